@@ -1,0 +1,53 @@
+/**
+ * The one exception type quotaplane throws. Refusals ("not now", "stop") are values, never
+ * exceptions (DESIGN.md decision 4); a `QuotaError` is a fault: bad input, a store that cannot
+ * answer, a store whose rows cannot be trusted, or a settle retry that disagrees with its receipt.
+ */
+
+/**
+ * Closed set of fault codes.
+ * - `INVALID_ARGUMENT`: a caller passed a value outside the documented shape; `details.field` names it.
+ * - `CONFLICT`: a pass was settled twice with different payloads (contract §6.11); nothing changed.
+ * - `NOT_FOUND`: the named run or pass does not exist for this tenant.
+ * - `STORE_UNAVAILABLE`: the store could not answer; callers fail closed (DESIGN.md decision 12).
+ * - `STORE_CORRUPT`: a stored row cannot be read; it is never skipped (contract §5.2).
+ * - `SCHEMA_TOO_NEW`: the database was migrated by a newer quotaplane than this one.
+ * - `INTERNAL`: a bug.
+ */
+export type QuotaErrorCode =
+  | 'INVALID_ARGUMENT'
+  | 'CONFLICT'
+  | 'NOT_FOUND'
+  | 'STORE_UNAVAILABLE'
+  | 'STORE_CORRUPT'
+  | 'SCHEMA_TOO_NEW'
+  | 'INTERNAL';
+
+/** A fault raised by quotaplane. `retryable` is true only for `STORE_UNAVAILABLE`. */
+export class QuotaError extends Error {
+  override readonly name = 'QuotaError';
+  readonly code: QuotaErrorCode;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly retryable: boolean;
+
+  constructor(
+    code: QuotaErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.details = Object.freeze({ ...(options.details ?? {}) });
+    this.retryable = code === 'STORE_UNAVAILABLE';
+  }
+}
+
+/** Builds an `INVALID_ARGUMENT` error whose `details.field` names the offending field. */
+export function invalidArgument(field: string, message: string): QuotaError {
+  return new QuotaError('INVALID_ARGUMENT', `${field}: ${message}`, { details: { field } });
+}
+
+/** True when `error` is a {@link QuotaError} with the given code. */
+export function isQuotaError(error: unknown, code?: QuotaErrorCode): error is QuotaError {
+  return error instanceof QuotaError && (code === undefined || error.code === code);
+}

@@ -1,0 +1,154 @@
+import type { Operator } from './operator.js';
+
+/**
+ * What an operator's emergency stop covers (contract §4.7), ordered from broadest to narrowest:
+ * the whole tenant < one agent (by name, every revision) < one revision (SHA-256 digest of the
+ * reviewed manifest, 64 lowercase hex) < everything acting for one principal (a subject).
+ */
+export type HaltScope =
+  | { readonly kind: 'tenant' }
+  | { readonly kind: 'agent'; readonly name: string }
+  | { readonly kind: 'revision'; readonly digest: string }
+  | { readonly kind: 'subject'; readonly principal: string };
+
+/**
+ * A standing halt: its scope, the operator's reason, who threw it, and when (`atMs`, Unix ms,
+ * supplied by the caller and never read from a clock inside the store; contract §3).
+ */
+export interface Halt {
+  readonly scope: HaltScope;
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs: number;
+}
+
+/** The agent identity a run is governed by: its name and the digest of its revision. */
+export interface AgentIdentity {
+  readonly name: string;
+  readonly digest: string;
+}
+
+/** What a halt is matched against: the run's agent identity and delegation chain, either may be absent. */
+export interface HaltTarget {
+  readonly agent?: AgentIdentity | undefined;
+  readonly chain?: readonly string[] | undefined;
+}
+
+/** The four scope forms, in order, as the CLI help, CLI refusals and API schema text show them (contract §4.7). */
+export const HALT_SCOPE_FORMS: readonly string[] = Object.freeze([
+  'tenant',
+  'agent:<metadata.name>',
+  'revision:<manifest digest>',
+  'subject:<principal on the chain>',
+]);
+
+/** The forms, each in single quotes, joined with `, ` (contract §4.7 `forms()`, case D12). */
+export function haltScopeForms(): string {
+  return HALT_SCOPE_FORMS.map((form) => `'${form}'`).join(', ');
+}
+
+/** The durable key and CLI/HTTP spelling of a scope: `tenant`, `agent:<name>`, `revision:<hex>`, `subject:<id>`. */
+export function haltScopeKey(scope: HaltScope): string {
+  switch (scope.kind) {
+    case 'tenant':
+      return 'tenant';
+    case 'agent':
+      return `agent:${scope.name}`;
+    case 'revision':
+      return `revision:${scope.digest}`;
+    case 'subject':
+      return `subject:${scope.principal}`;
+  }
+}
+
+const HEX_64 = /^[0-9a-fA-F]{64}$/;
+
+/**
+ * Parses a scope key (contract §4.7 `parse`), or returns `null`. Case-sensitive and untrimmed:
+ * exactly `tenant`; `agent:` or `subject:` with a non-empty rest (which may contain `:`);
+ * `revision:` with exactly 64 hex digits of either case, normalised to lowercase.
+ */
+export function parseHaltScope(text: string): HaltScope | null {
+  if (text === 'tenant') return { kind: 'tenant' };
+  if (text.startsWith('agent:') && text.length > 'agent:'.length) {
+    return { kind: 'agent', name: text.slice('agent:'.length) };
+  }
+  if (text.startsWith('subject:') && text.length > 'subject:'.length) {
+    return { kind: 'subject', principal: text.slice('subject:'.length) };
+  }
+  if (text.startsWith('revision:')) {
+    const hex = text.slice('revision:'.length);
+    return HEX_64.test(hex) ? { kind: 'revision', digest: hex.toLowerCase() } : null;
+  }
+  return null;
+}
+
+/** How a halt message names the scope (contract §4.7 Display). */
+export function describeHaltScope(scope: HaltScope): string {
+  switch (scope.kind) {
+    case 'tenant':
+      return 'the whole tenant';
+    case 'agent':
+      return `agent '${scope.name}'`;
+    case 'revision':
+      return `manifest revision ${scope.digest}`;
+    case 'subject':
+      return `everything acting for '${scope.principal}'`;
+  }
+}
+
+/**
+ * Whether `scope` covers a run (contract §4.7 `covers`): tenant covers everything; agent matches
+ * the agent's name; revision matches its digest; subject matches any principal on the chain.
+ * A run without an agent is covered by neither agent nor revision; one without a chain never by subject.
+ */
+export function haltCovers(scope: HaltScope, target: HaltTarget): boolean {
+  switch (scope.kind) {
+    case 'tenant':
+      return true;
+    case 'agent':
+      return target.agent?.name === scope.name;
+    case 'revision':
+      return target.agent?.digest === scope.digest;
+    case 'subject':
+      return target.chain?.includes(scope.principal) ?? false;
+  }
+}
+
+/** The withdrawn principal when `scope` is a subject halt on a principal of `chain`, else `null` (§4.7 `withdraws_from`). */
+export function withdrawsFrom(scope: HaltScope, chain: readonly string[] | undefined): string | null {
+  return scope.kind === 'subject' && (chain?.includes(scope.principal) ?? false) ? scope.principal : null;
+}
+
+const RANK: Record<HaltScope['kind'], number> = { tenant: 0, agent: 1, revision: 2, subject: 3 };
+
+/**
+ * Total order on scopes (contract §4.7): tenant < agent < revision < subject, then by the field's
+ * UTF-16 code units. Negative when `a` is broader than `b`.
+ */
+export function compareHaltScopes(a: HaltScope, b: HaltScope): number {
+  const byKind = RANK[a.kind] - RANK[b.kind];
+  if (byKind !== 0) return byKind;
+  const ka = haltScopeKey(a);
+  const kb = haltScopeKey(b);
+  return ka < kb ? -1 : ka > kb ? 1 : 0;
+}
+
+/**
+ * The halt a refusal reports when several cover one run: the narrowest, i.e. the greatest scope
+ * in {@link compareHaltScopes} order, so a subject halt wins (contract §4.7, case D11). `null`
+ * when none covers the target.
+ */
+export function coveringHalt(halts: readonly Halt[], target: HaltTarget): Halt | null {
+  let reported: Halt | null = null;
+  for (const halt of halts) {
+    if (!haltCovers(halt.scope, target)) continue;
+    if (reported === null || compareHaltScopes(halt.scope, reported.scope) > 0) reported = halt;
+  }
+  return reported;
+}
+
+/** Byte order on scope keys, the order `halts()` lists them in (contract §6.10 port choice). */
+export function compareScopeKeysBytewise(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}

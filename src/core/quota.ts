@@ -1,0 +1,103 @@
+import { describe, requireAmount } from './amounts.js';
+import { invalidArgument } from './errors.js';
+import { PERIODS, type Period } from './period.js';
+import type { RateCeiling } from './rate.js';
+import { requireIdentifier } from './identifiers.js';
+
+/**
+ * A tenant's ceilings (DESIGN.md glossary, contract §3). Every ceiling is optional:
+ * absent means unlimited, `0` means nothing is allowed (DESIGN.md decision 3).
+ * - `maxConcurrentRuns`: slots, i.e. runs admitted and not yet settled with their slot released.
+ * - `maxTokensPerPeriod`, `maxMinorUnitsPerPeriod`: settled plus reserved spend per billing period.
+ * - `period`: `monthly` (default) or `daily`, in UTC.
+ * - `rateCeilings`: per grant (`tool://server/name`), ceilings every dispatch of that grant must
+ *   fit besides any the caller declares (DESIGN.md decision 11).
+ */
+export interface TenantQuota {
+  readonly maxConcurrentRuns?: number;
+  readonly maxTokensPerPeriod?: number;
+  readonly maxMinorUnitsPerPeriod?: number;
+  readonly period: Period;
+  readonly rateCeilings?: Readonly<Record<string, readonly RateCeiling[]>>;
+}
+
+/** The quota of a tenant nobody configured: no ceilings, monthly periods. */
+export const UNLIMITED_QUOTA: TenantQuota = Object.freeze({ period: 'monthly' });
+
+/** True when no ceiling is set (contract §3 `is_unlimited`). Unlimited is still accounted. */
+export function isUnlimited(quota: TenantQuota): boolean {
+  return (
+    quota.maxConcurrentRuns === undefined &&
+    quota.maxTokensPerPeriod === undefined &&
+    quota.maxMinorUnitsPerPeriod === undefined
+  );
+}
+
+/** True when the quota bounds spend in either unit (contract §3 `bounds_spend`). */
+export function boundsSpend(quota: TenantQuota): boolean {
+  return quota.maxTokensPerPeriod !== undefined || quota.maxMinorUnitsPerPeriod !== undefined;
+}
+
+const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings']);
+
+/**
+ * Validates an untrusted quota and returns a normalised copy (absent `period` → `monthly`;
+ * `null` ceilings → absent). Throws `INVALID_ARGUMENT` naming the field: unknown fields, a
+ * ceiling that is not a non-negative safe integer, or an unknown period.
+ */
+export function parseQuota(value: unknown, field = 'quota'): TenantQuota {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object, got ${describe(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  for (const key of Object.keys(record)) {
+    if (!QUOTA_FIELDS.has(key)) {
+      throw invalidArgument(`${field}.${key}`, `is not a quota field; use ${[...QUOTA_FIELDS].join(', ')}`);
+    }
+  }
+  const period = record.period ?? 'monthly';
+  if (!PERIODS.includes(period as Period)) {
+    throw invalidArgument(`${field}.period`, `must be one of ${PERIODS.join(', ')}, got ${describe(period)}`);
+  }
+  const ceiling = (name: string): number | undefined =>
+    record[name] === undefined || record[name] === null ? undefined : requireAmount(`${field}.${name}`, record[name]);
+  const quota: { -readonly [K in keyof TenantQuota]: TenantQuota[K] } = { period: period as Period };
+  const runs = ceiling('maxConcurrentRuns');
+  const tokens = ceiling('maxTokensPerPeriod');
+  const minorUnits = ceiling('maxMinorUnitsPerPeriod');
+  if (runs !== undefined) quota.maxConcurrentRuns = runs;
+  if (tokens !== undefined) quota.maxTokensPerPeriod = tokens;
+  if (minorUnits !== undefined) quota.maxMinorUnitsPerPeriod = minorUnits;
+  if (record.rateCeilings !== undefined && record.rateCeilings !== null) {
+    quota.rateCeilings = parseGrantCeilings(record.rateCeilings, `${field}.rateCeilings`);
+  }
+  return quota;
+}
+
+function parseGrantCeilings(value: unknown, field: string): Record<string, readonly RateCeiling[]> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object of grant → ceilings, got ${describe(value)}`);
+  }
+  const result: Record<string, readonly RateCeiling[]> = {};
+  for (const [grant, ceilings] of Object.entries(value)) {
+    requireIdentifier(`${field} key`, grant);
+    result[grant] = parseRateCeilings(ceilings, `${field}[${JSON.stringify(grant)}]`);
+  }
+  return result;
+}
+
+/**
+ * Validates an untrusted list of rate ceilings `[{ count, windowSeconds }]`. Throws
+ * `INVALID_ARGUMENT` naming the element's field. Windows are not range-checked here: an
+ * uncountable window is a refusal (`UncountableRate`), not a fault (contract §4.6).
+ */
+export function parseRateCeilings(value: unknown, field = 'ceilings'): RateCeiling[] {
+  if (!Array.isArray(value)) throw invalidArgument(field, `must be an array of { count, windowSeconds }`);
+  return value.map((item: unknown, index) => {
+    const record = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+    return {
+      count: requireAmount(`${field}[${index}].count`, record.count),
+      windowSeconds: requireAmount(`${field}[${index}].windowSeconds`, record.windowSeconds),
+    };
+  });
+}

@@ -1,0 +1,89 @@
+import type { RateLimitedRefusal, UncountableRateRefusal } from './refusal.js';
+
+/** At most `count` dispatches in any window of `windowSeconds` (sliding; DESIGN.md glossary). */
+export interface RateCeiling {
+  readonly count: number;
+  readonly windowSeconds: number;
+}
+
+/** The widest window a store can count: 31 days, 2 678 400 s (contract §3). */
+export const MAX_RATE_WINDOW_SECONDS = 31 * 86_400;
+
+/**
+ * Start of the window that ends at `atMs` (exclusive): `atMs − windowSeconds × 1000`. A row counts
+ * when its instant is strictly greater, so a row exactly at the start does not count and rows
+ * stamped in the future do (clock skew errs toward refusing; contract §4.4, DESIGN.md decision 1).
+ */
+export function rateWindowStartMs(atMs: number, windowSeconds: number): number {
+  return atMs - windowSeconds * 1000;
+}
+
+/**
+ * Rows at or before this instant can be deleted when reserving at `atMs`. It is store-wide (the
+ * widest countable window), never a reservation's own ceilings, so a narrow declaration cannot
+ * prune rows a wider one still counts (contract §4.5, case C38).
+ */
+export function ratePruneFloorMs(atMs: number): number {
+  return rateWindowStartMs(atMs, MAX_RATE_WINDOW_SECONDS);
+}
+
+/** True when a store can count `ceiling`'s window: 1 ≤ windowSeconds ≤ 2 678 400 (contract §4.6). */
+export function isCountableWindow(ceiling: RateCeiling): boolean {
+  return Number.isInteger(ceiling.windowSeconds) && ceiling.windowSeconds >= 1 && ceiling.windowSeconds <= MAX_RATE_WINDOW_SECONDS;
+}
+
+/** "at most N per W second(s)", as refusals and docs phrase a ceiling (contract §3). */
+export function describeRateCeiling(ceiling: RateCeiling): string {
+  return `at most ${ceiling.count} per ${ceiling.windowSeconds} second${ceiling.windowSeconds === 1 ? '' : 's'}`;
+}
+
+/** Input of {@link checkRate}: the grant's counted dispatch instants (Unix ms) and the ceilings to judge them by. */
+export interface RateCheck {
+  readonly tenant: string;
+  readonly grant: string;
+  readonly ceilings: readonly RateCeiling[];
+  readonly instantsMs: readonly number[];
+  readonly atMs: number;
+}
+
+/**
+ * The rate check (contract §4.6). First, any ceiling with an uncountable window refuses
+ * `UncountableRate` (the first in list order) before anything is counted. Then, per ceiling in
+ * order, the instants strictly after the window start are counted; `reached ≥ count` refuses
+ * `RateLimited` with the true count and `retryAtMs`, the instant enough counted dispatches will
+ * have left the window for one more to fit. Returns `null` when every ceiling has room; an empty
+ * list always has room and `count 0` never does.
+ */
+export function checkRate(input: RateCheck): RateLimitedRefusal | UncountableRateRefusal | null {
+  for (const ceiling of input.ceilings) {
+    if (!isCountableWindow(ceiling)) {
+      return { code: 'UncountableRate', grant: input.grant, ceiling };
+    }
+  }
+  for (const ceiling of input.ceilings) {
+    const startMs = rateWindowStartMs(input.atMs, ceiling.windowSeconds);
+    const counted = input.instantsMs.filter((instant) => instant > startMs);
+    if (counted.length >= ceiling.count) {
+      return {
+        code: 'RateLimited',
+        tenant: input.tenant,
+        grant: input.grant,
+        ceiling,
+        reached: counted.length,
+        retryAtMs: retryAtMs(counted, ceiling, input.atMs),
+      };
+    }
+  }
+  return null;
+}
+
+// When the window will hold fewer than `count` of today's rows: the (reached − count)th oldest
+// counted instant (0-based) must fall out, which happens windowSeconds after it. A count of 0
+// never has room, so there is no such instant; the caller is told to look again one window on.
+function retryAtMs(counted: readonly number[], ceiling: RateCeiling, atMs: number): number {
+  const windowMs = ceiling.windowSeconds * 1000;
+  if (ceiling.count === 0) return atMs + windowMs;
+  const sorted = [...counted].sort((a, b) => a - b);
+  const leaving = sorted[counted.length - ceiling.count] ?? atMs;
+  return Math.max(atMs, leaving + windowMs);
+}

@@ -1,0 +1,143 @@
+import type { BudgetField, SpendUnit } from './budget.js';
+import { describeHaltScope, parseHaltScope } from './halt-scope.js';
+import type { Operator } from './operator.js';
+import { describeRateCeiling, MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
+
+/** The tenant already runs `running` runs, at or past its `limit` of concurrent runs (contract §5.1). Back-pressure. */
+export interface TooManyRunsRefusal {
+  readonly code: 'TooManyRuns';
+  readonly tenant: string;
+  readonly running: number;
+  readonly limit: number;
+}
+
+/** Settled + reserved + requested would pass the period's ceiling in `unit` (contract §4.3, §5.1). Back-pressure. */
+export interface SpentOutRefusal {
+  readonly code: 'SpentOut';
+  readonly tenant: string;
+  readonly period: string;
+  readonly unit: SpendUnit;
+  readonly settled: number;
+  readonly reserved: number;
+  readonly requested: number;
+  readonly limit: number;
+}
+
+/** The quota bounds `unit` but the run's budget leaves `field` open, so its cost cannot be reserved (§4.2, §5.1). */
+export interface UnboundedRefusal {
+  readonly code: 'Unbounded';
+  readonly tenant: string;
+  readonly unit: SpendUnit;
+  readonly field: BudgetField;
+}
+
+/** An operator's halt covers the run; `scope` is the narrowest covering scope's key (§4.7, §5.1). Means stop. */
+export interface HaltedRefusal {
+  readonly code: 'Halted';
+  readonly tenant: string;
+  readonly scope: string;
+  readonly reason: string;
+  readonly by: Operator;
+  readonly haltedAtMs: number;
+}
+
+/**
+ * `reached` dispatches of `grant` already fall in the window of `ceiling` (§4.6, §5.1).
+ * `retryAtMs` is the instant (Unix ms) enough of them will have aged out for one more to fit.
+ */
+export interface RateLimitedRefusal {
+  readonly code: 'RateLimited';
+  readonly tenant: string;
+  readonly grant: string;
+  readonly ceiling: RateCeiling;
+  readonly reached: number;
+  readonly retryAtMs: number;
+}
+
+/** `ceiling`'s window is outside 1 … 2 678 400 seconds, so no store can count it (§4.6, §5.1). */
+export interface UncountableRateRefusal {
+  readonly code: 'UncountableRate';
+  readonly grant: string;
+  readonly ceiling: RateCeiling;
+}
+
+/** A subject halt withdrew a principal on the run's chain; running work pauses (DESIGN.md decision 9). */
+export interface WithheldRefusal {
+  readonly code: 'Withheld';
+  readonly tenant: string;
+  readonly subject: string;
+  readonly reason: string;
+}
+
+/** Every refusal quotaplane returns. Refusals are values and write nothing (DESIGN.md decision 4). */
+export type Refusal =
+  | TooManyRunsRefusal
+  | SpentOutRefusal
+  | UnboundedRefusal
+  | HaltedRefusal
+  | RateLimitedRefusal
+  | UncountableRateRefusal
+  | WithheldRefusal;
+
+/** The refusal codes, the contract's variant names. */
+export type RefusalCode = Refusal['code'];
+
+/** A refused answer: the structured refusal plus its human sentence from {@link refusalMessage}. */
+export interface Refused<R extends Refusal = Refusal> {
+  readonly ok: false;
+  readonly refusal: R;
+  readonly message: string;
+}
+
+/** Wraps a refusal into a {@link Refused} answer with its message. */
+export function refuse<R extends Refusal>(refusal: R): Refused<R> {
+  return { ok: false, refusal, message: refusalMessage(refusal) };
+}
+
+/**
+ * The sentence a person reads for a refusal (contract §5.1 says what each must convey).
+ * Back-pressure messages say when to retry; a halt says who stopped what and why.
+ */
+export function refusalMessage(refusal: Refusal): string {
+  switch (refusal.code) {
+    case 'TooManyRuns':
+      return (
+        `tenant '${refusal.tenant}' has ${refusal.running} run(s) executing, and its limit is ${refusal.limit} ` +
+        `concurrent run(s); this is back-pressure, not a fault: retry when one of them finishes`
+      );
+    case 'SpentOut':
+      return (
+        `tenant '${refusal.tenant}' cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
+        `${refusal.settled} ${refusal.unit} settled and ${refusal.reserved} ${refusal.unit} reserved by running work, ` +
+        `against a limit of ${refusal.limit} ${refusal.unit}; settled spend resets when the period ends, reserved ` +
+        `spend is released as its runs conclude, and 'quotaplane attention' names holders that have stopped`
+      );
+    case 'Unbounded':
+      return (
+        `tenant '${refusal.tenant}' bounds ${refusal.unit} per period, but this run declares no ${refusal.field}, ` +
+        `so its cost is unbounded and cannot be reserved; set budget.${refusal.field} ` +
+        `(a run under a ${refusal.unit} ceiling declares both its total and its per-call bound)`
+      );
+    case 'Halted': {
+      const scope = parseHaltScope(refusal.scope);
+      const what = scope === null ? refusal.scope : describeHaltScope(scope);
+      return `${what} is halted by an operator (tenant '${refusal.tenant}'): ${refusal.reason}`;
+    }
+    case 'RateLimited':
+      return (
+        `${refusal.grant} allows ${describeRateCeiling(refusal.ceiling)} for tenant '${refusal.tenant}', and ` +
+        `${refusal.reached} dispatch(es) already fall in the window ending now; this is back-pressure: ` +
+        `wait for the window to pass`
+      );
+    case 'UncountableRate':
+      return (
+        `${refusal.grant} states a ceiling no store can count (${describeRateCeiling(refusal.ceiling)}): ` +
+        `a window is at least 1 second and at most ${MAX_RATE_WINDOW_SECONDS} seconds`
+      );
+    case 'Withheld':
+      return (
+        `tenant '${refusal.tenant}': authority of '${refusal.subject}' was withdrawn by an operator: ` +
+        `${refusal.reason}; pause the run (settle without concluding) and resume it after the halt is lifted`
+      );
+  }
+}

@@ -1,0 +1,40 @@
+import { flooredSub, requireAmount, saturatingAdd } from './amounts.js';
+
+/**
+ * Spend in both units quotaplane bounds: `tokens` and `minorUnits` (money in the deployment's
+ * minor unit, for example micro-USD). Both are non-negative safe integers (DESIGN.md glossary).
+ */
+export interface Spend {
+  readonly tokens: number;
+  readonly minorUnits: number;
+}
+
+/** The spend of nothing. */
+export const ZERO_SPEND: Spend = Object.freeze({ tokens: 0, minorUnits: 0 });
+
+/** Unit-wise saturating sum (contract §1 "Addition saturates"). */
+export function addSpend(a: Spend, b: Spend): Spend {
+  return { tokens: saturatingAdd(a.tokens, b.tokens), minorUnits: saturatingAdd(a.minorUnits, b.minorUnits) };
+}
+
+/** Unit-wise `a − b` floored at 0, as a hold shrinks on a non-concluding settle (contract §6.11). */
+export function subtractSpendFloored(a: Spend, b: Spend): Spend {
+  return { tokens: flooredSub(a.tokens, b.tokens), minorUnits: flooredSub(a.minorUnits, b.minorUnits) };
+}
+
+/** True when both units are equal. */
+export function spendEquals(a: Spend, b: Spend): boolean {
+  return a.tokens === b.tokens && a.minorUnits === b.minorUnits;
+}
+
+/**
+ * Validates an untrusted spend. Throws `INVALID_ARGUMENT` naming `field.tokens` or
+ * `field.minorUnits` when a unit is not a non-negative safe integer.
+ */
+export function requireSpend(field: string, value: unknown): Spend {
+  const record = (value ?? {}) as Record<string, unknown>;
+  return {
+    tokens: requireAmount(`${field}.tokens`, record.tokens),
+    minorUnits: requireAmount(`${field}.minorUnits`, record.minorUnits),
+  };
+}

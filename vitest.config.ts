@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    // CI must never pass because a stray `.only` narrowed the run.
+    allowOnly: !process.env.CI,
+    testTimeout: 60_000,
+    hookTimeout: 120_000,
+    // Two cores on every machine here: more workers only fight over them.
+    maxWorkers: 2,
+  },
+});
