@@ -1,0 +1,44 @@
+import { QuotaError } from '../core/errors.js';
+import { parseHaltScope, type Halt } from '../core/halt-scope.js';
+
+/** A halt as both backends store it: one row per (tenant, scope key). Instants are Unix ms. */
+export interface HaltRow {
+  readonly scope: string;
+  readonly reason: string;
+  readonly by_actor: string;
+  readonly by_basis: string;
+  readonly at_ms: number | string | bigint;
+}
+
+/**
+ * Decodes a stored halt row. An unparseable scope, basis or instant throws `STORE_CORRUPT` and is
+ * never skipped: a skipped halt reads from outside exactly like a lifted one (contract §5.2).
+ */
+export function decodeHaltRow(tenant: string, row: HaltRow): Halt {
+  const scope = parseHaltScope(row.scope);
+  if (scope === null) {
+    throw new QuotaError(
+      'STORE_CORRUPT',
+      `tenant '${tenant}' has a halt with the unreadable scope ${JSON.stringify(row.scope)}; the store refuses ` +
+        `rather than admit work an operator may have stopped`,
+      { details: { tenant, scope: row.scope } },
+    );
+  }
+  const basis = row.by_basis;
+  const atMs = Number(row.at_ms);
+  if ((basis !== 'asserted' && basis !== 'authenticated') || !Number.isSafeInteger(atMs)) {
+    throw new QuotaError(
+      'STORE_CORRUPT',
+      `tenant '${tenant}' has a halt on ${JSON.stringify(row.scope)} whose operator or instant cannot be read`,
+      { details: { tenant, scope: row.scope } },
+    );
+  }
+  return { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+}
+
+/** True when two halts are the same throw: scope, reason, operator actor and basis, and instant (contract §6.9). */
+export function sameHalt(a: Halt, b: Halt): boolean {
+  return (
+    a.reason === b.reason && a.by.actor === b.by.actor && a.by.basis === b.by.basis && a.atMs === b.atMs
+  );
+}
