@@ -32,10 +32,20 @@ export function isPeriodKey(value: unknown): value is string {
 
 /**
  * The first instant (Unix ms) after the period `key` ends, used to tell a caller refused for
- * settled spend when the period resets. Throws `INVALID_ARGUMENT` for a malformed key.
+ * settled spend when the period resets. Throws `INVALID_ARGUMENT` for a malformed key or a day the
+ * calendar does not have (`2026-02-30`).
  */
 export function periodEndMs(key: string): number {
   if (!isPeriodKey(key)) throw invalidArgument('period', `must be YYYY-MM or YYYY-MM-DD, got ${JSON.stringify(key)}`);
   const [y, m, d] = key.split('-').map(Number) as [number, number, number | undefined];
-  return d === undefined ? Date.UTC(y, m, 1) : Date.UTC(y, m - 1, d + 1);
+  // setUTCFullYear, unlike Date.UTC, does not read years 0–99 as 1900–1999.
+  const start = new Date(0);
+  start.setUTCFullYear(y, m - 1, d ?? 1);
+  // A day the month does not have (2026-02-30) would roll into the next month: refuse it instead.
+  if (start.getUTCDate() !== (d ?? 1)) {
+    throw invalidArgument('period', `names a day the calendar does not have, got ${JSON.stringify(key)}`);
+  }
+  const end = new Date(0);
+  end.setUTCFullYear(y, d === undefined ? m : m - 1, d === undefined ? 1 : d + 1);
+  return end.getTime();
 }
