@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { QuotaError } from './errors.js';
+import { boundsSpend, isUnlimited, parseQuota, parseRateCeilings, UNLIMITED_QUOTA } from './quota.js';
+
+function fieldOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof QuotaError && error.code === 'INVALID_ARGUMENT') {
+      // The message starts with the field so a person reading it knows what to fix.
+      expect(error.message.startsWith(`${String(error.details.field)}: `)).toBe(true);
+      return String(error.details.field);
+    }
+    throw error;
+  }
+  throw new Error('expected an INVALID_ARGUMENT QuotaError, but nothing was thrown');
+}
+
+describe('isUnlimited and boundsSpend', () => {
+  it('an unconfigured quota is unlimited and bounds no spend', () => {
+    expect(isUnlimited(UNLIMITED_QUOTA)).toBe(true);
+    expect(boundsSpend(UNLIMITED_QUOTA)).toBe(false);
+    expect(UNLIMITED_QUOTA.period).toBe('monthly');
+  });
+
+  it('a ceiling of 0 is a ceiling, not "unlimited"', () => {
+    expect(isUnlimited({ period: 'monthly', maxConcurrentRuns: 0 })).toBe(false);
+    expect(boundsSpend({ period: 'monthly', maxTokensPerPeriod: 0 })).toBe(true);
+    expect(boundsSpend({ period: 'monthly', maxMinorUnitsPerPeriod: 0 })).toBe(true);
+  });
+
+  it('a concurrency ceiling alone bounds no spend; rate ceilings alone leave it unlimited', () => {
+    expect(boundsSpend({ period: 'daily', maxConcurrentRuns: 3 })).toBe(false);
+    expect(isUnlimited({ period: 'daily', rateCeilings: { 'tool://a/b': [{ count: 1, windowSeconds: 60 }] } })).toBe(true);
+  });
+});
+
+describe('parseQuota', () => {
+  it('normalises: absent period is monthly, null ceilings are absent, 0 stays 0', () => {
+    expect(parseQuota({})).toEqual({ period: 'monthly' });
+    expect(parseQuota({ maxConcurrentRuns: null, maxTokensPerPeriod: undefined })).toEqual({ period: 'monthly' });
+    expect(parseQuota({ maxConcurrentRuns: 0, maxTokensPerPeriod: 0, maxMinorUnitsPerPeriod: 0, period: 'daily' })).toEqual({
+      maxConcurrentRuns: 0,
+      maxTokensPerPeriod: 0,
+      maxMinorUnitsPerPeriod: 0,
+      period: 'daily',
+    });
+  });
+
+  it('parses grant rate ceilings', () => {
+    expect(
+      parseQuota({ maxConcurrentRuns: 4, rateCeilings: { 'tool://payments/refund': [{ count: 2, windowSeconds: 3600 }] } }),
+    ).toEqual({
+      maxConcurrentRuns: 4,
+      period: 'monthly',
+      rateCeilings: { 'tool://payments/refund': [{ count: 2, windowSeconds: 3600 }] },
+    });
+  });
+
+  it('does not change the caller’s object', () => {
+    const input = { maxTokensPerPeriod: 10, maxConcurrentRuns: null };
+    parseQuota(input);
+    expect(input).toEqual({ maxTokensPerPeriod: 10, maxConcurrentRuns: null });
+  });
+
+  it('errors name the field', () => {
+    expect(fieldOf(() => parseQuota(null))).toBe('quota');
+    expect(fieldOf(() => parseQuota([], 'body'))).toBe('body');
+    expect(fieldOf(() => parseQuota({ maxRuns: 3 }))).toBe('quota.maxRuns');
+    expect(fieldOf(() => parseQuota({ period: 'weekly' }))).toBe('quota.period');
+    expect(fieldOf(() => parseQuota({ maxConcurrentRuns: -1 }))).toBe('quota.maxConcurrentRuns');
+    expect(fieldOf(() => parseQuota({ maxTokensPerPeriod: 1.5 }))).toBe('quota.maxTokensPerPeriod');
+    expect(fieldOf(() => parseQuota({ maxMinorUnitsPerPeriod: '100' }))).toBe('quota.maxMinorUnitsPerPeriod');
+    expect(fieldOf(() => parseQuota({ maxTokensPerPeriod: Number.MAX_SAFE_INTEGER + 1 }))).toBe('quota.maxTokensPerPeriod');
+    expect(fieldOf(() => parseQuota({ rateCeilings: [] }))).toBe('quota.rateCeilings');
+    expect(fieldOf(() => parseQuota({ rateCeilings: { '': [] } }))).toBe('quota.rateCeilings key');
+    expect(fieldOf(() => parseQuota({ rateCeilings: { 'tool://a/b': [{ count: -1, windowSeconds: 60 }] } }))).toBe(
+      'quota.rateCeilings["tool://a/b"][0].count',
+    );
+  });
+
+  it('an unknown field’s message lists the fields that exist', () => {
+    expect(() => parseQuota({ maxRuns: 3 })).toThrow(/maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod, period/);
+  });
+});
+
+describe('parseRateCeilings', () => {
+  it('parses a list of { count, windowSeconds }', () => {
+    expect(parseRateCeilings([{ count: 3, windowSeconds: 60 }, { count: 20, windowSeconds: 3600 }])).toEqual([
+      { count: 3, windowSeconds: 60 },
+      { count: 20, windowSeconds: 3600 },
+    ]);
+    expect(parseRateCeilings([])).toEqual([]);
+  });
+
+  it('leaves window range checks to the rate check: an uncountable window parses', () => {
+    expect(parseRateCeilings([{ count: 1, windowSeconds: 0 }])).toEqual([{ count: 1, windowSeconds: 0 }]);
+  });
+
+  it('errors name the element and field', () => {
+    expect(fieldOf(() => parseRateCeilings({ count: 1, windowSeconds: 60 }))).toBe('ceilings');
+    expect(fieldOf(() => parseRateCeilings([{ count: 1, windowSeconds: 60 }, { count: 1 }], 'rate'))).toBe(
+      'rate[1].windowSeconds',
+    );
+    expect(fieldOf(() => parseRateCeilings(['3/60']))).toBe('ceilings[0].count');
+    expect(fieldOf(() => parseRateCeilings([{ count: 2.5, windowSeconds: 60 }]))).toBe('ceilings[0].count');
+  });
+});
