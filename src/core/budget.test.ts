@@ -108,8 +108,8 @@ describe('holdFor (the hold formula, contract §4.2)', () => {
     const tokenGap = fc.constantFrom<Budget>({}, { maxTokens: 1 }, { maxCallTokens: 1 });
     const moneyGap = fc.constantFrom<Budget>({}, { maxMinorUnits: 1 }, { maxCallMinorUnits: 1 });
     fc.assert(
-      fc.property(tokenGap, moneyGap, width, (tokens, money) => {
-        const outcome = holdFor(BOTH, { ...tokens, ...money }, 1);
+      fc.property(tokenGap, moneyGap, width, (tokens, money, w) => {
+        const outcome = holdFor(BOTH, { ...tokens, ...money }, w);
         expect(outcome.ok).toBe(false);
         if (!outcome.ok) {
           expect(outcome.unit).toBe('tokens');
