@@ -1,0 +1,108 @@
+import { describe, requireAmount } from '../core/amounts.js';
+import { parseBudget } from '../core/budget.js';
+import { invalidArgument } from '../core/errors.js';
+import type { AgentIdentity } from '../core/halt-scope.js';
+import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { parseOperator } from '../core/operator.js';
+import { parseQuota, parseRateCeilings } from '../core/quota.js';
+import { requireSpend } from '../core/spend.js';
+import { requireBoolean, requireEpoch, requireInstantMs, requireObject, requireWidth } from './store-arguments.js';
+import type { AdmitRequest, AuditEntry, DispatchRequest, ResumeRequest, SettlePassRequest } from './types.js';
+
+/*
+ * Validation of the run-lifecycle and audit arguments (store.ts, second and third groups) at the
+ * handle boundary, shared by every adapter. Each returns a normalised copy or throws
+ * `INVALID_ARGUMENT` naming the field (DESIGN.md decision 14).
+ */
+
+const HEX_64 = /^[0-9a-fA-F]{64}$/;
+
+/** An agent identity; a hex digest is lowercased so it matches a revision halt's key (contract §4.7). */
+export function requireAgent(field: string, value: unknown): AgentIdentity | undefined {
+  if (value === undefined || value === null) return undefined;
+  const record = requireObject(field, value);
+  const digest = requireIdentifier(`${field}.digest`, record.digest);
+  return { name: requireIdentifier(`${field}.name`, record.name), digest: HEX_64.test(digest) ? digest.toLowerCase() : digest };
+}
+
+/** A delegation chain: principals (identifiers), root person first. */
+export function requireChain(field: string, value: unknown): string[] | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw invalidArgument(field, `must be an array of principals, got ${describe(value)}`);
+  return value.map((principal: unknown, index) => requireIdentifier(`${field}[${index}]`, principal));
+}
+
+/** An admission request (types.ts `AdmitRequest`). */
+export function requireAdmitRequest(value: unknown): AdmitRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    agent: requireAgent('agent', record.agent),
+    chain: requireChain('chain', record.chain),
+    budget: parseBudget(record.budget, 'budget'),
+    width: requireWidth('width', record.width),
+    atMs: requireInstantMs('atMs', record.atMs),
+    leaseMs: requireAmount('leaseMs', record.leaseMs),
+    quota: record.quota === undefined || record.quota === null ? undefined : parseQuota(record.quota, 'quota'),
+  };
+}
+
+/** A resume request (types.ts `ResumeRequest`). */
+export function requireResumeRequest(value: unknown): ResumeRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    atMs: requireInstantMs('atMs', record.atMs),
+    leaseMs: requireAmount('leaseMs', record.leaseMs),
+  };
+}
+
+/** A pass settlement request (types.ts `SettlePassRequest`). */
+export function requireSettlePassRequest(value: unknown): SettlePassRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    epoch: requireEpoch('epoch', record.epoch),
+    spend: requireSpend('spend', record.spend),
+    concludes: requireBoolean('concludes', record.concludes),
+    atMs: requireInstantMs('atMs', record.atMs),
+  };
+}
+
+/** A dispatch request (types.ts `DispatchRequest`). */
+export function requireDispatchRequest(value: unknown): DispatchRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    grant: requireIdentifier('grant', record.grant),
+    dispatch: requireIdentifier('dispatch', record.dispatch),
+    ceilings: parseRateCeilings(record.ceilings ?? [], 'ceilings'),
+    exempt: requireBoolean('exempt', record.exempt),
+    atMs: requireInstantMs('atMs', record.atMs),
+  };
+}
+
+/**
+ * An audit row to append: an instant, an operator, an action (identifier), a non-empty subject,
+ * and a JSON-serialisable `detail` object (types.ts `AuditEntry`). `field` prefixes the names.
+ */
+export function requireAuditEntry(field: string, value: unknown): AuditEntry {
+  const record = requireObject(field, value);
+  const subject = record.subject;
+  if (typeof subject !== 'string' || subject.length === 0) {
+    throw invalidArgument(`${field}.subject`, `must be a non-empty string, got ${describe(subject)}`);
+  }
+  const detail = requireObject(`${field}.detail`, record.detail ?? {});
+  try {
+    JSON.stringify(detail);
+  } catch {
+    throw invalidArgument(`${field}.detail`, 'must be JSON-serialisable data (no cycles, no bigint)');
+  }
+  return {
+    atMs: requireInstantMs(`${field}.atMs`, record.atMs),
+    by: parseOperator(record.by, `${field}.by`),
+    action: requireIdentifier(`${field}.action`, record.action),
+    subject,
+    detail,
+  };
+}

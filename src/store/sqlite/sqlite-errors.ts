@@ -1,0 +1,71 @@
+import { QuotaError } from '../../core/errors.js';
+
+// Result codes (better-sqlite3 reports the extended name, e.g. SQLITE_BUSY_SNAPSHOT, SQLITE_IOERR_FSYNC)
+// whose meaning is "this store cannot answer now": the caller fails closed and may retry.
+const UNAVAILABLE_PREFIXES = [
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
+  'SQLITE_IOERR',
+  'SQLITE_FULL',
+  'SQLITE_CANTOPEN',
+  'SQLITE_READONLY',
+  'SQLITE_PROTOCOL',
+  'SQLITE_NOMEM',
+  'SQLITE_INTERRUPT',
+  'SQLITE_NOLFS',
+  'SQLITE_AUTH',
+  'SQLITE_PERM',
+];
+
+// Result codes that mean the file itself cannot be trusted: never an answer, never retried.
+const CORRUPT_PREFIXES = ['SQLITE_CORRUPT', 'SQLITE_NOTADB'];
+
+function sqliteCode(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && code.startsWith('SQLITE_') ? code : null;
+}
+
+/**
+ * Translates anything the SQLite driver threw into the port's faults, in one place (code-anchors,
+ * Errors): busy or locked databases, I/O and open failures, and a closed connection become
+ * `STORE_UNAVAILABLE` (DESIGN.md decision 12: callers fail closed); a corrupt or foreign file
+ * becomes `STORE_CORRUPT`; anything else is a bug (`INTERNAL`). The driver error is kept as
+ * `cause`. A `QuotaError` passes through unchanged.
+ */
+export function toQuotaError(error: unknown): QuotaError {
+  if (error instanceof QuotaError) return error;
+  const code = sqliteCode(error);
+  const text = error instanceof Error ? error.message : String(error);
+  if (code !== null && UNAVAILABLE_PREFIXES.some((prefix) => code.startsWith(prefix))) {
+    return new QuotaError(
+      'STORE_UNAVAILABLE',
+      `the SQLite quota store could not answer (${code}: ${text}); nothing was decided, retry later`,
+      { details: { backend: 'sqlite', code }, cause: error },
+    );
+  }
+  if (code !== null && CORRUPT_PREFIXES.some((prefix) => code.startsWith(prefix))) {
+    return new QuotaError(
+      'STORE_CORRUPT',
+      `the SQLite quota store's file cannot be read (${code}: ${text}); restore it from a backup`,
+      { details: { backend: 'sqlite', code }, cause: error },
+    );
+  }
+  // better-sqlite3 throws a TypeError once its connection is closed underneath a statement.
+  if (error instanceof TypeError && /database connection is not open/i.test(text)) {
+    return closedStoreError(error);
+  }
+  return new QuotaError('INTERNAL', `the SQLite quota store failed unexpectedly: ${text}`, {
+    details: { backend: 'sqlite', ...(code === null ? {} : { code }) },
+    cause: error,
+  });
+}
+
+/** The fault of a call on a store after `close()` (store.ts `QuotaStore.close`). */
+export function closedStoreError(cause?: unknown): QuotaError {
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    'the SQLite quota store is closed; open a new store with openStore() to continue',
+    { details: { backend: 'sqlite' }, ...(cause === undefined ? {} : { cause }) },
+  );
+}

@@ -1,0 +1,143 @@
+/**
+ * Every SQL statement of the SQLite adapter, as named constants with named placeholders
+ * (`@tenant`, `@run`, …); nothing is interpolated (code-anchors, SQL and migrations). Each
+ * statement is confined to one tenant by its leading key (contract §2). Sums clamp at
+ * 2^53 − 1 so amounts saturate instead of losing precision (DESIGN.md decision 2).
+ */
+
+const MAX = '9007199254740991';
+
+// ── running set (§2.1) ──────────────────────────────────────────────────────
+
+/** Takes the run's slot; a retry keeps the first admitted_at_ms (contract §2.1 port choice). */
+export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_at_ms) VALUES (@tenant, @run, @atMs)
+  ON CONFLICT (tenant, run_id) DO NOTHING`;
+export const DELETE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
+export const COUNT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE tenant = @tenant';
+export const LIST_SLOTS = 'SELECT run_id FROM quota_running WHERE tenant = @tenant ORDER BY run_id LIMIT @limit';
+
+/** What a reserving transaction reads before deciding (contract §6.2 step 2.1), in one statement. */
+export const SELECT_SLOT_SNAPSHOT = `SELECT
+  EXISTS (SELECT 1 FROM quota_running WHERE tenant = @tenant AND run_id = @run) AS slot_held,
+  EXISTS (SELECT 1 FROM quota_reserved WHERE tenant = @tenant AND run_id = @run) AS hold_held,
+  (SELECT count(*) FROM quota_running WHERE tenant = @tenant) AS running`;
+
+// ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────────
+
+/**
+ * Settled and reserved figures of one period from one snapshot (contract §7.1 "one-snapshot
+ * figures"): read apart, a settle between them would undercount the period by its spend.
+ */
+export const SELECT_PERIOD_FIGURES = `SELECT
+  coalesce((SELECT tokens FROM quota_spent WHERE tenant = @tenant AND period = @period), 0) AS settled_tokens,
+  coalesce((SELECT minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period), 0) AS settled_minor_units,
+  (SELECT min(total(tokens), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND period = @period) AS reserved_tokens,
+  (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND period = @period)
+    AS reserved_minor_units`;
+
+export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
+
+/** Accrues a settle's spend; the sum of two safe integers fits 64 bits, then clamps (contract §6.11). */
+export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, minor_units)
+  VALUES (@tenant, @period, @tokens, @minorUnits)
+  ON CONFLICT (tenant, period) DO UPDATE SET
+    tokens = min(tokens + excluded.tokens, ${MAX}),
+    minor_units = min(minor_units + excluded.minor_units, ${MAX})`;
+
+/** Sum of one period's holds, saturating (contract §6.6). */
+export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units
+  FROM quota_reserved WHERE tenant = @tenant AND period = @period`;
+
+export const SELECT_HOLD = 'SELECT period, tokens, minor_units FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
+export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, tokens, minor_units)
+  VALUES (@tenant, @run, @period, @tokens, @minorUnits)`;
+export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
+/** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (contract §6.11). */
+export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tokens, 0), minor_units = max(minor_units - @minorUnits, 0)
+  WHERE tenant = @tenant AND run_id = @run`;
+/** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
+export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period
+  WHERE tenant = @tenant AND run_id = @run AND period <> @period`;
+export const LIST_HOLDS = `SELECT run_id, period, tokens, minor_units FROM quota_reserved
+  WHERE tenant = @tenant ORDER BY run_id LIMIT @limit`;
+
+// ── receipts (§2.4) ─────────────────────────────────────────────────────────
+
+export const SELECT_RECEIPT = `SELECT period, tokens, minor_units, release_slot, concludes FROM quota_settled
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
+export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
+  VALUES (@tenant, @run, @epoch, @period, @tokens, @minorUnits, @releaseSlot, @concludes)`;
+
+// ── halts (§2.5) ────────────────────────────────────────────────────────────
+
+/** Every standing halt in one read, bytewise by scope key (BINARY collation; contract §6.10). */
+export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+  WHERE tenant = @tenant ORDER BY scope`;
+export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+  WHERE tenant = @tenant AND scope = @scope`;
+/** A re-throw replaces the row, never appends (contract §6.7). */
+export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms)
+  VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs)
+  ON CONFLICT (tenant, scope) DO UPDATE SET
+    reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`;
+export const DELETE_HALT = 'DELETE FROM quota_halted WHERE tenant = @tenant AND scope = @scope';
+
+// ── rate reservations (§2.6) ────────────────────────────────────────────────
+
+export const RATE_KEY_EXISTS = `SELECT 1 AS present FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND run_id = @run AND dispatch = @dispatch`;
+/** Prunes one (tenant, grant) at the store-wide floor only, never by a caller's window (§4.5, C38). */
+export const PRUNE_RATE = `DELETE FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms <= @floorMs`;
+/** The instants any of the judged windows can still count: strictly after the widest window's start. */
+export const SELECT_RATE_INSTANTS = `SELECT reserved_at_ms FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms > @sinceMs`;
+export const INSERT_RATE = `INSERT INTO quota_rate (tenant, grant_ref, run_id, dispatch, reserved_at_ms)
+  VALUES (@tenant, @grant, @run, @dispatch, @atMs)`;
+
+// ── tenant quotas ───────────────────────────────────────────────────────────
+
+export const SELECT_QUOTA = 'SELECT quota_json FROM quota_tenants WHERE tenant = @tenant';
+export const UPSERT_QUOTA = `INSERT INTO quota_tenants (tenant, quota_json) VALUES (@tenant, @quotaJson)
+  ON CONFLICT (tenant) DO UPDATE SET quota_json = excluded.quota_json`;
+
+// ── run registry and passes ─────────────────────────────────────────────────
+
+export const SELECT_RUN = `SELECT run_id, status, agent_name, agent_digest, chain_json, admitted_at_ms, last_epoch
+  FROM quota_runs WHERE tenant = @tenant AND run_id = @run`;
+export const INSERT_RUN = `INSERT INTO quota_runs
+  (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch)
+  VALUES (@tenant, @run, 'running', @agentName, @agentDigest, @chainJson, @budgetJson, @width, @atMs, 1)`;
+export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_epoch = @epoch
+  WHERE tenant = @tenant AND run_id = @run`;
+/** Status follows the latest pass: a settle of an older pass leaves a newer pass's status alone. */
+export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status
+  WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch`;
+
+export const SELECT_PASS = `SELECT period, takes_slot, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
+  FROM quota_passes WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
+export const INSERT_PASS = `INSERT INTO quota_passes
+  (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, hold_tokens, hold_minor_units)
+  VALUES (@tenant, @run, @epoch, @period, @takesSlot, @atMs, @leaseExpiresAtMs, @holdTokens, @holdMinorUnits)`;
+export const MARK_PASS_SETTLED = `UPDATE quota_passes SET settled_at_ms = @atMs
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch AND settled_at_ms IS NULL`;
+
+// ── audit log ───────────────────────────────────────────────────────────────
+
+export const SELECT_AUDIT_HEAD = `SELECT seq, hash FROM quota_audit WHERE tenant = @tenant ORDER BY seq DESC LIMIT 1`;
+export const INSERT_AUDIT = `INSERT INTO quota_audit
+  (tenant, seq, at_ms, actor, basis, action, subject, detail_json, prev_hash, hash)
+  VALUES (@tenant, @seq, @atMs, @actor, @basis, @action, @subject, @detailJson, @prevHash, @hash)`;
+export const LIST_AUDIT = `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM quota_audit
+  WHERE tenant = @tenant ORDER BY seq DESC LIMIT @limit`;
+export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM quota_audit
+  WHERE tenant = @tenant AND action = @action ORDER BY seq DESC LIMIT @limit`;
+
+// ── store-wide ──────────────────────────────────────────────────────────────
+
+/** Tenants with a quota, a run (registered or holding a slot) or a halt; UNION dedupes, BINARY sorts bytewise. */
+export const LIST_TENANTS = `SELECT tenant FROM quota_tenants
+  UNION SELECT tenant FROM quota_runs
+  UNION SELECT tenant FROM quota_running
+  UNION SELECT tenant FROM quota_halted
+  ORDER BY tenant`;

@@ -1,0 +1,129 @@
+/**
+ * Version 1 of the SQLite schema: every keyspace of contract §2 plus the run registry, passes,
+ * tenant quotas and audit log. Every table leads with `tenant`, so every read is a range over one
+ * tenant's prefix (contract §2, invariant 9). Tables are STRICT (an amount can only be an integer)
+ * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous).
+ * Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
+ * TEXT keys use SQLite's default BINARY collation, which compares UTF-8 bytes: listings come out
+ * bytewise, the order contract §6.10 chooses.
+ */
+export const SQLITE_SCHEMA_V1 = `
+-- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
+CREATE TABLE quota_running (
+  tenant          TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  admitted_at_ms  INTEGER NOT NULL,
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+
+-- §2.2 settled totals per billing period: only settle writes, nothing ever subtracts.
+CREATE TABLE quota_spent (
+  tenant       TEXT    NOT NULL,
+  period       TEXT    NOT NULL,
+  tokens       INTEGER NOT NULL CHECK (tokens >= 0),
+  minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
+  PRIMARY KEY (tenant, period)
+) STRICT, WITHOUT ROWID;
+
+-- §2.3 one hold per run, in the period it is held against.
+CREATE TABLE quota_reserved (
+  tenant       TEXT    NOT NULL,
+  run_id       TEXT    NOT NULL,
+  period       TEXT    NOT NULL,
+  tokens       INTEGER NOT NULL CHECK (tokens >= 0),
+  minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+-- reserved(period) and the admission figures sum one tenant's holds of one period.
+CREATE INDEX quota_reserved_by_period ON quota_reserved (tenant, period);
+
+-- §2.4 pass receipts: the whole payload, so a retry can be compared field by field.
+CREATE TABLE quota_settled (
+  tenant        TEXT    NOT NULL,
+  run_id        TEXT    NOT NULL,
+  epoch         INTEGER NOT NULL CHECK (epoch >= 1),
+  period        TEXT,
+  tokens        INTEGER NOT NULL CHECK (tokens >= 0),
+  minor_units   INTEGER NOT NULL CHECK (minor_units >= 0),
+  release_slot  INTEGER NOT NULL CHECK (release_slot IN (0, 1)),
+  concludes     INTEGER NOT NULL CHECK (concludes IN (0, 1)),
+  PRIMARY KEY (tenant, run_id, epoch)
+) STRICT, WITHOUT ROWID;
+
+-- §2.5 standing halts: one independent row per scope key.
+CREATE TABLE quota_halted (
+  tenant    TEXT    NOT NULL,
+  scope     TEXT    NOT NULL,
+  reason    TEXT    NOT NULL,
+  by_actor  TEXT    NOT NULL,
+  by_basis  TEXT    NOT NULL,
+  at_ms     INTEGER NOT NULL,
+  PRIMARY KEY (tenant, scope)
+) STRICT, WITHOUT ROWID;
+
+-- §2.6 one row per dispatch of a rate-ceilinged grant; the key is the idempotency.
+CREATE TABLE quota_rate (
+  tenant          TEXT    NOT NULL,
+  grant_ref       TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  dispatch        TEXT    NOT NULL,
+  reserved_at_ms  INTEGER NOT NULL,
+  PRIMARY KEY (tenant, grant_ref, run_id, dispatch)
+) STRICT, WITHOUT ROWID;
+-- Pruning and window counts read one (tenant, grant) by instant.
+CREATE INDEX quota_rate_by_instant ON quota_rate (tenant, grant_ref, reserved_at_ms);
+
+-- A tenant's configured quota (DESIGN.md decision 5), validated with parseQuota on every read.
+CREATE TABLE quota_tenants (
+  tenant      TEXT NOT NULL PRIMARY KEY,
+  quota_json  TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- The run registry the lifecycle composites keep: status follows the latest pass.
+CREATE TABLE quota_runs (
+  tenant          TEXT    NOT NULL,
+  run_id          TEXT    NOT NULL,
+  status          TEXT    NOT NULL,
+  agent_name      TEXT,
+  agent_digest    TEXT,
+  chain_json      TEXT,
+  budget_json     TEXT    NOT NULL,
+  width           INTEGER NOT NULL CHECK (width >= 0),
+  admitted_at_ms  INTEGER NOT NULL,
+  last_epoch      INTEGER NOT NULL CHECK (last_epoch >= 1),
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+
+-- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
+-- returns its first grant unchanged.
+CREATE TABLE quota_passes (
+  tenant               TEXT    NOT NULL,
+  run_id               TEXT    NOT NULL,
+  epoch                INTEGER NOT NULL CHECK (epoch >= 1),
+  period               TEXT    NOT NULL,
+  takes_slot           INTEGER NOT NULL CHECK (takes_slot IN (0, 1)),
+  started_at_ms        INTEGER NOT NULL,
+  lease_expires_at_ms  INTEGER NOT NULL,
+  settled_at_ms        INTEGER,
+  hold_tokens          INTEGER,
+  hold_minor_units     INTEGER,
+  PRIMARY KEY (tenant, run_id, epoch)
+) STRICT, WITHOUT ROWID;
+
+-- The append-only audit log, numbered and hash-chained per tenant.
+CREATE TABLE quota_audit (
+  tenant       TEXT    NOT NULL,
+  seq          INTEGER NOT NULL CHECK (seq >= 1),
+  at_ms        INTEGER NOT NULL,
+  actor        TEXT    NOT NULL,
+  basis        TEXT    NOT NULL,
+  action       TEXT    NOT NULL,
+  subject      TEXT    NOT NULL,
+  detail_json  TEXT    NOT NULL,
+  prev_hash    TEXT    NOT NULL,
+  hash         TEXT    NOT NULL,
+  PRIMARY KEY (tenant, seq)
+) STRICT, WITHOUT ROWID;
+-- auditLog({ action }) reads one tenant's rows of one action, newest first.
+CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
+`;

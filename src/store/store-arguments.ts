@@ -1,0 +1,139 @@
+import { describe, requireAmount } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
+import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { parseOperator } from '../core/operator.js';
+import { isPeriodKey } from '../core/period.js';
+import { parseRateCeilings } from '../core/quota.js';
+import { requireSpend } from '../core/spend.js';
+import type { QuotaSettlement, RateReservation, SpendHold } from './types.js';
+
+/*
+ * Validation of the arguments of the store contract (§6) at the handle boundary, shared by every
+ * adapter so both backends refuse the same inputs with the same messages. Each function returns
+ * a normalised copy or throws `INVALID_ARGUMENT` naming the field (DESIGN.md decisions 2 and 14).
+ */
+
+/** An instant in Unix ms: a non-negative safe integer (DESIGN.md decision 1). */
+export function requireInstantMs(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
+    throw invalidArgument(field, `must be an instant in Unix milliseconds (a non-negative integer), got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A listing limit: an integer of at least 1. */
+export function requireLimit(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidArgument(field, `must be an integer of at least 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A pass's fencing epoch: an integer of at least 1 (contract §1). */
+export function requireEpoch(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw invalidArgument(field, `must be a pass epoch, an integer of at least 1, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** `true` or `false`, nothing truthy. */
+export function requireBoolean(field: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw invalidArgument(field, `must be true or false, got ${describe(value)}`);
+  return value;
+}
+
+/** A billing-period key, `YYYY-MM` or `YYYY-MM-DD` (contract §4.1). */
+export function requirePeriodKey(field: string, value: unknown): string {
+  if (!isPeriodKey(value)) {
+    throw invalidArgument(field, `must be a billing period key YYYY-MM or YYYY-MM-DD, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** A spend hold `{ period, amount }`, or `null` for none (contract §3 SpendHold). */
+export function requireSpendHold(field: string, value: unknown): SpendHold | null {
+  if (value === undefined || value === null) return null;
+  const record = requireObject(field, value);
+  return { period: requirePeriodKey(`${field}.period`, record.period), amount: requireSpend(`${field}.amount`, record.amount) };
+}
+
+/** A halt scope object; agent names and principals are identifiers, digests 64 hex (lowercased; §4.7). */
+export function requireHaltScope(field: string, value: unknown): HaltScope {
+  const record = requireObject(field, value);
+  switch (record.kind) {
+    case 'tenant':
+      return { kind: 'tenant' };
+    case 'agent':
+      return { kind: 'agent', name: requireIdentifier(`${field}.name`, record.name) };
+    case 'subject':
+      return { kind: 'subject', principal: requireIdentifier(`${field}.principal`, record.principal) };
+    case 'revision': {
+      const parsed = typeof record.digest === 'string' ? parseHaltScope(`revision:${record.digest}`) : null;
+      if (parsed === null) throw invalidArgument(`${field}.digest`, `must be 64 hex digits, got ${describe(record.digest)}`);
+      return parsed;
+    }
+    default:
+      throw invalidArgument(`${field}.kind`, `must be 'tenant', 'agent', 'revision' or 'subject', got ${describe(record.kind)}`);
+  }
+}
+
+/** A halt `{ scope, reason, by, atMs }`; the store does not judge the reason beyond its type (§6.7). */
+export function requireHalt(field: string, value: unknown): Halt {
+  const record = requireObject(field, value);
+  if (typeof record.reason !== 'string') throw invalidArgument(`${field}.reason`, `must be a string, got ${describe(record.reason)}`);
+  return {
+    scope: requireHaltScope(`${field}.scope`, record.scope),
+    reason: record.reason,
+    by: parseOperator(record.by, `${field}.by`),
+    atMs: requireInstantMs(`${field}.atMs`, record.atMs),
+  };
+}
+
+/** The halt scope's durable key, after validating the scope. */
+export function requireHaltScopeKey(field: string, value: unknown): string {
+  return haltScopeKey(requireHaltScope(field, value));
+}
+
+/** A pass receipt (contract §3 QuotaSettlement): run id normalised, epoch ≥ 1, period key or `null`. */
+export function requireSettlement(field: string, value: unknown): QuotaSettlement {
+  const record = requireObject(field, value);
+  return {
+    run: normaliseRunId(`${field}.run`, record.run),
+    epoch: requireEpoch(`${field}.epoch`, record.epoch),
+    period: record.period === null || record.period === undefined ? null : requirePeriodKey(`${field}.period`, record.period),
+    spend: requireSpend(`${field}.spend`, record.spend),
+    releaseSlot: requireBoolean(`${field}.releaseSlot`, record.releaseSlot),
+    concludes: requireBoolean(`${field}.concludes`, record.concludes),
+  };
+}
+
+/**
+ * A rate reservation (contract §3). Ceiling windows are not range-checked: an uncountable window
+ * is a refusal, not a fault (contract §4.6).
+ */
+export function requireRateReservation(field: string, value: unknown): RateReservation {
+  const record = requireObject(field, value);
+  return {
+    grant: requireIdentifier(`${field}.grant`, record.grant),
+    run: normaliseRunId(`${field}.run`, record.run),
+    dispatch: requireIdentifier(`${field}.dispatch`, record.dispatch),
+    ceilings: parseRateCeilings(record.ceilings, `${field}.ceilings`),
+    atMs: requireInstantMs(`${field}.atMs`, record.atMs),
+    exempt: requireBoolean(`${field}.exempt`, record.exempt),
+  };
+}
+
+/** A non-null, non-array object, as a record of its members. */
+export function requireObject(field: string, value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object, got ${describe(value)}`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** A width: how many steps a run may have in flight, a non-negative integer (contract §4.2). */
+export function requireWidth(field: string, value: unknown): number {
+  return requireAmount(field, value);
+}
