@@ -1,0 +1,68 @@
+import { monotonicFactory } from 'ulid';
+
+import { describe } from '../core/amounts.js';
+import type { Clock } from '../core/clock.js';
+import { invalidArgument } from '../core/errors.js';
+import { admit } from './admit.js';
+import { dispatch } from './dispatch.js';
+import { halt, halts, lift } from './halts.js';
+import type { Plane, PlaneOptions } from './plane.js';
+import type { PlaneContext } from './plane-context.js';
+import { requirePositiveMs, requireRecord } from './plane-input.js';
+import { getQuota, setQuota } from './quota.js';
+import { resume } from './resume.js';
+import { settle } from './settle.js';
+import { systemClock } from './system-clock.js';
+import { usage } from './usage.js';
+
+/** The lease of a pass when neither the plane nor the call names one: 60 000 ms (DESIGN.md decision 7). */
+export const DEFAULT_LEASE_MS = 60_000;
+
+/**
+ * Builds a {@link Plane} over `store`. `clock` defaults to the wall clock and `leaseMs` to
+ * {@link DEFAULT_LEASE_MS}. Throws `INVALID_ARGUMENT` naming `store`, `clock` or `leaseMs` when
+ * one is malformed. Planes are cheap and hold no state but the run-id generator: any number of
+ * them, in any number of processes, may share one store.
+ *
+ * @example
+ * const store = await openStore('sqlite:quota.db');
+ * const plane = createPlane({ store });
+ * const pass = await plane.admit({ tenant: 'acme', budget: { maxTokens: 10_000, maxCallTokens: 500 } });
+ * if (!pass.ok) console.log(pass.message);
+ */
+export function createPlane(options: PlaneOptions): Plane {
+  const record = requireRecord('options', options);
+  const store = record.store as PlaneOptions['store'];
+  if (typeof store !== 'object' || store === null || typeof store.tenant !== 'function') {
+    throw invalidArgument('store', `must be a QuotaStore (from openStore), got ${describe(store)}`);
+  }
+  const clock = (record.clock ?? systemClock) as Clock;
+  if (typeof clock !== 'object' || clock === null || typeof clock.nowMs !== 'function') {
+    throw invalidArgument('clock', `must be an object with nowMs(), got ${describe(clock)}`);
+  }
+  const leaseMs = record.leaseMs === undefined ? DEFAULT_LEASE_MS : requirePositiveMs('leaseMs', record.leaseMs);
+
+  // One monotonic generator per plane: ids made in the same millisecond still sort in the order
+  // they were made. Its seed is the admission instant, never the wall clock, so a manual clock
+  // drives ids too; 0 is lifted to 1 because the library reads `Date.now()` for a falsy seed.
+  const nextUlid = monotonicFactory();
+  const context: PlaneContext = {
+    store,
+    clock,
+    leaseMs,
+    newRunId: (atMs) => `run_${nextUlid(Math.max(atMs, 1))}`,
+  };
+
+  return Object.freeze({
+    admit: (input) => admit(context, input),
+    settle: (input) => settle(context, input),
+    resume: (input) => resume(context, input),
+    dispatch: (input) => dispatch(context, input),
+    setQuota: (tenant, quota, by) => setQuota(context, tenant, quota, by),
+    getQuota: (tenant) => getQuota(context, tenant),
+    usage: (input) => usage(context, input),
+    halt: (input) => halt(context, input),
+    lift: (input) => lift(context, input),
+    halts: (tenant) => halts(context, tenant),
+  } satisfies Plane);
+}

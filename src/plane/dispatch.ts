@@ -1,0 +1,28 @@
+import { requireIdentifier, normaliseRunId } from '../core/identifiers.js';
+import { parseRateCeilings } from '../core/quota.js';
+import { refuse } from '../core/refusal.js';
+import type { DispatchInput, DispatchResult } from './plane.js';
+import { instantOf, type PlaneContext } from './plane-context.js';
+import { requireBoolean, requireRecord } from './plane-input.js';
+import { storeCall, tenantHandle } from './store-call.js';
+
+/**
+ * `Plane.dispatch`: one rate reservation for a granted tool (contract §6.15). The store reads the
+ * tenant's configured ceilings for the grant in the same transaction and judges them together with
+ * the caller's (DESIGN.md decision 11), so a quota change applies to the very next dispatch.
+ */
+export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
+  const request = requireRecord('dispatch request', input);
+  const tenant = requireIdentifier('tenant', request.tenant);
+  const run = normaliseRunId('run', request.run);
+  const grant = requireIdentifier('grant', request.grant);
+  const key = requireIdentifier('dispatch', request.dispatch);
+  const ceilings = parseRateCeilings(request.ceilings, 'ceilings');
+  const exempt = request.exempt === undefined ? false : requireBoolean('exempt', request.exempt);
+  const atMs = instantOf(context, request.atMs);
+
+  const outcome = await storeCall('dispatch', () =>
+    tenantHandle(context.store, tenant).dispatch({ run, grant, dispatch: key, ceilings, exempt, atMs }),
+  );
+  return outcome.ok ? { ok: true } : refuse(outcome.refusal);
+}

@@ -1,0 +1,77 @@
+import { haltScopeKey, type Halt, type HaltScope } from '../core/halt-scope.js';
+import { requireIdentifier } from '../core/identifiers.js';
+import { parseOperator } from '../core/operator.js';
+import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './plane.js';
+import { instantOf, type PlaneContext } from './plane-context.js';
+import { parseScope, requireReason, requireRecord } from './plane-input.js';
+import { storeCall, tenantHandle } from './store-call.js';
+
+/** What a halt on `scope` reaches: only a subject halt reaches running work (DESIGN.md decision 9). */
+export function haltReach(scope: HaltScope): HaltReach {
+  return scope.kind === 'subject' ? 'admission and running work' : 'admission';
+}
+
+/**
+ * `Plane.halt`: throws (or re-throws) a halt. The audit row goes first, so a halt that stands has
+ * always been recorded; if the append fails, the fault propagates and the halt row is untouched.
+ * The halt it replaces, if any, is the one read just before; a re-throw racing this one may be the
+ * true predecessor, and its own audit row records it.
+ */
+export async function halt(context: PlaneContext, input: HaltInput): Promise<HaltResult> {
+  const request = requireRecord('halt request', input);
+  const tenant = requireIdentifier('tenant', request.tenant);
+  const scope = parseScope(request.scope);
+  const reason = requireReason(request.reason);
+  const by = parseOperator(request.by, 'by');
+  const atMs = instantOf(context, request.atMs);
+  const key = haltScopeKey(scope);
+
+  const handle = tenantHandle(context.store, tenant);
+  const standing = await storeCall('halts', () => handle.halts());
+  const replaced = standing.find((row) => haltScopeKey(row.scope) === key) ?? null;
+  await storeCall('appendAudit', () =>
+    handle.appendAudit({
+      atMs,
+      by,
+      action: 'halt',
+      subject: key,
+      detail: { reason, replaced: replaced === null ? null : haltDetail(replaced) },
+    }),
+  );
+  await storeCall('setHalt', () => handle.setHalt({ scope, reason, by, atMs }));
+  return { scope: key, reason, by, atMs, reach: haltReach(scope) };
+}
+
+/**
+ * `Plane.lift`: journaled first, then compare-and-delete (contract §8.9, DESIGN.md decision 10).
+ * Deleting only the row as read means a halt re-thrown between the read and the delete stays
+ * standing instead of vanishing under an audit row that names the older halt.
+ */
+export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
+  const request = requireRecord('lift request', input);
+  const tenant = requireIdentifier('tenant', request.tenant);
+  const scope = parseScope(request.scope);
+  const by = parseOperator(request.by, 'by');
+  const atMs = instantOf(context, request.atMs);
+  const key = haltScopeKey(scope);
+
+  const handle = tenantHandle(context.store, tenant);
+  const standing = (await storeCall('halts', () => handle.halts())).find((row) => haltScopeKey(row.scope) === key);
+  if (standing === undefined) return { wasStanding: false, removed: false };
+  await storeCall('appendAudit', () =>
+    handle.appendAudit({ atMs, by, action: 'lift', subject: key, detail: haltDetail(standing) }),
+  );
+  const removed = await storeCall('liftHaltIf', () => handle.liftHaltIf(standing));
+  return { wasStanding: true, removed };
+}
+
+/** `Plane.halts`: the tenant's standing halts in one read. */
+export async function halts(context: PlaneContext, tenant: unknown): Promise<Halt[]> {
+  const id = requireIdentifier('tenant', tenant);
+  return storeCall('halts', () => tenantHandle(context.store, id).halts());
+}
+
+// The audit detail that names a halt: what a `halt list --lifted` shows as the halt a lift ended.
+function haltDetail(row: Halt): Record<string, unknown> {
+  return { reason: row.reason, thrownBy: row.by.actor, thrownBasis: row.by.basis, thrownAtMs: row.atMs };
+}

@@ -1,0 +1,23 @@
+import type { Clock } from '../core/clock.js';
+import type { QuotaStore } from '../store/store.js';
+import { requireInstantMs, requirePositiveMs } from './plane-input.js';
+
+/** What every plane verb shares: the store, the clock, the default lease and the run-id source. */
+export interface PlaneContext {
+  readonly store: QuotaStore;
+  readonly clock: Clock;
+  readonly leaseMs: number;
+  /** A new `run_<ULID>` whose time part is `atMs`, monotonic within this plane. */
+  readonly newRunId: (atMs: number) => string;
+}
+
+/** `atMs` as given (validated), or the plane clock's now when absent. */
+export function instantOf(context: PlaneContext, atMs: unknown, field = 'atMs'): number {
+  if (atMs !== undefined) return requireInstantMs(field, atMs);
+  return requireInstantMs('clock.nowMs()', context.clock.nowMs());
+}
+
+/** `leaseMs` as given (validated), or the plane's default lease. */
+export function leaseOf(context: PlaneContext, leaseMs: unknown): number {
+  return leaseMs === undefined ? context.leaseMs : requirePositiveMs('leaseMs', leaseMs);
+}

@@ -1,0 +1,255 @@
+import type { Budget } from '../core/budget.js';
+import type { Clock } from '../core/clock.js';
+import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
+import type { Operator } from '../core/operator.js';
+import type { TenantQuota } from '../core/quota.js';
+import type { RateCeiling } from '../core/rate.js';
+import type {
+  HaltedRefusal,
+  RateLimitedRefusal,
+  Refused,
+  SpentOutRefusal,
+  TooManyRunsRefusal,
+  UnboundedRefusal,
+  UncountableRateRefusal,
+} from '../core/refusal.js';
+import type { Spend } from '../core/spend.js';
+import type { QuotaStore } from '../store/store.js';
+import type { PassGrant, QuotaSettlement, SettleOutcome } from '../store/types.js';
+
+/**
+ * Options of {@link createPlane}.
+ * - `store`: the quota store every instance of the plane shares (from `openStore`).
+ * - `clock`: where the plane reads "now" when a call gives no `atMs`; defaults to the wall clock
+ *   (`systemClock`). Tests and replay pass a manual clock.
+ * - `leaseMs`: lease of a pass when a call gives none, in milliseconds; default 60 000
+ *   (DESIGN.md decision 7). A positive safe integer.
+ *
+ * `createPlane` throws `INVALID_ARGUMENT` naming the option when one is malformed.
+ */
+export interface PlaneOptions {
+  readonly store: QuotaStore;
+  readonly clock?: Clock | undefined;
+  readonly leaseMs?: number | undefined;
+}
+
+/**
+ * An admission request (DESIGN.md decision 6).
+ * - `tenant`: whose work this is (1–200 printable characters).
+ * - `run`: the run id; a bare ULID gets the `run_` prefix, any other identifier is kept; absent →
+ *   a new `run_<ULID>` whose time part is the admission instant, so ids sort by admission.
+ * - `agent`: the governing agent identity `{ name, digest }` (digest: 64 hex, stored lowercase),
+ *   matched by agent and revision halts.
+ * - `chain`: the delegation chain, root person first, matched by subject halts.
+ * - `budget`: the run's own ceilings; a run under a spend ceiling must declare the unit's total and
+ *   per-call bound (contract §4.2), else the admission is refused `Unbounded`.
+ * - `width`: steps the run may have in flight; a non-negative safe integer, default 1.
+ * - `atMs`: the admission instant, Unix ms; default the plane clock.
+ * - `leaseMs`: the first pass's lease, ms; default the plane's `leaseMs`.
+ */
+export interface AdmitInput {
+  readonly tenant: string;
+  readonly run?: string | undefined;
+  readonly agent?: AgentIdentity | undefined;
+  readonly chain?: readonly string[] | undefined;
+  readonly budget?: Budget | undefined;
+  readonly width?: number | undefined;
+  readonly atMs?: number | undefined;
+  readonly leaseMs?: number | undefined;
+}
+
+/** The refusals an admission can answer; each wrote nothing (DESIGN.md decision 4). */
+export type AdmitRefusal = HaltedRefusal | UnboundedRefusal | TooManyRunsRefusal | SpentOutRefusal;
+
+/**
+ * Answer of `admit`: pass 1 of the run (`epoch` 1, the billing `period` it started in, the run's
+ * `hold` or `null` when the quota bounds no spend, and `leaseExpiresAtMs`), or a refusal value
+ * `{ ok: false, refusal, message }` with code `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`.
+ */
+export type AdmitResult = PassGrant | Refused<AdmitRefusal>;
+
+/**
+ * The end of a pass (contract §8.3): `spend` is what this pass itself dispatched (not the run's
+ * cumulative spend); `concludes` is true when this pass concluded the run (its hold's remainder is
+ * given back). `epoch` is the pass's fencing epoch, a positive safe integer. `atMs` defaults to the
+ * plane clock.
+ */
+export interface SettleInput {
+  readonly tenant: string;
+  readonly run: string;
+  readonly epoch: number;
+  readonly spend: Spend;
+  readonly concludes: boolean;
+  readonly atMs?: number | undefined;
+}
+
+/**
+ * Answer of `settle`: `'settled'` when this call wrote the receipt, `'already-settled'` when the
+ * identical receipt was there (a retry after a lost acknowledgement); `receipt` is the receipt.
+ */
+export interface SettleResult {
+  readonly ok: true;
+  readonly outcome: SettleOutcome;
+  readonly receipt: QuotaSettlement;
+}
+
+/** A resume (contract §8.4): a new pass of `run`, at `atMs` (default the plane clock) with lease `leaseMs` (default the plane's). */
+export interface ResumeInput {
+  readonly tenant: string;
+  readonly run: string;
+  readonly atMs?: number | undefined;
+  readonly leaseMs?: number | undefined;
+}
+
+/**
+ * One dispatch of a granted tool (contract §6.15, DESIGN.md decision 11).
+ * - `grant`: the tool reference, e.g. `tool://payments/refund`.
+ * - `dispatch`: the first attempt's idempotency key; retries and resumed passes pass the same one
+ *   and are counted once.
+ * - `ceilings`: `[{ count, windowSeconds }]` the caller declares; the tenant's configured
+ *   `quota.rateCeilings[grant]` apply as well, and every one must have room.
+ * - `exempt`: a compensating call, counted but never refused; default false.
+ * - `atMs`: default the plane clock.
+ */
+export interface DispatchInput {
+  readonly tenant: string;
+  readonly run: string;
+  readonly grant: string;
+  readonly dispatch: string;
+  readonly ceilings: readonly RateCeiling[];
+  readonly exempt?: boolean | undefined;
+  readonly atMs?: number | undefined;
+}
+
+/** The refusals a dispatch can answer; a refused dispatch inserted nothing. */
+export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal;
+
+/** Answer of `dispatch`: `{ ok: true }`, or `RateLimited` / `UncountableRate` as a refusal value. */
+export type DispatchResult = { readonly ok: true } | Refused<DispatchRefusal>;
+
+/**
+ * What a halt reaches (DESIGN.md decision 9): tenant, agent and revision halts stop admission
+ * only; a subject halt also reaches running work, which answers `Withheld` and pauses.
+ */
+export type HaltReach = 'admission' | 'admission and running work';
+
+/**
+ * Throwing a halt (contract §8.9). `scope` is a key string (`tenant`, `agent:<name>`,
+ * `revision:<64 hex>`, `subject:<principal>`) or a `HaltScope`; `reason` is required and not
+ * blank; `by` is the operator who throws it; `atMs` defaults to the plane clock.
+ */
+export interface HaltInput {
+  readonly tenant: string;
+  readonly scope: string | HaltScope;
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
+}
+
+/** Answer of `halt`: the standing halt as written (`scope` as its key string) and what it reaches. */
+export interface HaltResult {
+  readonly scope: string;
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs: number;
+  readonly reach: HaltReach;
+}
+
+/** Lifting a halt (contract §8.9): `by` is the operator who lifts it; `atMs` defaults to the plane clock. */
+export interface LiftInput {
+  readonly tenant: string;
+  readonly scope: string | HaltScope;
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
+}
+
+/**
+ * Answer of `lift` (contract §8.9):
+ * - `wasStanding`: a halt stood on the scope when the lift read it (and the lift was audited);
+ * - `removed`: this lift deleted that halt. `wasStanding && !removed` means the row changed
+ *   in between: another lift removed it, or a re-throw replaced it, which stays standing.
+ */
+export interface LiftResult {
+  readonly wasStanding: boolean;
+  readonly removed: boolean;
+}
+
+/** A usage question: `period` is a `YYYY-MM` or `YYYY-MM-DD` key; default the current period of the tenant's quota. */
+export interface UsageInput {
+  readonly tenant: string;
+  readonly period?: string | undefined;
+}
+
+/**
+ * A tenant's figures for one period: `spent` (settled), `reserved` (held by open runs in that
+ * period), `running` (slots now), and `quota` (the stored quota, `null` when none was set, which
+ * means no ceilings and monthly periods). The figures come from separate reads, so under
+ * concurrent traffic they are each true but not one snapshot.
+ */
+export interface Usage {
+  readonly tenant: string;
+  readonly period: string;
+  readonly spent: Spend;
+  readonly reserved: Spend;
+  readonly running: number;
+  readonly quota: TenantQuota | null;
+}
+
+/**
+ * The run lifecycle on top of a quota store (DESIGN.md, Architecture: plane). Every method
+ * validates its input at the boundary and throws `QuotaError('INVALID_ARGUMENT')` naming the bad
+ * field. Refusals are values (`{ ok: false, refusal, message }`); faults are exceptions. A store
+ * that cannot answer surfaces as `QuotaError('STORE_UNAVAILABLE')`, and nothing is admitted,
+ * dispatched or settled on a guess (DESIGN.md decision 12).
+ */
+export interface Plane {
+  /**
+   * Admits a run as one store transaction: halts (the narrowest covering halt is reported) →
+   * hold formula → reserve (slot + hold) → run and pass 1 recorded (DESIGN.md decision 6).
+   * Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes nothing.
+   */
+  admit(input: AdmitInput): Promise<AdmitResult>;
+  /**
+   * Settles a pass exactly once (contract §6.11): accrues its spend to the pass's period, shrinks
+   * or (when concluding) deletes the run's hold, releases the slot if the pass took it. An
+   * identical retry answers `'already-settled'` and changes nothing; a retry of the same pass with
+   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`.
+   */
+  settle(input: SettleInput): Promise<SettleResult>;
+  /**
+   * Opens a new pass of an admitted run (contract §8.4): next epoch, no slot, carries the run's
+   * hold to the period of `atMs`. Never refused for concurrency, spend or workload halts.
+   * Throws `NOT_FOUND` for an unknown run, `CONFLICT` for a concluded one.
+   */
+  resume(input: ResumeInput): Promise<PassGrant>;
+  /**
+   * Counts one dispatch against the grant's sliding windows (contract §6.15): the caller's
+   * ceilings and the tenant's configured ones for the grant (DESIGN.md decision 11). Refuses
+   * `RateLimited` or `UncountableRate`, inserting nothing; an `exempt` call is never refused.
+   */
+  dispatch(input: DispatchInput): Promise<DispatchResult>;
+  /**
+   * Replaces the tenant's quota (validated with `parseQuota`) and audits it as `quota.set` with
+   * the old and new quota, in the store's transaction. `by` defaults to
+   * `{ actor: 'library', basis: 'asserted' }`. Returns the normalised quota stored. It applies to
+   * the next admission on every instance (DESIGN.md decision 5).
+   */
+  setQuota(tenant: string, quota: TenantQuota, by?: Operator): Promise<TenantQuota>;
+  /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
+  getQuota(tenant: string): Promise<TenantQuota | null>;
+  /** The tenant's spent, reserved and running figures for one period, with its quota. */
+  usage(input: UsageInput): Promise<Usage>;
+  /**
+   * Throws (or re-throws, replacing) a halt on a scope (contract §6.7, §8.9). The audit row
+   * (action `halt`) is appended before the halt row changes. Answers what the halt reaches.
+   */
+  halt(input: HaltInput): Promise<HaltResult>;
+  /**
+   * Lifts a halt, journaled first (DESIGN.md decision 10): reads the standing halt; if none,
+   * answers `{ wasStanding: false, removed: false }` and writes nothing; otherwise appends the
+   * audit row (action `lift`) and then deletes the row only if it is still the halt read.
+   */
+  lift(input: LiftInput): Promise<LiftResult>;
+  /** Every standing halt of the tenant, bytewise by scope key (contract §6.10). */
+  halts(tenant: string): Promise<Halt[]>;
+}

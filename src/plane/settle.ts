@@ -1,0 +1,27 @@
+import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { requireSpend } from '../core/spend.js';
+import type { SettleInput, SettleResult } from './plane.js';
+import { instantOf, type PlaneContext } from './plane-context.js';
+import { requireBoolean, requireEpoch, requireRecord } from './plane-input.js';
+import { storeCall, tenantHandle } from './store-call.js';
+
+/**
+ * `Plane.settle`: ends a pass through the store's `settlePass`, which derives the receipt from the
+ * pass row (its period, and whether it took the slot) and applies it exactly once (contract §6.11).
+ * The plane adds no retry of its own: an identical retry by the caller is answered from the
+ * receipt, and a conflicting one is the store's `CONFLICT`, passed through untouched.
+ */
+export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
+  const request = requireRecord('settle request', input);
+  const tenant = requireIdentifier('tenant', request.tenant);
+  const run = normaliseRunId('run', request.run);
+  const epoch = requireEpoch('epoch', request.epoch);
+  const spend = requireSpend('spend', request.spend);
+  const concludes = requireBoolean('concludes', request.concludes);
+  const atMs = instantOf(context, request.atMs);
+
+  const settled = await storeCall('settle', () =>
+    tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs }),
+  );
+  return { ok: true, outcome: settled.outcome, receipt: settled.receipt };
+}
