@@ -13,7 +13,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * read or a count taken in the plane would be stale by the time the slot is inserted.
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
-  const request = requireRecord('admit request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const agent = parseAgent(request.agent);
   const chain = parseChain(request.chain);

@@ -12,7 +12,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * the caller's (DESIGN.md decision 11), so a quota change applies to the very next dispatch.
  */
 export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
-  const request = requireRecord('dispatch request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const grant = requireIdentifier('grant', request.grant);

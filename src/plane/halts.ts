@@ -18,7 +18,7 @@ export function haltReach(scope: HaltScope): HaltReach {
  * true predecessor, and its own audit row records it.
  */
 export async function halt(context: PlaneContext, input: HaltInput): Promise<HaltResult> {
-  const request = requireRecord('halt request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const reason = requireReason(request.reason);
@@ -48,7 +48,7 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
  * standing instead of vanishing under an audit row that names the older halt.
  */
 export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
-  const request = requireRecord('lift request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const by = parseOperator(request.by, 'by');

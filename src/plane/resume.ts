@@ -11,7 +11,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * would strand a run mid-way. The store carries the hold to the period of `atMs`.
  */
 export async function resume(context: PlaneContext, input: ResumeInput): Promise<PassGrant> {
-  const request = requireRecord('resume request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const atMs = instantOf(context, request.atMs);

@@ -12,7 +12,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * receipt, and a conflicting one is the store's `CONFLICT`, passed through untouched.
  */
 export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
-  const request = requireRecord('settle request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const epoch = requireEpoch('epoch', request.epoch);

@@ -13,7 +13,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
-  const request = requireRecord('usage request', input);
+  const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   if (request.period !== undefined && !isPeriodKey(request.period)) {
     throw invalidArgument('period', `must be a period key YYYY-MM or YYYY-MM-DD, got ${describe(request.period)}`);
