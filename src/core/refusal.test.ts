@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { type Refusal, refusalMessage, refuse } from './refusal.js';
+
+const DIGEST = '0f'.repeat(32);
+const OPS = { actor: 'ops-carol', basis: 'authenticated' } as const;
+
+describe('refusal messages (contract §5.1)', () => {
+  it('TooManyRuns names the tenant, the running count and the limit, and says it is back-pressure', () => {
+    const message = refusalMessage({ code: 'TooManyRuns', tenant: 'acme', running: 4, limit: 4 });
+    expect(message).toContain("tenant 'acme'");
+    expect(message).toContain('4 run(s) executing');
+    expect(message).toContain('limit is 4');
+    expect(message).toContain('back-pressure, not a fault');
+    expect(message).toContain('retry when one of them finishes');
+  });
+
+  it('SpentOut gives settled and reserved separately with units, the limit, the period and the request', () => {
+    const message = refusalMessage({
+      code: 'SpentOut',
+      tenant: 'acme',
+      period: '2026-08',
+      unit: 'minor units',
+      settled: 600,
+      reserved: 300,
+      requested: 101,
+      limit: 1000,
+    });
+    expect(message).toContain("tenant 'acme'");
+    expect(message).toContain('2026-08');
+    expect(message).toContain('reserve 101 minor units');
+    expect(message).toContain('600 minor units settled');
+    expect(message).toContain('300 minor units reserved');
+    expect(message).toContain('limit of 1000 minor units');
+    expect(message).toContain('settled spend resets when the period ends');
+    expect(message).toContain('reserved spend is released as its runs conclude');
+    expect(message).toContain("'quotaplane attention'");
+  });
+
+  it('Unbounded says the tenant bounds the unit, the run declares no field, and its cost cannot be reserved', () => {
+    const message = refusalMessage({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens' });
+    expect(message).toContain("tenant 'acme' bounds tokens per period");
+    expect(message).toContain('declares no maxCallTokens');
+    expect(message).toContain('unbounded and cannot be reserved');
+    expect(message).toContain('budget.maxCallTokens');
+  });
+
+  it.each([
+    ['tenant', 'the whole tenant'],
+    ['agent:refunder', "agent 'refunder'"],
+    [`revision:${DIGEST}`, `manifest revision ${DIGEST}`],
+    ['subject:user:alice', "everything acting for 'user:alice'"],
+  ])('Halted on %s reads "<scope display> is halted by an operator (tenant \'<t>\'): <reason>"', (scope, display) => {
+    const message = refusalMessage({
+      code: 'Halted',
+      tenant: 'acme',
+      scope,
+      reason: 'incident 42: payments double-charging',
+      by: OPS,
+      haltedAtMs: 1_700_000_000_000,
+    });
+    expect(message).toBe(`${display} is halted by an operator (tenant 'acme'): incident 42: payments double-charging`);
+  });
+
+  it('Halted with a scope key that does not parse still names the key as stored', () => {
+    const message = refusalMessage({ code: 'Halted', tenant: 'acme', scope: 'team:x', reason: 'r', by: OPS, haltedAtMs: 0 });
+    expect(message).toBe("team:x is halted by an operator (tenant 'acme'): r");
+  });
+
+  it('RateLimited names the grant, the ceiling in words, the tenant, the count in the window, and says wait', () => {
+    const message = refusalMessage({
+      code: 'RateLimited',
+      tenant: 'acme',
+      grant: 'tool://payments/refund',
+      ceiling: { count: 2, windowSeconds: 3600 },
+      reached: 2,
+      retryAtMs: 1_700_003_600_000,
+    });
+    expect(message).toContain('tool://payments/refund');
+    expect(message).toContain('at most 2 per 3600 seconds');
+    expect(message).toContain("tenant 'acme'");
+    expect(message).toContain('2 dispatch(es) already fall in the window');
+    expect(message).toContain('back-pressure');
+    expect(message).toContain('wait for the window to pass');
+  });
+
+  it('UncountableRate names the grant and the countable window range', () => {
+    const message = refusalMessage({ code: 'UncountableRate', grant: 'tool://a/b', ceiling: { count: 1, windowSeconds: 0 } });
+    expect(message).toContain('tool://a/b');
+    expect(message).toContain('no store can count');
+    expect(message).toContain('at most 1 per 0 seconds');
+    expect(message).toContain('at least 1 second and at most 2678400 seconds');
+  });
+
+  it('Withheld names the tenant, the withdrawn subject and the reason, and says to pause', () => {
+    const message = refusalMessage({ code: 'Withheld', tenant: 'acme', subject: 'user:alice', reason: 'laptop lost' });
+    expect(message).toContain("tenant 'acme'");
+    expect(message).toContain("'user:alice'");
+    expect(message).toContain('laptop lost');
+    expect(message).toContain('pause the run');
+  });
+});
+
+describe('refuse', () => {
+  it('wraps a refusal as { ok: false, refusal, message }', () => {
+    const refusal: Refusal = { code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0 };
+    expect(refuse(refusal)).toEqual({ ok: false, refusal, message: refusalMessage(refusal) });
+  });
+});
