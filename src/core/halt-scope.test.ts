@@ -96,7 +96,9 @@ describe('parseHaltScope and haltScopeKey (contract §4.7)', () => {
   it('parsing is stable: whatever parses, its key parses to the same scope', () => {
     const text = fc.oneof(
       fc.string({ maxLength: 30 }),
-      fc.constantFrom('tenant', 'agent:', 'subject:', 'revision:').chain((prefix) => fc.string({ maxLength: 70 }).map((s) => prefix + s)),
+      fc
+        .tuple(fc.constantFrom('tenant', 'agent:', 'subject:', 'revision:'), fc.string({ maxLength: 70 }))
+        .map(([prefix, s]) => prefix + s),
     );
     fc.assert(
       fc.property(text, (t) => {
@@ -189,7 +191,9 @@ describe('which halt is reported', () => {
       { maxLength: 8 },
     );
     const target = fc.record({
-      agent: fc.option(fc.record({ name: fc.constantFrom('a1', 'a2'), digest: fc.constantFrom(DIGEST, OTHER_DIGEST) }), { nil: undefined }),
+      agent: fc.option(fc.record({ name: fc.constantFrom('a1', 'a2'), digest: fc.constantFrom(DIGEST, OTHER_DIGEST) }), {
+        nil: undefined,
+      }),
       chain: fc.option(fc.array(principal, { maxLength: 3 }), { nil: undefined }),
     });
     fc.assert(
@@ -234,7 +238,9 @@ describe('order, display and forms', () => {
       fc.property(scope, scope, scope, (a, b, c) => {
         expect(Math.sign(compareHaltScopes(a, b)) === -Math.sign(compareHaltScopes(b, a))).toBe(true);
         expect(compareHaltScopes(a, b) === 0).toBe(haltScopeKey(a) === haltScopeKey(b));
-        if (compareHaltScopes(a, b) <= 0 && compareHaltScopes(b, c) <= 0) expect(compareHaltScopes(a, c)).toBeLessThanOrEqual(0);
+        if (compareHaltScopes(a, b) <= 0 && compareHaltScopes(b, c) <= 0) {
+          expect(compareHaltScopes(a, c)).toBeLessThanOrEqual(0);
+        }
       }),
     );
   });
@@ -258,8 +264,11 @@ describe('order, display and forms', () => {
   });
 
   it('D12 forms() is the four quoted forms joined by ", "', () => {
-    expect(HALT_SCOPE_FORMS).toEqual(['tenant', 'agent:<metadata.name>', 'revision:<manifest digest>', 'subject:<principal on the chain>']);
-    expect(haltScopeForms()).toBe("'tenant', 'agent:<metadata.name>', 'revision:<manifest digest>', 'subject:<principal on the chain>'");
+    const forms = ['tenant', 'agent:<metadata.name>', 'revision:<manifest digest>', 'subject:<principal on the chain>'];
+    expect(HALT_SCOPE_FORMS).toEqual(forms);
+    expect(haltScopeForms()).toBe(
+      "'tenant', 'agent:<metadata.name>', 'revision:<manifest digest>', 'subject:<principal on the chain>'",
+    );
     expect(Object.isFrozen(HALT_SCOPE_FORMS)).toBe(true);
   });
 });

@@ -69,7 +69,11 @@ describe('checkRate (contract §4.6)', () => {
   it('names the first uncountable ceiling in list order', () => {
     const wide = { count: 1, windowSeconds: 2_678_401 };
     const zero = { count: 1, windowSeconds: 0 };
-    expect(rate([{ count: 9, windowSeconds: 9 }, wide, zero], [], T)).toEqual({ code: 'UncountableRate', grant: GRANT, ceiling: wide });
+    expect(rate([{ count: 9, windowSeconds: 9 }, wide, zero], [], T)).toEqual({
+      code: 'UncountableRate',
+      grant: GRANT,
+      ceiling: wide,
+    });
   });
 
   it('C39 (pure) windows of 2 678 401 s and 0 s are uncountable; 2 678 400 s is counted', () => {
@@ -104,7 +108,11 @@ describe('checkRate (contract §4.6)', () => {
     const ceiling = [{ count: 20, windowSeconds: 3600 }];
     const burst = Array.from({ length: 20 }, () => T - 60_000);
     expect(rate(ceiling, burst.slice(1), T - 60_000)).toBeNull();
-    expect(rate(ceiling, burst, T + 60_000)).toMatchObject({ code: 'RateLimited', reached: 20, retryAtMs: T - 60_000 + 3_600_000 });
+    expect(rate(ceiling, burst, T + 60_000)).toMatchObject({
+      code: 'RateLimited',
+      reached: 20,
+      retryAtMs: T - 60_000 + 3_600_000,
+    });
     expect(rate(ceiling, burst, T - 60_000 + 3_600_000 - 1)?.code).toBe('RateLimited');
     expect(rate(ceiling, burst, T - 60_000 + 3_600_000)).toBeNull();
   });

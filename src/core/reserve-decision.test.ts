@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
+import type { TenantQuota } from './quota.js';
 import { concurrencyRefusal } from './reserve-decision.js';
 
 it('ceiling 0 refuses a new run with running 0', () => {
@@ -32,7 +33,7 @@ it('a run that already holds a slot is never refused, and otherwise refusal is e
   const ceiling = fc.option(fc.nat({ max: 20 }), { nil: undefined });
   fc.assert(
     fc.property(ceiling, fc.nat({ max: 40 }), fc.boolean(), (limit, running, slotHeld) => {
-      const quota = limit === undefined ? { period: 'monthly' as const } : { period: 'monthly' as const, maxConcurrentRuns: limit };
+      const quota: TenantQuota = limit === undefined ? { period: 'monthly' } : { period: 'monthly', maxConcurrentRuns: limit };
       const refusal = concurrencyRefusal('t', quota, { slotHeld, running });
       const refused = !slotHeld && limit !== undefined && running >= limit;
       expect(refusal).toEqual(refused ? { code: 'TooManyRuns', tenant: 't', running, limit } : null);
