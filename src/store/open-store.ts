@@ -1,0 +1,73 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+import type { QuotaStore } from './store.js';
+import { openSqliteStore, SQLITE_MEMORY_PATH } from './sqlite/sqlite-store.js';
+
+/** Options of {@link openStore}; each applies only to the backends that name it. */
+export interface OpenStoreOptions {
+  /**
+   * SQLite: how long a transaction waits for another process's write lock before failing with
+   * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
+   */
+  readonly busyTimeoutMs?: number;
+  /** PostgreSQL only: the schema that holds quotaplane's tables. */
+  readonly schema?: string;
+}
+
+/** The store URL forms {@link openStore} accepts, as its error message lists them. */
+export const STORE_URL_FORMS: readonly string[] = Object.freeze([
+  'sqlite:<path>',
+  'sqlite::memory:',
+  '<path>.db',
+  'postgres://…',
+  'postgresql://…',
+]);
+
+/** The shape of the PostgreSQL adapter module, loaded only when a postgres URL is opened. */
+interface PostgresModule {
+  openPostgresStore(url: string, options: OpenStoreOptions): Promise<QuotaStore>;
+}
+
+// Kept in a variable so this module compiles and loads without the PostgreSQL adapter (and `pg`)
+// until a postgres URL is actually opened.
+const POSTGRES_MODULE = './postgres/postgres-store.js';
+
+/**
+ * Opens the store a URL names and migrates it (DESIGN.md architecture, store/):
+ * - `sqlite:<path>` (also `sqlite://<path>`) and a bare path ending in `.db`: a SQLite file,
+ *   created if missing;
+ * - `sqlite::memory:`: a private in-memory SQLite database (gone on close);
+ * - `postgres://…` or `postgresql://…`: PostgreSQL, loaded on demand.
+ * Throws `INVALID_ARGUMENT` on field `url` for anything else, listing the accepted forms; the
+ * backend's own faults (`STORE_UNAVAILABLE`, `STORE_CORRUPT`, `SCHEMA_TOO_NEW`) otherwise.
+ * @example const store = await openStore('sqlite:./quotaplane.db'); const acme = store.tenant('acme');
+ */
+export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<QuotaStore> {
+  if (typeof url !== 'string') throw badUrl(url);
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const { openPostgresStore } = (await import(POSTGRES_MODULE)) as PostgresModule;
+    return openPostgresStore(url, options);
+  }
+  const path = sqlitePath(url);
+  if (path === null) throw badUrl(url);
+  return openSqliteStore(path, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+}
+
+/** The SQLite path a URL names, or `null` when it names no SQLite database. */
+function sqlitePath(url: string): string | null {
+  if (url === `sqlite:${SQLITE_MEMORY_PATH}`) return SQLITE_MEMORY_PATH;
+  if (url.startsWith('sqlite:')) {
+    const rest = url.slice('sqlite:'.length);
+    const path = rest.startsWith('//') ? rest.slice(2) : rest;
+    return path.length > 0 ? path : null;
+  }
+  if (url.endsWith('.db') && url.length > '.db'.length && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  return null;
+}
+
+function badUrl(url: unknown) {
+  return invalidArgument(
+    'url',
+    `must name a store as ${STORE_URL_FORMS.map((form) => `'${form}'`).join(', ')}; got ${describe(url)}`,
+  );
+}

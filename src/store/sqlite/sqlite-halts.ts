@@ -1,0 +1,12 @@
+import type { Halt } from '../../core/halt-scope.js';
+import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { LIST_HALTS } from './sqlite-queries.js';
+
+/**
+ * Every standing halt of `tenant` in one read, bytewise by scope key (contract §6.10). An
+ * unreadable row throws `STORE_CORRUPT` through `decodeHaltRow` and is never skipped (§5.2).
+ */
+export function readHalts(conn: SqliteConnection, tenant: string): Halt[] {
+  return conn.all<HaltRow>(LIST_HALTS, { tenant }).map((row) => decodeHaltRow(tenant, row));
+}

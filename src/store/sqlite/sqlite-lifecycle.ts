@@ -1,0 +1,206 @@
+import { saturatingAdd } from '../../core/amounts.js';
+import { holdFor } from '../../core/budget.js';
+import { QuotaError } from '../../core/errors.js';
+import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
+import { periodKey } from '../../core/period.js';
+import { UNLIMITED_QUOTA } from '../../core/quota.js';
+import type { Spend } from '../../core/spend.js';
+import type {
+  AdmitOutcome,
+  AdmitRequest,
+  DispatchRequest,
+  PassGrant,
+  QuotaSettlement,
+  RateOutcome,
+  ResumeRequest,
+  SettlePassOutcome,
+  SettlePassRequest,
+} from '../types.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { readHalts } from './sqlite-halts.js';
+import {
+  CARRY_HOLD,
+  INSERT_PASS,
+  INSERT_RUN,
+  MARK_PASS_SETTLED,
+  SELECT_HOLD,
+  SELECT_PASS,
+  SELECT_RUN,
+  UPDATE_RUN_PASS,
+  UPDATE_RUN_STATUS_IF_LATEST,
+} from './sqlite-queries.js';
+import { readStoredQuota } from './sqlite-quota.js';
+import { reserveRateInTransaction } from './sqlite-rate.js';
+import { reserveInTransaction } from './sqlite-reserve.js';
+import { corrupt, decodeRun, decodeSpend, type RunRow } from './sqlite-rows.js';
+import { settleInTransaction } from './sqlite-settle.js';
+
+/*
+ * The run-lifecycle composites (store.ts, DESIGN.md decisions 6 and 7): each body runs inside one
+ * `BEGIN IMMEDIATE` transaction opened by the tenant handle, and every decision in it is a pure
+ * function of `core/`.
+ */
+
+interface PassRow {
+  readonly period: string;
+  readonly takes_slot: number;
+  readonly lease_expires_at_ms: number;
+  readonly settled_at_ms: number | null;
+  readonly hold_tokens: number | null;
+  readonly hold_minor_units: number | null;
+}
+
+function currentHold(conn: SqliteConnection, tenant: string, run: string): Spend | null {
+  const row = conn.get<{ tokens: number; minor_units: number }>(SELECT_HOLD, { tenant, run });
+  return row === undefined ? null : decodeSpend(tenant, `the hold of run '${run}'`, row.tokens, row.minor_units);
+}
+
+function openPass(
+  conn: SqliteConnection,
+  tenant: string,
+  pass: { run: string; epoch: number; period: string; takesSlot: boolean; atMs: number; leaseMs: number },
+): PassGrant {
+  const hold = currentHold(conn, tenant, pass.run);
+  const leaseExpiresAtMs = saturatingAdd(pass.atMs, pass.leaseMs);
+  conn.run(INSERT_PASS, {
+    tenant,
+    run: pass.run,
+    epoch: pass.epoch,
+    period: pass.period,
+    takesSlot: pass.takesSlot ? 1 : 0,
+    atMs: pass.atMs,
+    leaseExpiresAtMs,
+    holdTokens: hold?.tokens ?? null,
+    holdMinorUnits: hold?.minorUnits ?? null,
+  });
+  return { ok: true, run: pass.run, epoch: pass.epoch, period: pass.period, hold, leaseExpiresAtMs };
+}
+
+function readRunRow(conn: SqliteConnection, tenant: string, run: string): RunRow | undefined {
+  return conn.get<RunRow>(SELECT_RUN, { tenant, run });
+}
+
+// A run that must exist and not be concluded for a resume or a dispatch.
+function requireOpenRun(conn: SqliteConnection, tenant: string, run: string, verb: string): RunRow {
+  const row = readRunRow(conn, tenant, run);
+  if (row === undefined) {
+    throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${run}' to ${verb}; admit it first`, {
+      details: { tenant, run },
+    });
+  }
+  if (decodeRun(tenant, row).status === 'concluded') throw concludedRun(tenant, run, verb);
+  return row;
+}
+
+function concludedRun(tenant: string, run: string, verb: string): QuotaError {
+  return new QuotaError('CONFLICT', `run '${run}' of tenant '${tenant}' has concluded, so it cannot ${verb}; start a new run`, {
+    details: { tenant, run },
+  });
+}
+
+/**
+ * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered and not
+ * concluded is a retry: its pass-1 grant comes back unchanged, with no new checks. Otherwise:
+ * halts (the narrowest covering one refuses `Halted`) → quota (explicit, else stored, else
+ * unlimited) → hold formula (`Unbounded`) → reserve in the period of `atMs` → run and pass 1
+ * recorded. Every refusal returns before the first write.
+ */
+export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
+  const existing = readRunRow(conn, tenant, request.run);
+  if (existing !== undefined) {
+    if (decodeRun(tenant, existing).status === 'concluded') throw concludedRun(tenant, request.run, 'be admitted again');
+    const first = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: 1 });
+    if (first === undefined) throw corrupt(tenant, `run '${request.run}' registered without its first pass`);
+    const hold =
+      first.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', first.hold_tokens, first.hold_minor_units);
+    return { ok: true, run: request.run, epoch: 1, period: first.period, hold, leaseExpiresAtMs: first.lease_expires_at_ms };
+  }
+  const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });
+  if (halt !== null) {
+    return {
+      ok: false,
+      refusal: { code: 'Halted', tenant, scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, haltedAtMs: halt.atMs },
+    };
+  }
+  const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
+  const held = holdFor(quota, request.budget, request.width);
+  if (!held.ok) return { ok: false, refusal: { code: 'Unbounded', tenant, unit: held.unit, field: held.field } };
+  const period = periodKey(quota.period, request.atMs);
+  const hold = held.hold === null ? null : { period, amount: held.hold };
+  const reserved = reserveInTransaction(conn, tenant, { run: request.run, quota, hold, atMs: request.atMs });
+  if (!reserved.ok) return reserved;
+  conn.run(INSERT_RUN, {
+    tenant,
+    run: request.run,
+    agentName: request.agent?.name ?? null,
+    agentDigest: request.agent?.digest ?? null,
+    chainJson: request.chain === undefined ? null : JSON.stringify(request.chain),
+    budgetJson: JSON.stringify(request.budget),
+    width: request.width,
+    atMs: request.atMs,
+  });
+  return openPass(conn, tenant, { run: request.run, epoch: 1, period, takesSlot: true, atMs: request.atMs, leaseMs: request.leaseMs });
+}
+
+/**
+ * A resume (store.ts `resume`, contract §8.4): never gated. The next epoch, no slot, the period of
+ * `atMs` under the tenant's stored quota, the hold carried there whole, status `running`.
+ * Throws `NOT_FOUND` for an unknown run and `CONFLICT` for a concluded one.
+ */
+export function resumeInTransaction(conn: SqliteConnection, tenant: string, request: ResumeRequest): PassGrant {
+  const row = requireOpenRun(conn, tenant, request.run, 'resume');
+  const quota = readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
+  const period = periodKey(quota.period, request.atMs);
+  conn.run(CARRY_HOLD, { tenant, run: request.run, period });
+  const epoch = row.last_epoch + 1;
+  conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch });
+  return openPass(conn, tenant, { run: request.run, epoch, period, takesSlot: false, atMs: request.atMs, leaseMs: request.leaseMs });
+}
+
+/**
+ * The end of a pass (store.ts `settlePass`, contract §8.3): the receipt is derived from the pass
+ * row (its period, whether it took the slot) and applied exactly as `settle` does, with the same
+ * conflict rule. A newly written receipt marks the pass settled and, when no newer pass has
+ * started, the run `concluded` or `paused`. Throws `NOT_FOUND` for an unknown pass.
+ */
+export function settlePassInTransaction(conn: SqliteConnection, tenant: string, request: SettlePassRequest): SettlePassOutcome {
+  const pass = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: request.epoch });
+  if (pass === undefined) {
+    throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no pass ${request.run}/${request.epoch} to settle`, {
+      details: { tenant, run: request.run, epoch: request.epoch },
+    });
+  }
+  const receipt: QuotaSettlement = {
+    run: request.run,
+    epoch: request.epoch,
+    period: pass.period,
+    spend: request.spend,
+    releaseSlot: pass.takes_slot === 1,
+    concludes: request.concludes,
+  };
+  const outcome = settleInTransaction(conn, tenant, receipt);
+  if (outcome === 'settled') {
+    const key = { tenant, run: request.run, epoch: request.epoch };
+    conn.run(MARK_PASS_SETTLED, { ...key, atMs: request.atMs });
+    conn.run(UPDATE_RUN_STATUS_IF_LATEST, { ...key, status: request.concludes ? 'concluded' : 'paused' });
+  }
+  return { outcome, receipt };
+}
+
+/**
+ * A run's dispatch (store.ts `dispatch`, DESIGN.md decision 11): the caller's ceilings plus the
+ * stored quota's ceilings for the grant, read in this transaction, then the `reserveRate` body.
+ * Throws `NOT_FOUND` for an unknown run and `CONFLICT` for a concluded one.
+ */
+export function dispatchInTransaction(conn: SqliteConnection, tenant: string, request: DispatchRequest): RateOutcome {
+  requireOpenRun(conn, tenant, request.run, 'dispatch');
+  const configured = readStoredQuota(conn, tenant)?.rateCeilings?.[request.grant] ?? [];
+  return reserveRateInTransaction(conn, tenant, {
+    grant: request.grant,
+    run: request.run,
+    dispatch: request.dispatch,
+    ceilings: [...request.ceilings, ...configured],
+    atMs: request.atMs,
+    exempt: request.exempt,
+  });
+}

@@ -1,0 +1,124 @@
+import Database from 'better-sqlite3';
+
+import { describe } from '../../core/amounts.js';
+import { invalidArgument, QuotaError } from '../../core/errors.js';
+import { isIdentifier, requireIdentifier } from '../../core/identifiers.js';
+import type { MigrationReport } from '../migrations.js';
+import type { QuotaStore, TenantStore } from '../store.js';
+import { SqliteConnection } from './sqlite-connection.js';
+import { closedStoreError, toQuotaError } from './sqlite-errors.js';
+import { migrateSqlite } from './sqlite-migrations.js';
+import { LIST_TENANTS } from './sqlite-queries.js';
+import { SqliteTenantStore } from './sqlite-tenant-store.js';
+
+/** The path better-sqlite3 reads as a private in-memory database. */
+export const SQLITE_MEMORY_PATH = ':memory:';
+
+/** How long a statement waits for another connection's write lock by default, in ms. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+/** Options of {@link openSqliteStore}. */
+export interface SqliteStoreOptions {
+  /**
+   * How long a transaction waits for another process's write lock before the call fails with
+   * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
+   */
+  readonly busyTimeoutMs?: number;
+}
+
+/**
+ * The SQLite adapter of the store port (store.ts `QuotaStore`): one better-sqlite3 connection
+ * serving every tenant through {@link SqliteTenantStore} handles. Exact across processes on one
+ * host: every deciding transaction is `BEGIN IMMEDIATE` on a WAL-mode file (DESIGN.md decision 13).
+ * Open it with {@link openSqliteStore} or `openStore('sqlite:<path>')`.
+ */
+export class SqliteQuotaStore implements QuotaStore {
+  readonly backend = 'sqlite';
+  /** The file path, or `:memory:`. */
+  readonly path: string;
+  /** What opening the store migrated. */
+  readonly migration: MigrationReport;
+  readonly #conn: SqliteConnection;
+
+  /** Use {@link openSqliteStore}: the connection must be configured and migrated. */
+  constructor(conn: SqliteConnection, path: string, migration: MigrationReport) {
+    this.#conn = conn;
+    this.path = path;
+    this.migration = migration;
+  }
+
+  /** A handle confined to `tenant`. Throws `INVALID_ARGUMENT` for a bad id, `STORE_UNAVAILABLE` once closed. */
+  tenant(tenant: string): TenantStore {
+    if (this.#conn.isClosed) throw closedStoreError();
+    return new SqliteTenantStore(this.#conn, requireIdentifier('tenant', tenant));
+  }
+
+  /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
+  async tenants(): Promise<string[]> {
+    const rows = this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
+    return rows.map((row) => {
+      if (!isIdentifier(row.tenant)) {
+        throw new QuotaError('STORE_CORRUPT', `the store holds rows of an unreadable tenant id ${JSON.stringify(row.tenant)}`);
+      }
+      return row.tenant;
+    });
+  }
+
+  /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */
+  async close(): Promise<void> {
+    this.#conn.close();
+  }
+}
+
+/**
+ * Opens (creating if needed) and migrates a SQLite store at `path` (`:memory:` for a private
+ * in-memory one). The file is put in WAL mode, so readers never block the one writer, with
+ * `synchronous = FULL`: every acknowledged decision is on disk before the call returns, at the
+ * price of one WAL sync per commit (NORMAL would survive a process crash but could lose the
+ * latest admissions and settlements to a power cut, and the quota books must not forget a
+ * decision a caller already acted on).
+ * Throws `INVALID_ARGUMENT` for bad options, `STORE_UNAVAILABLE` when the file cannot be opened or
+ * stays locked past the busy timeout, `STORE_CORRUPT` for a file that is not a SQLite database,
+ * and `SCHEMA_TOO_NEW` for a database migrated by a newer quotaplane.
+ */
+export async function openSqliteStore(path: string, options: SqliteStoreOptions = {}): Promise<SqliteQuotaStore> {
+  if (typeof path !== 'string' || path.length === 0) {
+    throw invalidArgument('path', `must be a file path or ':memory:', got ${describe(path)}`);
+  }
+  const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+  if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
+    throw invalidArgument('busyTimeoutMs', `must be a whole number of milliseconds from 0 to 2147483647, got ${describe(busyTimeoutMs)}`);
+  }
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { timeout: busyTimeoutMs });
+    if (path !== SQLITE_MEMORY_PATH) enableWal(db, busyTimeoutMs);
+    db.pragma('synchronous = FULL');
+    const migration = migrateSqlite(db, Date.now());
+    return new SqliteQuotaStore(new SqliteConnection(db), path, migration);
+  } catch (error) {
+    try {
+      db?.close();
+    } catch {
+      // The open already failed; that error is the one to report.
+    }
+    throw toQuotaError(error);
+  }
+}
+
+// Switching a fresh file to WAL needs a moment of exclusive access, and SQLite answers
+// SQLITE_BUSY at once (without the busy handler) when another process is opening the same file.
+// Retry within the busy timeout so several processes can open one new file together.
+function enableWal(db: Database.Database, busyTimeoutMs: number): void {
+  const deadline = Date.now() + busyTimeoutMs;
+  for (;;) {
+    try {
+      db.pragma('journal_mode = WAL');
+      return;
+    } catch (error) {
+      const code = (error as { code?: unknown }).code;
+      if (typeof code !== 'string' || !code.startsWith('SQLITE_BUSY') || Date.now() >= deadline) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+    }
+  }
+}

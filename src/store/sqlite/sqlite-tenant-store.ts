@@ -1,0 +1,252 @@
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
+import { normaliseRunId, requireIdentifier } from '../../core/identifiers.js';
+import { parseQuota, parseRateCeilings, type TenantQuota } from '../../core/quota.js';
+import type { RateCeiling } from '../../core/rate.js';
+import type { Spend } from '../../core/spend.js';
+import { sameHalt, decodeHaltRow, type HaltRow } from '../halt-rows.js';
+import {
+  requireAdmitRequest,
+  requireAuditEntry,
+  requireDispatchRequest,
+  requireResumeRequest,
+  requireSettlePassRequest,
+} from '../lifecycle-arguments.js';
+import type { TenantStore } from '../store.js';
+import {
+  requireHalt,
+  requireHaltScopeKey,
+  requireInstantMs,
+  requireLimit,
+  requireObject,
+  requirePeriodKey,
+  requireRateReservation,
+  requireSettlement,
+  requireSpendHold,
+} from '../store-arguments.js';
+import type {
+  AdmitOutcome,
+  AdmitRequest,
+  AuditEntry,
+  AuditRecord,
+  DispatchRequest,
+  Held,
+  PassGrant,
+  QuotaSettlement,
+  RateOutcome,
+  RateReservation,
+  ReserveOutcome,
+  ResumeRequest,
+  RunRecord,
+  SettleOutcome,
+  SettlePassOutcome,
+  SettlePassRequest,
+  SpendHold,
+} from '../types.js';
+import { appendAuditInTransaction } from './sqlite-audit.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { readHalts } from './sqlite-halts.js';
+import {
+  admitInTransaction,
+  dispatchInTransaction,
+  resumeInTransaction,
+  settlePassInTransaction,
+} from './sqlite-lifecycle.js';
+import * as q from './sqlite-queries.js';
+import { readStoredQuota } from './sqlite-quota.js';
+import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
+import { reserveInTransaction } from './sqlite-reserve.js';
+import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from './sqlite-rows.js';
+import { settleInTransaction } from './sqlite-settle.js';
+
+/**
+ * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
+ * arguments first (`INVALID_ARGUMENT` naming the field), then runs as one transaction on the
+ * shared connection: `BEGIN IMMEDIATE` for anything that reads then writes (DESIGN.md decision
+ * 13), a deferred read transaction for pure reads. Every statement is keyed by `tenant`.
+ */
+export class SqliteTenantStore implements TenantStore {
+  readonly tenant: string;
+  readonly #conn: SqliteConnection;
+
+  /** Use `SqliteQuotaStore.tenant()`; `tenant` must already be a validated identifier. */
+  constructor(conn: SqliteConnection, tenant: string) {
+    this.#conn = conn;
+    this.tenant = tenant;
+  }
+
+  // ── contract §6 ────────────────────────────────────────────────────────────
+
+  async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
+    const record = requireObject('request', request);
+    const input = {
+      run: normaliseRunId('run', record.run),
+      quota: parseQuota(record.quota, 'quota'),
+      hold: requireSpendHold('hold', record.hold),
+      atMs: requireInstantMs('atMs', record.atMs),
+    };
+    return this.#conn.write(() => reserveInTransaction(this.#conn, this.tenant, input));
+  }
+
+  async release(run: string): Promise<void> {
+    const key = { tenant: this.tenant, run: normaliseRunId('run', run) };
+    this.#conn.write(() => {
+      this.#conn.run(q.DELETE_SLOT, key);
+      this.#conn.run(q.DELETE_HOLD, key);
+    });
+  }
+
+  async carry(run: string, period: string): Promise<void> {
+    const params = { tenant: this.tenant, run: normaliseRunId('run', run), period: requirePeriodKey('period', period) };
+    this.#conn.write(() => this.#conn.run(q.CARRY_HOLD, params));
+  }
+
+  async reservations(limit: number): Promise<Held[]> {
+    const params = { tenant: this.tenant, limit: requireLimit('limit', limit) };
+    const rows = this.#conn.read(() =>
+      this.#conn.all<{ run_id: string; period: string; tokens: number; minor_units: number }>(q.LIST_HOLDS, params),
+    );
+    return rows.map((row) => ({
+      run: decodeRunId(this.tenant, 'hold', row.run_id),
+      period: row.period,
+      remaining: decodeSpend(this.tenant, 'the hold table', row.tokens, row.minor_units),
+    }));
+  }
+
+  async reserved(period: string): Promise<Spend> {
+    const params = { tenant: this.tenant, period: requirePeriodKey('period', period) };
+    const row = this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SUM_RESERVED, params));
+    return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
+  }
+
+  async setHalt(halt: Halt): Promise<void> {
+    const valid = requireHalt('halt', halt);
+    const params = {
+      tenant: this.tenant,
+      scope: haltScopeKey(valid.scope),
+      reason: valid.reason,
+      actor: valid.by.actor,
+      basis: valid.by.basis,
+      atMs: valid.atMs,
+    };
+    this.#conn.write(() => this.#conn.run(q.UPSERT_HALT, params));
+  }
+
+  async liftHalt(scope: HaltScope): Promise<boolean> {
+    const params = { tenant: this.tenant, scope: requireHaltScopeKey('scope', scope) };
+    return this.#conn.write(() => this.#conn.run(q.DELETE_HALT, params) > 0);
+  }
+
+  async liftHaltIf(standing: Halt): Promise<boolean> {
+    const valid = requireHalt('standing', standing);
+    const params = { tenant: this.tenant, scope: haltScopeKey(valid.scope) };
+    return this.#conn.write(() => {
+      const row = this.#conn.get<HaltRow>(q.SELECT_HALT, params);
+      // Decoding first: an unreadable row throws STORE_CORRUPT rather than being treated as different.
+      if (row === undefined || !sameHalt(decodeHaltRow(this.tenant, row), valid)) return false;
+      return this.#conn.run(q.DELETE_HALT, params) > 0;
+    });
+  }
+
+  async halts(): Promise<Halt[]> {
+    return this.#conn.read(() => readHalts(this.#conn, this.tenant));
+  }
+
+  async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {
+    const valid = requireSettlement('settlement', settlement);
+    return this.#conn.write(() => settleInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async spent(period: string): Promise<Spend> {
+    const params = { tenant: this.tenant, period: requirePeriodKey('period', period) };
+    const row = this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SELECT_SPENT, params));
+    return decodeSpend(this.tenant, 'settled spend', row?.tokens, row?.minor_units);
+  }
+
+  async running(): Promise<number> {
+    const row = this.#conn.read(() => this.#conn.get<{ running: number }>(q.COUNT_SLOTS, { tenant: this.tenant }));
+    return Math.min(row?.running ?? 0, MAX_AMOUNT);
+  }
+
+  async runningRuns(limit: number): Promise<string[]> {
+    const params = { tenant: this.tenant, limit: requireLimit('limit', limit) };
+    const rows = this.#conn.read(() => this.#conn.all<{ run_id: string }>(q.LIST_SLOTS, params));
+    return rows.map((row) => decodeRunId(this.tenant, 'slot', row.run_id));
+  }
+
+  async reserveRate(reservation: RateReservation): Promise<RateOutcome> {
+    const valid = requireRateReservation('reservation', reservation);
+    return this.#conn.write(() => reserveRateInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome> {
+    const validGrant = requireIdentifier('grant', grant);
+    const validCeilings = parseRateCeilings(ceilings, 'ceilings');
+    const validAtMs = requireInstantMs('atMs', atMs);
+    const refusal = this.#conn.read(() => judgeRate(this.#conn, this.tenant, validGrant, validCeilings, validAtMs));
+    return refusal === null ? { ok: true } : { ok: false, refusal };
+  }
+
+  // ── tenant configuration ──────────────────────────────────────────────────
+
+  async getQuota(): Promise<TenantQuota | null> {
+    return this.#conn.read(() => readStoredQuota(this.#conn, this.tenant));
+  }
+
+  async setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void> {
+    const valid = parseQuota(quota, 'quota');
+    const entry = requireAuditEntry('audit', audit);
+    const params = { tenant: this.tenant, quotaJson: JSON.stringify(valid) };
+    this.#conn.write(() => {
+      this.#conn.run(q.UPSERT_QUOTA, params);
+      appendAuditInTransaction(this.#conn, this.tenant, entry);
+    });
+  }
+
+  // ── run lifecycle ─────────────────────────────────────────────────────────
+
+  async admit(request: AdmitRequest): Promise<AdmitOutcome> {
+    const valid = requireAdmitRequest(request);
+    return this.#conn.write(() => admitInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async resume(request: ResumeRequest): Promise<PassGrant> {
+    const valid = requireResumeRequest(request);
+    return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
+    const valid = requireSettlePassRequest(request);
+    return this.#conn.write(() => settlePassInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async dispatch(request: DispatchRequest): Promise<RateOutcome> {
+    const valid = requireDispatchRequest(request);
+    return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async getRun(run: string): Promise<RunRecord | null> {
+    const params = { tenant: this.tenant, run: normaliseRunId('run', run) };
+    const row = this.#conn.read(() => this.#conn.get<RunRow>(q.SELECT_RUN, params));
+    return row === undefined ? null : decodeRun(this.tenant, row);
+  }
+
+  // ── audit log ─────────────────────────────────────────────────────────────
+
+  async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
+    const valid = requireAuditEntry('entry', entry);
+    return this.#conn.write(() => appendAuditInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async auditLog(options: { limit: number; action?: string }): Promise<AuditRecord[]> {
+    const record = requireObject('options', options);
+    const limit = requireLimit('limit', record.limit);
+    const action = record.action === undefined ? undefined : requireIdentifier('action', record.action);
+    const rows = this.#conn.read(() =>
+      action === undefined
+        ? this.#conn.all<AuditRow>(q.LIST_AUDIT, { tenant: this.tenant, limit })
+        : this.#conn.all<AuditRow>(q.LIST_AUDIT_BY_ACTION, { tenant: this.tenant, limit, action }),
+    );
+    return rows.map((row) => decodeAudit(this.tenant, row));
+  }
+}
