@@ -1,0 +1,37 @@
+import { InvalidArgumentError } from 'commander';
+
+/**
+ * Argument parsers for commander options. Each throws commander's `InvalidArgumentError`, which
+ * commander prints as one line naming the flag and the value (`option '--tenants <count>'
+ * argument 'x' is invalid. …`); the text after it says what a valid value looks like.
+ */
+
+/** A whole number of at least `min` (and a safe integer). */
+export function wholeNumber(min: number): (value: string) => number {
+  return (value) => {
+    const parsed = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min) {
+      throw new InvalidArgumentError(`Use a whole number of at least ${min}.`);
+    }
+    return parsed;
+  };
+}
+
+/** An amount: a non-negative safe integer (DESIGN.md decision 2; 0 means nothing is allowed). */
+export const amount = wholeNumber(0);
+
+/** A finite number greater than 0 (decimals allowed). */
+export function positiveNumber(value: string): number {
+  const parsed = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isFinite(parsed) || parsed <= 0) throw new InvalidArgumentError('Use a number greater than 0, such as 1 or 1.2.');
+  return parsed;
+}
+
+/** A 32-bit unsigned seed, `0 … 4294967295`. */
+export function seed(value: string): number {
+  const parsed = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+  if (!Number.isSafeInteger(parsed) || parsed > 0xffff_ffff) {
+    throw new InvalidArgumentError('Use a whole number from 0 to 4294967295.');
+  }
+  return parsed;
+}

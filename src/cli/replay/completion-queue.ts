@@ -1,0 +1,76 @@
+/** A run admitted by the replay, waiting for its virtual end instant to settle. */
+export interface PendingCompletion {
+  readonly tenant: string;
+  readonly run: string;
+  readonly epoch: number;
+  /** The billing period the admission answered; the settle accrues there. */
+  readonly period: string;
+  /** Virtual instant (Unix ms) at which the run finishes: arrival + 250 ms + 20 ms × generated tokens. */
+  readonly endMs: number;
+  readonly tokens: number;
+  readonly minorUnits: number;
+  /** Trace line, which breaks ties between runs ending at the same instant (file order). */
+  readonly line: number;
+}
+
+/**
+ * Min-heap of pending completions ordered by `endMs`, then trace line, so the replay settles runs
+ * in virtual-time order and deterministically when several end at the same instant.
+ */
+export class CompletionQueue {
+  readonly #heap: PendingCompletion[] = [];
+
+  get size(): number {
+    return this.#heap.length;
+  }
+
+  push(item: PendingCompletion): void {
+    const heap = this.#heap;
+    heap.push(item);
+    let index = heap.length - 1;
+    while (index > 0) {
+      const parent = (index - 1) >> 1;
+      if (!before(item, heap[parent] as PendingCompletion)) break;
+      heap[index] = heap[parent] as PendingCompletion;
+      index = parent;
+    }
+    heap[index] = item;
+  }
+
+  /** The earliest completion without removing it, or `undefined` when empty. */
+  peek(): PendingCompletion | undefined {
+    return this.#heap[0];
+  }
+
+  /** Removes and returns the earliest completion, or `undefined` when empty. */
+  pop(): PendingCompletion | undefined {
+    const heap = this.#heap;
+    const top = heap[0];
+    const last = heap.pop();
+    if (top === undefined || last === undefined || heap.length === 0) return top;
+    let index = 0;
+    for (;;) {
+      const left = 2 * index + 1;
+      const right = left + 1;
+      let smallest = index;
+      let smallestItem = last;
+      if (left < heap.length && before(heap[left] as PendingCompletion, smallestItem)) {
+        smallest = left;
+        smallestItem = heap[left] as PendingCompletion;
+      }
+      if (right < heap.length && before(heap[right] as PendingCompletion, smallestItem)) {
+        smallest = right;
+        smallestItem = heap[right] as PendingCompletion;
+      }
+      if (smallest === index) break;
+      heap[index] = smallestItem;
+      index = smallest;
+    }
+    heap[index] = last;
+    return top;
+  }
+}
+
+function before(a: PendingCompletion, b: PendingCompletion): boolean {
+  return a.endMs < b.endMs || (a.endMs === b.endMs && a.line < b.line);
+}
