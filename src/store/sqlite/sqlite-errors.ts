@@ -55,6 +55,13 @@ export function toQuotaError(error: unknown): QuotaError {
   if (error instanceof TypeError && /database connection is not open/i.test(text)) {
     return closedStoreError(error);
   }
+  // …and a TypeError, not SQLITE_CANTOPEN, when the file's directory does not exist.
+  if (error instanceof TypeError && /cannot open database/i.test(text)) {
+    return new QuotaError('STORE_UNAVAILABLE', `the SQLite quota store cannot be opened: ${text}; check the path`, {
+      details: { backend: 'sqlite' },
+      cause: error,
+    });
+  }
   return new QuotaError('INTERNAL', `the SQLite quota store failed unexpectedly: ${text}`, {
     details: { backend: 'sqlite', ...(code === null ? {} : { code }) },
     cause: error,
