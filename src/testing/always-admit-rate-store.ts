@@ -1,0 +1,53 @@
+import type { QuotaStore, TenantStore } from '../store/store.js';
+import type { RateOutcome } from '../store/types.js';
+
+const ADMITTED: RateOutcome = Object.freeze({ ok: true });
+
+/**
+ * A deliberately broken store for the battery's self-test (contract §10.1 C43): every call goes to
+ * `inner` except `reserveRate` and `rateRoom`, which answer ok without asking it, as a rate counter
+ * that "yields under load" would. The conformance groups "a full window refuses", "a window
+ * boundary does not double the ceiling" and "two runs making the same call each count" must fail
+ * against it; if one passes, that group cannot tell a real counter from none. Closing the wrapper
+ * closes `inner`.
+ */
+export function alwaysAdmitRateStore(inner: QuotaStore): QuotaStore {
+  return {
+    backend: `${inner.backend} (rate always admits)`,
+    tenant: (tenant) => alwaysAdmitRateTenant(inner.tenant(tenant)),
+    tenants: () => inner.tenants(),
+    close: () => inner.close(),
+  };
+}
+
+// Spelled out method by method rather than through a Proxy, so a method added to the port fails
+// to compile here instead of silently reaching the inner store unwrapped.
+function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
+  return {
+    tenant: inner.tenant,
+    reserve: (request) => inner.reserve(request),
+    release: (run) => inner.release(run),
+    carry: (run, period) => inner.carry(run, period),
+    reservations: (limit) => inner.reservations(limit),
+    reserved: (period) => inner.reserved(period),
+    setHalt: (halt) => inner.setHalt(halt),
+    liftHalt: (scope) => inner.liftHalt(scope),
+    liftHaltIf: (standing) => inner.liftHaltIf(standing),
+    halts: () => inner.halts(),
+    settle: (settlement) => inner.settle(settlement),
+    spent: (period) => inner.spent(period),
+    running: () => inner.running(),
+    runningRuns: (limit) => inner.runningRuns(limit),
+    reserveRate: async () => ADMITTED,
+    rateRoom: async () => ADMITTED,
+    getQuota: () => inner.getQuota(),
+    setQuota: (quota, audit) => inner.setQuota(quota, audit),
+    admit: (request) => inner.admit(request),
+    resume: (request) => inner.resume(request),
+    settlePass: (request) => inner.settlePass(request),
+    dispatch: (request) => inner.dispatch(request),
+    getRun: (run) => inner.getRun(run),
+    appendAudit: (entry) => inner.appendAudit(entry),
+    auditLog: (options) => inner.auditLog(options),
+  };
+}

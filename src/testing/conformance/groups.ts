@@ -1,0 +1,62 @@
+import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota } from './admit.js';
+import { closedStore } from './closing.js';
+import { quotaAndAudit, tenantListing } from './config.js';
+import { dispatchCeilings } from './dispatch.js';
+import { conditionalLift, haltsPerScope } from './halts.js';
+import { tenantIsolation } from './isolation.js';
+import { resumePasses, settlePasses } from './passes.js';
+import { lifecycleRaces, rateRace, slotRace, spendRace } from './races.js';
+import {
+  fullWindowRefuses,
+  narrowWindowKeepsWideRows,
+  ratePerTenant,
+  sameCallCountsPerRun,
+  uncountableWindows,
+  undoIsCounted,
+  windowBoundary,
+} from './rate.js';
+import { batterySelfTest } from './self-test.js';
+import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
+import { holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
+import type { ConformanceGroup } from './types.js';
+
+/**
+ * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
+ * §10.2 G1–G5, the port rules P1–P6, the slot race X1), then the run lifecycle, configuration,
+ * audit log, tenant isolation and closing of the port (L1–L41). Each group runs on its own fresh
+ * store; its steps run in order on that store. Every backend must pass all of it unchanged.
+ */
+export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
+  zeroAndFullCeiling,
+  retriedReserve,
+  concurrencyGuards,
+  reserveRules,
+  receiptsSettleOnce,
+  holdsFillAPeriod,
+  periodGuards,
+  haltsPerScope,
+  conditionalLift,
+  fullWindowRefuses,
+  sameCallCountsPerRun,
+  windowBoundary,
+  undoIsCounted,
+  narrowWindowKeepsWideRows,
+  uncountableWindows,
+  ratePerTenant,
+  rateRace,
+  spendRace,
+  slotRace,
+  batterySelfTest,
+  admitHaltsFirst,
+  admitHolds,
+  admitReadsQuota,
+  admitIdempotent,
+  resumePasses,
+  settlePasses,
+  dispatchCeilings,
+  quotaAndAudit,
+  tenantListing,
+  tenantIsolation,
+  lifecycleRaces,
+  closedStore,
+]);
