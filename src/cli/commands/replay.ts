@@ -1,0 +1,105 @@
+import { type Command, Option } from 'commander';
+
+import { isQuotaError } from '../../core/errors.js';
+import type { Period } from '../../core/period.js';
+import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { outputFor, type SetExitStatus } from '../command-output.js';
+import { amount, positiveNumber, seed, wholeNumber } from '../options.js';
+import { ReplayProgress } from '../replay/replay-progress.js';
+import { renderReplayTable } from '../replay/replay-report.js';
+import { runReplay } from '../replay/replay-run.js';
+import { openReplayTarget } from '../replay/replay-store.js';
+import type { ReplayOptions } from '../replay/replay-types.js';
+import { UsageError } from '../usage-error.js';
+
+/** The flags of `replay` as commander parses them. */
+interface ReplayFlags {
+  tenants: number;
+  seed: number;
+  zipfExponent: number;
+  maxConcurrent?: number;
+  tokensPerPeriod?: number;
+  minorUnitsPerPeriod?: number;
+  period: Period;
+  priceIn: number;
+  priceOut: number;
+  maxOutputTokens: number;
+  store?: string;
+  keepStore: boolean;
+  json: boolean;
+}
+
+const DESCRIPTION = `Drive every row of an LLM request trace through the plane and prove the books stay exact.
+
+The trace is a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens (the Azure LLM
+inference trace 2023 format). Time is virtual, taken from the trace. Each row is one run of one
+model call for a tenant drawn by a seeded Zipf choice; it is admitted at its arrival with the
+budget ContextTokens + --max-output-tokens (per run and per call, width 1), runs for
+250 ms + 20 ms x GeneratedTokens, then settles its real tokens and price and concludes.
+
+The report gives per tenant the admitted runs, refusals by code, settled spend and peak running
+runs, and five invariants measured from the store: settledWithinCeiling, runningWithinCeiling,
+settledExactlyOnce, holdsReleased, slotsReleased. Exit status 1 when any is false.`;
+
+/** Registers `quotaplane replay <trace.csv>` (issue #2 item 5) on `program`. */
+export function registerReplay(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  program
+    .command('replay')
+    .summary('replay an LLM request trace through the plane and check the invariants')
+    .description(DESCRIPTION)
+    .argument('<trace.csv>', 'trace file: TIMESTAMP,ContextTokens,GeneratedTokens')
+    .addOption(new Option('--tenants <count>', 'tenants the rows are spread over').argParser(wholeNumber(1)).default(1))
+    .addOption(new Option('--seed <n>', 'seed of the Zipf tenant choice').argParser(seed).default(1))
+    .addOption(new Option('--zipf-exponent <s>', 'Zipf exponent of the tenant choice').argParser(positiveNumber).default(1))
+    .addOption(new Option('--max-concurrent <runs>', "every tenant's concurrent-run ceiling (default: unlimited)").argParser(amount))
+    .addOption(new Option('--tokens-per-period <tokens>', "every tenant's token ceiling per period (default: unlimited)").argParser(amount))
+    .addOption(
+      new Option('--minor-units-per-period <minorUnits>', "every tenant's money ceiling per period (default: unlimited)").argParser(amount),
+    )
+    .addOption(new Option('--period <period>', 'billing period of the quotas (UTC)').choices(['daily', 'monthly']).default('monthly'))
+    .addOption(new Option('--price-in <minorUnits>', 'minor units per context token').argParser(amount).default(3))
+    .addOption(new Option('--price-out <minorUnits>', 'minor units per generated token').argParser(amount).default(15))
+    .addOption(
+      new Option('--max-output-tokens <tokens>', 'output bound each call declares in its budget').argParser(amount).default(1024),
+    )
+    .addOption(new Option('--store <url>', 'store URL: sqlite:<path>, <path>.db or postgres://… (default: a temporary SQLite file)'))
+    .addOption(new Option('--keep-store', 'keep the temporary SQLite store and print where it is').default(false))
+    .addOption(new Option('--json', 'print the report as one JSON document').default(false))
+    .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
+    .configureOutput(outputFor(io, 'quotaplane replay --help'))
+    .action(async (tracePath: string, flags: ReplayFlags) => {
+      if (flags.keepStore && flags.store !== undefined) {
+        throw new UsageError('--keep-store applies only to the temporary store; drop --keep-store or drop --store');
+      }
+      const options: ReplayOptions = {
+        tracePath,
+        tenants: flags.tenants,
+        seed: flags.seed,
+        zipfExponent: flags.zipfExponent,
+        maxConcurrent: flags.maxConcurrent,
+        tokensPerPeriod: flags.tokensPerPeriod,
+        minorUnitsPerPeriod: flags.minorUnitsPerPeriod,
+        period: flags.period,
+        priceIn: flags.priceIn,
+        priceOut: flags.priceOut,
+        maxOutputTokens: flags.maxOutputTokens,
+        storeUrl: flags.store,
+        keepStore: flags.keepStore,
+      };
+      const opened = await openReplayTarget(options.storeUrl, options.keepStore).catch((error: unknown) => {
+        if (isQuotaError(error, 'INVALID_ARGUMENT')) {
+          throw new UsageError(`--store: ${error.message}; use sqlite:<path>, a path ending in .db, or postgres://…`);
+        }
+        throw error;
+      });
+      let report;
+      try {
+        report = await runReplay(options, opened.target, new ReplayProgress(io.stderr));
+      } finally {
+        await opened.close();
+      }
+      io.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : renderReplayTable(report));
+      setExitStatus(report.ok ? EXIT.OK : EXIT.FINDING);
+    });
+}

@@ -1,0 +1,79 @@
+import { createRequire } from 'node:module';
+import { Command, CommanderError } from 'commander';
+
+import { isQuotaError } from '../core/errors.js';
+import { outputFor } from './command-output.js';
+import { registerReplay } from './commands/replay.js';
+import { EXIT, EXIT_STATUS_HELP, type ExitStatus } from './exit-status.js';
+import { type CliIo, writeLine } from './io.js';
+import { UsageError } from './usage-error.js';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/**
+ * Runs the `quotaplane` CLI once, in process: `argv` are the arguments after the program name
+ * (`['replay', 'conv.csv', '--json']`), and everything is written through `io`, never straight to
+ * the process streams, so tests read exactly what a person would see. Resolves to the exit status
+ * (see {@link EXIT}); it never calls `process.exit` and never rejects.
+ *
+ * Failures print one line on stderr: usage errors (a bad flag, argument or input file: status 2),
+ * a store that cannot be reached or used (status 4), or an internal fault (status 70).
+ */
+export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+  let status: ExitStatus = EXIT.OK;
+  const program = new Command('quotaplane')
+    .description(
+      'Per-tenant admission control for AI-agent platforms: concurrent runs, spend per billing period, ' +
+        'tool-call rates and scoped emergency halts, exact under concurrency.',
+    )
+    .version(version, '-V, --version', 'print the version')
+    .helpOption('-h, --help', 'show help')
+    .helpCommand('help [command]', 'show help for a command')
+    .exitOverride()
+    .showSuggestionAfterError(true)
+    .configureOutput(outputFor(io, 'quotaplane --help'))
+    .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`);
+
+  registerReplay(program, io, (next) => {
+    status = next;
+  });
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return status;
+  } catch (error) {
+    return failureStatus(error, io);
+  }
+}
+
+/** Prints one line for a failure and answers its exit status. */
+function failureStatus(error: unknown, io: CliIo): ExitStatus {
+  if (error instanceof CommanderError) {
+    // Commander already printed its message (or the help) through configureOutput.
+    return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+  }
+  if (error instanceof UsageError) {
+    writeLine(io.stderr, `error: ${error.message}`);
+    return EXIT.USAGE;
+  }
+  if (isQuotaError(error)) {
+    switch (error.code) {
+      case 'INVALID_ARGUMENT':
+        writeLine(io.stderr, `error: ${error.message}`);
+        return EXIT.USAGE;
+      case 'STORE_UNAVAILABLE':
+      case 'STORE_CORRUPT':
+      case 'SCHEMA_TOO_NEW':
+        writeLine(io.stderr, `error: ${error.message}`);
+        return EXIT.STORE_UNREACHABLE;
+      case 'CONFLICT':
+      case 'NOT_FOUND':
+      case 'INTERNAL':
+        writeLine(io.stderr, `internal error (${error.code}): ${error.message}`);
+        return EXIT.INTERNAL;
+    }
+  }
+  const text = error instanceof Error ? error.message : String(error);
+  writeLine(io.stderr, `internal error: ${text}`);
+  return EXIT.INTERNAL;
+}

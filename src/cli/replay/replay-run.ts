@@ -1,0 +1,228 @@
+import { performance } from 'node:perf_hooks';
+
+import type { Budget } from '../../core/budget.js';
+import type { Clock } from '../../core/clock.js';
+import type { TenantQuota } from '../../core/quota.js';
+import { addSpend, ZERO_SPEND, type Spend } from '../../core/spend.js';
+import { createPlane } from '../../plane/create-plane.js';
+import type { QuotaStore } from '../../store/store.js';
+import { CompletionQueue, type PendingCompletion } from './completion-queue.js';
+import type { ReplayProgress } from './replay-progress.js';
+import { measureInvariants, type TenantLedger } from './replay-invariants.js';
+import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from './replay-types.js';
+import { openTrace } from './trace-reader.js';
+import { zipfSampler } from './zipf.js';
+
+/** Virtual run time before the first token (issue #2 item 5). */
+export const RUN_BASE_MS = 250;
+/** Virtual run time per generated token (issue #2 item 5). */
+export const RUN_MS_PER_GENERATED_TOKEN = 20;
+/**
+ * Lease a replayed pass gets beyond its own virtual duration. Replayed runs never heartbeat, so
+ * the lease must cover the whole run or a long one would read as a crashed process.
+ */
+const LEASE_MARGIN_MS = 60_000;
+
+/** The operator recorded on the quota changes a replay makes (audited like any other). */
+const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
+
+/** Where the replay runs: an opened store, and where it is (for the report). */
+export interface ReplayTarget {
+  readonly store: QuotaStore;
+  readonly url: string;
+  readonly temporary: boolean;
+  readonly kept: boolean;
+  /** Prefix of every tenant name, so a shared store's earlier rows never mix in. */
+  readonly tenantPrefix: string;
+}
+
+/**
+ * Drives every row of the trace through a plane on `target.store` under a virtual clock taken from
+ * the trace (issue #2 item 5), then measures the invariants from the store.
+ *
+ * For each row, in file order: first settle (with `concludes`) every admitted run whose virtual end
+ * (`arrival + 250 ms + 20 ms × GeneratedTokens`) is at or before the row's arrival, at its end
+ * instant; then admit the row at its arrival, for a tenant drawn by the seeded Zipf choice, with
+ * budget `maxTokens = maxCallTokens = ContextTokens + maxOutputTokens` (and the same shape in
+ * minor units when a minor-unit ceiling is set), width 1. After the last row the remaining runs
+ * settle in end order. Real spend is `ContextTokens + GeneratedTokens` tokens and
+ * `ContextTokens × priceIn + GeneratedTokens × priceOut` minor units.
+ *
+ * Throws `UsageError` for an unreadable or malformed trace and `QuotaError` for store faults.
+ */
+export async function runReplay(
+  options: ReplayOptions,
+  target: ReplayTarget,
+  progress: ReplayProgress | null,
+): Promise<ReplayReport> {
+  const trace = await openTrace(options.tracePath);
+  let nowMs = 0;
+  const clock: Clock = { nowMs: () => nowMs };
+  const plane = createPlane({ store: target.store, clock });
+
+  const width = String(options.tenants).length;
+  const names = Array.from(
+    { length: options.tenants },
+    (_, index) => `${target.tenantPrefix}tenant-${String(index + 1).padStart(width, '0')}`,
+  );
+  const quota = quotaOf(options);
+  for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+
+  const ledgers = new Map<string, TenantLedger>(names.map((tenant) => [tenant, newLedger(tenant)]));
+  const ledger = (tenant: string): TenantLedger => ledgers.get(tenant) as TenantLedger;
+  const pickTenant = zipfSampler({ count: options.tenants, exponent: options.zipfExponent, seed: options.seed });
+  const pending = new CompletionQueue();
+  const settledRuns: PendingCompletion[] = [];
+
+  const settleRun = async (done: PendingCompletion): Promise<void> => {
+    nowMs = done.endMs;
+    const result = await plane.settle({
+      tenant: done.tenant,
+      run: done.run,
+      epoch: done.epoch,
+      spend: { tokens: done.tokens, minorUnits: done.minorUnits },
+      concludes: true,
+      atMs: done.endMs,
+    });
+    const book = ledger(done.tenant);
+    if (result.outcome === 'settled') book.receiptsWritten += 1;
+    const period = result.receipt.period ?? done.period;
+    book.settledByReplay.set(period, addSpend(book.settledByReplay.get(period) ?? ZERO_SPEND, result.receipt.spend));
+    settledRuns.push(done);
+  };
+
+  let rows = 0;
+  const started = performance.now();
+  progress?.begin(trace.sizeBytes);
+  try {
+    for await (const row of trace.rows) {
+      for (let next = pending.peek(); next !== undefined && next.endMs <= row.arrivalMs; next = pending.peek()) {
+        await settleRun(pending.pop() as PendingCompletion);
+      }
+      nowMs = row.arrivalMs;
+      rows += 1;
+      const tenant = names[pickTenant()] as string;
+      const book = ledger(tenant);
+      const durationMs = RUN_BASE_MS + RUN_MS_PER_GENERATED_TOKEN * row.generatedTokens;
+      const admitted = await plane.admit({
+        tenant,
+        run: `line-${row.line}`,
+        budget: budgetOf(options, row.contextTokens),
+        width: 1,
+        atMs: row.arrivalMs,
+        leaseMs: durationMs + LEASE_MARGIN_MS,
+      });
+      if (admitted.ok) {
+        book.admitted += 1;
+        book.periods.add(admitted.period);
+        pending.push({
+          tenant,
+          run: admitted.run,
+          epoch: admitted.epoch,
+          period: admitted.period,
+          endMs: row.arrivalMs + durationMs,
+          tokens: row.contextTokens + row.generatedTokens,
+          minorUnits: row.contextTokens * options.priceIn + row.generatedTokens * options.priceOut,
+          line: row.line,
+        });
+        // Slots only grow at admission, so the largest count read right after each one is the
+        // largest the tenant ever held.
+        const running = (await plane.usage({ tenant, period: admitted.period })).running;
+        if (running > book.peakRunning) book.peakRunning = running;
+      } else {
+        book.refused[admitted.refusal.code] += 1;
+      }
+      progress?.update(row.bytesRead, rows, performance.now() - started);
+    }
+    for (let next = pending.pop(); next !== undefined; next = pending.pop()) await settleRun(next);
+  } finally {
+    progress?.end();
+  }
+  const wallMs = performance.now() - started;
+
+  const verifyStarted = performance.now();
+  const measured = await measureInvariants(plane, [...ledgers.values()], settledRuns);
+  const verifyMs = performance.now() - verifyStarted;
+
+  const tenants: TenantReport[] = [...ledgers.values()].map((book) => ({
+    tenant: book.tenant,
+    admitted: book.admitted,
+    refused: { ...book.refused },
+    settled: measured.settledByTenant.get(book.tenant) ?? ZERO_SPEND,
+    peakRunning: book.peakRunning,
+  }));
+  const invariants = measured.invariants;
+  return {
+    trace: options.tracePath,
+    store: { url: target.url, temporary: target.temporary, kept: target.kept },
+    options: {
+      tenants: options.tenants,
+      seed: options.seed,
+      zipfExponent: options.zipfExponent,
+      maxConcurrent: options.maxConcurrent ?? null,
+      tokensPerPeriod: options.tokensPerPeriod ?? null,
+      minorUnitsPerPeriod: options.minorUnitsPerPeriod ?? null,
+      period: options.period,
+      priceIn: options.priceIn,
+      priceOut: options.priceOut,
+      maxOutputTokens: options.maxOutputTokens,
+      tenantPrefix: target.tenantPrefix,
+    },
+    tenants,
+    totals: {
+      rows,
+      admitted: tenants.reduce((sum, t) => sum + t.admitted, 0),
+      refused: sumRefusals(tenants.map((t) => t.refused)),
+      settled: tenants.reduce((sum: Spend, t) => addSpend(sum, t.settled), ZERO_SPEND),
+    },
+    timing: {
+      wallMs: Math.round(wallMs),
+      requestsPerSecond: wallMs > 0 ? Math.round((rows / wallMs) * 1000) : 0,
+      verifyMs: Math.round(verifyMs),
+    },
+    invariants,
+    ok: Object.values(invariants).every(Boolean),
+  };
+}
+
+/** The quota every tenant gets from the flags; absent flags leave the ceiling absent (unlimited). */
+function quotaOf(options: ReplayOptions): TenantQuota {
+  return {
+    period: options.period,
+    ...(options.maxConcurrent === undefined ? {} : { maxConcurrentRuns: options.maxConcurrent }),
+    ...(options.tokensPerPeriod === undefined ? {} : { maxTokensPerPeriod: options.tokensPerPeriod }),
+    ...(options.minorUnitsPerPeriod === undefined ? {} : { maxMinorUnitsPerPeriod: options.minorUnitsPerPeriod }),
+  };
+}
+
+/**
+ * One row's budget: a single model call, so the run's total and its per-call bound are the same,
+ * the prompt plus the most output it may generate. Minor units are declared only under a
+ * minor-unit ceiling, as a caller that is not billed per call would do.
+ */
+function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
+  const tokens = contextTokens + options.maxOutputTokens;
+  if (options.minorUnitsPerPeriod === undefined) return { maxTokens: tokens, maxCallTokens: tokens };
+  const minorUnits = contextTokens * options.priceIn + options.maxOutputTokens * options.priceOut;
+  return { maxTokens: tokens, maxCallTokens: tokens, maxMinorUnits: minorUnits, maxCallMinorUnits: minorUnits };
+}
+
+function newLedger(tenant: string): TenantLedger {
+  return {
+    tenant,
+    admitted: 0,
+    refused: { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 },
+    peakRunning: 0,
+    receiptsWritten: 0,
+    periods: new Set(),
+    settledByReplay: new Map(),
+  };
+}
+
+function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
+  const total: RefusalCounts = { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 };
+  for (const count of counts) {
+    for (const code of Object.keys(total) as (keyof RefusalCounts)[]) total[code] += count[code];
+  }
+  return total;
+}

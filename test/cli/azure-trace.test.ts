@@ -1,0 +1,38 @@
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+import type { ReplayReport } from '../../src/cli/replay/replay-types.js';
+import { AZURE_TRACE_DIR, runCli } from './cli-helpers.js';
+
+// The issue's acceptance run (issue #2, "Done when"): the real Azure LLM inference trace 2023,
+// read in place from ../shared, through the plane on a durable SQLite file.
+const FLAGS = ['--tenants', '20', '--max-concurrent', '4', '--tokens-per-period', '2000000', '--period', 'daily', '--json'];
+
+describe('replay of the Azure LLM inference trace 2023', () => {
+  it.each([
+    ['conv.csv', 19_366],
+    ['code.csv', 8_819],
+  ])('%s: exits 0, every invariant true, refusals of more than one code, admitted + refused = %i rows', async (file, rows) => {
+    const { status, stdout, stderr } = await runCli(['replay', join(AZURE_TRACE_DIR, file), ...FLAGS]);
+    expect(stderr).toBe('');
+    expect(status).toBe(0);
+    const report = JSON.parse(stdout) as ReplayReport;
+    expect(report.invariants).toEqual({
+      settledWithinCeiling: true,
+      runningWithinCeiling: true,
+      settledExactlyOnce: true,
+      holdsReleased: true,
+      slotsReleased: true,
+    });
+    expect(report.ok).toBe(true);
+    const refused = Object.values(report.totals.refused).reduce((sum, n) => sum + n, 0);
+    expect(report.totals.rows).toBe(rows);
+    expect(report.totals.admitted + refused).toBe(rows);
+    expect(Object.values(report.totals.refused).filter((n) => n > 0).length).toBeGreaterThan(1);
+    expect(report.tenants).toHaveLength(20);
+    for (const tenant of report.tenants) {
+      expect(tenant.peakRunning).toBeLessThanOrEqual(4);
+      expect(tenant.settled.tokens).toBeLessThanOrEqual(2_000_000);
+    }
+  }, 300_000);
+});

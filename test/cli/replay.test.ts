@@ -1,0 +1,195 @@
+import { existsSync, rmSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { ReplayProgress } from '../../src/cli/replay/replay-progress.js';
+import { runReplay } from '../../src/cli/replay/replay-run.js';
+import type { ReplayOptions, ReplayReport } from '../../src/cli/replay/replay-types.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { QuotaStore, TenantStore } from '../../src/store/store.js';
+import { CapturedStream, HEADER, runCli, temporaryDirectory, writeTrace } from './cli-helpers.js';
+
+let dir: { path: string; remove: () => void };
+beforeEach(() => {
+  dir = temporaryDirectory();
+});
+afterEach(() => dir.remove());
+
+/**
+ * Five rows for one tenant with one slot and 5000 tokens a day. A (ctx 100, gen 10) runs 0–450 ms;
+ * B at 100 ms finds A's slot taken; C at 450 ms comes after A settles (A ends at C's instant);
+ * D at 1000 ms needs a hold of 2 × (2000 + 1024) = 6048 > 5000 − 160 settled; E at the same
+ * instant holds 2 × (0 + 1024) = 2048, which fits.
+ */
+function smallTrace(): string {
+  return writeTrace(dir.path, 'small.csv', [
+    HEADER,
+    '2023-11-16 18:00:00.0000000,100,10',
+    '2023-11-16 18:00:00.1000000,7,7',
+    '2023-11-16 18:00:00.4500000,50,0',
+    '2023-11-16 18:00:01.0000000,2000,100',
+    '2023-11-16 18:00:01.0000000,0,5',
+  ]);
+}
+
+const SMALL_FLAGS = ['--tenants', '1', '--max-concurrent', '1', '--tokens-per-period', '5000', '--period', 'daily'];
+
+async function replayJson(args: readonly string[]): Promise<{ status: number; report: ReplayReport; stderr: string }> {
+  const { status, stdout, stderr } = await runCli(['replay', ...args, '--json']);
+  expect(stderr).toBe('');
+  return { status, report: JSON.parse(stdout) as ReplayReport, stderr };
+}
+
+describe('quotaplane replay', () => {
+  it('replays a small trace exactly: refusals by code, settled spend, peak running, all invariants', async () => {
+    const { status, report } = await replayJson([smallTrace(), ...SMALL_FLAGS]);
+    expect(status).toBe(0);
+    expect(report.totals).toEqual({
+      rows: 5,
+      admitted: 3,
+      refused: { TooManyRuns: 1, SpentOut: 1, Unbounded: 0, Halted: 0 },
+      settled: { tokens: 110 + 50 + 5, minorUnits: 100 * 3 + 10 * 15 + 50 * 3 + 5 * 15 },
+    });
+    expect(report.tenants).toEqual([
+      {
+        tenant: 'tenant-1',
+        admitted: 3,
+        refused: { TooManyRuns: 1, SpentOut: 1, Unbounded: 0, Halted: 0 },
+        settled: { tokens: 165, minorUnits: 675 },
+        peakRunning: 1,
+      },
+    ]);
+    expect(report.invariants).toEqual({
+      settledWithinCeiling: true,
+      runningWithinCeiling: true,
+      settledExactlyOnce: true,
+      holdsReleased: true,
+      slotsReleased: true,
+    });
+    expect(report.ok).toBe(true);
+    expect(report.store.temporary).toBe(true);
+  });
+
+  it('prints the report as a table without --json', async () => {
+    const { status, stdout } = await runCli(['replay', smallTrace(), ...SMALL_FLAGS]);
+    expect(status).toBe(0);
+    expect(stdout).toMatch(/^tenant-1 +3 +1 +1 +0 +0 +165 +675 +1$/m);
+    expect(stdout).toMatch(/settledExactlyOnce +true/);
+    expect(stdout).toMatch(/every invariant holds/);
+  });
+
+  it('declares minor units under a minor-unit ceiling, and a ceiling of 0 admits nothing', async () => {
+    const { status, report } = await replayJson([smallTrace(), '--tenants', '1', '--minor-units-per-period', '0']);
+    expect(status).toBe(0);
+    expect(report.totals.admitted).toBe(0);
+    expect(report.totals.refused).toEqual({ TooManyRuns: 0, SpentOut: 5, Unbounded: 0, Halted: 0 });
+    expect(report.ok).toBe(true);
+  });
+
+  it('exits 2 for a malformed trace, naming the line and column', async () => {
+    const path = writeTrace(dir.path, 'bad.csv', [HEADER, '2023-11-16 18:00:00.0,1,2', '2023-11-16 18:00:01.0,3,x']);
+    const { status, stdout, stderr } = await runCli(['replay', path, '--json']);
+    expect(status).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr.trim()).toBe('error: bad.csv line 3, column 3 (GeneratedTokens): expected a non-negative integer, got "x"');
+  });
+
+  it('isolates its tenants by a unique prefix in a given store, so a second replay is not skewed', async () => {
+    const url = `sqlite:${join(dir.path, 'shared.db')}`;
+    const first = await replayJson([smallTrace(), ...SMALL_FLAGS, '--store', url]);
+    const second = await replayJson([smallTrace(), ...SMALL_FLAGS, '--store', url]);
+    for (const { status, report } of [first, second]) {
+      expect(status).toBe(0);
+      expect(report.ok).toBe(true);
+      expect(report.totals.admitted).toBe(3);
+      expect(report.options.tenantPrefix).toMatch(/^replay-[0-9A-Z]{26}-$/);
+      expect(report.tenants[0]?.tenant).toBe(`${report.options.tenantPrefix}tenant-1`);
+    }
+    expect(first.report.options.tenantPrefix).not.toBe(second.report.options.tenantPrefix);
+    const store = await openStore(url);
+    try {
+      expect(await store.tenants()).toHaveLength(2);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('keeps the temporary store with --keep-store', async () => {
+    const { status, report } = await replayJson([smallTrace(), ...SMALL_FLAGS, '--keep-store']);
+    expect(status).toBe(0);
+    expect(report.store.kept).toBe(true);
+    const path = report.store.url.slice('sqlite:'.length);
+    try {
+      expect(existsSync(path)).toBe(true);
+      expect(basename(dirname(path))).toMatch(/^quotaplane-replay-/);
+    } finally {
+      rmSync(dirname(path), { recursive: true, force: true });
+    }
+  });
+
+  it('finds an invariant false when the store reports a slot that was never released', async () => {
+    // A store that over-reports running slots by one: the replay must read the store, not its own
+    // counters, so both slot invariants come out false.
+    const real = await openStore(`sqlite:${join(dir.path, 'faulty.db')}`);
+    const faulty = overReportRunning(real);
+    try {
+      const report = await runReplay(smallOptions(smallTrace()), { store: faulty, url: 'faulty', temporary: false, kept: true, tenantPrefix: '' }, null);
+      expect(report.invariants.runningWithinCeiling).toBe(false);
+      expect(report.invariants.slotsReleased).toBe(false);
+      expect(report.invariants.settledExactlyOnce).toBe(true);
+      expect(report.ok).toBe(false);
+    } finally {
+      await real.close();
+    }
+  });
+
+  it('draws a progress bar on a terminal stderr and keeps stdout to the report', async () => {
+    const store = await openStore(`sqlite:${join(dir.path, 'progress.db')}`);
+    const stderr = new CapturedStream(true);
+    try {
+      const report = await runReplay(
+        smallOptions(smallTrace()),
+        { store, url: 'progress', temporary: false, kept: true, tenantPrefix: '' },
+        new ReplayProgress(stderr, 0),
+      );
+      expect(report.ok).toBe(true);
+      expect(stderr.text).toMatch(/replay \|/);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+function smallOptions(tracePath: string): ReplayOptions {
+  return {
+    tracePath,
+    tenants: 1,
+    seed: 1,
+    zipfExponent: 1,
+    maxConcurrent: 1,
+    tokensPerPeriod: 5000,
+    period: 'daily',
+    priceIn: 3,
+    priceOut: 15,
+    maxOutputTokens: 1024,
+    keepStore: false,
+  };
+}
+
+function overReportRunning(store: QuotaStore): QuotaStore {
+  return {
+    backend: store.backend,
+    tenants: () => store.tenants(),
+    close: () => store.close(),
+    tenant(tenant: string): TenantStore {
+      const handle = store.tenant(tenant);
+      return new Proxy(handle, {
+        get(target, property) {
+          if (property === 'running') return async () => (await target.running()) + 1;
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    },
+  };
+}
