@@ -12,8 +12,11 @@ const MAX = '9007199254740991';
 /** Takes the run's slot; a retry keeps the first admitted_at_ms (contract §2.1 port choice). */
 export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_at_ms) VALUES (@tenant, @run, @atMs)
   ON CONFLICT (tenant, run_id) DO NOTHING`;
+/** Gives the slot back (release, or a slot-releasing settle); idempotent. */
 export const DELETE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
+/** The tenant's slot count, a range over its prefix (contract §6.13). */
 export const COUNT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE tenant = @tenant';
+/** Slot holders in ascending run-id order, bytewise (contract §6.14). */
 export const LIST_SLOTS = 'SELECT run_id FROM quota_running WHERE tenant = @tenant ORDER BY run_id LIMIT @limit';
 
 /** What a reserving transaction reads before deciding (contract §6.2 step 2.1), in one statement. */
@@ -35,6 +38,7 @@ export const SELECT_PERIOD_FIGURES = `SELECT
   (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND period = @period)
     AS reserved_minor_units`;
 
+/** One period's settled total; no row reads as zero (contract §6.12). */
 export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
 
 /** Accrues a settle's spend; the sum of two safe integers fits 64 bits, then clamps (contract §6.11). */
@@ -48,9 +52,12 @@ export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, mi
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units
   FROM quota_reserved WHERE tenant = @tenant AND period = @period`;
 
+/** The run's single hold, if any. */
 export const SELECT_HOLD = 'SELECT period, tokens, minor_units FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
+/** Inserts a hold; only called when the run holds none, so the existing hold always wins. */
 export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, tokens, minor_units)
   VALUES (@tenant, @run, @period, @tokens, @minorUnits)`;
+/** Deletes the hold (release, or a concluding settle gives back what was never spent). */
 export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 /** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (contract §6.11). */
 export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tokens, 0), minor_units = max(minor_units - @minorUnits, 0)
@@ -58,13 +65,16 @@ export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tok
 /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
 export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period
   WHERE tenant = @tenant AND run_id = @run AND period <> @period`;
+/** Hold rows in ascending run-id order (contract §6.5). */
 export const LIST_HOLDS = `SELECT run_id, period, tokens, minor_units FROM quota_reserved
   WHERE tenant = @tenant ORDER BY run_id LIMIT @limit`;
 
 // ── receipts (§2.4) ─────────────────────────────────────────────────────────
 
+/** The receipt of pass (run, epoch), compared field by field on a retry. */
 export const SELECT_RECEIPT = `SELECT period, tokens, minor_units, release_slot, concludes FROM quota_settled
   WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
+/** Writes a receipt; the primary key makes a pass settle at most once. */
 export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
   VALUES (@tenant, @run, @epoch, @period, @tokens, @minorUnits, @releaseSlot, @concludes)`;
 
@@ -73,6 +83,7 @@ export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch,
 /** Every standing halt in one read, bytewise by scope key (BINARY collation; contract §6.10). */
 export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
   WHERE tenant = @tenant ORDER BY scope`;
+/** The halt row of one scope, for the compare-and-delete of liftHaltIf (contract §6.9). */
 export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
   WHERE tenant = @tenant AND scope = @scope`;
 /** A re-throw replaces the row, never appends (contract §6.7). */
@@ -80,10 +91,12 @@ export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_
   VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs)
   ON CONFLICT (tenant, scope) DO UPDATE SET
     reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`;
+/** Deletes one scope; other scopes stand (contract §6.8). */
 export const DELETE_HALT = 'DELETE FROM quota_halted WHERE tenant = @tenant AND scope = @scope';
 
 // ── rate reservations (§2.6) ────────────────────────────────────────────────
 
+/** Whether this dispatch key was already reserved: then it is neither judged nor inserted (§6.15). */
 export const RATE_KEY_EXISTS = `SELECT 1 AS present FROM quota_rate
   WHERE tenant = @tenant AND grant_ref = @grant AND run_id = @run AND dispatch = @dispatch`;
 /** Prunes one (tenant, grant) at the store-wide floor only, never by a caller's window (§4.5, C38). */
@@ -92,44 +105,57 @@ export const PRUNE_RATE = `DELETE FROM quota_rate
 /** The instants any of the judged windows can still count: strictly after the widest window's start. */
 export const SELECT_RATE_INSTANTS = `SELECT reserved_at_ms FROM quota_rate
   WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms > @sinceMs`;
+/** Records one dispatch at its instant. */
 export const INSERT_RATE = `INSERT INTO quota_rate (tenant, grant_ref, run_id, dispatch, reserved_at_ms)
   VALUES (@tenant, @grant, @run, @dispatch, @atMs)`;
 
 // ── tenant quotas ───────────────────────────────────────────────────────────
 
+/** The tenant's stored quota JSON. */
 export const SELECT_QUOTA = 'SELECT quota_json FROM quota_tenants WHERE tenant = @tenant';
+/** Replaces the tenant's quota. */
 export const UPSERT_QUOTA = `INSERT INTO quota_tenants (tenant, quota_json) VALUES (@tenant, @quotaJson)
   ON CONFLICT (tenant) DO UPDATE SET quota_json = excluded.quota_json`;
 
 // ── run registry and passes ─────────────────────────────────────────────────
 
+/** One run registry row. */
 export const SELECT_RUN = `SELECT run_id, status, agent_name, agent_digest, chain_json, admitted_at_ms, last_epoch
   FROM quota_runs WHERE tenant = @tenant AND run_id = @run`;
+/** Registers an admitted run, running at epoch 1. */
 export const INSERT_RUN = `INSERT INTO quota_runs
   (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch)
   VALUES (@tenant, @run, 'running', @agentName, @agentDigest, @chainJson, @budgetJson, @width, @atMs, 1)`;
+/** A resume: the run runs again at its new epoch. */
 export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_epoch = @epoch
   WHERE tenant = @tenant AND run_id = @run`;
 /** Status follows the latest pass: a settle of an older pass leaves a newer pass's status alone. */
 export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status
   WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch`;
 
+/** One pass row (run, epoch). */
 export const SELECT_PASS = `SELECT period, takes_slot, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
   FROM quota_passes WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
+/** Records a pass as admission or resume opened it, with the hold its grant reported. */
 export const INSERT_PASS = `INSERT INTO quota_passes
   (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, hold_tokens, hold_minor_units)
   VALUES (@tenant, @run, @epoch, @period, @takesSlot, @atMs, @leaseExpiresAtMs, @holdTokens, @holdMinorUnits)`;
+/** Stamps the first settle of a pass. */
 export const MARK_PASS_SETTLED = `UPDATE quota_passes SET settled_at_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch AND settled_at_ms IS NULL`;
 
 // ── audit log ───────────────────────────────────────────────────────────────
 
+/** The tenant's newest audit row, which the next row chains from. */
 export const SELECT_AUDIT_HEAD = `SELECT seq, hash FROM quota_audit WHERE tenant = @tenant ORDER BY seq DESC LIMIT 1`;
+/** Appends one audit row; the (tenant, seq) key keeps the chain linear. */
 export const INSERT_AUDIT = `INSERT INTO quota_audit
   (tenant, seq, at_ms, actor, basis, action, subject, detail_json, prev_hash, hash)
   VALUES (@tenant, @seq, @atMs, @actor, @basis, @action, @subject, @detailJson, @prevHash, @hash)`;
+/** The newest audit rows first. */
 export const LIST_AUDIT = `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM quota_audit
   WHERE tenant = @tenant ORDER BY seq DESC LIMIT @limit`;
+/** The newest audit rows of one action first. */
 export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM quota_audit
   WHERE tenant = @tenant AND action = @action ORDER BY seq DESC LIMIT @limit`;
 
