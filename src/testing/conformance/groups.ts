@@ -9,6 +9,7 @@ import { lifecycleRaces, rateRace, slotRace, spendRace } from './races.js';
 import {
   fullWindowRefuses,
   narrowWindowKeepsWideRows,
+  windowEdges,
   ratePerTenant,
   sameCallCountsPerRun,
   uncountableWindows,
@@ -17,12 +18,12 @@ import {
 } from './rate.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
-import { holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
+import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
 import type { ConformanceGroup } from './types.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
- * §10.2 G1–G5, the port rules P1–P6, the slot race X1), then the run lifecycle, configuration,
+ * §10.2 G1–G5, the port rules P1–P8, the slot race X1), then the run lifecycle, configuration,
  * audit log, tenant isolation and closing of the port (L1–L41). Each group runs on its own fresh
  * store; its steps run in order on that store. Every backend must pass all of it unchanged.
  */
@@ -34,6 +35,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   receiptsSettleOnce,
   holdsFillAPeriod,
   periodGuards,
+  amountsSaturate,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,
@@ -43,6 +45,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   narrowWindowKeepsWideRows,
   uncountableWindows,
   ratePerTenant,
+  windowEdges,
   rateRace,
   spendRace,
   slotRace,

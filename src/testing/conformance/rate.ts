@@ -282,3 +282,35 @@ export const ratePerTenant: ConformanceGroup = {
 
 /** Rate groups other suites refer to by name: the battery self-test (C43) runs these three against a broken store. */
 export const rateGroupsTheSelfTestBreaks = [fullWindowRefuses, windowBoundary, sameCallCountsPerRun] as const;
+
+const EDGES = 'tool://conformance/edges';
+
+/** P8: the store counts exactly what `checkRate` counts (contract §4.4, case D6 through a store; DESIGN.md decision 1). */
+export const windowEdges: ConformanceGroup = {
+  title: 'a window counts rows strictly after its start, future rows included',
+  steps: [
+    {
+      id: 'P8',
+      title: 'of rows at t−60 s, t−59 s, t−1 s and t+5 s a minute window at t counts three',
+      async run(context) {
+        const handle = acme(context);
+        for (const [key, offsetMs] of [-60_000, -59_000, -1000, 5000].entries()) {
+          assertOk(await handle.reserveRate(dispatchOf(EDGES, runId(96), key, [], T_MS + offsetMs)), `row at ${offsetMs} ms`);
+        }
+        assertRefused(
+          await handle.rateRoom(EDGES, [{ count: 3, windowSeconds: 60 }], T_MS),
+          'RateLimited',
+          { reached: 3 },
+          'rateRoom(3 per 60 s) at t',
+        );
+        assertOk(await handle.rateRoom(EDGES, [{ count: 4, windowSeconds: 60 }], T_MS), 'rateRoom(4 per 60 s) at t');
+        await assertRateLimited(
+          handle,
+          dispatchOf(EDGES, runId(96), 9, [{ count: 3, windowSeconds: 60 }], T_MS),
+          3,
+          'a dispatch at t under 3 per 60 s',
+        );
+      },
+    },
+  ],
+};

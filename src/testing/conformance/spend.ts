@@ -318,3 +318,46 @@ export const periodGuards: ConformanceGroup = {
     },
   ],
 };
+
+const MAX = Number.MAX_SAFE_INTEGER;
+
+/** P7: amounts are safe integers and sums saturate at the largest one (DESIGN.md decision 2, contract §2.2–2.3). */
+export const amountsSaturate: ConformanceGroup = {
+  title: 'sums saturate at the largest safe integer',
+  steps: [
+    {
+      id: 'P7',
+      title: 'settled totals and hold sums stop at Number.MAX_SAFE_INTEGER instead of wrapping or losing precision',
+      async run(context) {
+        const handle = acme(context);
+        const [p1, p2] = ['2994-01', '2994-02'];
+        const run = runId(600);
+        const settleMax = (epoch: number, amount: number) =>
+          handle.settle({ run, epoch, period: p1, spend: { tokens: amount, minorUnits: amount }, releaseSlot: false, concludes: false });
+        await settleMax(1, MAX);
+        assert.deepEqual(await handle.spent(p1), { tokens: MAX, minorUnits: MAX }, 'spent after settling the maximum');
+        await settleMax(2, 1);
+        assert.deepEqual(await handle.spent(p1), { tokens: MAX, minorUnits: MAX }, 'spent after one more');
+        const quota = tokenQuota(MAX);
+        assertOk(
+          await handle.reserve({ run: runId(601), quota, hold: { period: p2, amount: tokens(MAX) }, atMs: T_MS }),
+          'a hold of the maximum fills the maximum ceiling exactly',
+        );
+        assertOk(
+          await handle.reserve({ run: runId(602), quota, hold: { period: '2994-03', amount: tokens(MAX) }, atMs: T_MS }),
+          'a second hold of the maximum in another period',
+        );
+        await handle.carry(runId(602), p2);
+        assert.deepEqual(await handle.reserved(p2), tokens(MAX), 'reserved, two maximum holds in one period');
+        await assertRefusedWithoutWrites(
+          handle,
+          { periods: [p2] },
+          () => handle.reserve({ run: runId(603), quota, hold: { period: p2, amount: tokens(1) }, atMs: T_MS }),
+          'SpentOut',
+          { reserved: MAX, requested: 1, limit: MAX },
+          'one more token on a saturated period',
+        );
+      },
+    },
+  ],
+};
