@@ -9,5 +9,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Two cores on every machine here: more workers only fight over them.
     maxWorkers: 2,
+    // One PostgreSQL server per run (embedded, or QUOTAPLANE_TEST_PG_URL) for the Postgres suite.
+    globalSetup: ['test/postgres/global-setup.ts'],
   },
 });

@@ -1,0 +1,108 @@
+import { QuotaError } from '../../core/errors.js';
+
+// SQLSTATE classes and codes whose meaning is "the server cannot answer now" (PostgreSQL manual,
+// appendix A): the connection broke or was refused, the server is shutting down or starting,
+// resources ran out, a lock or statement waited too long, a transaction lost a serialisation race,
+// or a failover left us on a read-only standby. The caller fails closed and may retry.
+const UNAVAILABLE_CLASSES = ['08', '53', '57', '58'];
+const UNAVAILABLE_CODES = new Set([
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '55P03', // lock_not_available (lock_timeout)
+  '25006', // read_only_sql_transaction (a standby after failover)
+  '28000', // invalid_authorization_specification
+  '28P01', // invalid_password
+  '3D000', // invalid_catalog_name: the database does not exist (yet)
+]);
+
+// The server says its own data cannot be trusted: never an answer, never retried.
+const CORRUPT_CODES = new Set([
+  'XX001', // data_corrupted
+  'XX002', // index_corrupted
+  '42P01', // undefined_table: our schema lost a table under us
+  '42883', // undefined_function: our schema lost a decision function
+  '3F000', // invalid_schema_name: our schema was dropped under us
+]);
+
+// Errors node-postgres raises without a SQLSTATE when the socket, the pool or a timeout failed.
+const DRIVER_UNAVAILABLE_MESSAGE =
+  /connection|terminated|timeout|timed out|not queryable|pool|socket|ECONN|EPIPE|ENOTFOUND|EHOSTUNREACH|EAI_AGAIN/i;
+
+function sqlState(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
+}
+
+function systemCode(error: unknown): string | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const code = (error as { code?: unknown }).code;
+  return typeof code === 'string' && /^E[A-Z]+$/.test(code) ? code : null;
+}
+
+/**
+ * Translates anything `pg` threw into the port's faults, in one place (code-anchors, Errors):
+ * refused, reset or terminated connections, pool and statement timeouts, server shutdown, lock
+ * timeouts and serialisation failures become `STORE_UNAVAILABLE` (DESIGN.md decision 12: callers
+ * fail closed); corruption reported by the server, or a schema missing its tables or functions,
+ * becomes `STORE_CORRUPT`; anything else is a bug (`INTERNAL`). The driver error is kept as
+ * `cause` and its SQLSTATE (or system code) in `details.code`. A `QuotaError` passes through.
+ */
+export function toQuotaError(error: unknown): QuotaError {
+  if (error instanceof QuotaError) return error;
+  const text = error instanceof Error ? error.message : String(error);
+  const state = sqlState(error);
+  if (state !== null) {
+    if (UNAVAILABLE_CODES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) {
+      return unavailable(`SQLSTATE ${state}: ${text}`, state, error);
+    }
+    if (CORRUPT_CODES.has(state)) {
+      return new QuotaError(
+        'STORE_CORRUPT',
+        `the PostgreSQL quota store cannot be trusted (SQLSTATE ${state}: ${text}); check the schema and ` +
+          `restore it from a backup if tables or functions are missing`,
+        { details: { backend: 'postgres', code: state }, cause: error },
+      );
+    }
+    return new QuotaError('INTERNAL', `the PostgreSQL quota store failed unexpectedly (SQLSTATE ${state}: ${text})`, {
+      details: { backend: 'postgres', code: state },
+      cause: error,
+    });
+  }
+  const system = systemCode(error);
+  if (system !== null || DRIVER_UNAVAILABLE_MESSAGE.test(text)) {
+    return unavailable(system === null ? text : `${system}: ${text}`, system, error);
+  }
+  return new QuotaError('INTERNAL', `the PostgreSQL quota store failed unexpectedly: ${text}`, {
+    details: { backend: 'postgres' },
+    cause: error,
+  });
+}
+
+function unavailable(detail: string, code: string | null, cause: unknown): QuotaError {
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    `the PostgreSQL quota store could not answer (${detail}); nothing was decided, and a ceiling that yields ` +
+      `under load is not a ceiling, so this is refused: retry when the database is reachable`,
+    { details: { backend: 'postgres', ...(code === null ? {} : { code }) }, cause },
+  );
+}
+
+/** The fault of a call on a store after `close()` (store.ts `QuotaStore.close`). */
+export function closedStoreError(): QuotaError {
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    'the PostgreSQL quota store is closed; open a new store with openStore() to continue',
+    { details: { backend: 'postgres' } },
+  );
+}
+
+/** A stored value this build cannot read (contract §5.2: unreadable rows are never skipped). */
+export function corruptRow(what: string, value: unknown): QuotaError {
+  return new QuotaError(
+    'STORE_CORRUPT',
+    `the PostgreSQL quota store holds an unreadable ${what} (${JSON.stringify(String(value)).slice(0, 80)}); ` +
+      `the store refuses rather than guess`,
+    { details: { backend: 'postgres', what } },
+  );
+}

@@ -1,0 +1,84 @@
+/**
+ * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
+ * Values are always `$n` parameters; the schema name is the only text interpolated, validated and
+ * quoted once by `quoteSchemaName` (code-anchors, SQL). Each statement is confined to one tenant
+ * by its leading key (contract §2). Hot statements are prepared per connection under a name that
+ * includes the schema (`quotaplane/<name>/<schema>`), so two stores in one process never share one.
+ */
+export function postgresQueries(s: string) {
+  const MAX = '9007199254740991';
+  return {
+    // ── decision functions (one round trip each; see postgres-sql-*.ts) ──────
+    reserve: `SELECT * FROM ${s}.quota_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+    settle: `SELECT ${s}.quota_settle($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
+    reserveRate: `SELECT * FROM ${s}.quota_reserve_rate($1, $2, $3, $4, $5, $6, $7, $8)`,
+    judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
+    admit: `SELECT * FROM ${s}.quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+      $17, $18, $19, $20, $21)`,
+    resume: `SELECT * FROM ${s}.quota_resume($1, $2, $3, $4, $5, $6)`,
+    settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
+    dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8)`,
+
+    // ── running set (§2.1) ──────────────────────────────────────────────────
+    deleteSlot: `DELETE FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2`,
+    countSlots: `SELECT count(*) AS running FROM ${s}.quota_running WHERE tenant = $1`,
+    listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
+
+    // ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────
+    selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
+    sumReserved: `SELECT least(coalesce(sum(tokens), 0), ${MAX})::bigint AS tokens,
+        least(coalesce(sum(minor_units), 0), ${MAX})::bigint AS minor_units
+      FROM ${s}.quota_reserved WHERE tenant = $1 AND period = $2`,
+    deleteHold: `DELETE FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
+    /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
+    carryHold: `UPDATE ${s}.quota_reserved SET period = $3 WHERE tenant = $1 AND run_id = $2 AND period <> $3`,
+    listHolds: `SELECT run_id, period, tokens, minor_units FROM ${s}.quota_reserved
+      WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
+
+    // ── halts (§2.5) ────────────────────────────────────────────────────────
+    /** Every standing halt in one read, bytewise by scope key ("C" collation; contract §6.10). */
+    listHalts: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 ORDER BY scope`,
+    /** A re-throw replaces the row, never appends (contract §6.7). */
+    upsertHalt: `INSERT INTO ${s}.quota_halted AS h (tenant, scope, reason, by_actor, by_basis, at_ms)
+      VALUES ($1, $2, $3, $4, $5, $6)
+      ON CONFLICT (tenant, scope) DO UPDATE SET
+        reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`,
+    deleteHalt: `DELETE FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
+    /** Compare-and-delete in one statement (contract §6.9): only the very halt that was read goes. */
+    deleteHaltIfSame: `DELETE FROM ${s}.quota_halted
+      WHERE tenant = $1 AND scope = $2 AND reason = $3 AND by_actor = $4 AND by_basis = $5 AND at_ms = $6`,
+    selectHalt: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
+
+    // ── tenant quotas ───────────────────────────────────────────────────────
+    selectQuota: `SELECT quota_json FROM ${s}.quota_tenants WHERE tenant = $1`,
+    upsertQuota: `INSERT INTO ${s}.quota_tenants (tenant, quota_json) VALUES ($1, $2::jsonb)
+      ON CONFLICT (tenant) DO UPDATE SET quota_json = excluded.quota_json`,
+
+    // ── run registry ────────────────────────────────────────────────────────
+    selectRun: `SELECT run_id, status, agent_name, agent_digest, chain_json, admitted_at_ms, last_epoch
+      FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = $2`,
+
+    // ── audit log ───────────────────────────────────────────────────────────
+    /** Appends of one tenant serialise on this lock (seed 3: apart from admission 0, rate 1, migration 2). */
+    lockAudit: `SELECT pg_advisory_xact_lock(hashtextextended('quota-audit:' || octet_length($1::text) || ':' || $1::text, 3))`,
+    selectAuditHead: `SELECT seq, hash FROM ${s}.quota_audit WHERE tenant = $1 ORDER BY seq DESC LIMIT 1`,
+    insertAudit: `INSERT INTO ${s}.quota_audit
+      (tenant, seq, at_ms, actor, basis, action, subject, detail_json, prev_hash, hash)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    listAudit: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
+      WHERE tenant = $1 ORDER BY seq DESC LIMIT $2`,
+    listAuditByAction: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
+      WHERE tenant = $1 AND action = $3 ORDER BY seq DESC LIMIT $2`,
+
+    // ── store-wide ──────────────────────────────────────────────────────────
+    /** Tenants with a quota, a run (registered or holding a slot) or a halt; UNION dedupes, "C" sorts bytewise. */
+    listTenants: `SELECT tenant FROM ${s}.quota_tenants
+      UNION SELECT tenant FROM ${s}.quota_runs
+      UNION SELECT tenant FROM ${s}.quota_running
+      UNION SELECT tenant FROM ${s}.quota_halted
+      ORDER BY tenant`,
+  } as const;
+}
+
+/** The statements of one store. */
+export type PostgresQueries = ReturnType<typeof postgresQueries>;

@@ -1,0 +1,30 @@
+import { QuotaError } from '../../core/errors.js';
+import { parseQuota, type TenantQuota } from '../../core/quota.js';
+import type { Spend } from '../../core/spend.js';
+import { decodeSpend } from '../sqlite/sqlite-rows.js';
+
+/*
+ * Decoders from PostgreSQL rows to domain values. The backend-neutral ones (runs, audit rows, run
+ * ids, amounts) are the SQLite adapter's, imported so the two backends cannot read a row apart;
+ * this file adds what differs: JSONB quotas and nullable amount pairs.
+ */
+
+export { corrupt, decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../sqlite/sqlite-rows.js';
+
+/** A stored quota (JSONB, already parsed by `pg`), validated with `parseQuota` like any untrusted input. */
+export function decodeQuota(tenant: string, quotaJson: unknown): TenantQuota {
+  try {
+    return parseQuota(quotaJson);
+  } catch (error) {
+    throw new QuotaError('STORE_CORRUPT', `tenant '${tenant}' has a stored quota that cannot be read; set it again`, {
+      details: { tenant },
+      cause: error,
+    });
+  }
+}
+
+/** A hold from two nullable amount columns: `null` when the run holds none (both columns null). */
+export function decodeOptionalSpend(tenant: string, what: string, tokens: unknown, minorUnits: unknown): Spend | null {
+  if (tokens === null || tokens === undefined) return null;
+  return decodeSpend(tenant, what, tokens, minorUnits);
+}

@@ -1,0 +1,102 @@
+import { invalidArgument } from '../../core/errors.js';
+import { requireIdentifier } from '../../core/identifiers.js';
+import type { MigrationReport } from '../migrations.js';
+import type { QuotaStore, TenantStore } from '../store.js';
+import { PostgresConnection } from './postgres-connection.js';
+import { toQuotaError } from './postgres-errors.js';
+import { migratePostgres } from './postgres-migrations.js';
+import { createPool } from './postgres-pool.js';
+import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
+import { DEFAULT_POSTGRES_SCHEMA, quoteSchemaName } from './postgres-schema-name.js';
+import { PostgresTenantStore } from './postgres-tenant-store.js';
+
+/**
+ * Options of {@link openPostgresStore}; every one is optional.
+ * - `schema`: the schema holding quotaplane's tables and functions, default `quotaplane`
+ *   (lowercase letters, digits, `_`; created on first open).
+ * - `busyTimeoutMs`: how long one call may wait for a pooled connection or a row/advisory lock
+ *   before it fails with `STORE_UNAVAILABLE`; default 5 000.
+ * - `poolSize`: connections per store, default 4. Admissions are short transactions, and each
+ *   instance of quotaplane has its own pool, so `instances × poolSize` must fit the server's
+ *   `max_connections`.
+ * - `statementTimeoutMs`: server-side cap on one statement, default 10 000; the client also
+ *   gives up 2 s after that when a server stops answering without closing the connection.
+ * - `onPoolError`: called with an error of an idle pooled connection (the server restarted, a
+ *   network blip); default ignores it, since the next call simply opens a new connection.
+ */
+export interface PostgresStoreOptions {
+  readonly schema?: string | undefined;
+  readonly busyTimeoutMs?: number | undefined;
+  readonly poolSize?: number | undefined;
+  readonly statementTimeoutMs?: number | undefined;
+  readonly onPoolError?: ((error: Error) => void) | undefined;
+}
+
+/**
+ * A {@link QuotaStore} on PostgreSQL: exact across every instance that shares the database
+ * (contract §7.1, DESIGN.md decision 13). Tenant handles share one pool.
+ */
+export class PostgresQuotaStore implements QuotaStore {
+  readonly backend = 'postgres';
+  /** What opening this store did to the schema. */
+  readonly migration: MigrationReport;
+  /** The schema the store works in. */
+  readonly schema: string;
+  readonly #db: PostgresConnection;
+  readonly #q: PostgresQueries;
+
+  /** Use {@link openPostgresStore}. */
+  constructor(db: PostgresConnection, queries: PostgresQueries, schema: string, migration: MigrationReport) {
+    this.#db = db;
+    this.#q = queries;
+    this.schema = schema;
+    this.migration = migration;
+  }
+
+  tenant(tenant: string): TenantStore {
+    return new PostgresTenantStore(this.#db, this.#q, requireIdentifier('tenant', tenant));
+  }
+
+  async tenants(): Promise<string[]> {
+    const rows = await this.#db.rows<{ tenant: string }>(this.#q.listTenants, []);
+    return rows.map((row) => row.tenant);
+  }
+
+  async close(): Promise<void> {
+    await this.#db.close();
+  }
+}
+
+function positiveInteger(field: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(field, `must be a positive integer, got ${String(value)}`);
+  return value;
+}
+
+/**
+ * Opens a PostgreSQL store at `url` (`postgres://` or `postgresql://`, any form `pg` accepts,
+ * including `?sslmode=…`): creates a pool, brings the schema to this build's version (creating it
+ * on first use; concurrent openers wait for one another), and answers the store. Throws
+ * `INVALID_ARGUMENT` for a bad option, `SCHEMA_TOO_NEW` when a newer quotaplane migrated the
+ * schema (nothing is changed), and `STORE_UNAVAILABLE` when the server cannot be reached; the
+ * pool is closed again on any failure.
+ */
+export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresQuotaStore> {
+  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
+    throw invalidArgument('url', 'must be a postgres:// or postgresql:// connection URL');
+  }
+  const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+  const s = quoteSchemaName(schema);
+  const busyTimeoutMs = positiveInteger('busyTimeoutMs', options.busyTimeoutMs, 5_000);
+  const poolSize = positiveInteger('poolSize', options.poolSize, 4);
+  const statementTimeoutMs = positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000);
+  const onPoolError = options.onPoolError ?? (() => {});
+  const pool = createPool({ url, poolSize, busyTimeoutMs, statementTimeoutMs }, onPoolError);
+  try {
+    const migration = await migratePostgres(pool, schema, s, Date.now());
+    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, migration);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw toQuotaError(error);
+  }
+}
