@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 
 import type { Halt, HaltScope } from '../../core/halt-scope.js';
 import type { TenantQuota } from '../../core/quota.js';
-import { assertOk, assertRefused, assertRejectsWith } from './assertions.js';
+import { assertOk, assertRejectsWith } from './assertions.js';
 import { ACME, admission, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, slotQuota, tokenQuota, tokens } from './fixtures.js';
 import { assertRefusedWithoutWrites } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
@@ -271,11 +271,26 @@ export const admitReadsQuota: ConformanceGroup = {
       async run(context) {
         const handle = acme(context);
         await configure(handle, slotQuota(1));
-        assertRefused(await handle.admit(admission(runId(121))), 'TooManyRuns', { running: 1, limit: 1 }, 'at ceiling 1');
+        const probe = { runs: [runId(121), runId(122)] };
+        await assertRefusedWithoutWrites(
+          handle,
+          probe,
+          () => handle.admit(admission(runId(121))),
+          'TooManyRuns',
+          { running: 1, limit: 1 },
+          'at ceiling 1',
+        );
         await configure(handle, slotQuota(2));
         assertOk(await handle.admit(admission(runId(121))), 'at ceiling 2');
         await configure(handle, slotQuota(0));
-        assertRefused(await handle.admit(admission(runId(122))), 'TooManyRuns', { running: 2, limit: 0 }, 'at ceiling 0');
+        await assertRefusedWithoutWrites(
+          handle,
+          probe,
+          () => handle.admit(admission(runId(122))),
+          'TooManyRuns',
+          { running: 2, limit: 0 },
+          'at ceiling 0',
+        );
         await configure(handle, { period: 'daily', maxTokensPerPeriod: 1_000_000 });
         const daily = assertOk(
           await handle.admit(admission(runId(122), { budget: { maxTokens: 10, maxCallTokens: 1 } })),
@@ -296,8 +311,10 @@ export const admitReadsQuota: ConformanceGroup = {
         );
         assert.equal(overridden.period, '2026-01', 'period of the given quota');
         await configure(handle, { period: 'monthly' });
-        assertRefused(
-          await handle.admit(admission(runId(124), { quota: slotQuota(0) })),
+        await assertRefusedWithoutWrites(
+          handle,
+          { runs: [runId(124)] },
+          () => handle.admit(admission(runId(124), { quota: slotQuota(0) })),
           'TooManyRuns',
           { limit: 0 },
           'a given ceiling of 0 over a stored unlimited quota',

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MAX_RATE_WINDOW_SECONDS, type RateCeiling } from '../../core/rate.js';
 import type { TenantStore } from '../../store/store.js';
 import type { RateReservation } from '../../store/types.js';
-import { assertOk, assertRefused } from './assertions.js';
+import { assertOk } from './assertions.js';
 import { ACME, dispatchKey, GLOBEX, runId, T_MS } from './fixtures.js';
 import { assertRefusedWithoutWrites, countedDispatches } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
@@ -68,8 +68,14 @@ export const fullWindowRefuses: ConformanceGroup = {
         const reservation = dispatchOf(REFUND, REFUND_RUN, 3, [THREE_PER_MINUTE], T_MS);
         await assertRateLimited(handle, reservation, 3, 'dispatch key 3');
         // The oldest counted dispatch (all at T) leaves the window one minute on.
-        const again = await handle.reserveRate(reservation);
-        assertRefused(again, 'RateLimited', { retryAtMs: T_MS + 60_000 }, 'dispatch key 3 again');
+        await assertRefusedWithoutWrites(
+          handle,
+          { grants: [{ grant: REFUND, atMs: T_MS }] },
+          () => handle.reserveRate(reservation),
+          'RateLimited',
+          { retryAtMs: T_MS + 60_000 },
+          'dispatch key 3 again',
+        );
       },
     },
     {
@@ -81,8 +87,10 @@ export const fullWindowRefuses: ConformanceGroup = {
           await handle.reserveRate(dispatchOf(REFUND, REFUND_RUN, 0, [THREE_PER_MINUTE], T_MS)),
           're-reserve of key 0 on a full window',
         );
-        assertRefused(
-          await handle.rateRoom(REFUND, [THREE_PER_MINUTE], T_MS),
+        await assertRefusedWithoutWrites(
+          handle,
+          { grants: [{ grant: REFUND, atMs: T_MS }] },
+          () => handle.rateRoom(REFUND, [THREE_PER_MINUTE], T_MS),
           'RateLimited',
           { tenant: ACME, grant: REFUND, ceiling: THREE_PER_MINUTE, reached: 3 },
           'rateRoom(3 per 60 s)',
@@ -174,8 +182,10 @@ export const undoIsCounted: ConformanceGroup = {
           await handle.reserveRate(dispatchOf(UNDO, runId(90), 1, [ONE_PER_MINUTE], T_MS, true)),
           'exempt dispatch on the full window',
         );
-        assertRefused(
-          await handle.rateRoom(UNDO, [{ count: 2, windowSeconds: 60 }], T_MS),
+        await assertRefusedWithoutWrites(
+          handle,
+          { grants: [{ grant: UNDO, atMs: T_MS }] },
+          () => handle.rateRoom(UNDO, [{ count: 2, windowSeconds: 60 }], T_MS),
           'RateLimited',
           { reached: 2 },
           'rateRoom(2 per 60 s)',
@@ -239,11 +249,20 @@ export const uncountableWindows: ConformanceGroup = {
             { grant: WIDE, ceiling },
             `a window of ${windowSeconds} s`,
           );
-          assertRefused(await handle.rateRoom(WIDE, [ceiling], T_MS), 'UncountableRate', { ceiling }, 'rateRoom');
+          await assertRefusedWithoutWrites(
+            handle,
+            { grants: [{ grant: WIDE, atMs: T_MS }] },
+            () => handle.rateRoom(WIDE, [ceiling], T_MS),
+            'UncountableRate',
+            { ceiling },
+            `rateRoom with a window of ${windowSeconds} s`,
+          );
         }
         // Window validation comes before counting: a full valid window does not hide a bad one.
-        assertRefused(
-          await handle.rateRoom(WIDE, [{ count: 0, windowSeconds: 60 }, { count: 5, windowSeconds: 0 }], T_MS),
+        await assertRefusedWithoutWrites(
+          handle,
+          { grants: [{ grant: WIDE, atMs: T_MS }] },
+          () => handle.rateRoom(WIDE, [{ count: 0, windowSeconds: 60 }, { count: 5, windowSeconds: 0 }], T_MS),
           'UncountableRate',
           { ceiling: { count: 5, windowSeconds: 0 } },
           'rateRoom with a full window before a bad one',
@@ -297,8 +316,10 @@ export const windowEdges: ConformanceGroup = {
         for (const [key, offsetMs] of [-60_000, -59_000, -1000, 5000].entries()) {
           assertOk(await handle.reserveRate(dispatchOf(EDGES, runId(96), key, [], T_MS + offsetMs)), `row at ${offsetMs} ms`);
         }
-        assertRefused(
-          await handle.rateRoom(EDGES, [{ count: 3, windowSeconds: 60 }], T_MS),
+        await assertRefusedWithoutWrites(
+          handle,
+          { grants: [{ grant: EDGES, atMs: T_MS }] },
+          () => handle.rateRoom(EDGES, [{ count: 3, windowSeconds: 60 }], T_MS),
           'RateLimited',
           { reached: 3 },
           'rateRoom(3 per 60 s) at t',

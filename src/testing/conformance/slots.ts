@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 
 import type { QuotaSettlement } from '../../store/types.js';
-import { assertOk, assertRefused } from './assertions.js';
+import { assertOk } from './assertions.js';
 import { ACME, GLOBEX, runId, slotQuota, T_MS, tokenQuota, tokens } from './fixtures.js';
 import { assertRefusedWithoutWrites } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
@@ -104,8 +104,10 @@ export const concurrencyGuards: ConformanceGroup = {
         const handle = context.store.tenant(ACME);
         const [first, second] = [runId(11), runId(12)];
         assertOk(await handle.reserve({ run: first, quota: slotQuota(1), atMs: T_MS }), 'reserve first');
-        assertRefused(
-          await handle.reserve({ run: second, quota: slotQuota(1), atMs: T_MS }),
+        await assertRefusedWithoutWrites(
+          handle,
+          {},
+          () => handle.reserve({ run: second, quota: slotQuota(1), atMs: T_MS }),
           'TooManyRuns',
           { running: 1 },
           'reserve second while first runs',
@@ -132,8 +134,10 @@ export const concurrencyGuards: ConformanceGroup = {
         const umbrella = context.store.tenant('umbrella');
         const globex = context.store.tenant(GLOBEX);
         assertOk(await umbrella.reserve({ run: runId(31), quota: slotQuota(1), atMs: T_MS }), 'umbrella fills its ceiling');
-        assertRefused(
-          await umbrella.reserve({ run: runId(32), quota: slotQuota(1), atMs: T_MS }),
+        await assertRefusedWithoutWrites(
+          umbrella,
+          {},
+          () => umbrella.reserve({ run: runId(32), quota: slotQuota(1), atMs: T_MS }),
           'TooManyRuns',
           { tenant: 'umbrella', running: 1 },
           'a second umbrella run',
