@@ -44,12 +44,12 @@ function everyCall(handle: TenantStore): Calls {
   };
 }
 
-/** L38: a closed store answers nothing, and says so with `STORE_UNAVAILABLE` (store.ts `close`). */
+/** L41: a closed store answers nothing, and says so with `STORE_UNAVAILABLE` (store.ts `close`). */
 export const closedStore: ConformanceGroup = {
   title: 'a closed store fails closed',
   steps: [
     {
-      id: 'L38',
+      id: 'L41',
       title: 'every call after close() fails with STORE_UNAVAILABLE',
       async run(context) {
         const { store } = context;

@@ -17,8 +17,9 @@ export const ACME = 'acme';
 /** A second tenant on the same backend, for isolation cases (G3, C40). */
 export const GLOBEX = 'globex';
 
-/** Operators as the CLI (asserted) and the HTTP API (authenticated) record them. */
+/** An operator as the CLI records one: the name is asserted, nothing verified it (contract §1). */
 export const OPS_ALICE: Operator = { actor: 'ops-alice', basis: 'asserted' };
+/** An operator as the HTTP API records one, after an API key was checked (contract §1). */
 export const OPS_CAROL: Operator = { actor: 'ops-carol', basis: 'authenticated' };
 
 /**

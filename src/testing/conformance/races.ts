@@ -110,12 +110,12 @@ export const slotRace: ConformanceGroup = {
   ],
 };
 
-/** L39–L41: the run-lifecycle composites under the same races (one transaction each, store.ts). */
+/** L38–L40: the run-lifecycle composites under the same races (one transaction each, store.ts). */
 export const lifecycleRaces: ConformanceGroup = {
   title: 'two handles race through the run lifecycle',
   steps: [
     {
-      id: 'L39',
+      id: 'L38',
       title: 'sixteen admissions racing at ceiling 4 admit exactly four and record only those runs',
       async run(context) {
         const handles = twoHandles(context.store.tenant(ACME), context.store.tenant(ACME));
@@ -132,7 +132,7 @@ export const lifecycleRaces: ConformanceGroup = {
       },
     },
     {
-      id: 'L40',
+      id: 'L39',
       title: 'one run admitted eight times at once gets one pass, one slot and one hold',
       async run(context) {
         const handles = twoHandles(context.store.tenant(GLOBEX), context.store.tenant(GLOBEX));
@@ -149,7 +149,7 @@ export const lifecycleRaces: ConformanceGroup = {
       },
     },
     {
-      id: 'L41',
+      id: 'L40',
       title: 'one pass settled twice at once is charged once',
       async run(context) {
         const handles = twoHandles(context.store.tenant(GLOBEX), context.store.tenant(GLOBEX));
