@@ -1,0 +1,111 @@
+// The package entry `quotaplane`: the public surface, listed name by name (no `export *`), so
+// nothing internal leaks and every addition is a visible decision. Docstrings live at each
+// definition. The conformance battery and the manual clock are the separate `quotaplane/testing`.
+
+// ── store ──────────────────────────────────────────────────────────────────────
+export { openStore, STORE_URL_FORMS, type OpenStoreOptions } from './store/open-store.js';
+export type { QuotaStore, TenantStore } from './store/store.js';
+export type { MigrationReport } from './store/migrations.js';
+export type {
+  AdmitOutcome,
+  AdmitRequest,
+  AuditEntry,
+  AuditRecord,
+  DispatchRequest,
+  Held,
+  PassGrant,
+  QuotaSettlement,
+  RateOutcome,
+  RateReservation,
+  ReserveOutcome,
+  ResumeRequest,
+  RunRecord,
+  RunStatus,
+  SettleOutcome,
+  SettlePassOutcome,
+  SettlePassRequest,
+  SpendHold,
+} from './store/types.js';
+
+// ── plane ──────────────────────────────────────────────────────────────────────
+export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
+export { systemClock } from './plane/system-clock.js';
+export type {
+  AdmitInput,
+  AdmitRefusal,
+  AdmitResult,
+  DispatchInput,
+  DispatchRefusal,
+  DispatchResult,
+  HaltInput,
+  HaltReach,
+  HaltResult,
+  LiftInput,
+  LiftResult,
+  Plane,
+  PlaneOptions,
+  ResumeInput,
+  SettleInput,
+  SettleResult,
+  Usage,
+  UsageInput,
+} from './plane/plane.js';
+export type { Clock } from './core/clock.js';
+
+// ── errors ─────────────────────────────────────────────────────────────────────
+export { isQuotaError, QuotaError, type QuotaErrorCode } from './core/errors.js';
+
+// ── core decisions and values ──────────────────────────────────────────────────
+export { MAX_AMOUNT } from './core/amounts.js';
+export { MAX_IDENTIFIER_LENGTH, isIdentifier, normaliseRunId } from './core/identifiers.js';
+export { isPeriodKey, periodEndMs, periodKey, PERIODS, type Period } from './core/period.js';
+export { addSpend, ZERO_SPEND, type Spend } from './core/spend.js';
+export {
+  boundsSpend,
+  isUnlimited,
+  parseQuota,
+  parseRateCeilings,
+  UNLIMITED_QUOTA,
+  type TenantQuota,
+} from './core/quota.js';
+export { holdFor, parseBudget, type Budget, type BudgetField, type HoldOutcome, type SpendUnit } from './core/budget.js';
+export { checkSpend, type SpendCheck } from './core/spend-check.js';
+export {
+  checkRate,
+  describeRateCeiling,
+  isCountableWindow,
+  MAX_RATE_WINDOW_SECONDS,
+  ratePruneFloorMs,
+  rateWindowStartMs,
+  type RateCeiling,
+  type RateCheck,
+} from './core/rate.js';
+export {
+  compareHaltScopes,
+  coveringHalt,
+  describeHaltScope,
+  HALT_SCOPE_FORMS,
+  haltCovers,
+  haltScopeForms,
+  haltScopeKey,
+  parseHaltScope,
+  withdrawsFrom,
+  type AgentIdentity,
+  type Halt,
+  type HaltScope,
+  type HaltTarget,
+} from './core/halt-scope.js';
+export { parseOperator, type Operator } from './core/operator.js';
+export {
+  refusalMessage,
+  type HaltedRefusal,
+  type RateLimitedRefusal,
+  type Refusal,
+  type RefusalCode,
+  type Refused,
+  type SpentOutRefusal,
+  type TooManyRunsRefusal,
+  type UnboundedRefusal,
+  type UncountableRateRefusal,
+  type WithheldRefusal,
+} from './core/refusal.js';
