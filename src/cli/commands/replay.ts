@@ -30,17 +30,17 @@ interface ReplayFlags {
   json: boolean;
 }
 
-const DESCRIPTION = `Drive every row of an LLM request trace through the plane and prove the books stay exact.
-
-The trace is a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens (the Azure LLM
-inference trace 2023 format). Time is virtual, taken from the trace. Each row is one run of one
-model call for a tenant drawn by a seeded Zipf choice; it is admitted at its arrival with the
-budget ContextTokens + --max-output-tokens (per run and per call, width 1), runs for
-250 ms + 20 ms x GeneratedTokens, then settles its real tokens and price and concludes.
-
-The report gives per tenant the admitted runs, refusals by code, settled spend and peak running
-runs, and five invariants measured from the store: settledWithinCeiling, runningWithinCeiling,
-settledExactlyOnce, holdsReleased, slotsReleased. Exit status 1 when any is false.`;
+const DESCRIPTION = [
+  'Drive every row of an LLM request trace through the plane and prove the books stay exact.',
+  'The trace is a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens (the Azure LLM inference trace ' +
+    '2023 format). Time is virtual, taken from the trace. Each row is one run of one model call for a tenant ' +
+    'drawn by a seeded Zipf choice; it is admitted at its arrival with the budget ContextTokens + ' +
+    '--max-output-tokens (per run and per call, width 1), runs for 250 ms + 20 ms x GeneratedTokens, then ' +
+    'settles its real tokens and price and concludes.',
+  'The report gives per tenant the admitted runs, refusals by code, settled spend and peak running runs, and ' +
+    'five invariants measured from the store: settledWithinCeiling, runningWithinCeiling, settledExactlyOnce, ' +
+    'holdsReleased, slotsReleased. Exit status 1 when any is false.',
+].join('\n\n');
 
 /** Registers `quotaplane replay <trace.csv>` (issue #2 item 5) on `program`. */
 export function registerReplay(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
