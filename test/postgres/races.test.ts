@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { RaceCluster } from './race-cluster.js';
+import type { RaceOp, RaceResult } from './race-protocol.js';
+
+// Exactness across instances (contract §7.1, DESIGN.md decision 13), proven on a real server:
+// four OS processes, each with its own store and pool, fire at the same moment. Every race is
+// repeated REPETITIONS times, each on a fresh tenant.
+
+const REPETITIONS = 20;
+const WORKERS = 4;
+const T_MS = 1_760_000_000_000;
+const LIBRARY = { actor: 'race-test', basis: 'asserted' } as const;
+
+let url: string;
+let schema: string;
+let store: PostgresQuotaStore;
+let cluster: RaceCluster;
+
+beforeAll(async () => {
+  url = testPgUrl();
+  schema = freshSchemaName('races');
+  store = await openPostgresStore(url, { schema });
+  cluster = await RaceCluster.start(WORKERS, url, schema);
+});
+
+afterAll(async () => {
+  await cluster?.close();
+  await store?.close();
+  if (schema !== undefined) await dropSchema(url, schema);
+});
+
+/** Deals `ops` round-robin over the workers, so each process gets an equal share. */
+function deal(ops: readonly RaceOp[]): RaceOp[][] {
+  const shares: RaceOp[][] = Array.from({ length: WORKERS }, () => []);
+  ops.forEach((op, index) => shares[index % WORKERS]?.push(op));
+  return shares;
+}
+
+/** How many results of each kind, e.g. `{ ok: 4, TooManyRuns: 12 }`. */
+function tally(results: readonly RaceResult[][]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const result of results.flat()) counts[result] = (counts[result] ?? 0) + 1;
+  return counts;
+}
+
+describe('PostgreSQL races over 4 processes', () => {
+  it(`X1 16 concurrent admissions of new runs at maxConcurrentRuns 4 admit exactly 4 and running() is 4 (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `x1-${rep}`;
+      await store.tenant(tenant).setQuota({ period: 'monthly', maxConcurrentRuns: 4 }, {
+        atMs: T_MS,
+        by: LIBRARY,
+        action: 'quota.set',
+        subject: 'quota',
+        detail: {},
+      });
+      const runs = Array.from({ length: 16 }, (_, i) => `x1-${rep}-run-${i}`);
+      const results = await cluster.fire(deal(runs.map((run) => ({ kind: 'admit', tenant, run, atMs: T_MS }))));
+      expect(tally(results), `repetition ${rep}`).toEqual({ ok: 4, TooManyRuns: 12 });
+      const admitted = runs.filter((_, i) => results[i % WORKERS]?.[Math.floor(i / WORKERS)] === 'ok').sort();
+      expect(await store.tenant(tenant).running(), `repetition ${rep}`).toBe(4);
+      expect(await store.tenant(tenant).runningRuns(100), `repetition ${rep}`).toEqual(admitted);
+    }
+  });
+
+  it(`C42 20 holds of 100 tokens against 1000 admit exactly 10 and reserved is 1000 (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `c42-${rep}`;
+      const ops: RaceOp[] = Array.from({ length: 20 }, (_, i) => ({
+        kind: 'reserve',
+        tenant,
+        run: `c42-${rep}-run-${i}`,
+        quota: { period: 'monthly', maxTokensPerPeriod: 1000 },
+        hold: { period: '2997-01', amount: { tokens: 100, minorUnits: 0 } },
+        atMs: T_MS,
+      }));
+      const results = await cluster.fire(deal(ops));
+      expect(tally(results), `repetition ${rep}`).toEqual({ ok: 10, SpentOut: 10 });
+      expect(await store.tenant(tenant).reserved('2997-01'), `repetition ${rep}`).toEqual({ tokens: 1000, minorUnits: 0 });
+      // A refused hold takes no slot (contract §6.2): only the ten admitted runs hold one.
+      expect(await store.tenant(tenant).running(), `repetition ${rep}`).toBe(10);
+    }
+  });
+
+  it(`C41 40 dispatches of distinct runs at 10 per 3600 s admit exactly 10 (${REPETITIONS} repetitions)`, async () => {
+    const grant = 'tool://payments/refund';
+    const ceilings = [{ count: 10, windowSeconds: 3600 }];
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `c41-${rep}`;
+      const runs = Array.from({ length: 40 }, (_, i) => `c41-${rep}-run-${i}`);
+      const handle = store.tenant(tenant);
+      await Promise.all(runs.map((run) => handle.admit({ run, budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000 })));
+      const ops: RaceOp[] = runs.map((run, i) => ({
+        kind: 'dispatch',
+        tenant,
+        run,
+        grant,
+        dispatch: i.toString(16).padStart(64, '0'),
+        ceilings,
+        atMs: T_MS + i,
+      }));
+      const results = await cluster.fire(deal(ops));
+      expect(tally(results), `repetition ${rep}`).toEqual({ ok: 10, RateLimited: 30 });
+      const room = await handle.rateRoom(grant, ceilings, T_MS + 40);
+      expect(room.ok ? null : room.refusal, `repetition ${rep}`).toMatchObject({ code: 'RateLimited', reached: 10 });
+    }
+  });
+
+  it(`a halt thrown through one instance refuses the very next admission on every other instance (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `halt-${rep}`;
+      const others = (suffix: string): RaceOp[][] => [
+        [],
+        ...[1, 2, 3].map((worker): RaceOp[] => [{ kind: 'admit', tenant, run: `halt-${rep}-${suffix}-${worker}`, atMs: T_MS }]),
+      ];
+      expect(tally(await cluster.fire(others('before'))), `repetition ${rep}: before the halt`).toEqual({ ok: 3 });
+      const reason = `incident ${rep}: a looping agent`;
+      const thrown = await cluster.fire([
+        [{ kind: 'setHalt', tenant, halt: { scope: { kind: 'tenant' }, reason, by: LIBRARY, atMs: T_MS } }],
+        [],
+        [],
+        [],
+      ]);
+      expect(thrown[0], `repetition ${rep}: the halt`).toEqual(['ok']);
+      expect(tally(await cluster.fire(others('after'))), `repetition ${rep}: after the halt`).toEqual({ [`Halted:${reason}`]: 3 });
+      expect(await store.tenant(tenant).running(), `repetition ${rep}`).toBe(3);
+    }
+  });
+});
