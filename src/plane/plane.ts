@@ -207,6 +207,8 @@ export interface Plane {
    * Admits a run as one store transaction: halts (the narrowest covering halt is reported) →
    * hold formula → reserve (slot + hold) → run and pass 1 recorded (DESIGN.md decision 6).
    * Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes nothing.
+   * Retrying with the same `run` (a lost answer) returns its first pass again, uncounted; a
+   * concluded run cannot be admitted again (`CONFLICT`).
    */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /**

@@ -167,3 +167,18 @@ describe('plane.admit on SQLite', () => {
     expect((await plane.usage({ tenant: 'acme' })).running).toBe(2);
   });
 });
+
+describe('plane.admit retried', () => {
+  it('a retried admission of the same run answers its first pass again and takes no second slot', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    const first = await plane.admit({ tenant: 'acme', run: 'order-1' });
+    clock.advance(5000);
+    const retry = await plane.admit({ tenant: 'acme', run: 'order-1' });
+    expect(retry).toEqual(first);
+    expect((await plane.usage({ tenant: 'acme' })).running).toBe(1);
+    await plane.settle({ tenant: 'acme', run: 'order-1', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+    await expect(plane.admit({ tenant: 'acme', run: 'order-1' })).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+});
