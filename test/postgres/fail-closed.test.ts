@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { QuotaError } from '../../src/core/errors.js';
+import { createPlane } from '../../src/plane/create-plane.js';
+import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+
+// Fail closed (DESIGN.md decision 12, contract §13 invariant 8): while the database is down, every
+// admission, dispatch and settlement answers STORE_UNAVAILABLE and nothing is admitted on a guess;
+// when the server is back, the very same store object answers again, without being reopened.
+// This file stops and starts a server, so it has one of its own rather than the run's.
+
+const T_MS = 1_760_000_000_000;
+const GRANT = 'tool://payments/refund';
+const CEILINGS = [{ count: 100, windowSeconds: 3600 }];
+const BUDGET = { maxTokens: 1_000, maxCallTokens: 100 };
+
+let server: EmbeddedServer;
+let store: PostgresQuotaStore;
+
+beforeAll(async () => {
+  server = await startEmbeddedServer('fail-closed');
+  store = await openPostgresStore(server.url, { busyTimeoutMs: 2_000, statementTimeoutMs: 3_000 });
+});
+
+afterAll(async () => {
+  await store?.close().catch(() => undefined);
+  await server?.dispose();
+});
+
+/** Resolves with the `QuotaError` `promise` rejected with; fails the test if it resolved. */
+async function rejection(promise: Promise<unknown>): Promise<QuotaError> {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof QuotaError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection, but the call answered');
+}
+
+describe('PostgreSQL fails closed and recovers', () => {
+  it('refuses every admission, dispatch, reserve and settlement with STORE_UNAVAILABLE while the server is down, and the same store answers again once it is back', async () => {
+    const acme = store.tenant('acme');
+    const plane = createPlane({ store });
+    await acme.setQuota(
+      { period: 'monthly', maxConcurrentRuns: 10, maxTokensPerPeriod: 100_000 },
+      { atMs: T_MS, by: { actor: 'ops', basis: 'asserted' }, action: 'quota.set', subject: 'quota', detail: {} },
+    );
+    const before = await acme.admit({ run: 'run-before', budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect(before.ok).toBe(true);
+
+    await server.stop();
+
+    const down: [string, Promise<unknown>][] = [
+      ['admit', acme.admit({ run: 'run-during', budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 })],
+      ['plane.admit', plane.admit({ tenant: 'acme', run: 'run-during-plane', budget: BUDGET, atMs: T_MS })],
+      ['dispatch', acme.dispatch({ run: 'run-before', grant: GRANT, dispatch: 'd-1', ceilings: CEILINGS, exempt: false, atMs: T_MS })],
+      ['settlePass', acme.settlePass({ run: 'run-before', epoch: 1, spend: { tokens: 10, minorUnits: 0 }, concludes: true, atMs: T_MS })],
+      ['reserve', acme.reserve({ run: 'run-reserve', quota: { period: 'monthly', maxConcurrentRuns: 10 }, atMs: T_MS })],
+      [
+        'settle',
+        acme.settle({ run: 'run-before', epoch: 1, period: '2025-10', spend: { tokens: 10, minorUnits: 0 }, releaseSlot: true, concludes: true }),
+      ],
+      ['reserveRate', acme.reserveRate({ grant: GRANT, run: 'run-before', dispatch: 'd-2', ceilings: CEILINGS, atMs: T_MS, exempt: false })],
+      ['resume', acme.resume({ run: 'run-before', atMs: T_MS, leaseMs: 60_000 })],
+      ['halts', acme.halts()],
+    ];
+    for (const [operation, call] of down) {
+      const error = await rejection(call);
+      expect({ operation, code: error.code, retryable: error.retryable }).toEqual({
+        operation,
+        code: 'STORE_UNAVAILABLE',
+        retryable: true,
+      });
+      expect(error.cause, operation).toBeDefined();
+    }
+
+    await server.start();
+
+    // The same store object, no reopen: the pool dropped its dead connections and opens new ones.
+    expect(await acme.running()).toBe(1);
+    expect(await acme.getRun('run-during')).toBeNull();
+    expect(await acme.getRun('run-during-plane')).toBeNull();
+    expect(await acme.runningRuns(10)).toEqual(['run-before']);
+    expect(await acme.spent('2025-10')).toEqual({ tokens: 0, minorUnits: 0 });
+
+    const after = await acme.admit({ run: 'run-after', budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect(after).toMatchObject({ ok: true, run: 'run-after', epoch: 1 });
+    expect(await acme.dispatch({ run: 'run-after', grant: GRANT, dispatch: 'd-3', ceilings: CEILINGS, exempt: false, atMs: T_MS })).toEqual({
+      ok: true,
+    });
+    const settled = await acme.settlePass({ run: 'run-before', epoch: 1, spend: { tokens: 10, minorUnits: 0 }, concludes: true, atMs: T_MS });
+    expect(settled.outcome).toBe('settled');
+    expect(await acme.spent('2025-10')).toEqual({ tokens: 10, minorUnits: 0 });
+    const viaPlane = await plane.admit({ tenant: 'acme', budget: BUDGET, atMs: T_MS });
+    expect(viaPlane.ok).toBe(true);
+  });
+});
