@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+
+import { QuotaError } from '../../src/core/errors.js';
+import { toQuotaError } from '../../src/store/postgres/postgres-errors.js';
+
+// The one place pg's errors become the port's faults (issue #3 item 3): no server needed.
+
+function pgError(code: string, message = 'server said no'): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+describe('PostgreSQL error classification', () => {
+  it.each([
+    ['08006', 'connection_failure'],
+    ['08001', 'unable to connect'],
+    ['57P01', 'terminating connection due to administrator command'],
+    ['57P03', 'the database system is starting up'],
+    ['57014', 'canceling statement due to statement timeout'],
+    ['55P03', 'canceling statement due to lock timeout'],
+    ['53300', 'too many connections'],
+    ['40001', 'could not serialize access'],
+    ['40P01', 'deadlock detected'],
+    ['25006', 'cannot execute INSERT in a read-only transaction'],
+    ['28P01', 'password authentication failed'],
+    ['3D000', 'database does not exist'],
+  ])('SQLSTATE %s (%s) is STORE_UNAVAILABLE, retryable, with the cause kept', (code, message) => {
+    const cause = pgError(code, message);
+    const error = toQuotaError(cause);
+    expect({ code: error.code, retryable: error.retryable, sqlstate: error.details.code }).toEqual({
+      code: 'STORE_UNAVAILABLE',
+      retryable: true,
+      sqlstate: code,
+    });
+    expect(error.cause).toBe(cause);
+    expect(error.message).toContain(message);
+  });
+
+  it.each(['XX001', 'XX002', '42P01', '42883', '3F000'])('SQLSTATE %s is STORE_CORRUPT and not retryable', (code) => {
+    const error = toQuotaError(pgError(code));
+    expect({ code: error.code, retryable: error.retryable }).toEqual({ code: 'STORE_CORRUPT', retryable: false });
+  });
+
+  it.each([
+    Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    new Error('Connection terminated unexpectedly'),
+    new Error('timeout exceeded when trying to connect'),
+    new Error('Query read timeout'),
+    new Error('Client has encountered a connection error and is not queryable'),
+  ])('the driver error "%s" is STORE_UNAVAILABLE', (cause) => {
+    expect(toQuotaError(cause).code).toBe('STORE_UNAVAILABLE');
+  });
+
+  it('an unknown SQLSTATE (a unique violation) and a plain TypeError are INTERNAL: bugs, never answers', () => {
+    expect(toQuotaError(pgError('23505', 'duplicate key')).code).toBe('INTERNAL');
+    expect(toQuotaError(new TypeError('x is not a function')).code).toBe('INTERNAL');
+  });
+
+  it('a QuotaError passes through unchanged', () => {
+    const original = new QuotaError('CONFLICT', 'settled twice');
+    expect(toQuotaError(original)).toBe(original);
+  });
+});

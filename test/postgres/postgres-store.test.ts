@@ -1,0 +1,181 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { MAX_AMOUNT } from '../../src/core/amounts.js';
+import { QuotaError } from '../../src/core/errors.js';
+import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+
+// What the conformance battery cannot see through the port: the admission lock is per tenant,
+// amounts saturate in the database and come back as numbers, and unreadable rows are refused.
+
+const T_MS = 1_760_000_000_000;
+const OPS = { actor: 'ops', basis: 'asserted' } as const;
+
+let url: string;
+let schema: string;
+let store: PostgresQuotaStore;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  url = testPgUrl();
+  schema = freshSchemaName('store');
+  store = await openPostgresStore(url, { schema, busyTimeoutMs: 1_000 });
+  admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await store?.close();
+  if (schema !== undefined) await dropSchema(url, schema);
+});
+
+async function rejection(promise: Promise<unknown>): Promise<QuotaError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  if (!(error instanceof QuotaError)) throw new Error(`expected a QuotaError, got ${String(error)}`);
+  return error;
+}
+
+describe('PostgreSQL admission lock', () => {
+  it('an admission of a tenant whose lock is held waits (and here times out as STORE_UNAVAILABLE) while another tenant is admitted at once', async () => {
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT "${schema}".quota_admission_lock($1)`, ['lock-acme']);
+      const quota = { period: 'monthly', maxConcurrentRuns: 5 } as const;
+      const other = await store.tenant('lock-globex').admit({ run: 'g1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1, quota });
+      expect(other.ok).toBe(true);
+      const blocked = await rejection(
+        store.tenant('lock-acme').admit({ run: 'a1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1, quota }),
+      );
+      expect(blocked.code).toBe('STORE_UNAVAILABLE');
+      expect(blocked.details.code).toBe('55P03');
+      await holder.query('ROLLBACK');
+      // Nothing was admitted on the timed-out call; with the lock free it is admitted.
+      expect(await store.tenant('lock-acme').getRun('a1')).toBeNull();
+      const admitted = await store.tenant('lock-acme').admit({ run: 'a1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1, quota });
+      expect(admitted.ok).toBe(true);
+    } finally {
+      await holder.end();
+    }
+  });
+
+  it('the lock key carries the tenant length, so a tenant does not share a lock with one whose name it begins', async () => {
+    const keys = await admin.query<{ a: string; b: string }>(
+      `SELECT hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0)::text AS a,
+              hashtextextended('quota-admission:' || octet_length($2::text) || ':' || $2::text, 0)::text AS b`,
+      ['acme', 'acme:1'],
+    );
+    expect(keys.rows[0]?.a).not.toBe(keys.rows[0]?.b);
+  });
+});
+
+describe('PostgreSQL amounts', () => {
+  it('settled totals saturate at 2^53 − 1 and come back as numbers', async () => {
+    const acme = store.tenant('amounts');
+    const huge = { tokens: MAX_AMOUNT, minorUnits: MAX_AMOUNT - 1 };
+    for (const epoch of [1, 2]) {
+      await acme.settle({ run: 'r-huge', epoch, period: '2999-01', spend: huge, releaseSlot: false, concludes: false });
+    }
+    const spent = await acme.spent('2999-01');
+    expect(spent).toEqual({ tokens: MAX_AMOUNT, minorUnits: MAX_AMOUNT });
+    expect(typeof spent.tokens).toBe('number');
+  });
+
+  it('reserved sums saturate, and a hold that would pass the ceiling through saturation refuses', async () => {
+    const acme = store.tenant('amounts-held');
+    const quota = { period: 'monthly', maxTokensPerPeriod: MAX_AMOUNT } as const;
+    const hold = (tokens: number) => ({ period: '2999-02', amount: { tokens, minorUnits: 0 } });
+    expect(await acme.reserve({ run: 'h1', quota, hold: hold(MAX_AMOUNT), atMs: T_MS })).toEqual({ ok: true });
+    const refused = await acme.reserve({ run: 'h2', quota, hold: hold(1), atMs: T_MS });
+    expect(refused).toMatchObject({ ok: false, refusal: { code: 'SpentOut', reserved: MAX_AMOUNT, requested: 1, limit: MAX_AMOUNT } });
+    await acme.reserve({ run: 'h3', quota: { period: 'monthly' }, hold: hold(MAX_AMOUNT), atMs: T_MS });
+    expect(await acme.reserved('2999-02')).toEqual({ tokens: MAX_AMOUNT, minorUnits: 0 });
+  });
+
+  it('the database refuses an amount above 2^53 − 1 written behind quotaplane’s back', async () => {
+    const error = await admin
+      .query(`INSERT INTO "${schema}".quota_spent (tenant, period, tokens, minor_units) VALUES ('x', '2999-03', 9007199254740992, 0)`)
+      .then(
+        () => null,
+        (caught: unknown) => caught as { code?: string },
+      );
+    expect(error?.code).toBe('23514');
+  });
+});
+
+describe('PostgreSQL unreadable rows', () => {
+  it('a halt row with an unreadable scope refuses every admission and the halt listing with STORE_CORRUPT', async () => {
+    const tenant = 'corrupt-halt';
+    await admin.query(
+      `INSERT INTO "${schema}".quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms) VALUES ($1, 'agent:', 'x', 'ops', 'asserted', 1)`,
+      [tenant],
+    );
+    const admit = await rejection(store.tenant(tenant).admit({ run: 'r1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1 }));
+    expect(admit.code).toBe('STORE_CORRUPT');
+    expect((await rejection(store.tenant(tenant).halts())).code).toBe('STORE_CORRUPT');
+    expect(await store.tenant(tenant).getRun('r1')).toBeNull();
+  });
+
+  it('a halt row with an unknown operator basis refuses admission even though its scope would not cover the run', async () => {
+    const tenant = 'corrupt-basis';
+    await admin.query(
+      `INSERT INTO "${schema}".quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms) VALUES ($1, 'agent:other', 'x', 'ops', 'trust-me', 1)`,
+      [tenant],
+    );
+    const admit = await rejection(store.tenant(tenant).admit({ run: 'r1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1 }));
+    expect(admit.code).toBe('STORE_CORRUPT');
+  });
+
+  it('liftHaltIf on a scope whose row is unreadable throws STORE_CORRUPT instead of answering false', async () => {
+    const tenant = 'corrupt-lift';
+    await admin.query(
+      `INSERT INTO "${schema}".quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms) VALUES ($1, 'tenant', 'x', 'ops', 'trust-me', 1)`,
+      [tenant],
+    );
+    const error = await rejection(
+      store.tenant(tenant).liftHaltIf({ scope: { kind: 'tenant' }, reason: 'x', by: OPS, atMs: 1 }),
+    );
+    expect(error.code).toBe('STORE_CORRUPT');
+  });
+
+  it('the database refuses a stored quota that parseQuota would not read, so admission never decides on one', async () => {
+    await store.tenant('bad-quota').setQuota({ period: 'monthly', maxConcurrentRuns: 2 }, { atMs: T_MS, by: OPS, action: 'quota.set', subject: 'quota', detail: {} });
+    for (const bad of [
+      '{"maxConcurrentRuns": -1}',
+      '{"maxConcurrentRuns": 1.5}',
+      '{"maxTokensPerPeriod": "1000"}',
+      '{"period": "weekly"}',
+      '{"surprise": 1}',
+      '{"rateCeilings": {"tool://a/b": [{"count": 1}]}}',
+      '{"rateCeilings": {"tool://a/b": {"count": 1, "windowSeconds": 60}}}',
+      '[]',
+    ]) {
+      const error = await admin
+        .query(`UPDATE "${schema}".quota_tenants SET quota_json = $1::jsonb WHERE tenant = 'bad-quota'`, [bad])
+        .then(
+          () => null,
+          (caught: unknown) => caught as { code?: string },
+        );
+      expect({ bad, code: error?.code }).toEqual({ bad, code: '23514' });
+    }
+    expect(await store.tenant('bad-quota').getQuota()).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
+  });
+
+  it('a stored quota with configured rate ceilings is read back as set, and dispatch judges them', async () => {
+    const acme = store.tenant('configured-rate');
+    const quota = { period: 'daily', rateCeilings: { 'tool://payments/refund': [{ count: 1, windowSeconds: 60 }] } } as const;
+    await acme.setQuota(quota, { atMs: T_MS, by: OPS, action: 'quota.set', subject: 'quota', detail: {} });
+    expect(await acme.getQuota()).toEqual(quota);
+    await acme.admit({ run: 'r1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1 });
+    const dispatch = (key: string) =>
+      acme.dispatch({ run: 'r1', grant: 'tool://payments/refund', dispatch: key, ceilings: [], exempt: false, atMs: T_MS });
+    expect(await dispatch('k1')).toEqual({ ok: true });
+    expect(await dispatch('k2')).toMatchObject({ ok: false, refusal: { code: 'RateLimited', reached: 1, ceiling: { count: 1, windowSeconds: 60 } } });
+  });
+});
