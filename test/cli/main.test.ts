@@ -79,10 +79,4 @@ describe('quotaplane main: usage errors and help', () => {
     expect(status).toBe(2);
     expect(stderr).toMatch(/--keep-store .* drop --keep-store or drop --store/);
   });
-
-  it('exits 2 for a store URL it cannot read, naming --store', async () => {
-    const { status, stderr } = await runCli(['replay', 'x.csv', '--store', 'mysql://db/quota']);
-    expect(status).toBe(2);
-    expect(stderr).toMatch(/^error: --store: /);
-  });
 });

@@ -94,6 +94,34 @@ describe('quotaplane replay', () => {
     expect(stderr.trim()).toBe('error: bad.csv line 3, column 3 (GeneratedTokens): expected a non-negative integer, got "x"');
   });
 
+  it('refuses a bad header before writing anything to a given store', async () => {
+    const url = `sqlite:${join(dir.path, 'untouched.db')}`;
+    const path = writeTrace(dir.path, 'header.csv', ['time,in,out', '2023-11-16 18:00:00.0,1,2']);
+    const { status, stderr } = await runCli(['replay', path, '--store', url, '--tenants', '3']);
+    expect(status).toBe(2);
+    expect(stderr.trim()).toMatch(/^error: header\.csv line 1: the header must be TIMESTAMP,ContextTokens,GeneratedTokens/);
+    const store = await openStore(url);
+    try {
+      expect(await store.tenants()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('exits 2 for a store URL it cannot read, naming --store', async () => {
+    const { status, stderr } = await runCli(['replay', smallTrace(), '--store', 'mysql://db/quota']);
+    expect(status).toBe(2);
+    expect(stderr.trim()).toMatch(/^error: --store must name a store as 'sqlite:<path>', .*; got "mysql:\/\/db\/quota"$/);
+  });
+
+  it('exits 4 when the store cannot be opened, and says why', async () => {
+    const { status, stdout, stderr } = await runCli(['replay', smallTrace(), '--store', `sqlite:${join(dir.path, 'no', 'such', 'dir.db')}`]);
+    expect(status).toBe(4);
+    expect(stdout).toBe('');
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toMatch(/^error: .*cannot be opened/);
+  });
+
   it('isolates its tenants by a unique prefix in a given store, so a second replay is not skewed', async () => {
     const url = `sqlite:${join(dir.path, 'shared.db')}`;
     const first = await replayJson([smallTrace(), ...SMALL_FLAGS, '--store', url]);

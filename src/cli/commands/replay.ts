@@ -10,6 +10,7 @@ import { ReplayProgress } from '../replay/replay-progress.js';
 import { renderReplayTable } from '../replay/replay-report.js';
 import { runReplay } from '../replay/replay-run.js';
 import { openReplayTarget } from '../replay/replay-store.js';
+import { openTrace } from '../replay/trace-reader.js';
 import type { ReplayOptions } from '../replay/replay-types.js';
 import { UsageError } from '../usage-error.js';
 
@@ -87,9 +88,12 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         storeUrl: flags.store,
         keepStore: flags.keepStore,
       };
+      // A missing trace is a usage error, found before any store is opened or migrated.
+      await openTrace(tracePath);
       const opened = await openReplayTarget(options.storeUrl, options.keepStore).catch((error: unknown) => {
         if (isQuotaError(error, 'INVALID_ARGUMENT')) {
-          throw new UsageError(`--store: ${error.message}; use sqlite:<path>, a path ending in .db, or postgres://…`);
+          // The store names its field `url`; on the command line that field is --store.
+          throw new UsageError(`--store ${error.message.replace(/^url: /, '')}`);
         }
         throw error;
       });

@@ -10,7 +10,7 @@ import { CompletionQueue, type PendingCompletion } from './completion-queue.js';
 import type { ReplayProgress } from './replay-progress.js';
 import { measureInvariants, type TenantLedger } from './replay-invariants.js';
 import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from './replay-types.js';
-import { openTrace } from './trace-reader.js';
+import { openTrace, type TraceRow } from './trace-reader.js';
 import { zipfSampler } from './zipf.js';
 
 /** Virtual run time before the first token (issue #2 item 5). */
@@ -56,6 +56,7 @@ export async function runReplay(
   progress: ReplayProgress | null,
 ): Promise<ReplayReport> {
   const trace = await openTrace(options.tracePath);
+  const rows = trace.rows[Symbol.asyncIterator]();
   let nowMs = 0;
   const clock: Clock = { nowMs: () => nowMs };
   const plane = createPlane({ store: target.store, clock });
@@ -66,7 +67,15 @@ export async function runReplay(
     (_, index) => `${target.tenantPrefix}tenant-${String(index + 1).padStart(width, '0')}`,
   );
   const quota = quotaOf(options);
-  for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+  let item: IteratorResult<TraceRow>;
+  try {
+    // A wrong header or first row fails here, before any quota is written to the store.
+    item = await rows.next();
+    for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+  } catch (error) {
+    await rows.return?.(undefined);
+    throw error;
+  }
 
   const ledgers = new Map<string, TenantLedger>(names.map((tenant) => [tenant, newLedger(tenant)]));
   const ledger = (tenant: string): TenantLedger => ledgers.get(tenant) as TenantLedger;
@@ -91,16 +100,17 @@ export async function runReplay(
     settledRuns.push(done);
   };
 
-  let rows = 0;
+  let rowCount = 0;
   const started = performance.now();
   progress?.begin(trace.sizeBytes);
   try {
-    for await (const row of trace.rows) {
+    for (; item.done !== true; item = await rows.next()) {
+      const row = item.value;
       for (let next = pending.peek(); next !== undefined && next.endMs <= row.arrivalMs; next = pending.peek()) {
         await settleRun(pending.pop() as PendingCompletion);
       }
       nowMs = row.arrivalMs;
-      rows += 1;
+      rowCount += 1;
       const tenant = names[pickTenant()] as string;
       const book = ledger(tenant);
       const durationMs = RUN_BASE_MS + RUN_MS_PER_GENERATED_TOKEN * row.generatedTokens;
@@ -132,11 +142,13 @@ export async function runReplay(
       } else {
         book.refused[admitted.refusal.code] += 1;
       }
-      progress?.update(row.bytesRead, rows, performance.now() - started);
+      progress?.update(row.bytesRead, rowCount, performance.now() - started);
     }
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) await settleRun(next);
   } finally {
     progress?.end();
+    // Closes the trace file when a store fault ended the loop early (a no-op after the last row).
+    await rows.return?.(undefined);
   }
   const wallMs = performance.now() - started;
 
@@ -170,14 +182,14 @@ export async function runReplay(
     },
     tenants,
     totals: {
-      rows,
+      rows: rowCount,
       admitted: tenants.reduce((sum, t) => sum + t.admitted, 0),
       refused: sumRefusals(tenants.map((t) => t.refused)),
       settled: tenants.reduce((sum: Spend, t) => addSpend(sum, t.settled), ZERO_SPEND),
     },
     timing: {
       wallMs: Math.round(wallMs),
-      requestsPerSecond: wallMs > 0 ? Math.round((rows / wallMs) * 1000) : 0,
+      requestsPerSecond: wallMs > 0 ? Math.round((rowCount / wallMs) * 1000) : 0,
       verifyMs: Math.round(verifyMs),
     },
     invariants,
