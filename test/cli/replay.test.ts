@@ -155,16 +155,22 @@ describe('quotaplane replay', () => {
     }
   });
 
-  it('finds an invariant false when the store reports a slot that was never released', async () => {
-    // A store that over-reports running slots by one: the replay must read the store, not its own
-    // counters, so both slot invariants come out false.
+  // Stores that misreport one figure: the replay must read the store, not its own counters, so
+  // exactly the invariants that rest on that figure come out false.
+  it.each([
+    ['running', ['runningWithinCeiling', 'slotsReleased']],
+    ['spent', ['settledExactlyOnce']],
+    ['reserved', ['holdsReleased']],
+  ] as const)('finds an invariant false when the store over-reports %s', async (figure, falseOnes) => {
     const real = await openStore(`sqlite:${join(dir.path, 'faulty.db')}`);
-    const faulty = overReportRunning(real);
     try {
-      const report = await runReplay(smallOptions(smallTrace()), { store: faulty, url: 'faulty', temporary: false, kept: true, tenantPrefix: '' }, null);
-      expect(report.invariants.runningWithinCeiling).toBe(false);
-      expect(report.invariants.slotsReleased).toBe(false);
-      expect(report.invariants.settledExactlyOnce).toBe(true);
+      const report = await runReplay(
+        smallOptions(smallTrace()),
+        { store: overReport(real, figure), url: 'faulty', temporary: false, kept: true, tenantPrefix: '' },
+        null,
+      );
+      const expected = Object.fromEntries(Object.keys(report.invariants).map((name) => [name, !(falseOnes as readonly string[]).includes(name)]));
+      expect(report.invariants).toEqual(expected);
       expect(report.ok).toBe(false);
     } finally {
       await real.close();
@@ -204,7 +210,8 @@ function smallOptions(tracePath: string): ReplayOptions {
   };
 }
 
-function overReportRunning(store: QuotaStore): QuotaStore {
+/** Wraps a store so that one read answers one more than the truth (a token, a slot). */
+function overReport(store: QuotaStore, figure: 'running' | 'spent' | 'reserved'): QuotaStore {
   return {
     backend: store.backend,
     tenants: () => store.tenants(),
@@ -213,7 +220,13 @@ function overReportRunning(store: QuotaStore): QuotaStore {
       const handle = store.tenant(tenant);
       return new Proxy(handle, {
         get(target, property) {
-          if (property === 'running') return async () => (await target.running()) + 1;
+          if (property === figure && figure === 'running') return async () => (await target.running()) + 1;
+          if (property === figure && figure !== 'running') {
+            return async (period: string) => {
+              const real = await target[figure](period);
+              return { ...real, tokens: real.tokens + 1 };
+            };
+          }
           const value = Reflect.get(target, property, target) as unknown;
           return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
         },

@@ -17,7 +17,7 @@ export interface TenantLedger {
   receiptsWritten: number;
   /** Billing periods of this tenant's admissions. */
   readonly periods: Set<string>;
-  /** What the replay settled, per period (from the receipts the store returned). */
+  /** What the replay sent to settle, per period of admission. */
   readonly settledByReplay: Map<string, Spend>;
 }
 

@@ -95,8 +95,10 @@ export async function runReplay(
     });
     const book = ledger(done.tenant);
     if (result.outcome === 'settled') book.receiptsWritten += 1;
-    const period = result.receipt.period ?? done.period;
-    book.settledByReplay.set(period, addSpend(book.settledByReplay.get(period) ?? ZERO_SPEND, result.receipt.spend));
+    // What the replay sent, in the period its admission named: the store's totals must match
+    // this, so nothing the store echoes back is trusted here.
+    const sent = { tokens: done.tokens, minorUnits: done.minorUnits };
+    book.settledByReplay.set(done.period, addSpend(book.settledByReplay.get(done.period) ?? ZERO_SPEND, sent));
     settledRuns.push(done);
   };
 
