@@ -1,4 +1,5 @@
 import type { Halt, HaltScope } from '../core/halt-scope.js';
+import type { ApiKeyStore } from './api-keys.js';
 import type { TenantQuota } from '../core/quota.js';
 import type { RateCeiling } from '../core/rate.js';
 import type { Spend } from '../core/spend.js';
@@ -35,6 +36,11 @@ export interface QuotaStore {
   tenant(tenant: string): TenantStore;
   /** Tenants with a configured quota, a run, or a halt, in byte order. */
   tenants(): Promise<string[]>;
+  /**
+   * The API keys of the HTTP service (issue #4). Optional until every adapter has it: the SQLite
+   * adapter does (schema version 2); `quotaplane serve` and `keys` refuse a store without it.
+   */
+  apiKeys?(): ApiKeyStore;
   /** Closes connections. Further calls throw `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
 }

@@ -6,7 +6,10 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
-import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-migrations.js';
+import { SQLITE_MIGRATIONS, SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-migrations.js';
+
+// Every migration this build knows, as the schema table records them; each helper adds its own.
+const RECORDED = SQLITE_MIGRATIONS.map(({ version, name }) => ({ version, name }));
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('SQLite migrations', () => {
@@ -25,13 +28,11 @@ describe('SQLite migrations', () => {
       backend: 'sqlite',
       fromVersion: 0,
       toVersion: SQLITE_SCHEMA_VERSION,
-      applied: [{ version: 1, name: 'quota_keyspaces_runs_audit' }],
+      applied: RECORDED,
     });
     await store.close();
     const raw = new Database(path, { readonly: true });
-    expect(raw.prepare('SELECT version, name FROM quotaplane_schema ORDER BY version').all()).toEqual([
-      { version: 1, name: 'quota_keyspaces_runs_audit' },
-    ]);
+    expect(raw.prepare('SELECT version, name FROM quotaplane_schema ORDER BY version').all()).toEqual(RECORDED);
     expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
     raw.close();
   });
@@ -62,7 +63,10 @@ describe('SQLite migrations', () => {
 
     // Nothing was changed by the refused open.
     const after = new Database(path, { readonly: true });
-    expect(after.prepare('SELECT version FROM quotaplane_schema ORDER BY version').all()).toEqual([{ version: 1 }, { version: 999 }]);
+    expect(after.prepare('SELECT version FROM quotaplane_schema ORDER BY version').all()).toEqual([
+      ...RECORDED.map(({ version }) => ({ version })),
+      { version: 999 },
+    ]);
     after.close();
   });
 });

@@ -3,8 +3,10 @@ import Database from 'better-sqlite3';
 import { describe } from '../../core/amounts.js';
 import { invalidArgument, QuotaError } from '../../core/errors.js';
 import { isIdentifier, requireIdentifier } from '../../core/identifiers.js';
+import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
+import { SqliteApiKeyStore } from './sqlite-api-keys.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite } from './sqlite-migrations.js';
@@ -62,6 +64,12 @@ export class SqliteQuotaStore implements QuotaStore {
       }
       return row.tenant;
     });
+  }
+
+  /** The API keys (schema version 2), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
+  apiKeys(): ApiKeyStore {
+    if (this.#conn.isClosed) throw closedStoreError();
+    return new SqliteApiKeyStore(this.#conn);
   }
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */

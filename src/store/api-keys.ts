@@ -1,0 +1,114 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+import { requireIdentifier } from '../core/identifiers.js';
+
+/**
+ * What an API key may do (issue #4, DESIGN.md architecture `http/`):
+ * - `runner`: the runner routes (`/v1/runs…`, `/v1/usage`) for its own tenant only;
+ * - `operator`: the operator routes (`/v1/tenants/{tenant}/…`) for the tenant it names, or for
+ *   every tenant when its tenant is {@link ALL_TENANTS}; it may also call the runner routes for a
+ *   tenant it covers.
+ */
+export type ApiKeyRole = 'runner' | 'operator';
+
+/** Every accepted {@link ApiKeyRole}, in the order help texts list them. */
+export const API_KEY_ROLES: readonly ApiKeyRole[] = Object.freeze(['runner', 'operator']);
+
+/** The tenant of an operator key that covers every tenant (`quotaplane keys create --tenant '*'`). */
+export const ALL_TENANTS = '*';
+
+/**
+ * One API key as the store keeps it. The secret itself is never stored, only its SHA-256
+ * (`NewApiKey.hash`), so this record is safe to list.
+ * - `id`: `key_<ULID>`, what `keys revoke` names;
+ * - `name`: who acts with the key, recorded as the operator of halts, lifts and quota changes
+ *   made through HTTP (`{ actor: name, basis: 'authenticated' }`);
+ * - `tenant`: the tenant it acts for, or {@link ALL_TENANTS} (operator keys only);
+ * - `createdAtMs`, `revokedAtMs`: Unix ms; `revokedAtMs` is `null` while the key is usable.
+ */
+export interface ApiKeyRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly role: ApiKeyRole;
+  readonly tenant: string;
+  readonly createdAtMs: number;
+  readonly revokedAtMs: number | null;
+}
+
+/** A key to store: its record (not yet revoked) and `hash`, the SHA-256 of the secret as 64 lowercase hex digits. */
+export interface NewApiKey {
+  readonly id: string;
+  readonly name: string;
+  readonly role: ApiKeyRole;
+  readonly tenant: string;
+  readonly createdAtMs: number;
+  readonly hash: string;
+}
+
+/** What `revoke` found: the key was usable and is now revoked, was revoked already, or does not exist. */
+export type RevokeOutcome = 'revoked' | 'already-revoked' | 'not-found';
+
+/**
+ * The API keys of a deployment, kept beside the quota rows (issue #4). Keys are not tenant rows:
+ * an operator key may cover every tenant, so this port hangs off the store, not a tenant handle.
+ * Every method is one transaction; a store that cannot answer throws `STORE_UNAVAILABLE`.
+ */
+export interface ApiKeyStore {
+  /** Stores a new key. Throws `INVALID_ARGUMENT` naming the field for a malformed key, `CONFLICT` when its id or hash exists. */
+  create(key: NewApiKey): Promise<void>;
+  /**
+   * Stores `key` only when the store holds no key at all, revoked ones included, deciding and
+   * inserting in one transaction so two servers starting together create one first key between
+   * them. Answers whether it stored the key.
+   */
+  createFirst(key: NewApiKey): Promise<boolean>;
+  /** The key whose secret hashes to `hash` (64 hex), revoked or not, or `null`. */
+  findByHash(hash: string): Promise<ApiKeyRecord | null>;
+  /** Every key, revoked ones included, oldest first. */
+  list(): Promise<ApiKeyRecord[]>;
+  /** Revokes the key `id` at `atMs` (Unix ms); idempotent. */
+  revoke(id: string, atMs: number): Promise<RevokeOutcome>;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const KEY_ID = /^key_[0-9A-HJKMNP-TV-Z]{26}$/;
+
+/**
+ * Validates a key to store, shared by every adapter so both backends refuse the same inputs.
+ * Throws `INVALID_ARGUMENT` naming the field: an id that is not `key_<ULID>`, a name that is not an
+ * identifier, an unknown role, a runner key for {@link ALL_TENANTS}, a bad instant or a hash that
+ * is not 64 lowercase hex digits.
+ */
+export function requireNewApiKey(value: unknown): NewApiKey {
+  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (typeof record.id !== 'string' || !KEY_ID.test(record.id)) {
+    throw invalidArgument('id', `must be key_<ULID>, got ${describe(record.id)}`);
+  }
+  const name = requireIdentifier('name', record.name);
+  const role = record.role;
+  if (role !== 'runner' && role !== 'operator') {
+    throw invalidArgument('role', `must be one of ${API_KEY_ROLES.join(', ')}, got ${describe(role)}`);
+  }
+  const tenant = requireIdentifier('tenant', record.tenant);
+  if (role === 'runner' && tenant === ALL_TENANTS) {
+    throw invalidArgument('tenant', `a runner key acts for one tenant; name it, or make an operator key for '${ALL_TENANTS}'`);
+  }
+  const createdAtMs = record.createdAtMs;
+  if (typeof createdAtMs !== 'number' || !Number.isSafeInteger(createdAtMs) || createdAtMs < 0) {
+    throw invalidArgument('createdAtMs', `must be an instant in Unix milliseconds, got ${describe(createdAtMs)}`);
+  }
+  if (typeof record.hash !== 'string' || !SHA256_HEX.test(record.hash)) {
+    throw invalidArgument('hash', 'must be the SHA-256 of the key as 64 lowercase hex digits');
+  }
+  return { id: record.id, name, role, tenant, createdAtMs, hash: record.hash };
+}
+
+/** True when `hash` is shaped like a stored key hash (64 lowercase hex digits). */
+export function isApiKeyHash(hash: unknown): hash is string {
+  return typeof hash === 'string' && SHA256_HEX.test(hash);
+}
+
+/** True when `key` may act for `tenant`: its own tenant, or any tenant for an all-tenant key. */
+export function keyCoversTenant(key: Pick<ApiKeyRecord, 'tenant'>, tenant: string): boolean {
+  return key.tenant === ALL_TENANTS || key.tenant === tenant;
+}

@@ -1,0 +1,125 @@
+import { describe } from '../../core/amounts.js';
+import { invalidArgument, QuotaError } from '../../core/errors.js';
+import { isIdentifier } from '../../core/identifiers.js';
+import {
+  isApiKeyHash,
+  requireNewApiKey,
+  type ApiKeyRecord,
+  type ApiKeyStore,
+  type NewApiKey,
+  type RevokeOutcome,
+} from '../api-keys.js';
+import { requireInstantMs } from '../store-arguments.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+/** A key with this id or secret hash already exists (the caller checks inside the inserting transaction). */
+const SELECT_CLASH = 'SELECT key_id FROM quotaplane_api_keys WHERE key_id = @id OR key_hash = @hash';
+/** Whether any key was ever stored, revoked ones included: "first start" means none. */
+const SELECT_ANY = 'SELECT EXISTS (SELECT 1 FROM quotaplane_api_keys) AS present';
+/** Stores a key; only its hash, never its secret. */
+const INSERT_KEY = `INSERT INTO quotaplane_api_keys (key_id, key_hash, name, role, tenant, created_at_ms, revoked_at_ms)
+  VALUES (@id, @hash, @name, @role, @tenant, @createdAtMs, NULL)`;
+/** The key a secret hashes to; the unique index on key_hash makes this one probe per request. */
+const SELECT_BY_HASH = `SELECT key_id, name, role, tenant, created_at_ms, revoked_at_ms
+  FROM quotaplane_api_keys WHERE key_hash = @hash`;
+/** Every key, oldest first (ids are ULIDs, so id order is creation order). */
+const LIST_KEYS = `SELECT key_id, name, role, tenant, created_at_ms, revoked_at_ms
+  FROM quotaplane_api_keys ORDER BY key_id`;
+/** One key's revocation state. */
+const SELECT_REVOKED = 'SELECT revoked_at_ms FROM quotaplane_api_keys WHERE key_id = @id';
+/** Revokes a usable key; the first revocation instant is kept. */
+const REVOKE_KEY = 'UPDATE quotaplane_api_keys SET revoked_at_ms = @atMs WHERE key_id = @id AND revoked_at_ms IS NULL';
+
+interface KeyRow {
+  key_id: string;
+  name: string;
+  role: string;
+  tenant: string;
+  created_at_ms: number;
+  revoked_at_ms: number | null;
+}
+
+/**
+ * The SQLite adapter of {@link ApiKeyStore} (schema version 2, `quotaplane_api_keys`), on the
+ * store's one connection. Deciding writes are `BEGIN IMMEDIATE`, so `createFirst` is exact across
+ * processes sharing the file.
+ */
+export class SqliteApiKeyStore implements ApiKeyStore {
+  readonly #conn: SqliteConnection;
+
+  constructor(conn: SqliteConnection) {
+    this.#conn = conn;
+  }
+
+  async create(key: NewApiKey): Promise<void> {
+    const checked = requireNewApiKey(key);
+    this.#conn.write(() => {
+      if (this.#conn.get(SELECT_CLASH, { id: checked.id, hash: checked.hash }) !== undefined) {
+        throw new QuotaError('CONFLICT', `an API key with id '${checked.id}' or the same secret already exists; generate a new key`, {
+          details: { id: checked.id },
+        });
+      }
+      this.#conn.run(INSERT_KEY, params(checked));
+    });
+  }
+
+  async createFirst(key: NewApiKey): Promise<boolean> {
+    const checked = requireNewApiKey(key);
+    return this.#conn.write(() => {
+      const row = this.#conn.get<{ present: number }>(SELECT_ANY, {});
+      if (row !== undefined && row.present !== 0) return false;
+      this.#conn.run(INSERT_KEY, params(checked));
+      return true;
+    });
+  }
+
+  async findByHash(hash: string): Promise<ApiKeyRecord | null> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    const row = this.#conn.read(() => this.#conn.get<KeyRow>(SELECT_BY_HASH, { hash }));
+    return row === undefined ? null : decodeKey(row);
+  }
+
+  async list(): Promise<ApiKeyRecord[]> {
+    return this.#conn.read(() => this.#conn.all<KeyRow>(LIST_KEYS, {})).map(decodeKey);
+  }
+
+  async revoke(id: string, atMs: number): Promise<RevokeOutcome> {
+    if (typeof id !== 'string' || !isIdentifier(id)) throw invalidArgument('id', `must be a key id (key_<ULID>), got ${describe(id)}`);
+    const instant = requireInstantMs('atMs', atMs);
+    return this.#conn.write(() => {
+      const row = this.#conn.get<{ revoked_at_ms: number | null }>(SELECT_REVOKED, { id });
+      if (row === undefined) return 'not-found';
+      if (row.revoked_at_ms !== null) return 'already-revoked';
+      this.#conn.run(REVOKE_KEY, { id, atMs: instant });
+      return 'revoked';
+    });
+  }
+}
+
+function params(key: NewApiKey) {
+  return { id: key.id, hash: key.hash, name: key.name, role: key.role, tenant: key.tenant, createdAtMs: key.createdAtMs };
+}
+
+// A row that does not read back as a key is never skipped or guessed at: the key table decides
+// who may act, so an unreadable row is corruption (contract §5.2 applies the same rule to halts).
+function decodeKey(row: KeyRow): ApiKeyRecord {
+  if (
+    (row.role !== 'runner' && row.role !== 'operator') ||
+    !isIdentifier(row.name) ||
+    !isIdentifier(row.tenant) ||
+    !Number.isSafeInteger(row.created_at_ms) ||
+    (row.revoked_at_ms !== null && !Number.isSafeInteger(row.revoked_at_ms))
+  ) {
+    throw new QuotaError('STORE_CORRUPT', `the SQLite store holds an unreadable API key row '${row.key_id}'`, {
+      details: { backend: 'sqlite', id: row.key_id },
+    });
+  }
+  return {
+    id: row.key_id,
+    name: row.name,
+    role: row.role,
+    tenant: row.tenant,
+    createdAtMs: row.created_at_ms,
+    revokedAtMs: row.revoked_at_ms,
+  };
+}
