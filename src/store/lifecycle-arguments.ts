@@ -7,7 +7,7 @@ import { parseOperator } from '../core/operator.js';
 import { parseQuota, parseRateCeilings } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
 import { requireBoolean, requireEpoch, requireInstantMs, requireObject, requireWidth } from './store-arguments.js';
-import type { AdmitRequest, AuditEntry, DispatchRequest, ResumeRequest, SettlePassRequest } from './types.js';
+import type { AdmitRequest, AuditEntry, DispatchRequest, HeartbeatRequest, ResumeRequest, SettlePassRequest } from './types.js';
 
 /*
  * Validation of the run-lifecycle and audit arguments (store.ts, second and third groups) at the
@@ -66,6 +66,18 @@ export function requireSettlePassRequest(value: unknown): SettlePassRequest {
     spend: requireSpend('spend', record.spend),
     concludes: requireBoolean('concludes', record.concludes),
     atMs: requireInstantMs('atMs', record.atMs),
+    by: record.by === undefined || record.by === null ? undefined : parseOperator(record.by, 'by'),
+  };
+}
+
+/** A heartbeat request (types.ts `HeartbeatRequest`). */
+export function requireHeartbeatRequest(value: unknown): HeartbeatRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    epoch: requireEpoch('epoch', record.epoch),
+    atMs: requireInstantMs('atMs', record.atMs),
+    leaseMs: requireAmount('leaseMs', record.leaseMs),
   };
 }
 
@@ -79,7 +91,22 @@ export function requireDispatchRequest(value: unknown): DispatchRequest {
     ceilings: parseRateCeilings(record.ceilings ?? [], 'ceilings'),
     exempt: requireBoolean('exempt', record.exempt),
     atMs: requireInstantMs('atMs', record.atMs),
+    ...dispatchLease(record),
   };
+}
+
+// A dispatch names its pass and lease together or not at all: a renewal needs both.
+function dispatchLease(record: Record<string, unknown>): { epoch?: number; leaseMs?: number } {
+  if (record.epoch === undefined || record.epoch === null) {
+    if (record.leaseMs !== undefined && record.leaseMs !== null) {
+      throw invalidArgument('leaseMs', 'renews the lease of the pass named by epoch; give epoch too, or drop leaseMs');
+    }
+    return {};
+  }
+  if (record.leaseMs === undefined || record.leaseMs === null) {
+    throw invalidArgument('leaseMs', 'is required with epoch: the dispatch renews that pass\'s lease by leaseMs milliseconds');
+  }
+  return { epoch: requireEpoch('epoch', record.epoch), leaseMs: requireAmount('leaseMs', record.leaseMs) };
 }
 
 /**

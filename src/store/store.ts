@@ -8,19 +8,29 @@ import type {
   AdmitRequest,
   AuditEntry,
   AuditRecord,
+  DispatchOutcome,
   DispatchRequest,
+  HeartbeatOutcome,
+  HeartbeatRequest,
   Held,
-  PassGrant,
+  IdleHold,
+  PassRecord,
   QuotaSettlement,
   RateOutcome,
   RateReservation,
   ReserveOutcome,
+  ReleaseRunOutcome,
+  ReleaseRunRequest,
+  ResumeOutcome,
   ResumeRequest,
+  RunListRequest,
   RunRecord,
+  RunSummary,
   SettleOutcome,
   SettlePassOutcome,
   SettlePassRequest,
   SpendHold,
+  SweptRun,
 } from './types.js';
 
 /**
@@ -34,7 +44,7 @@ export interface QuotaStore {
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */
   tenant(tenant: string): TenantStore;
-  /** Tenants with a configured quota, a run, or a halt, in byte order. */
+  /** Tenants with a configured quota, a run (registered or holding a slot), a halt, or an audit row, in byte order. */
   tenants(): Promise<string[]>;
   /**
    * The API keys of the HTTP service (issue #4). Optional until every adapter has it: the SQLite
@@ -110,14 +120,98 @@ export interface TenantStore {
 
   /** Admission as one transaction: halts → quota → hold formula → reserve → run and pass 1 recorded (decision 6). */
   admit(request: AdmitRequest): Promise<AdmitOutcome>;
-  /** A new pass of an admitted run: next epoch, no slot, never gated, hold carried (contract §8.4). `NOT_FOUND`/`CONFLICT`. */
-  resume(request: ResumeRequest): Promise<PassGrant>;
-  /** Ends a pass: its receipt derived from the pass row and applied as `settle` does. `NOT_FOUND`/`CONFLICT`. */
+  /**
+   * A new pass of an admitted run: next epoch, no slot, never gated by concurrency, spend or
+   * workload halts, hold carried to the period of `atMs`, status `running` (contract §8.4). A
+   * `stranded`, `paused` or `withheld` run resumes alike. Throws `NOT_FOUND` for an unknown run,
+   * `CONFLICT` for a `concluded` or `released` one. In the same transaction it reads the halts:
+   * when a `subject:` halt names a principal of the run's chain it answers `Withheld` (naming the
+   * halt `coveringHalt` picks among those subject halts; `pass-rules.ts` `withheldBy`), opens no
+   * pass, carries nothing, and sets the status to
+   * `withheld` (`statusSinceMs` = `atMs` unless already withheld) — the one write a `Withheld`
+   * answer makes (DESIGN.md decision 9).
+   */
+  resume(request: ResumeRequest): Promise<ResumeOutcome>;
+  /**
+   * Ends a pass: its receipt derived from the pass row and applied as `settle` does. A newly
+   * written receipt stamps the pass settled and, when it is the run's latest pass and the run is
+   * not `released`, sets the status: `concluded` when concluding; otherwise `paused`, except that a
+   * `withheld` run stays `withheld` (it is pausing for its halt). A late settle of a lapsed or
+   * stranded pass is accepted like any other, once (its receipt is unique). With `by`, a newly
+   * written receipt also appends, in the same transaction, the audit row
+   * `{ action: 'run.settle', subject: run, by, atMs, detail: { epoch, period, spend: { tokens, minorUnits }, releaseSlot, concludes } }`;
+   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass and
+   * `CONFLICT` for a receipt with a different payload.
+   */
   settlePass(request: SettlePassRequest): Promise<SettlePassOutcome>;
-  /** A run's dispatch: reserveRate with the tenant's configured ceilings for the grant added, read in the same transaction. */
-  dispatch(request: DispatchRequest): Promise<RateOutcome>;
+  /**
+   * A run's dispatch, one transaction: `NOT_FOUND`/`CONFLICT` as `resume` for the run; with
+   * `epoch`, the pass is fenced as `heartbeat` fences it; then the subject-halt check as `resume`
+   * (`Withheld`, nothing counted, the run marked `withheld`); then, with `epoch`, the lease renewed
+   * as `heartbeat` renews it (also when the rate answer below is a refusal: the pass is alive);
+   * then `reserveRate` with the tenant's configured ceilings for the grant added, read in the
+   * same transaction (decision 11).
+   */
+  dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
+  /**
+   * Renews pass `(run, epoch)`'s lease (DESIGN.md decision 7), one transaction, checked in order:
+   * 1. `NOT_FOUND` for an unknown run or pass;
+   * 2. `CONFLICT` when the run is `concluded` or `released`;
+   * 3. `CONFLICT` when `epoch` is below the run's latest epoch (a newer pass exists:
+   *    `details.latestEpoch` names it; this pass must stop and settle);
+   * 4. `CONFLICT` when the pass is settled already, or the run is `stranded` (a sweep declared the
+   *    pass dead: settle it with its real spend, then resume);
+   * 5. `Withheld` as `resume` answers it (lease not renewed, run marked `withheld`);
+   * 6. otherwise the lease becomes `max(current expiry, atMs + leaseMs)` (saturating), and a
+   *    `withheld` run whose halt was lifted becomes `running` again.
+   * A lease that lapsed but that no sweep acted on is renewed: only the sweep acts on a lapse.
+   */
+  heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome>;
   /** One run as the registry knows it, or `null`. */
   getRun(run: string): Promise<RunRecord | null>;
+
+  // ── sweep, listings and operator acts (issue #5; one transaction each) ────────
+
+  /**
+   * A page of the run registry (see `RunListRequest`), each with its status instant, whether it
+   * holds a slot, and its latest pass's lease expiry. Read-only.
+   */
+  runs(request: RunListRequest): Promise<RunSummary[]>;
+  /**
+   * The runs a sweep at `atMs` would act on (DESIGN.md decision 8), read-only: registered runs
+   * that hold a slot or have status `running`, and have no live pass — no pass whose receipt is
+   * unwritten and whose lease expires after `atMs` (a lease is lapsed at its expiry instant).
+   * Ascending run id after `after` (default: from the start), at most `limit`. Slot holders the
+   * registry does not know (raw `reserve` callers) have no lease and are never listed.
+   */
+  lapsedRuns(request: { atMs: number; after?: string | undefined; limit: number }): Promise<string[]>;
+  /**
+   * Sweeps one run, one transaction: re-checks the `lapsedRuns` condition at `atMs` and, when it
+   * holds, deletes the run's slot and, when its status is `running`, sets it to `stranded` with
+   * `statusSinceMs` = its latest pass's lease expiry. The hold is never touched (its spend is
+   * unknown). Idempotent: a run already swept, renewed since, or unknown answers
+   * `{ releasedSlot: false, stranded: false }` and writes nothing.
+   */
+  sweepRun(request: { run: string; atMs: number }): Promise<SweptRun>;
+  /**
+   * Passes whose lease lapsed at or before `atMs` and whose receipt was never written, of runs
+   * that are not `released`; ascending (run id, epoch), at most `limit`. Read-only.
+   */
+  unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]>;
+  /**
+   * Holds of `paused` runs that entered `paused` at or before `idleSinceMs`, skipping holds of
+   * nothing (zero in both units); ascending run id, at most `limit`. Read-only.
+   */
+  idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]>;
+  /**
+   * An operator's release of a run, one transaction: a `concluded` or `released` run holding no
+   * slot and no hold answers `'already-closed'` and writes nothing; an unknown run holding no slot
+   * and no hold throws `NOT_FOUND`. Otherwise deletes its slot and hold, sets a registered run's
+   * status to `released` (`statusSinceMs` = `atMs`), and appends the audit row
+   * `{ action: 'run.release', subject: run, by, atMs, detail: { previousStatus, slot, hold } }`
+   * where `slot` is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
+   */
+  releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
 
   // ── audit log ──────────────────────────────────────────────────────────────
 
@@ -125,4 +219,10 @@ export interface TenantStore {
   appendAudit(entry: AuditEntry): Promise<AuditRecord>;
   /** The newest `limit` audit rows, newest first, optionally only of one `action`. */
   auditLog(options: { limit: number; action?: string }): Promise<AuditRecord[]>;
+  /**
+   * The audit rows with `seq > afterSeq`, in ascending `seq`, at most `limit`, exactly as stored
+   * (for verifying the hash chain page by page). An unreadable row throws `STORE_CORRUPT` with
+   * `details.seq` naming it.
+   */
+  auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]>;
 }

@@ -10,6 +10,7 @@ import type {
   TooManyRunsRefusal,
   UnboundedRefusal,
   UncountableRateRefusal,
+  WithheldRefusal,
 } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 
@@ -65,8 +66,32 @@ export type RateOutcome =
 /** Whether a settle wrote its receipt now, or found the identical receipt already there (contract §6.11). */
 export type SettleOutcome = 'settled' | 'already-settled';
 
-/** Where a run stands in its lifecycle, as the run registry records it. */
-export type RunStatus = 'running' | 'paused' | 'concluded';
+/**
+ * Where a run stands in its lifecycle, as the run registry records it (DESIGN.md decisions 7–9):
+ * - `running`: its latest pass is open (admitted or resumed, not yet settled);
+ * - `paused`: its latest pass settled without concluding; it may resume;
+ * - `withheld`: a subject halt on a principal of its chain answered `Withheld` to its heartbeat,
+ *   dispatch or resume; it stays withheld through the pause (settling without concluding) until a
+ *   resume opens a pass, or it concludes or is released;
+ * - `stranded`: the sweep found its latest pass's lease lapsed unsettled (the process died); its slot
+ *   was released, its hold kept; a settle of the lapsed pass or a resume ends this;
+ * - `concluded`: a pass settled with `concludes`; closed for good;
+ * - `released`: an operator released its slot and hold (`releaseRun`); closed for good.
+ */
+export type RunStatus = 'running' | 'paused' | 'withheld' | 'stranded' | 'concluded' | 'released';
+
+/** The statuses after which a run takes no new pass, heartbeat, dispatch or admission retry. */
+export const CLOSED_RUN_STATUSES: readonly RunStatus[] = Object.freeze(['concluded', 'released']);
+
+/** Every {@link RunStatus}, in lifecycle order. */
+export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
+  'running',
+  'paused',
+  'withheld',
+  'stranded',
+  'concluded',
+  'released',
+]);
 
 /**
  * One admission as a single transaction (DESIGN.md decision 6): halts (the narrowest covering is
@@ -108,13 +133,48 @@ export interface ResumeRequest {
   readonly leaseMs: number;
 }
 
-/** The end of a pass: its own spend, and whether it concluded the run (contract §8.3). */
+/**
+ * Answer of `resume`: the new pass, or `Withheld` when a standing subject halt names a principal
+ * of the run's chain (DESIGN.md decision 9). A `Withheld` answer opened no pass, carried nothing,
+ * and only marked the run `withheld` (so `attention` can list it).
+ */
+export type ResumeOutcome = PassGrant | { readonly ok: false; readonly refusal: WithheldRefusal };
+
+/**
+ * A heartbeat of pass `(run, epoch)` (DESIGN.md decision 7): renews its lease to
+ * `max(current expiry, atMs + leaseMs)`, so a late-arriving heartbeat never shortens a lease.
+ */
+export interface HeartbeatRequest {
+  readonly run: string;
+  readonly epoch: number;
+  readonly atMs: number;
+  /** A positive safe integer of milliseconds. */
+  readonly leaseMs: number;
+}
+
+/** A renewed lease: the pass and the instant (Unix ms) its lease now lapses at. */
+export interface LeaseRenewal {
+  readonly ok: true;
+  readonly run: string;
+  readonly epoch: number;
+  readonly leaseExpiresAtMs: number;
+}
+
+/** Answer of `heartbeat`: the renewed lease, or `Withheld` (the lease was not renewed; pause the run). */
+export type HeartbeatOutcome = LeaseRenewal | { readonly ok: false; readonly refusal: WithheldRefusal };
+
+/**
+ * The end of a pass: its own spend, and whether it concluded the run (contract §8.3).
+ * `by` makes it an operator's settle (issue #5): when this call writes the receipt, the same
+ * transaction appends the audit row `run.settle` (see `TenantStore.settlePass`).
+ */
 export interface SettlePassRequest {
   readonly run: string;
   readonly epoch: number;
   readonly spend: Spend;
   readonly concludes: boolean;
   readonly atMs: number;
+  readonly by?: Operator | undefined;
 }
 
 /** What a pass settlement did: the receipt written (or found), and whether this call wrote it. */
@@ -142,6 +202,83 @@ export interface DispatchRequest {
   readonly ceilings: readonly RateCeiling[];
   readonly exempt: boolean;
   readonly atMs: number;
+  /**
+   * The dispatching pass. When given, the dispatch is fenced like a heartbeat and renews that
+   * pass's lease by `leaseMs` (DESIGN.md decision 7); `leaseMs` is then required.
+   */
+  readonly epoch?: number | undefined;
+  readonly leaseMs?: number | undefined;
+}
+
+/** Answer of `dispatch`: the rate outcome, or `Withheld` (nothing counted, no lease renewed; DESIGN.md decision 9). */
+export type DispatchOutcome = RateOutcome | { readonly ok: false; readonly refusal: WithheldRefusal };
+
+/**
+ * A registered run as the operator listings show it: the registry record, when it entered its
+ * status (`statusSinceMs`, Unix ms: for `stranded`, the instant its lease lapsed), whether it holds
+ * a slot, and when its latest pass's lease lapses (or lapsed).
+ */
+export interface RunSummary extends RunRecord {
+  readonly statusSinceMs: number;
+  readonly holdsSlot: boolean;
+  readonly leaseExpiresAtMs: number;
+}
+
+/**
+ * A page of the run registry: runs whose id sorts bytewise after `after` (default: from the
+ * start), in ascending run-id order, at most `limit`; only the given `statuses` when present.
+ */
+export interface RunListRequest {
+  readonly statuses?: readonly RunStatus[] | undefined;
+  readonly after?: string | undefined;
+  readonly limit: number;
+}
+
+/** One pass row (Unix ms instants). `settledAtMs` is `null` until its receipt is written. */
+export interface PassRecord {
+  readonly run: string;
+  readonly epoch: number;
+  readonly period: string;
+  readonly takesSlot: boolean;
+  readonly startedAtMs: number;
+  readonly leaseExpiresAtMs: number;
+  readonly settledAtMs: number | null;
+}
+
+/** A hold of a paused run, and since when (Unix ms) the run has been paused. */
+export interface IdleHold extends Held {
+  readonly idleSinceMs: number;
+}
+
+/** What `sweepRun` did to one run: released its slot, and/or marked it `stranded` (DESIGN.md decision 8). */
+export interface SweptRun {
+  readonly run: string;
+  readonly releasedSlot: boolean;
+  readonly stranded: boolean;
+}
+
+/** An operator's release of a run (issue #5): its slot and hold given back, audited as `run.release`. */
+export interface ReleaseRunRequest {
+  readonly run: string;
+  readonly atMs: number;
+  readonly by: Operator;
+}
+
+/**
+ * Answer of `releaseRun`.
+ * - `'released'`: this call released the run; `slotReleased` and `holdReleased` say what it held
+ *   (the hold as it stood), `audit` is the row appended.
+ * - `'already-closed'`: the run was concluded or released already and holds nothing; nothing was
+ *   written (`audit` is `null`).
+ * `previousStatus` is the registry status before the call, `null` for an unregistered run.
+ */
+export interface ReleaseRunOutcome {
+  readonly outcome: 'released' | 'already-closed';
+  readonly run: string;
+  readonly previousStatus: RunStatus | null;
+  readonly slotReleased: boolean;
+  readonly holdReleased: Held | null;
+  readonly audit: AuditRecord | null;
 }
 
 /** One row of a tenant's append-only audit log. */

@@ -46,8 +46,16 @@ function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
     resume: (request) => inner.resume(request),
     settlePass: (request) => inner.settlePass(request),
     dispatch: (request) => inner.dispatch(request),
+    heartbeat: (request) => inner.heartbeat(request),
     getRun: (run) => inner.getRun(run),
+    runs: (request) => inner.runs(request),
+    lapsedRuns: (request) => inner.lapsedRuns(request),
+    sweepRun: (request) => inner.sweepRun(request),
+    unsettledPasses: (request) => inner.unsettledPasses(request),
+    idleHolds: (request) => inner.idleHolds(request),
+    releaseRun: (request) => inner.releaseRun(request),
     appendAudit: (entry) => inner.appendAudit(entry),
     auditLog: (options) => inner.auditLog(options),
+    auditChain: (request) => inner.auditChain(request),
   };
 }

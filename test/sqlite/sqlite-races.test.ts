@@ -6,6 +6,7 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { openStore } from '../../src/store/open-store.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations.js';
 import { deal, raceProcesses } from './race-harness.js';
 
 // Exactness across processes on one file (DESIGN.md decision 13): real OS processes, released
@@ -84,9 +85,11 @@ describe('SQLite store raced by several OS processes', () => {
     const reports = await raceProcesses(Array.from({ length: PROCESSES }, () => ({ scenario: 'open', url, tenant: 'acme', runs: [] })));
 
     const applied = reports.map((report) => report.appliedMigrations).sort();
-    expect(applied).toEqual([0, 0, 0, 1]);
+    expect(applied).toEqual([0, 0, 0, SQLITE_MIGRATIONS.length]);
     const raw = new Database(join(dir, 'race.db'), { readonly: true });
-    expect(raw.prepare('SELECT version FROM quotaplane_schema').all()).toEqual([{ version: 1 }]);
+    expect(raw.prepare('SELECT version FROM quotaplane_schema ORDER BY version').all()).toEqual(
+      SQLITE_MIGRATIONS.map(({ version }) => ({ version })),
+    );
     raw.close();
   });
 });

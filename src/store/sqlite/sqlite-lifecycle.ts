@@ -5,19 +5,26 @@ import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
 import { UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
+import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
+  DispatchOutcome,
   DispatchRequest,
+  HeartbeatOutcome,
+  HeartbeatRequest,
   PassGrant,
   QuotaSettlement,
-  RateOutcome,
+  ResumeOutcome,
   ResumeRequest,
+  RunStatus,
   SettlePassOutcome,
   SettlePassRequest,
 } from '../types.js';
+import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
+import { MARK_RUN_RUNNING_AGAIN, MARK_RUN_WITHHELD, RENEW_LEASE, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
   CARRY_HOLD,
   INSERT_PASS,
@@ -80,7 +87,7 @@ function readRunRow(conn: SqliteConnection, tenant: string, run: string): RunRow
   return conn.get<RunRow>(SELECT_RUN, { tenant, run });
 }
 
-// A run that must exist and not be concluded for a resume or a dispatch.
+// A run that must exist and not be closed for a resume or a dispatch.
 function requireOpenRun(conn: SqliteConnection, tenant: string, run: string, verb: string): RunRow {
   const row = readRunRow(conn, tenant, run);
   if (row === undefined) {
@@ -88,14 +95,45 @@ function requireOpenRun(conn: SqliteConnection, tenant: string, run: string, ver
       details: { tenant, run },
     });
   }
-  if (decodeRun(tenant, row).status === 'concluded') throw concludedRun(tenant, run, verb);
+  const status = decodeRun(tenant, row).status;
+  if (isClosedStatus(status)) throw closedRunError(tenant, run, status, verb);
   return row;
 }
 
-function concludedRun(tenant: string, run: string, verb: string): QuotaError {
-  return new QuotaError('CONFLICT', `run '${run}' of tenant '${tenant}' has concluded, so it cannot ${verb}; start a new run`, {
-    details: { tenant, run },
+// The Withheld refusal for this run, from the halts read in the caller's transaction, after
+// marking the run withheld: the one write a Withheld answer makes (DESIGN.md decision 9).
+function withholdIfHalted(conn: SqliteConnection, tenant: string, row: RunRow, atMs: number) {
+  const refusal = withheldBy(tenant, readHalts(conn, tenant), decodeRun(tenant, row).chain);
+  if (refusal !== null) conn.run(MARK_RUN_WITHHELD, { tenant, run: row.run_id, atMs });
+  return refusal;
+}
+
+// Fences pass (run, epoch) as store.ts `heartbeat` steps 1–4 order it.
+function fence(conn: SqliteConnection, tenant: string, row: RunRow, epoch: number, verb: string): void {
+  const pass = conn.get<{ lease_expires_at_ms: number; settled_at_ms: number | null }>(SELECT_PASS_LEASE, {
+    tenant,
+    run: row.run_id,
+    epoch,
   });
+  fencePass({
+    tenant,
+    run: row.run_id,
+    epoch,
+    status: decodeRun(tenant, row).status,
+    lastEpoch: row.last_epoch,
+    pass: pass === undefined ? undefined : { settledAtMs: pass.settled_at_ms },
+    verb,
+  });
+}
+
+// Renews the lease of a fenced pass and answers its expiry; a withheld run whose halt is gone runs again.
+function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: number, atMs: number, leaseMs: number): number {
+  const key = { tenant, run, epoch };
+  conn.run(RENEW_LEASE, { ...key, leaseExpiresAtMs: saturatingAdd(atMs, leaseMs) });
+  conn.run(MARK_RUN_RUNNING_AGAIN, { tenant, run, atMs });
+  const pass = conn.get<{ lease_expires_at_ms: number }>(SELECT_PASS_LEASE, key);
+  if (pass === undefined) throw corrupt(tenant, `pass ${run}/${epoch} vanished inside its own transaction`);
+  return pass.lease_expires_at_ms;
 }
 
 /**
@@ -108,7 +146,8 @@ function concludedRun(tenant: string, run: string, verb: string): QuotaError {
 export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
   const existing = readRunRow(conn, tenant, request.run);
   if (existing !== undefined) {
-    if (decodeRun(tenant, existing).status === 'concluded') throw concludedRun(tenant, request.run, 'be admitted again');
+    const status = decodeRun(tenant, existing).status;
+    if (isClosedStatus(status)) throw closedRunError(tenant, request.run, status, 'be admitted again');
     const first = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: 1 });
     if (first === undefined) throw corrupt(tenant, `run '${request.run}' registered without its first pass`);
     const hold =
@@ -143,25 +182,29 @@ export function admitInTransaction(conn: SqliteConnection, tenant: string, reque
 }
 
 /**
- * A resume (store.ts `resume`, contract §8.4): never gated. The next epoch, no slot, the period of
- * `atMs` under the tenant's stored quota, the hold carried there whole, status `running`.
- * Throws `NOT_FOUND` for an unknown run and `CONFLICT` for a concluded one.
+ * A resume (store.ts `resume`, contract §8.4): never gated by concurrency, spend or workload
+ * halts. A subject halt on the run's chain answers `Withheld` and opens nothing. Otherwise the
+ * next epoch, no slot, the period of `atMs` under the tenant's stored quota, the hold carried
+ * there whole, status `running`. Throws `NOT_FOUND` for an unknown run, `CONFLICT` for a closed one.
  */
-export function resumeInTransaction(conn: SqliteConnection, tenant: string, request: ResumeRequest): PassGrant {
+export function resumeInTransaction(conn: SqliteConnection, tenant: string, request: ResumeRequest): ResumeOutcome {
   const row = requireOpenRun(conn, tenant, request.run, 'resume');
+  const withheld = withholdIfHalted(conn, tenant, row, request.atMs);
+  if (withheld !== null) return { ok: false, refusal: withheld };
   const quota = readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const period = periodKey(quota.period, request.atMs);
   conn.run(CARRY_HOLD, { tenant, run: request.run, period });
   const epoch = row.last_epoch + 1;
-  conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch });
+  conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch, atMs: request.atMs });
   return openPass(conn, tenant, { run: request.run, epoch, period, takesSlot: false, atMs: request.atMs, leaseMs: request.leaseMs });
 }
 
 /**
  * The end of a pass (store.ts `settlePass`, contract §8.3): the receipt is derived from the pass
  * row (its period, whether it took the slot) and applied exactly as `settle` does, with the same
- * conflict rule. A newly written receipt marks the pass settled and, when no newer pass has
- * started, the run `concluded` or `paused`. Throws `NOT_FOUND` for an unknown pass.
+ * conflict rule. A newly written receipt marks the pass settled, moves the status of the run when
+ * this is its latest pass (`statusAfterSettle`), and, for an operator's settle (`by`), appends the
+ * `run.settle` audit row. Throws `NOT_FOUND` for an unknown pass.
  */
 export function settlePassInTransaction(conn: SqliteConnection, tenant: string, request: SettlePassRequest): SettlePassOutcome {
   const pass = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: request.epoch });
@@ -182,18 +225,43 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
   if (outcome === 'settled') {
     const key = { tenant, run: request.run, epoch: request.epoch };
     conn.run(MARK_PASS_SETTLED, { ...key, atMs: request.atMs });
-    conn.run(UPDATE_RUN_STATUS_IF_LATEST, { ...key, status: request.concludes ? 'concluded' : 'paused' });
+    const row = readRunRow(conn, tenant, request.run);
+    if (row === undefined) throw corrupt(tenant, `pass ${request.run}/${request.epoch} without its run`);
+    const status: RunStatus = statusAfterSettle(decodeRun(tenant, row).status, request.concludes);
+    conn.run(UPDATE_RUN_STATUS_IF_LATEST, { ...key, status, atMs: request.atMs });
+    if (request.by !== undefined) {
+      appendAuditInTransaction(conn, tenant, {
+        atMs: request.atMs,
+        by: request.by,
+        action: 'run.settle',
+        subject: request.run,
+        detail: {
+          epoch: receipt.epoch,
+          period: receipt.period,
+          spend: { tokens: receipt.spend.tokens, minorUnits: receipt.spend.minorUnits },
+          releaseSlot: receipt.releaseSlot,
+          concludes: receipt.concludes,
+        },
+      });
+    }
   }
   return { outcome, receipt };
 }
 
 /**
- * A run's dispatch (store.ts `dispatch`, DESIGN.md decision 11): the caller's ceilings plus the
- * stored quota's ceilings for the grant, read in this transaction, then the `reserveRate` body.
- * Throws `NOT_FOUND` for an unknown run and `CONFLICT` for a concluded one.
+ * A run's dispatch (store.ts `dispatch`, DESIGN.md decisions 7, 9 and 11): the run must be open;
+ * with `epoch` the pass is fenced; a subject halt on the chain answers `Withheld` and counts
+ * nothing; with `epoch` the lease is renewed; then the caller's ceilings plus the stored quota's
+ * ceilings for the grant, read in this transaction, go through the `reserveRate` body.
  */
-export function dispatchInTransaction(conn: SqliteConnection, tenant: string, request: DispatchRequest): RateOutcome {
-  requireOpenRun(conn, tenant, request.run, 'dispatch');
+export function dispatchInTransaction(conn: SqliteConnection, tenant: string, request: DispatchRequest): DispatchOutcome {
+  const row = requireOpenRun(conn, tenant, request.run, 'dispatch');
+  if (request.epoch !== undefined) fence(conn, tenant, row, request.epoch, 'dispatch');
+  const withheld = withholdIfHalted(conn, tenant, row, request.atMs);
+  if (withheld !== null) return { ok: false, refusal: withheld };
+  if (request.epoch !== undefined && request.leaseMs !== undefined) {
+    renewLease(conn, tenant, request.run, request.epoch, request.atMs, request.leaseMs);
+  }
   const configured = readStoredQuota(conn, tenant)?.rateCeilings?.[request.grant] ?? [];
   return reserveRateInTransaction(conn, tenant, {
     grant: request.grant,
@@ -203,4 +271,22 @@ export function dispatchInTransaction(conn: SqliteConnection, tenant: string, re
     atMs: request.atMs,
     exempt: request.exempt,
   });
+}
+
+/**
+ * A heartbeat (store.ts `heartbeat`, DESIGN.md decisions 7 and 9): fences the pass, answers
+ * `Withheld` under a subject halt on the chain (lease not renewed), else renews the lease.
+ */
+export function heartbeatInTransaction(conn: SqliteConnection, tenant: string, request: HeartbeatRequest): HeartbeatOutcome {
+  const row = readRunRow(conn, tenant, request.run);
+  if (row === undefined) {
+    throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${request.run}' to heartbeat; admit it first`, {
+      details: { tenant, run: request.run },
+    });
+  }
+  fence(conn, tenant, row, request.epoch, 'heartbeat');
+  const withheld = withholdIfHalted(conn, tenant, row, request.atMs);
+  if (withheld !== null) return { ok: false, refusal: withheld };
+  const leaseExpiresAtMs = renewLease(conn, tenant, request.run, request.epoch, request.atMs, request.leaseMs);
+  return { ok: true, run: request.run, epoch: request.epoch, leaseExpiresAtMs };
 }

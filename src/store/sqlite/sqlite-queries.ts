@@ -122,16 +122,20 @@ export const UPSERT_QUOTA = `INSERT INTO quota_tenants (tenant, quota_json) VALU
 /** One run registry row. */
 export const SELECT_RUN = `SELECT run_id, status, agent_name, agent_digest, chain_json, admitted_at_ms, last_epoch
   FROM quota_runs WHERE tenant = @tenant AND run_id = @run`;
-/** Registers an admitted run, running at epoch 1. */
+/** Registers an admitted run, running at epoch 1 since its admission. */
 export const INSERT_RUN = `INSERT INTO quota_runs
-  (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch)
-  VALUES (@tenant, @run, 'running', @agentName, @agentDigest, @chainJson, @budgetJson, @width, @atMs, 1)`;
-/** A resume: the run runs again at its new epoch. */
-export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_epoch = @epoch
+  (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch, status_since_ms)
+  VALUES (@tenant, @run, 'running', @agentName, @agentDigest, @chainJson, @budgetJson, @width, @atMs, 1, @atMs)`;
+/** A resume: the run runs again at its new epoch, since the resume. */
+export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_epoch = @epoch, status_since_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run`;
-/** Status follows the latest pass: a settle of an older pass leaves a newer pass's status alone. */
-export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status
-  WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch`;
+/**
+ * Status follows the latest pass: a settle of an older pass leaves a newer pass's status alone.
+ * The instant moves only when the status changes, so a withheld run that pauses stays withheld
+ * since the halt reached it.
+ */
+export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status, status_since_ms = @atMs
+  WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch AND status <> @status`;
 
 /** One pass row (run, epoch). */
 export const SELECT_PASS = `SELECT period, takes_slot, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
@@ -161,9 +165,14 @@ export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, su
 
 // ── store-wide ──────────────────────────────────────────────────────────────
 
-/** Tenants with a quota, a run (registered or holding a slot) or a halt; UNION dedupes, BINARY sorts bytewise. */
+/**
+ * Tenants with a quota, a run (registered or holding a slot), a halt or an audit row (a halt thrown
+ * and lifted leaves only its audit rows, and they must still be verifiable); UNION dedupes, BINARY
+ * sorts bytewise.
+ */
 export const LIST_TENANTS = `SELECT tenant FROM quota_tenants
   UNION SELECT tenant FROM quota_runs
   UNION SELECT tenant FROM quota_running
   UNION SELECT tenant FROM quota_halted
+  UNION SELECT tenant FROM quota_audit
   ORDER BY tenant`;

@@ -4,7 +4,7 @@ import type { AgentIdentity } from '../../core/halt-scope.js';
 import { isIdentifier } from '../../core/identifiers.js';
 import { parseQuota, type TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
-import type { AuditRecord, RunRecord, RunStatus } from '../types.js';
+import { RUN_STATUSES, type AuditRecord, type RunRecord, type RunStatus } from '../types.js';
 
 /*
  * Decoders from SQLite rows to domain values. A row that does not decode throws `STORE_CORRUPT`
@@ -75,12 +75,10 @@ export function decodeQuota(tenant: string, quotaJson: string): TenantQuota {
   }
 }
 
-const RUN_STATUSES: readonly string[] = ['running', 'paused', 'concluded'];
-
 /** A run registry row. */
 export function decodeRun(tenant: string, row: RunRow): RunRecord {
   const run = decodeRunId(tenant, 'run', row.run_id);
-  if (!RUN_STATUSES.includes(row.status)) throw corrupt(tenant, `run '${run}' with the unknown status ${JSON.stringify(row.status)}`);
+  if (!(RUN_STATUSES as readonly string[]).includes(row.status)) throw corrupt(tenant, `run '${run}' with the unknown status ${JSON.stringify(row.status)}`);
   let agent: AgentIdentity | null = null;
   if (row.agent_name !== null && row.agent_digest !== null) agent = { name: row.agent_name, digest: row.agent_digest };
   return {

@@ -9,9 +9,19 @@ import {
   requireAdmitRequest,
   requireAuditEntry,
   requireDispatchRequest,
+  requireHeartbeatRequest,
   requireResumeRequest,
   requireSettlePassRequest,
 } from '../lifecycle-arguments.js';
+import {
+  requireAuditChainRequest,
+  requireIdleHoldsRequest,
+  requireLapsedRunsRequest,
+  requireReleaseRunRequest,
+  requireRunListRequest,
+  requireSweepRunRequest,
+  requireUnsettledPassesRequest,
+} from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
 import {
   requireHalt,
@@ -29,29 +39,49 @@ import type {
   AdmitRequest,
   AuditEntry,
   AuditRecord,
+  DispatchOutcome,
   DispatchRequest,
+  HeartbeatOutcome,
+  HeartbeatRequest,
   Held,
-  PassGrant,
+  IdleHold,
+  PassRecord,
   QuotaSettlement,
   RateOutcome,
   RateReservation,
+  ReleaseRunOutcome,
+  ReleaseRunRequest,
   ReserveOutcome,
+  ResumeOutcome,
   ResumeRequest,
+  RunListRequest,
   RunRecord,
+  RunSummary,
   SettleOutcome,
   SettlePassOutcome,
   SettlePassRequest,
   SpendHold,
+  SweptRun,
 } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
+import { LIST_AUDIT_CHAIN } from './sqlite-lease-queries.js';
 import {
   admitInTransaction,
   dispatchInTransaction,
+  heartbeatInTransaction,
   resumeInTransaction,
   settlePassInTransaction,
 } from './sqlite-lifecycle.js';
+import {
+  listIdleHolds,
+  listLapsedRuns,
+  listRuns,
+  listUnsettledPasses,
+  releaseRunInTransaction,
+  sweepRunInTransaction,
+} from './sqlite-operator.js';
 import * as q from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
@@ -210,7 +240,7 @@ export class SqliteTenantStore implements TenantStore {
     return this.#conn.write(() => admitInTransaction(this.#conn, this.tenant, valid));
   }
 
-  async resume(request: ResumeRequest): Promise<PassGrant> {
+  async resume(request: ResumeRequest): Promise<ResumeOutcome> {
     const valid = requireResumeRequest(request);
     return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, valid));
   }
@@ -220,15 +250,52 @@ export class SqliteTenantStore implements TenantStore {
     return this.#conn.write(() => settlePassInTransaction(this.#conn, this.tenant, valid));
   }
 
-  async dispatch(request: DispatchRequest): Promise<RateOutcome> {
+  async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
     const valid = requireDispatchRequest(request);
     return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome> {
+    const valid = requireHeartbeatRequest(request);
+    return this.#conn.write(() => heartbeatInTransaction(this.#conn, this.tenant, valid));
   }
 
   async getRun(run: string): Promise<RunRecord | null> {
     const params = { tenant: this.tenant, run: normaliseRunId('run', run) };
     const row = this.#conn.read(() => this.#conn.get<RunRow>(q.SELECT_RUN, params));
     return row === undefined ? null : decodeRun(this.tenant, row);
+  }
+
+  // ── sweep, listings and operator acts ────────────────────────────────────
+
+  async runs(request: RunListRequest): Promise<RunSummary[]> {
+    const valid = requireRunListRequest(request);
+    return this.#conn.read(() => listRuns(this.#conn, this.tenant, valid));
+  }
+
+  async lapsedRuns(request: { atMs: number; after?: string | undefined; limit: number }): Promise<string[]> {
+    const valid = requireLapsedRunsRequest(request);
+    return this.#conn.read(() => listLapsedRuns(this.#conn, this.tenant, valid));
+  }
+
+  async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
+    const valid = requireSweepRunRequest(request);
+    return this.#conn.write(() => sweepRunInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
+    const valid = requireUnsettledPassesRequest(request);
+    return this.#conn.read(() => listUnsettledPasses(this.#conn, this.tenant, valid));
+  }
+
+  async idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]> {
+    const valid = requireIdleHoldsRequest(request);
+    return this.#conn.read(() => listIdleHolds(this.#conn, this.tenant, valid));
+  }
+
+  async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
+    const valid = requireReleaseRunRequest(request);
+    return this.#conn.write(() => releaseRunInTransaction(this.#conn, this.tenant, valid));
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────
@@ -247,6 +314,12 @@ export class SqliteTenantStore implements TenantStore {
         ? this.#conn.all<AuditRow>(q.LIST_AUDIT, { tenant: this.tenant, limit })
         : this.#conn.all<AuditRow>(q.LIST_AUDIT_BY_ACTION, { tenant: this.tenant, limit, action }),
     );
+    return rows.map((row) => decodeAudit(this.tenant, row));
+  }
+
+  async auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]> {
+    const valid = requireAuditChainRequest(request);
+    const rows = this.#conn.read(() => this.#conn.all<AuditRow>(LIST_AUDIT_CHAIN, { tenant: this.tenant, ...valid }));
     return rows.map((row) => decodeAudit(this.tenant, row));
   }
 }

@@ -38,9 +38,17 @@ function everyCall(handle: TenantStore): Calls {
     settlePass: () => handle.settlePass({ run, epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS }),
     dispatch: () =>
       handle.dispatch({ run, grant: 'tool://x/y', dispatch: dispatchKey(0), ceilings: [], exempt: false, atMs: JAN_MS }),
+    heartbeat: () => handle.heartbeat({ run, epoch: 1, atMs: JAN_MS, leaseMs: LEASE_MS }),
     getRun: () => handle.getRun(run),
+    runs: () => handle.runs({ limit: 10 }),
+    lapsedRuns: () => handle.lapsedRuns({ atMs: JAN_MS, limit: 10 }),
+    sweepRun: () => handle.sweepRun({ run, atMs: JAN_MS }),
+    unsettledPasses: () => handle.unsettledPasses({ atMs: JAN_MS, limit: 10 }),
+    idleHolds: () => handle.idleHolds({ idleSinceMs: JAN_MS, limit: 10 }),
+    releaseRun: () => handle.releaseRun({ run, atMs: JAN_MS, by: OPS_ALICE }),
     appendAudit: () => handle.appendAudit(auditEntry('note', 'tenant', JAN_MS)),
     auditLog: () => handle.auditLog({ limit: 10 }),
+    auditChain: () => handle.auditChain({ afterSeq: 0, limit: 10 }),
   };
 }
 

@@ -4,6 +4,8 @@ import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
 import { conditionalLift, haltsPerScope } from './halts.js';
 import { tenantIsolation } from './isolation.js';
+import { leaseRenewal, subjectHaltsReachRunningWork } from './leases.js';
+import { operatorActs, operatorListings } from './operator.js';
 import { resumePasses, settlePasses } from './passes.js';
 import { lifecycleRaces, rateRace, slotRace, spendRace } from './races.js';
 import {
@@ -19,13 +21,15 @@ import {
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
+import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
  * §10.2 G1–G5, the port rules P1–P8, the slot race X1), then the run lifecycle, configuration,
- * audit log, tenant isolation and closing of the port (L1–L41). Each group runs on its own fresh
- * store; its steps run in order on that store. Every backend must pass all of it unchanged.
+ * audit log, tenant isolation and closing of the port (L1–L41), then leases, the sweep and the
+ * operator listings and acts (L42–L64). Each group runs on its own fresh store; its steps run in
+ * order on that store. Every backend must pass all of it unchanged.
  */
 export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   zeroAndFullCeiling,
@@ -60,6 +64,11 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   quotaAndAudit,
   tenantListing,
   tenantIsolation,
+  leaseRenewal,
+  subjectHaltsReachRunningWork,
+  sweepLapsedLeases,
+  operatorListings,
+  operatorActs,
   lifecycleRaces,
   closedStore,
 ]);

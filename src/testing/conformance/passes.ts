@@ -30,7 +30,7 @@ export const resumePasses: ConformanceGroup = {
         assert.deepEqual(await handle.runningRuns(100), [], 'runningRuns after the pass');
         assertOk(await handle.admit(admission(B, { budget: { maxTokens: 100, maxCallTokens: 0 } })), 'admit B into the slot');
         const resumedAtMs = JAN_MS + 60_000;
-        const pass = await handle.resume({ run: A, atMs: resumedAtMs, leaseMs: LEASE_MS });
+        const pass = assertOk(await handle.resume({ run: A, atMs: resumedAtMs, leaseMs: LEASE_MS }), 'resume A');
         assert.deepEqual(
           pass,
           { ok: true, run: A, epoch: 2, period: '2026-01', hold: tokens(1000), leaseExpiresAtMs: resumedAtMs + LEASE_MS },
@@ -50,7 +50,7 @@ export const resumePasses: ConformanceGroup = {
         await handle.settlePass({ run: A, epoch: 2, spend: tokens(0), concludes: false, atMs: JAN_MS + 70_000 });
         await configure(handle, { period: 'monthly', maxConcurrentRuns: 0, maxTokensPerPeriod: 0 });
         await handle.setHalt({ scope: { kind: 'tenant' }, reason: 'incident 42', by: OPS_ALICE, atMs: JAN_MS + 80_000 });
-        const pass = await handle.resume({ run: A, atMs: JAN_MS + 90_000, leaseMs: LEASE_MS });
+        const pass = assertOk(await handle.resume({ run: A, atMs: JAN_MS + 90_000, leaseMs: LEASE_MS }), 'resume A');
         assert.equal(pass.epoch, 3, 'epoch');
         assert.deepEqual(pass.hold, tokens(1000), 'hold');
         assert.deepEqual(await handle.runningRuns(100), [B], 'runningRuns');
@@ -64,7 +64,7 @@ export const resumePasses: ConformanceGroup = {
         const handle = acme(context);
         await handle.settlePass({ run: A, epoch: 3, spend: tokens(0), concludes: false, atMs: JAN_MS + 100_000 });
         await configure(handle, { period: 'monthly', maxTokensPerPeriod: 10_000 });
-        const pass = await handle.resume({ run: A, atMs: FEB_MS, leaseMs: LEASE_MS });
+        const pass = assertOk(await handle.resume({ run: A, atMs: FEB_MS, leaseMs: LEASE_MS }), 'resume A');
         assert.equal(pass.epoch, 4, 'epoch');
         assert.equal(pass.period, '2026-02', 'period');
         assert.deepEqual(pass.hold, tokens(1000), 'hold');
@@ -158,7 +158,7 @@ export const settlePasses: ConformanceGroup = {
         await handle.settlePass({ run, epoch: 1, spend: tokens(200), concludes: false, atMs: JAN_MS + 1000 });
         assert.deepEqual(await handle.spent('2026-01'), tokens(200), 'spent after the suspending pass');
         assert.deepEqual(await handle.reserved('2026-01'), tokens(400), 'reserved after the suspending pass');
-        const resumed = await handle.resume({ run, atMs: JAN_MS + 2000, leaseMs: LEASE_MS });
+        const resumed = assertOk(await handle.resume({ run, atMs: JAN_MS + 2000, leaseMs: LEASE_MS }), 'resume');
         assert.deepEqual(resumed.hold, tokens(400), 'hold of the resumed pass');
         const last = await handle.settlePass({ run, epoch: 2, spend: tokens(100), concludes: true, atMs: JAN_MS + 3000 });
         assert.deepEqual(last.receipt, {
@@ -197,7 +197,7 @@ export const settlePasses: ConformanceGroup = {
         assert.equal(first.receipt.period, '2026-01', 'period of the pass that crossed midnight');
         assert.deepEqual(await handle.spent('2026-01'), tokens(100), 'spent(2026-01)');
         assert.deepEqual(await handle.spent('2026-02'), tokens(0), 'spent(2026-02)');
-        const resumed = await handle.resume({ run, atMs: Date.UTC(2026, 1, 1, 0, 2), leaseMs: LEASE_MS });
+        const resumed = assertOk(await handle.resume({ run, atMs: Date.UTC(2026, 1, 1, 0, 2), leaseMs: LEASE_MS }), 'resume');
         assert.equal(resumed.period, '2026-02', 'period of the resumed pass');
         const second = await handle.settlePass({
           run,

@@ -1,0 +1,82 @@
+import { describe, requireAmount } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { parseOperator } from '../core/operator.js';
+import { requireInstantMs, requireLimit, requireObject } from './store-arguments.js';
+import { RUN_STATUSES, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
+
+/*
+ * Validation of the sweep, listing and operator-act arguments of the port (store.ts, issue #5) at
+ * the handle boundary, shared by every adapter. Each returns a normalised copy or throws
+ * `INVALID_ARGUMENT` naming the field (DESIGN.md decision 14).
+ */
+
+/** A run status, one of `RUN_STATUSES`. */
+export function requireRunStatus(field: string, value: unknown): RunStatus {
+  if (typeof value !== 'string' || !(RUN_STATUSES as readonly string[]).includes(value)) {
+    throw invalidArgument(field, `must be one of ${RUN_STATUSES.map((status) => `'${status}'`).join(', ')}, got ${describe(value)}`);
+  }
+  return value as RunStatus;
+}
+
+/** A listing cursor: absent, or the last run id of the previous page. */
+function optionalCursor(field: string, value: unknown): string | undefined {
+  return value === undefined || value === null ? undefined : requireIdentifier(field, value);
+}
+
+/** A `runs` page request (types.ts `RunListRequest`). */
+export function requireRunListRequest(value: unknown): RunListRequest {
+  const record = requireObject('request', value);
+  let statuses: RunStatus[] | undefined;
+  if (record.statuses !== undefined && record.statuses !== null) {
+    if (!Array.isArray(record.statuses) || record.statuses.length === 0) {
+      throw invalidArgument('statuses', `must be a non-empty array of run statuses, got ${describe(record.statuses)}`);
+    }
+    statuses = record.statuses.map((status: unknown, index) => requireRunStatus(`statuses[${index}]`, status));
+  }
+  return { statuses, after: optionalCursor('after', record.after), limit: requireLimit('limit', record.limit) };
+}
+
+/** A `lapsedRuns` request. */
+export function requireLapsedRunsRequest(value: unknown): { atMs: number; after?: string | undefined; limit: number } {
+  const record = requireObject('request', value);
+  return {
+    atMs: requireInstantMs('atMs', record.atMs),
+    after: optionalCursor('after', record.after),
+    limit: requireLimit('limit', record.limit),
+  };
+}
+
+/** A `sweepRun` request. */
+export function requireSweepRunRequest(value: unknown): { run: string; atMs: number } {
+  const record = requireObject('request', value);
+  return { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
+}
+
+/** An `unsettledPasses` request. */
+export function requireUnsettledPassesRequest(value: unknown): { atMs: number; limit: number } {
+  const record = requireObject('request', value);
+  return { atMs: requireInstantMs('atMs', record.atMs), limit: requireLimit('limit', record.limit) };
+}
+
+/** An `idleHolds` request. */
+export function requireIdleHoldsRequest(value: unknown): { idleSinceMs: number; limit: number } {
+  const record = requireObject('request', value);
+  return { idleSinceMs: requireInstantMs('idleSinceMs', record.idleSinceMs), limit: requireLimit('limit', record.limit) };
+}
+
+/** A `releaseRun` request (types.ts `ReleaseRunRequest`). */
+export function requireReleaseRunRequest(value: unknown): ReleaseRunRequest {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    atMs: requireInstantMs('atMs', record.atMs),
+    by: parseOperator(record.by, 'by'),
+  };
+}
+
+/** An `auditChain` request: `afterSeq` a non-negative integer (0 reads from the first row). */
+export function requireAuditChainRequest(value: unknown): { afterSeq: number; limit: number } {
+  const record = requireObject('request', value);
+  return { afterSeq: requireAmount('afterSeq', record.afterSeq), limit: requireLimit('limit', record.limit) };
+}
