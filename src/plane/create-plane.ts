@@ -4,16 +4,22 @@ import { describe } from '../core/amounts.js';
 import type { Clock } from '../core/clock.js';
 import { invalidArgument } from '../core/errors.js';
 import { admit } from './admit.js';
+import { attention } from './attention.js';
 import { dispatch } from './dispatch.js';
 import { halt, halts, lift } from './halts.js';
+import { heartbeat } from './heartbeat.js';
+import { auditLog, reservations, runs, tenants } from './operator-listings.js';
 import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { requirePositiveMs, requireRecord } from './plane-input.js';
 import { getQuota, setQuota } from './quota.js';
+import { release } from './release.js';
 import { resume } from './resume.js';
 import { settle } from './settle.js';
+import { sweep } from './sweep.js';
 import { systemClock } from './system-clock.js';
 import { usage } from './usage.js';
+import { verifyAudit } from './verify-audit.js';
 
 /** The lease of a pass when neither the plane nor the call names one: 60 000 ms (DESIGN.md decision 7). */
 export const DEFAULT_LEASE_MS = 60_000;
@@ -57,6 +63,7 @@ export function createPlane(options: PlaneOptions): Plane {
     admit: (input) => admit(context, input),
     settle: (input) => settle(context, input),
     resume: (input) => resume(context, input),
+    heartbeat: (input) => heartbeat(context, input),
     dispatch: (input) => dispatch(context, input),
     setQuota: (tenant, quota, by) => setQuota(context, tenant, quota, by),
     getQuota: (tenant) => getQuota(context, tenant),
@@ -64,5 +71,13 @@ export function createPlane(options: PlaneOptions): Plane {
     halt: (input) => halt(context, input),
     lift: (input) => lift(context, input),
     halts: (tenant) => halts(context, tenant),
+    sweep: (input) => sweep(context, input),
+    attention: (input) => attention(context, input),
+    release: (input) => release(context, input),
+    verifyAudit: (input) => verifyAudit(context, input),
+    runs: (input) => runs(context, input),
+    reservations: (input) => reservations(context, input),
+    auditLog: (input) => auditLog(context, input),
+    tenants: () => tenants(context),
   } satisfies Plane);
 }

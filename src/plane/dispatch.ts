@@ -1,15 +1,18 @@
+import { invalidArgument } from '../core/errors.js';
 import { requireIdentifier, normaliseRunId } from '../core/identifiers.js';
 import { parseRateCeilings } from '../core/quota.js';
 import { refuse } from '../core/refusal.js';
 import type { DispatchInput, DispatchResult } from './plane.js';
-import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireRecord } from './plane-input.js';
+import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { requireBoolean, requireEpoch, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
  * `Plane.dispatch`: one rate reservation for a granted tool (contract §6.15). The store reads the
  * tenant's configured ceilings for the grant in the same transaction and judges them together with
- * the caller's (DESIGN.md decision 11), so a quota change applies to the very next dispatch.
+ * the caller's (DESIGN.md decision 11), so a quota change applies to the very next dispatch. The
+ * same transaction reads the halts, so a subject halt withholds the very next dispatch
+ * (DESIGN.md decision 9), and, given the pass's `epoch`, renews its lease (decision 7).
  */
 export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
   const request = requireRecord('request', input);
@@ -20,9 +23,16 @@ export async function dispatch(context: PlaneContext, input: DispatchInput): Pro
   const ceilings = parseRateCeilings(request.ceilings, 'ceilings');
   const exempt = request.exempt === undefined ? false : requireBoolean('exempt', request.exempt);
   const atMs = instantOf(context, request.atMs);
+  const lease =
+    request.epoch === undefined
+      ? {}
+      : { epoch: requireEpoch('epoch', request.epoch), leaseMs: leaseOf(context, request.leaseMs) };
+  if (request.epoch === undefined && request.leaseMs !== undefined) {
+    throw invalidArgument('leaseMs', "renews the lease of the pass named by epoch; give epoch too, or drop leaseMs");
+  }
 
   const outcome = await storeCall('dispatch', () =>
-    tenantHandle(context.store, tenant).dispatch({ run, grant, dispatch: key, ceilings, exempt, atMs }),
+    tenantHandle(context.store, tenant).dispatch({ run, grant, dispatch: key, ceilings, exempt, atMs, ...lease }),
   );
   return outcome.ok ? { ok: true } : refuse(outcome.refusal);
 }

@@ -131,3 +131,12 @@ function scopeObjectKey(value: unknown): string | null {
       return null;
   }
 }
+
+/** A listing's page size: absent → `fallback`; otherwise an integer from 1 to 10 000. */
+export function parseLimit(value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 10_000) {
+    throw invalidArgument('limit', `must be an integer from 1 to 10000, got ${describe(value)}`);
+  }
+  return value;
+}

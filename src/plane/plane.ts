@@ -12,10 +12,25 @@ import type {
   TooManyRunsRefusal,
   UnboundedRefusal,
   UncountableRateRefusal,
+  WithheldRefusal,
 } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
-import type { PassGrant, QuotaSettlement, SettleOutcome } from '../store/types.js';
+import type { Held, LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
+import type {
+  AttentionInput,
+  AttentionReport,
+  AuditLogInput,
+  AuditLogPage,
+  AuditVerification,
+  ReleaseInput,
+  ReservationsInput,
+  RunsInput,
+  RunsPage,
+  SweepInput,
+  SweepResult,
+  VerifyAuditInput,
+} from './operator-types.js';
 
 /**
  * Options of {@link createPlane}.
@@ -72,7 +87,8 @@ export type AdmitResult = PassGrant | Refused<AdmitRefusal>;
  * The end of a pass (contract §8.3): `spend` is what this pass itself dispatched (not the run's
  * cumulative spend); `concludes` is true when this pass concluded the run (its hold's remainder is
  * given back). `epoch` is the pass's fencing epoch, a positive safe integer. `atMs` defaults to the
- * plane clock.
+ * plane clock. `by` makes it an operator's settle (settling a stranded run's real spend): when it
+ * writes the receipt, the audit row `run.settle` is appended in the same transaction (issue #5).
  */
 export interface SettleInput {
   readonly tenant: string;
@@ -81,6 +97,7 @@ export interface SettleInput {
   readonly spend: Spend;
   readonly concludes: boolean;
   readonly atMs?: number | undefined;
+  readonly by?: Operator | undefined;
 }
 
 /**
@@ -102,6 +119,30 @@ export interface ResumeInput {
 }
 
 /**
+ * Answer of `resume`: the new pass, or `Withheld` while a subject halt names a principal of the
+ * run's chain (DESIGN.md decision 9); then no pass was opened and the run is marked `withheld`.
+ */
+export type ResumeResult = PassGrant | Refused<WithheldRefusal>;
+
+/**
+ * A heartbeat of pass `(run, epoch)` (DESIGN.md decision 7): renews its lease to `atMs + leaseMs`
+ * (never shortening it). `atMs` defaults to the plane clock, `leaseMs` to the plane's lease.
+ */
+export interface HeartbeatInput {
+  readonly tenant: string;
+  readonly run: string;
+  readonly epoch: number;
+  readonly atMs?: number | undefined;
+  readonly leaseMs?: number | undefined;
+}
+
+/**
+ * Answer of `heartbeat`: `{ ok: true, run, epoch, leaseExpiresAtMs }`, or `Withheld` (the lease
+ * was not renewed: pause the run by settling without concluding, and resume after the lift).
+ */
+export type HeartbeatResult = LeaseRenewal | Refused<WithheldRefusal>;
+
+/**
  * One dispatch of a granted tool (contract §6.15, DESIGN.md decision 11).
  * - `grant`: the tool reference, e.g. `tool://payments/refund`.
  * - `dispatch`: the first attempt's idempotency key; retries and resumed passes pass the same one
@@ -119,12 +160,18 @@ export interface DispatchInput {
   readonly ceilings: readonly RateCeiling[];
   readonly exempt?: boolean | undefined;
   readonly atMs?: number | undefined;
+  /**
+   * The dispatching pass's epoch. When given, the pass is fenced as a heartbeat is (a stale epoch
+   * throws `CONFLICT`) and its lease is renewed by `leaseMs` (default the plane's lease).
+   */
+  readonly epoch?: number | undefined;
+  readonly leaseMs?: number | undefined;
 }
 
-/** The refusals a dispatch can answer; a refused dispatch inserted nothing. */
-export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal;
+/** The refusals a dispatch can answer; a refused dispatch inserted nothing (`Withheld` marks the run). */
+export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal | WithheldRefusal;
 
-/** Answer of `dispatch`: `{ ok: true }`, or `RateLimited` / `UncountableRate` as a refusal value. */
+/** Answer of `dispatch`: `{ ok: true }`, or `RateLimited` / `UncountableRate` / `Withheld` as a refusal value. */
 export type DispatchResult = { readonly ok: true } | Refused<DispatchRefusal>;
 
 /**
@@ -220,14 +267,25 @@ export interface Plane {
   settle(input: SettleInput): Promise<SettleResult>;
   /**
    * Opens a new pass of an admitted run (contract §8.4): next epoch, no slot, carries the run's
-   * hold to the period of `atMs`. Never refused for concurrency, spend or workload halts.
-   * Throws `NOT_FOUND` for an unknown run, `CONFLICT` for a concluded one.
+   * hold to the period of `atMs`. Never refused for concurrency, spend or workload halts; a
+   * stranded, paused or withheld run resumes alike. Answers `Withheld` while a subject halt names a
+   * principal of the run's chain (DESIGN.md decision 9). Throws `NOT_FOUND` for an unknown run,
+   * `CONFLICT` for a concluded or released one.
    */
-  resume(input: ResumeInput): Promise<PassGrant>;
+  resume(input: ResumeInput): Promise<ResumeResult>;
+  /**
+   * Renews a pass's lease (DESIGN.md decision 7), one store transaction. Answers `Withheld` under a
+   * subject halt on the run's chain (DESIGN.md decision 9). Throws `NOT_FOUND` for an unknown run
+   * or pass, and `CONFLICT` when the run is closed, a newer pass exists (`details.latestEpoch`), the
+   * pass has settled, or the sweep stranded the run (see `TenantStore.heartbeat`).
+   */
+  heartbeat(input: HeartbeatInput): Promise<HeartbeatResult>;
   /**
    * Counts one dispatch against the grant's sliding windows (contract §6.15): the caller's
    * ceilings and the tenant's configured ones for the grant (DESIGN.md decision 11). Refuses
    * `RateLimited` or `UncountableRate`, inserting nothing; an `exempt` call is never refused.
+   * Answers `Withheld` (counting nothing) under a subject halt on the run's chain. With `epoch`,
+   * fences and renews that pass's lease as `heartbeat` does.
    */
   dispatch(input: DispatchInput): Promise<DispatchResult>;
   /**
@@ -254,4 +312,37 @@ export interface Plane {
   lift(input: LiftInput): Promise<LiftResult>;
   /** Every standing halt of the tenant, bytewise by scope key (contract §6.10). */
   halts(tenant: string): Promise<Halt[]>;
+  /**
+   * Sweeps lapsed leases (DESIGN.md decision 8) of one tenant or every tenant: each run holding a
+   * slot or running, with no live pass at `atMs`, gets its slot released and, when running, is
+   * marked `stranded`; its hold stays. One store transaction per run, so a sweep that dies
+   * halfway loses nothing: the next one finishes. Answers what it did.
+   */
+  sweep(input?: SweepInput): Promise<SweepResult>;
+  /**
+   * What needs a person (issue #5): `run.stranded`, `run.withheld`, `hold.stale` and
+   * `pass.unsettled` conditions, each with its run, how long it has stood and the commands that
+   * end it. Read-only.
+   */
+  attention(input?: AttentionInput): Promise<AttentionReport>;
+  /**
+   * An operator's release of a run: its slot and hold given back and the run closed as `released`,
+   * audited as `run.release` in the same transaction. A run already concluded or released answers
+   * `'already-closed'` and writes nothing. Throws `NOT_FOUND` for a run that is unknown and holds nothing.
+   */
+  release(input: ReleaseInput): Promise<ReleaseRunOutcome>;
+  /**
+   * Recomputes every audit row's hash (`auditRowHash`) of one tenant or every tenant and names the
+   * first row per tenant that does not match its content, is missing from the sequence, or
+   * cannot be read. Read-only.
+   */
+  verifyAudit(input?: VerifyAuditInput): Promise<AuditVerification>;
+  /** A page of a tenant's runs (ascending run id), optionally of some statuses; `truncated` is read, not guessed. */
+  runs(input: RunsInput): Promise<RunsPage>;
+  /** A tenant's holds in ascending run-id order, at most `limit` (default 100), with `truncated`. */
+  reservations(input: ReservationsInput): Promise<{ readonly holds: Held[]; readonly truncated: boolean }>;
+  /** A tenant's newest audit rows first, optionally of one action, with `truncated`. */
+  auditLog(input: AuditLogInput): Promise<AuditLogPage>;
+  /** Every tenant the store has rows of, in byte order. */
+  tenants(): Promise<string[]>;
 }

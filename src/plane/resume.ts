@@ -1,21 +1,24 @@
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
-import type { PassGrant } from '../store/types.js';
-import type { ResumeInput } from './plane.js';
+import { refuse } from '../core/refusal.js';
+import type { ResumeInput, ResumeResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
  * `Plane.resume`: a new pass of an admitted run in one store transaction (contract §8.4). It is
- * never gated: no halt, slot or spend check, because the work was admitted already and refusing it
- * would strand a run mid-way. The store carries the hold to the period of `atMs`.
+ * never gated by concurrency, spend or workload halts, because the work was admitted already and
+ * refusing it would strand a run mid-way. Only a subject halt on the run's chain stops it
+ * (`Withheld`, DESIGN.md decision 9): the authority it would act with was withdrawn. The store
+ * carries the hold to the period of `atMs`.
  */
-export async function resume(context: PlaneContext, input: ResumeInput): Promise<PassGrant> {
+export async function resume(context: PlaneContext, input: ResumeInput): Promise<ResumeResult> {
   const request = requireRecord('request', input);
   const tenant = requireIdentifier('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const atMs = instantOf(context, request.atMs);
   const leaseMs = leaseOf(context, request.leaseMs);
 
-  return storeCall('resume', () => tenantHandle(context.store, tenant).resume({ run, atMs, leaseMs }));
+  const outcome = await storeCall('resume', () => tenantHandle(context.store, tenant).resume({ run, atMs, leaseMs }));
+  return outcome.ok ? outcome : refuse(outcome.refusal);
 }

@@ -1,4 +1,5 @@
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
@@ -9,7 +10,9 @@ import { storeCall, tenantHandle } from './store-call.js';
  * `Plane.settle`: ends a pass through the store's `settlePass`, which derives the receipt from the
  * pass row (its period, and whether it took the slot) and applies it exactly once (contract §6.11).
  * The plane adds no retry of its own: an identical retry by the caller is answered from the
- * receipt, and a conflicting one is the store's `CONFLICT`, passed through untouched.
+ * receipt, and a conflicting one is the store's `CONFLICT`, passed through untouched. With `by`
+ * (an operator settling a stranded run's real spend) the store appends the `run.settle` audit
+ * row in the same transaction, so the books and the log cannot disagree.
  */
 export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
   const request = requireRecord('request', input);
@@ -19,9 +22,10 @@ export async function settle(context: PlaneContext, input: SettleInput): Promise
   const spend = requireSpend('spend', request.spend);
   const concludes = requireBoolean('concludes', request.concludes);
   const atMs = instantOf(context, request.atMs);
+  const by = request.by === undefined ? undefined : parseOperator(request.by, 'by');
 
   const settled = await storeCall('settle', () =>
-    tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs }),
+    tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs, ...(by === undefined ? {} : { by }) }),
   );
   return { ok: true, outcome: settled.outcome, receipt: settled.receipt };
 }

@@ -1,0 +1,23 @@
+import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { refuse } from '../core/refusal.js';
+import type { HeartbeatInput, HeartbeatResult } from './plane.js';
+import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { requireEpoch, requireRecord } from './plane-input.js';
+import { storeCall, tenantHandle } from './store-call.js';
+
+/**
+ * `Plane.heartbeat`: renews a pass's lease in one store transaction (DESIGN.md decision 7). The
+ * fencing (a newer pass, a settled pass, a stranded run) and the subject-halt check are decided
+ * inside that transaction, with the halts read there, so a halt thrown a moment before is seen.
+ */
+export async function heartbeat(context: PlaneContext, input: HeartbeatInput): Promise<HeartbeatResult> {
+  const request = requireRecord('request', input);
+  const tenant = requireIdentifier('tenant', request.tenant);
+  const run = normaliseRunId('run', request.run);
+  const epoch = requireEpoch('epoch', request.epoch);
+  const atMs = instantOf(context, request.atMs);
+  const leaseMs = leaseOf(context, request.leaseMs);
+
+  const outcome = await storeCall('heartbeat', () => tenantHandle(context.store, tenant).heartbeat({ run, epoch, atMs, leaseMs }));
+  return outcome.ok ? outcome : refuse(outcome.refusal);
+}

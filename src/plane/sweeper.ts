@@ -1,0 +1,66 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+import type { SweepResult } from './operator-types.js';
+import type { Plane } from './plane.js';
+
+/** Default interval between sweeps of a {@link startSweeper}: 5 s (issue #5). */
+export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
+
+/**
+ * Options of {@link startSweeper}.
+ * - `intervalMs`: the pause between the end of one sweep and the start of the next, in ms; a
+ *   positive safe integer; default {@link DEFAULT_SWEEP_INTERVAL_MS}.
+ * - `tenant`: sweep one tenant only; default every tenant.
+ * - `onSweep`: called with each sweep's result (for logs and metrics).
+ * - `onError`: called when a sweep fails (the store could not answer); the sweeper carries on
+ *   and tries again after the interval. Default: `process.emitWarning`.
+ */
+export interface SweeperOptions {
+  readonly intervalMs?: number | undefined;
+  readonly tenant?: string | undefined;
+  readonly onSweep?: ((result: SweepResult) => void) | undefined;
+  readonly onError?: ((error: unknown) => void) | undefined;
+}
+
+/**
+ * Starts sweeping lapsed leases on an interval (DESIGN.md decision 8): the first sweep runs at
+ * once, each next one `intervalMs` after the previous one finished, so sweeps never overlap. The
+ * timer is unref'd: it never keeps a process alive on its own. Returns `stop`, which cancels the
+ * next sweep and resolves once a sweep in flight has finished. Any number of sweepers, in any
+ * number of processes, may share a store: each run is swept in its own transaction, which re-checks.
+ * Throws `INVALID_ARGUMENT` for a bad `intervalMs`.
+ *
+ * @example
+ * const stop = startSweeper(plane, { intervalMs: 5000, onSweep: (r) => log.info(r) });
+ * process.once('SIGTERM', () => void stop());
+ */
+export function startSweeper(plane: Plane, options: SweeperOptions = {}): () => Promise<void> {
+  const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
+  if (typeof intervalMs !== 'number' || !Number.isSafeInteger(intervalMs) || intervalMs < 1) {
+    throw invalidArgument('intervalMs', `must be a positive integer number of milliseconds, got ${describe(intervalMs)}`);
+  }
+  const onError = options.onError ?? ((error: unknown) => process.emitWarning(`quotaplane sweep failed: ${String(error)}`));
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let inFlight: Promise<void> = Promise.resolve();
+
+  const tick = (): void => {
+    if (stopped) return;
+    inFlight = plane
+      .sweep(options.tenant === undefined ? {} : { tenant: options.tenant })
+      .then((result) => options.onSweep?.(result))
+      .catch((error: unknown) => onError(error))
+      .finally(() => {
+        if (stopped) return;
+        timer = setTimeout(tick, intervalMs);
+        timer.unref();
+      });
+  };
+  tick();
+
+  return async () => {
+    stopped = true;
+    if (timer !== undefined) clearTimeout(timer);
+    await inFlight;
+  };
+}

@@ -1,0 +1,70 @@
+import { isQuotaError } from '../core/errors.js';
+import { AUDIT_GENESIS_HASH, auditRowHash } from '../store/audit-hash.js';
+import type { TenantStore } from '../store/store.js';
+import type { AuditRecord } from '../store/types.js';
+import type { AuditMismatch, AuditVerification, TenantAuditVerification, VerifyAuditInput } from './operator-types.js';
+import type { PlaneContext } from './plane-context.js';
+import { requireRecord } from './plane-input.js';
+import { storeCall, tenantHandle } from './store-call.js';
+import { tenantsInScope } from './tenant-scope.js';
+
+// Rows read per page of a tenant's chain.
+const CHAIN_PAGE = 500;
+
+/**
+ * `Plane.verifyAudit` (issue #5): walks each tenant's chain in sequence order and recomputes
+ * every row's hash from its content and the stored hash of the row before (genesis for row 1).
+ * Chaining from the *stored* previous hash names the row that was edited: a row whose content
+ * changed fails its own check, and one whose hash was recomputed to match breaks the row after.
+ * A gap in the numbering means rows were deleted. Stops at each tenant's first bad row.
+ */
+export async function verifyAudit(context: PlaneContext, input: VerifyAuditInput = {}): Promise<AuditVerification> {
+  const request = requireRecord('request', input);
+  const tenants = await tenantsInScope(context, request.tenant);
+  const results: TenantAuditVerification[] = [];
+  for (const tenant of tenants) results.push(await verifyTenant(tenant, tenantHandle(context.store, tenant)));
+  return { ok: results.every((result) => result.ok), tenants: results };
+}
+
+async function verifyTenant(tenant: string, handle: TenantStore): Promise<TenantAuditVerification> {
+  let previousHash = AUDIT_GENESIS_HASH;
+  let expectedSeq = 1;
+  let rows = 0;
+  for (;;) {
+    let page: AuditRecord[];
+    try {
+      page = await storeCall('auditChain', () => handle.auditChain({ afterSeq: expectedSeq - 1, limit: CHAIN_PAGE }));
+    } catch (error) {
+      const seq = isQuotaError(error, 'STORE_CORRUPT') ? error.details.seq : undefined;
+      if (typeof seq !== 'number') throw error;
+      return mismatch(tenant, rows, { seq, problem: 'unreadable', message: `audit row ${seq} of tenant '${tenant}' cannot be read: ${error instanceof Error ? error.message : String(error)}` });
+    }
+    for (const row of page) {
+      if (row.seq !== expectedSeq) {
+        return mismatch(tenant, rows, {
+          seq: expectedSeq,
+          problem: 'sequence',
+          message: `audit row ${expectedSeq} of tenant '${tenant}' is missing (the next row is ${row.seq}): rows were deleted`,
+        });
+      }
+      const entry = { atMs: row.atMs, by: row.by, action: row.action, subject: row.subject, detail: row.detail };
+      if (auditRowHash(tenant, row.seq, entry, previousHash) !== row.hash) {
+        return mismatch(tenant, rows, {
+          seq: row.seq,
+          problem: 'hash',
+          message:
+            `audit row ${row.seq} of tenant '${tenant}' (${row.action} ${row.subject}) does not match its hash: ` +
+            `its content or the row before it was changed after it was written`,
+        });
+      }
+      previousHash = row.hash;
+      expectedSeq += 1;
+      rows += 1;
+    }
+    if (page.length < CHAIN_PAGE) return { tenant, rows, ok: true, firstMismatch: null };
+  }
+}
+
+function mismatch(tenant: string, rows: number, firstMismatch: AuditMismatch): TenantAuditVerification {
+  return { tenant, rows, ok: false, firstMismatch };
+}
