@@ -51,6 +51,7 @@ describe('PostgreSQL migrations', () => {
       applied: [
         { version: 1, name: 'quota_keyspaces_runs_audit' },
         { version: 2, name: 'decision_functions' },
+        { version: 3, name: 'api_keys' },
       ],
     });
     await store.close();
@@ -58,6 +59,7 @@ describe('PostgreSQL migrations', () => {
     expect(rows.rows).toEqual([
       { version: 1, name: 'quota_keyspaces_runs_audit' },
       { version: 2, name: 'decision_functions' },
+      { version: 3, name: 'api_keys' },
     ]);
   });
 
@@ -115,6 +117,7 @@ describe('PostgreSQL migrations', () => {
       'quota_settled',
       'quota_spent',
       'quota_tenants',
+      'quotaplane_api_keys',
       'quotaplane_schema',
     ]);
   });

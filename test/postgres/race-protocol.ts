@@ -1,4 +1,5 @@
 import type { Halt } from '../../src/core/halt-scope.js';
+import type { NewApiKey } from '../../src/store/api-keys.js';
 import type { TenantQuota } from '../../src/core/quota.js';
 import type { RateCeiling } from '../../src/core/rate.js';
 import type { Spend } from '../../src/core/spend.js';
@@ -29,11 +30,12 @@ export type RaceOp =
       readonly ceilings: readonly RateCeiling[];
       readonly atMs: number;
     }
-  | { readonly kind: 'setHalt'; readonly tenant: string; readonly halt: Halt };
+  | { readonly kind: 'setHalt'; readonly tenant: string; readonly halt: Halt }
+  | { readonly kind: 'createFirstKey'; readonly key: NewApiKey };
 
 /**
  * What one operation answered: `ok`, a refusal code (`TooManyRuns`, `SpentOut`, `RateLimited`,
- * `Halted:<reason>`, …), or `error:<QuotaError code>` / `error:<message>` for a fault.
+ * `Halted:<reason>`, …), `created`/`not-created` for `createFirstKey`, or `error:<QuotaError code>` / `error:<message>` for a fault.
  */
 export type RaceResult = string;
 

@@ -13,8 +13,9 @@ function send(message: FromWorker): void {
 
 async function runOp(op: RaceOp): Promise<RaceResult> {
   if (store === null) throw new Error('the worker has no store open');
-  const tenant = store.tenant(op.tenant);
   try {
+    if (op.kind === 'createFirstKey') return (await store.apiKeys().createFirst(op.key)) ? 'created' : 'not-created';
+    const tenant = store.tenant(op.tenant);
     switch (op.kind) {
       case 'admit': {
         const answer = await tenant.admit({ run: op.run, budget: {}, width: 1, atMs: op.atMs, leaseMs: 60_000 });

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
 import { postgresFunctionsV1 } from './postgres-functions-v1.js';
 import { postgresSchemaV1 } from './postgres-schema-v1.js';
+import { postgresSchemaV3 } from './postgres-schema-v3.js';
 
 /**
  * The PostgreSQL schema history for the quoted schema `s`, oldest first: numbered, forward-only,
@@ -13,6 +14,7 @@ export function postgresMigrations(s: string): readonly Migration[] {
   return [
     { version: 1, name: 'quota_keyspaces_runs_audit', sql: postgresSchemaV1(s) },
     { version: 2, name: 'decision_functions', sql: postgresFunctionsV1(s) },
+    { version: 3, name: 'api_keys', sql: postgresSchemaV3(s) },
   ];
 }
 

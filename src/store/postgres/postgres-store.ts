@@ -1,9 +1,11 @@
 import { invalidArgument } from '../../core/errors.js';
 import { requireIdentifier } from '../../core/identifiers.js';
+import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
+import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { PostgresConnection } from './postgres-connection.js';
-import { toQuotaError } from './postgres-errors.js';
+import { closedStoreError, toQuotaError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrations.js';
 import { createPool } from './postgres-pool.js';
 import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
@@ -44,13 +46,15 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly schema: string;
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
+  readonly #apiKeys: PostgresApiKeyStore;
 
-  /** Use {@link openPostgresStore}. */
-  constructor(db: PostgresConnection, queries: PostgresQueries, schema: string, migration: MigrationReport) {
+  /** Use {@link openPostgresStore}; `s` is `schema` quoted. */
+  constructor(db: PostgresConnection, queries: PostgresQueries, schema: string, s: string, migration: MigrationReport) {
     this.#db = db;
     this.#q = queries;
     this.schema = schema;
     this.migration = migration;
+    this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
   }
 
   tenant(tenant: string): TenantStore {
@@ -60,6 +64,12 @@ export class PostgresQuotaStore implements QuotaStore {
   async tenants(): Promise<string[]> {
     const rows = await this.#db.rows<{ tenant: string }>(this.#q.listTenants, []);
     return rows.map((row) => row.tenant);
+  }
+
+  /** The API keys (schema version 3), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
+  apiKeys(): ApiKeyStore {
+    if (this.#db.isClosed) throw closedStoreError();
+    return this.#apiKeys;
   }
 
   async close(): Promise<void> {
@@ -94,7 +104,7 @@ export async function openPostgresStore(url: string, options: PostgresStoreOptio
   const pool = createPool({ url, poolSize, busyTimeoutMs, statementTimeoutMs }, onPoolError);
   try {
     const migration = await migratePostgres(pool, schema, s, Date.now());
-    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, migration);
+    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw toQuotaError(error);
