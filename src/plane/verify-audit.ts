@@ -30,14 +30,20 @@ async function verifyTenant(tenant: string, handle: TenantStore): Promise<Tenant
   let previousHash = AUDIT_GENESIS_HASH;
   let expectedSeq = 1;
   let rows = 0;
+  // The sequence number of a row that could not be decoded: the walk verifies the rows before it, then stops there.
+  let unreadable: { seq: number; reason: string } | null = null;
   for (;;) {
-    let page: AuditRecord[];
-    try {
-      page = await storeCall('auditChain', () => handle.auditChain({ afterSeq: expectedSeq - 1, limit: CHAIN_PAGE }));
-    } catch (error) {
-      const seq = isQuotaError(error, 'STORE_CORRUPT') ? error.details.seq : undefined;
-      if (typeof seq !== 'number') throw error;
-      return mismatch(tenant, rows, { seq, problem: 'unreadable', message: `audit row ${seq} of tenant '${tenant}' cannot be read: ${error instanceof Error ? error.message : String(error)}` });
+    const limit = unreadable === null ? CHAIN_PAGE : unreadable.seq - expectedSeq;
+    let page: AuditRecord[] = [];
+    if (limit > 0) {
+      try {
+        page = await storeCall('auditChain', () => handle.auditChain({ afterSeq: expectedSeq - 1, limit }));
+      } catch (error) {
+        const seq = isQuotaError(error, 'STORE_CORRUPT') ? error.details.seq : undefined;
+        if (typeof seq !== 'number' || unreadable !== null) throw error;
+        unreadable = { seq, reason: error instanceof Error ? error.message : String(error) };
+        continue;
+      }
     }
     for (const row of page) {
       if (row.seq !== expectedSeq) {
@@ -61,7 +67,17 @@ async function verifyTenant(tenant: string, handle: TenantStore): Promise<Tenant
       expectedSeq += 1;
       rows += 1;
     }
-    if (page.length < CHAIN_PAGE) return { tenant, rows, ok: true, firstMismatch: null };
+    if (unreadable !== null) {
+      return mismatch(tenant, rows, {
+        seq: unreadable.seq,
+        problem: unreadable.seq === expectedSeq ? 'unreadable' : 'sequence',
+        message:
+          unreadable.seq === expectedSeq
+            ? `audit row ${unreadable.seq} of tenant '${tenant}' cannot be read: ${unreadable.reason}`
+            : `audit row ${expectedSeq} of tenant '${tenant}' is missing (the next row is ${unreadable.seq}): rows were deleted`,
+      });
+    }
+    if (page.length < limit) return { tenant, rows, ok: true, firstMismatch: null };
   }
 }
 

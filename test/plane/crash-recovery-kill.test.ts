@@ -1,0 +1,120 @@
+import { fork } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { createPlane } from '../../src/plane/create-plane.js';
+import type { Plane } from '../../src/plane/plane.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { QuotaStore } from '../../src/store/store.js';
+import { ALICE, tempDir, T0 } from './plane-fixtures.js';
+import type { RunnerJob, RunnerReport } from './runner-worker.js';
+
+const WORKER = fileURLToPath(new URL('./runner-worker.ts', import.meta.url));
+const LEASE_MS = 30_000;
+const LAPSE_MS = T0 + LEASE_MS;
+const BUDGET = { maxTokens: 1000, maxCallTokens: 100 };
+const tokens = (n: number) => ({ tokens: n, minorUnits: 0 });
+
+/**
+ * Forks a runner that admits `runs` and waits, takes its report, then kills it with SIGKILL (no
+ * handler can run, no settle can be sent) and resolves once the OS reports it dead.
+ */
+async function admitAndKill(job: RunnerJob): Promise<RunnerReport> {
+  const child = fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+  try {
+    const report = await new Promise<RunnerReport>((resolve, reject) => {
+      child.once('message', (message) => resolve(message as RunnerReport));
+      child.once('exit', (code) => reject(new Error(`the runner exited with ${code} before it reported`)));
+    });
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    return report;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  }
+}
+
+describe('a runner killed with SIGKILL after admission (DESIGN.md decision 8)', () => {
+  let dir: { dir: string; remove: () => void };
+  let url: string;
+  let store: QuotaStore;
+  let plane: Plane;
+
+  beforeEach(async () => {
+    dir = tempDir();
+    url = `sqlite:${join(dir.dir, 'quota.db')}`;
+    store = await openStore(url);
+    plane = createPlane({ store });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1_000_000 }, ALICE);
+  });
+  afterEach(async () => {
+    await store.close();
+    dir.remove();
+  });
+
+  it('keeps its slots until the lease lapses; one sweep frees them, the holds stay until settled or released, and a late settle counts once', async () => {
+    const report = await admitAndKill({ url, tenant: 'acme', runs: ['run-settled', 'run-released'], atMs: T0, leaseMs: LEASE_MS, budget: BUDGET });
+    expect(report.grants).toEqual([
+      { run: 'run-settled', ok: true, epoch: 1, leaseExpiresAtMs: LAPSE_MS },
+      { run: 'run-released', ok: true, epoch: 1, leaseExpiresAtMs: LAPSE_MS },
+    ]);
+
+    // Dead, but its leases stand: the slots stay held and the tenant is full.
+    const early = await plane.sweep({ atMs: LAPSE_MS - 1 });
+    expect(early.swept).toEqual([]);
+    const refused = await plane.admit({ tenant: 'acme', run: 'run-next', budget: BUDGET, atMs: LAPSE_MS - 1 });
+    expect(refused).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns', running: 2, limit: 2 } });
+
+    // The leases lapse: one sweep frees both slots and strands both runs.
+    const swept = await plane.sweep({ atMs: LAPSE_MS });
+    expect(swept.swept).toEqual([
+      { tenant: 'acme', run: 'run-released', releasedSlot: true, stranded: true },
+      { tenant: 'acme', run: 'run-settled', releasedSlot: true, stranded: true },
+    ]);
+    expect((await plane.sweep({ atMs: LAPSE_MS + 1 })).swept).toEqual([]);
+    const next = await plane.admit({ tenant: 'acme', run: 'run-next', budget: BUDGET, atMs: LAPSE_MS + 1 });
+    expect(next).toMatchObject({ ok: true, run: 'run-next', epoch: 1 });
+
+    // Their worst case stays reserved: what the dead process spent is unknown.
+    const holds = await plane.reservations({ tenant: 'acme' });
+    expect(holds.holds.map((hold) => [hold.run, hold.remaining.tokens])).toEqual([
+      ['run-next', 1100],
+      ['run-released', 1100],
+      ['run-settled', 1100],
+    ]);
+    const usage = await plane.usage({ tenant: 'acme', period: '2026-01' });
+    expect(usage).toMatchObject({ running: 1, reserved: tokens(3300), spent: tokens(0) });
+    const attention = await plane.attention({ tenant: 'acme', atMs: LAPSE_MS + 2 });
+    expect(attention.conditions.map((condition) => [condition.kind, condition.run])).toEqual([
+      ['run.stranded', 'run-released'],
+      ['run.stranded', 'run-settled'],
+      ['pass.unsettled', 'run-released'],
+      ['pass.unsettled', 'run-settled'],
+    ]);
+
+    // The killed pass's real spend arrives late (reported by its restarted runner): accepted once.
+    const late = { tenant: 'acme', run: 'run-settled', epoch: 1, spend: tokens(420), concludes: true, atMs: LAPSE_MS + 10 };
+    expect(await plane.settle(late)).toMatchObject({ ok: true, outcome: 'settled', receipt: { releaseSlot: true, concludes: true } });
+    expect(await plane.settle({ ...late, atMs: LAPSE_MS + 11 })).toMatchObject({ ok: true, outcome: 'already-settled' });
+    expect(await plane.settle({ ...late, by: ALICE })).toMatchObject({ outcome: 'already-settled' });
+    await expect(plane.settle({ ...late, spend: tokens(421) })).rejects.toMatchObject({ code: 'CONFLICT' });
+
+    // The other is given up by an operator: its hold goes back, and the act is audited.
+    const released = await plane.release({ tenant: 'acme', run: 'run-released', by: ALICE, atMs: LAPSE_MS + 20 });
+    expect(released).toMatchObject({ outcome: 'released', previousStatus: 'stranded', slotReleased: false });
+    expect(released.holdReleased?.remaining).toEqual(tokens(1100));
+
+    expect(await plane.usage({ tenant: 'acme', period: '2026-01' })).toMatchObject({ running: 1, reserved: tokens(1100), spent: tokens(420) });
+    expect((await plane.reservations({ tenant: 'acme' })).holds.map((hold) => hold.run)).toEqual(['run-next']);
+    const log = await plane.auditLog({ tenant: 'acme' });
+    expect(log.rows.map((row) => [row.action, row.subject])).toEqual([
+      ['run.release', 'run-released'],
+      ['quota.set', 'quota'],
+    ]);
+    const after = await plane.attention({ tenant: 'acme', atMs: LAPSE_MS + 30 });
+    expect(after.conditions).toEqual([]);
+  });
+});

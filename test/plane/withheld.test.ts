@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import type { PassGrant } from '../../src/store/types.js';
+import { ALICE, BOB, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
+
+const tokens = (n: number) => ({ tokens: n, minorUnits: 0 });
+const CHAIN = ['alice@example.com', 'svc-billing'];
+const GRANT = 'tool://payments/refund';
+
+let fixture: MemoryPlane;
+afterEach(async () => {
+  await fixture.close();
+});
+
+function admitted(answer: { ok: boolean; message?: string }): PassGrant {
+  if (!answer.ok) throw new Error(`refused: ${answer.message ?? ''}`);
+  return answer as PassGrant;
+}
+
+describe('a subject halt reaches running work (DESIGN.md decision 9)', () => {
+  it('withholds a running run at its next heartbeat; the run pauses, and a resume after the lift continues it', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock, handle } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
+    const pass = admitted(await plane.admit({ tenant: 'acme', run: 'run-a', chain: CHAIN, budget: { maxTokens: 1000, maxCallTokens: 100 } }));
+    clock.advance(1000);
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: pass.epoch })).toEqual({
+      ok: true,
+      run: 'run-a',
+      epoch: 1,
+      leaseExpiresAtMs: T0 + 1000 + 60_000,
+    });
+
+    const halt = await plane.halt({ tenant: 'acme', scope: 'subject:svc-billing', reason: 'credential leaked', by: BOB });
+    expect(halt.reach).toBe('admission and running work');
+    clock.advance(1000);
+    const beat = await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: 1 });
+    expect(beat).toEqual({
+      ok: false,
+      refusal: { code: 'Withheld', tenant: 'acme', subject: 'svc-billing', reason: 'credential leaked' },
+      message:
+        "tenant 'acme': authority of 'svc-billing' was withdrawn by an operator: credential leaked; " +
+        'pause the run (settle without concluding) and resume it after the halt is lifted',
+    });
+    const dispatched = await plane.dispatch({ tenant: 'acme', run: 'run-a', grant: GRANT, dispatch: 'k1', ceilings: [], epoch: 1 });
+    expect(dispatched).toMatchObject({ ok: false, refusal: { code: 'Withheld', subject: 'svc-billing' } });
+    expect(await handle('acme').rateRoom(GRANT, [{ count: 0, windowSeconds: 60 }], clock.nowMs())).toMatchObject({ refusal: { reached: 0 } });
+
+    // Attention lists it with the remedy that ends it.
+    const attention = await plane.attention({ tenant: 'acme' });
+    expect(attention.conditions).toEqual([
+      expect.objectContaining({
+        kind: 'run.withheld',
+        run: 'run-a',
+        halt: 'subject:svc-billing',
+        sinceMs: T0 + 2000,
+        ageMs: 0,
+        remedy: expect.objectContaining({ cli: ['quotaplane lift subject:svc-billing --tenant acme', 'quotaplane release run-a --tenant acme'] }),
+      }),
+    ]);
+
+    // The caller pauses by settling without concluding: the slot goes back, the hold stays.
+    await plane.settle({ tenant: 'acme', run: 'run-a', epoch: 1, spend: tokens(30), concludes: false });
+    expect((await plane.runs({ tenant: 'acme' })).runs[0]).toMatchObject({ run: 'run-a', status: 'withheld', holdsSlot: false });
+    expect(await plane.resume({ tenant: 'acme', run: 'run-a' })).toMatchObject({ ok: false, refusal: { code: 'Withheld' } });
+
+    // Workload halts never reach it; lifting the subject halt lets the resume continue.
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'maintenance', by: ALICE });
+    expect(await plane.lift({ tenant: 'acme', scope: 'subject:svc-billing', by: ALICE })).toEqual({ wasStanding: true, removed: true });
+    clock.advance(1000);
+    const resumed = admitted(await plane.resume({ tenant: 'acme', run: 'run-a' }));
+    expect(resumed).toMatchObject({ epoch: 2, hold: tokens(1070) });
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: 2 })).toMatchObject({ ok: true, epoch: 2 });
+    expect(await plane.dispatch({ tenant: 'acme', run: 'run-a', grant: GRANT, dispatch: 'k1', ceilings: [], epoch: 2 })).toEqual({ ok: true });
+    expect((await plane.runs({ tenant: 'acme' })).runs[0]).toMatchObject({ status: 'running' });
+    expect((await plane.attention({ tenant: 'acme' })).conditions).toEqual([]);
+  });
+
+  it('a stale epoch is told that a newer pass exists', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-b' }));
+    admitted(await plane.resume({ tenant: 'acme', run: 'run-b' }));
+    await expect(plane.heartbeat({ tenant: 'acme', run: 'run-b', epoch: 1 })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      details: { latestEpoch: 2 },
+      message: expect.stringContaining('a newer pass (epoch 2) of the run exists'),
+    });
+    await expect(
+      plane.dispatch({ tenant: 'acme', run: 'run-b', grant: GRANT, dispatch: 'k', ceilings: [], epoch: 1 }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+  });
+
+  it('validates heartbeat and dispatch lease inputs, naming the field', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await expect(plane.heartbeat({ tenant: 'acme', run: 'run-c', epoch: 0 })).rejects.toMatchObject({ details: { field: 'epoch' } });
+    await expect(plane.heartbeat({ tenant: 'acme', run: 'run-c', epoch: 1, leaseMs: 0 })).rejects.toMatchObject({ details: { field: 'leaseMs' } });
+    await expect(
+      plane.dispatch({ tenant: 'acme', run: 'run-c', grant: GRANT, dispatch: 'k', ceilings: [], leaseMs: 5 }),
+    ).rejects.toMatchObject({ details: { field: 'leaseMs' } });
+  });
+});
