@@ -1,0 +1,107 @@
+import type { FastifyRequest } from 'fastify';
+
+import type { Operator } from '../core/operator.js';
+import { ALL_TENANTS, keyCoversTenant, type ApiKeyRecord, type ApiKeyStore } from '../store/api-keys.js';
+import { API_KEY_PREFIX, hashApiKey } from './api-key-secret.js';
+import { badInput, HttpProblem, notFoundProblem } from './errors.js';
+
+/**
+ * Who may call a route (issue #4 item 3), set per route as `config.access`:
+ * - `public`: anyone (`/healthz`, `/readyz`, `/openapi.json`);
+ * - `runner`: any key; a runner key acts for its own tenant only, an operator key for a tenant it covers;
+ * - `operator`: operator keys only, for a `{tenant}` they cover;
+ * - `operator-all-tenants`: operator keys for every tenant (`/metrics`, which names every tenant).
+ * A key that may not use a route gets 404, the same answer as a tenant it does not cover, so a
+ * runner key cannot even learn which operator paths exist behind it (issue #4: "404 or 403, as
+ * documented"; we document 404).
+ */
+export type RouteAccess = 'public' | 'runner' | 'operator' | 'operator-all-tenants';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route; absent means `public`. */
+    access?: RouteAccess;
+  }
+  interface FastifyRequest {
+    /** The authenticated key, set before validation on every non-public route; `null` on public ones. */
+    apiKey: ApiKeyRecord | null;
+  }
+}
+
+// Longer than any key we mint by far; a longer token is refused before it is hashed.
+const MAX_TOKEN_LENGTH = 512;
+
+/**
+ * The key behind an `Authorization: Bearer <key>` header. Throws `UNAUTHENTICATED` (401) when the
+ * header is missing or malformed, or the key is unknown or revoked, without saying which, so a
+ * guesser learns nothing. Only the SHA-256 of the key is looked up; the key is never logged.
+ */
+export async function authenticate(header: string | undefined, keys: ApiKeyStore): Promise<ApiKeyRecord> {
+  const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
+  const token = match?.[1];
+  if (token === undefined) {
+    throw new HttpProblem('UNAUTHENTICATED', "send 'Authorization: Bearer <key>' with a key from 'quotaplane keys create'");
+  }
+  if (!token.startsWith(API_KEY_PREFIX) || token.length > MAX_TOKEN_LENGTH) throw refusedKey();
+  const key = await keys.findByHash(hashApiKey(token));
+  if (key === null || key.revokedAtMs !== null) throw refusedKey();
+  return key;
+}
+
+function refusedKey(): HttpProblem {
+  return new HttpProblem('UNAUTHENTICATED', "the API key is not accepted (unknown or revoked); ask an operator for a key from 'quotaplane keys create'");
+}
+
+/**
+ * Checks that `key` may use a route of `access` for the path's `tenant` (when the path has one).
+ * Throws the 404 of {@link notFoundProblem} otherwise.
+ */
+export function authorize(access: Exclude<RouteAccess, 'public'>, key: ApiKeyRecord, pathTenant: string | undefined): void {
+  if (access === 'operator' && key.role !== 'operator') throw notFoundProblem();
+  if (access === 'operator-all-tenants' && (key.role !== 'operator' || key.tenant !== ALL_TENANTS)) throw notFoundProblem();
+  if (pathTenant !== undefined && !keyCoversTenant(key, pathTenant)) throw notFoundProblem();
+}
+
+/** The authenticated key of a non-public route (set by the auth hook). */
+export function requestKey(request: FastifyRequest): ApiKeyRecord {
+  const key = request.apiKey;
+  // The auth hook runs before every non-public handler; reaching here without a key is a bug.
+  if (key === null) throw new Error('a protected route ran without an authenticated key');
+  return key;
+}
+
+/**
+ * The tenant a runner route acts for (issue #4 item 3: "the tenant comes from the key, never from
+ * the body"). A runner key's tenant is its own; a body or query `tenant` may repeat it, and any
+ * other tenant is 404. An operator key acts for the `tenant` named, which it must cover (404
+ * otherwise); an operator key of one tenant defaults to it, an all-tenant key must name one (400).
+ */
+export function actingTenant(request: FastifyRequest, named: string | undefined): string {
+  const key = requestKey(request);
+  if (named === undefined) {
+    if (key.tenant === ALL_TENANTS) {
+      throw badInput('tenant', 'is required with an operator key for every tenant: name the tenant this call acts for');
+    }
+    return key.tenant;
+  }
+  if (!keyCoversTenant(key, named)) throw notFoundProblem();
+  return named;
+}
+
+/**
+ * An instant a caller supplies (`atMs`). Only operator keys may supply one: a runner could
+ * otherwise backdate a dispatch out of its rate window or its spend into a closed period.
+ * Operators already set ceilings and lift halts, so letting them drive time (replays, backfills)
+ * gives them nothing new. A runner key sending `atMs` gets 400 naming it.
+ */
+export function callerInstant(request: FastifyRequest, atMs: number | undefined): number | undefined {
+  if (atMs !== undefined && requestKey(request).role !== 'operator') {
+    throw badInput('atMs', "only an operator key may supply the instant; leave atMs out and the server's clock decides");
+  }
+  return atMs;
+}
+
+/** The operator recorded for halts, lifts and quota changes made through HTTP: the key's name, authenticated. */
+export function operatorOf(request: FastifyRequest): Operator {
+  return { actor: requestKey(request).name, basis: 'authenticated' };
+}

@@ -1,0 +1,142 @@
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { createRequire } from 'node:module';
+
+import type { Clock } from '../core/clock.js';
+import { createPlaneListings, type PlaneListings } from '../plane/listings.js';
+import type { Plane } from '../plane/plane.js';
+import { systemClock } from '../plane/system-clock.js';
+import type { ApiKeyStore } from '../store/api-keys.js';
+import type { QuotaStore } from '../store/store.js';
+import { authenticate, authorize } from './auth.js';
+import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults } from './errors.js';
+import { createServiceMetrics } from './metrics.js';
+import { REQUEST_ID_HEADER, requestIdGenerator } from './request-id.js';
+import type { RouteContext, RouteModule } from './route-context.js';
+import { ROUTES } from './routes/index.js';
+import { strictValidatorCompiler } from './validation.js';
+
+const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
+
+/** Largest request body accepted by default: 64 KiB. Larger bodies answer 413. */
+export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+
+/**
+ * Options of {@link buildApp}.
+ * - `plane`: the plane every route calls (from `createPlane`), `store` the store it runs on (the
+ *   readiness probe and the operator listings read it), `keys` the API keys requests are checked against.
+ * - `logger`: a pino logger for request logs and 500s; default none (silent).
+ * - `clock`: the plane's clock, used to date refusals for `Retry-After`; default the wall clock.
+ * - `bodyLimitBytes`: largest body accepted, bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}.
+ * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
+ * - `listings`: the operator listings; default `createPlaneListings({ store })`.
+ * - `routes`: the route files; default every route of the service (`routes/index.ts`).
+ */
+export interface BuildAppOptions {
+  readonly plane: Plane;
+  readonly store: QuotaStore;
+  readonly keys: ApiKeyStore;
+  readonly logger?: FastifyBaseLogger | undefined;
+  readonly clock?: Clock | undefined;
+  readonly bodyLimitBytes?: number | undefined;
+  readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
+  readonly listings?: PlaneListings | undefined;
+  readonly routes?: readonly RouteModule[] | undefined;
+}
+
+/**
+ * Builds the HTTP service (issue #4): a Fastify app with every route, authentication by API key,
+ * strict TypeBox validation, one problem+json error envelope, request ids, `/metrics` and
+ * `/openapi.json`. It never listens by itself: `quotaplane serve` calls `listen`, tests call
+ * `app.inject()`. Resolves once the app is ready; close it with `app.close()` (the store is the
+ * caller's to close).
+ *
+ * @example
+ * const app = await buildApp({ plane: createPlane({ store }), store, keys: store.apiKeys() });
+ * await app.listen({ host: '127.0.0.1', port: 7070 });
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const retryAfter: RetryAfterDefaults = { ...DEFAULT_RETRY_AFTER, ...(options.retryAfter ?? {}) };
+  const listings = options.listings ?? createPlaneListings({ store: options.store });
+  const metrics = createServiceMetrics({ plane: options.plane, listings });
+  const context: RouteContext = {
+    plane: metrics.meter(options.plane),
+    listings,
+    store: options.store,
+    clock: options.clock ?? systemClock,
+    metrics,
+    retryAfter,
+  };
+
+  const app = Fastify({
+    ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
+    bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
+    genReqId: requestIdGenerator(),
+    // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash.
+    routerOptions: { ignoreTrailingSlash: true },
+  }) as unknown as FastifyInstance;
+
+  app.setValidatorCompiler(strictValidatorCompiler());
+  app.decorateRequest('apiKey', null);
+
+  const send = (reply: import('fastify').FastifyReply, { problem, headers }: ProblemReply) =>
+    reply.code(problem.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+
+  app.setErrorHandler((error, request, reply) =>
+    send(
+      reply,
+      errorProblem(error, {
+        requestId: request.id,
+        retryAfter,
+        logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly'),
+      }),
+    ),
+  );
+  app.setNotFoundHandler((request, reply) =>
+    send(
+      reply,
+      errorProblem(new HttpProblem('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0] ?? ''}; see /openapi.json`), {
+        requestId: request.id,
+        retryAfter,
+        logInternal: () => undefined,
+      }),
+    ),
+  );
+
+  // Authentication runs before the body is read or validated, so a caller without a valid key
+  // learns nothing from a 400 and cannot make the server parse a large body.
+  app.addHook('onRequest', async (request) => {
+    const access = request.routeOptions.config.access ?? 'public';
+    if (access === 'public') return;
+    const key = await authenticate(request.headers.authorization, options.keys);
+    request.apiKey = key;
+    authorize(access, key, (request.params as { tenant?: string } | undefined)?.tenant);
+  });
+  // A POST with no body at all reads as `{}`, so the schema names the missing member.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT')) request.body = {};
+  });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'quotaplane',
+        version,
+        description:
+          'Per-tenant admission control for AI-agent platforms. Errors are RFC 9457 problem details ' +
+          '(application/problem+json) with a stable `code`.',
+      },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'a key from `quotaplane keys create`' } } },
+    },
+  });
+  for (const route of options.routes ?? ROUTES) route(app, context);
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,318 @@
+import type { FastifyError } from 'fastify';
+
+import { saturatingAdd } from '../core/amounts.js';
+import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
+import { periodEndMs } from '../core/period.js';
+import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
+
+/*
+ * The one error envelope of the HTTP service (issue #4 item 4): RFC 9457 problem details
+ * (`application/problem+json`) with a stable `code`, built here and nowhere else. One exhaustive
+ * switch maps every code to its status (code-anchors, unkey `errors/http.ts`).
+ */
+
+/** The media type of every error reply. */
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
+
+/**
+ * Codes only the HTTP layer answers: no or an unknown key (401), a body over the size limit (413),
+ * a body that is not JSON (415).
+ */
+export type HttpOnlyCode = 'UNAUTHENTICATED' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE';
+
+/** Every `code` an error reply can carry: a refusal, a `QuotaError` code, or an HTTP-only code. */
+export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
+
+/**
+ * The status of each code (issue #4 item 4):
+ * - back-pressure refusals `TooManyRuns`, `SpentOut`, `RateLimited`: 429, with `Retry-After`;
+ * - `Halted`: 423 (the operator's stop stands until lifted); `Withheld` too: a subject halt
+ *   withdrew the authority the run acts on, and only a lift changes that;
+ * - `Unbounded`, `UncountableRate`: 422 (the request is well formed but can never be counted as is);
+ * - `INVALID_ARGUMENT`: 400, naming the field; `UNAUTHENTICATED`: 401; `NOT_FOUND`: 404, also for a
+ *   tenant the key does not cover, so tenants cannot be discovered; `CONFLICT`: 409 (a settle retry
+ *   with a different payload, a resume of a concluded run); `PAYLOAD_TOO_LARGE`: 413;
+ *   `UNSUPPORTED_MEDIA_TYPE`: 415;
+ * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; DESIGN.md decision 12);
+ * - `STORE_CORRUPT`, `SCHEMA_TOO_NEW`, `INTERNAL`: 500 with a generic message, logged.
+ */
+export function statusOf(code: ProblemCode): number {
+  switch (code) {
+    case 'TooManyRuns':
+    case 'SpentOut':
+    case 'RateLimited':
+      return 429;
+    case 'Halted':
+    case 'Withheld':
+      return 423;
+    case 'Unbounded':
+    case 'UncountableRate':
+      return 422;
+    case 'INVALID_ARGUMENT':
+      return 400;
+    case 'UNAUTHENTICATED':
+      return 401;
+    case 'NOT_FOUND':
+      return 404;
+    case 'CONFLICT':
+      return 409;
+    case 'PAYLOAD_TOO_LARGE':
+      return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
+    case 'STORE_UNAVAILABLE':
+      return 503;
+    case 'STORE_CORRUPT':
+    case 'SCHEMA_TOO_NEW':
+    case 'INTERNAL':
+      return 500;
+  }
+}
+
+const TITLES: Readonly<Record<ProblemCode, string>> = {
+  TooManyRuns: 'Too many concurrent runs',
+  SpentOut: 'Spend ceiling reached for this period',
+  RateLimited: 'Rate ceiling reached',
+  Halted: 'Halted by an operator',
+  Withheld: 'Authority withdrawn by an operator',
+  Unbounded: 'Run budget leaves a bounded unit open',
+  UncountableRate: 'Rate ceiling cannot be counted',
+  INVALID_ARGUMENT: 'Bad request',
+  UNAUTHENTICATED: 'API key missing or not accepted',
+  NOT_FOUND: 'Not found',
+  CONFLICT: 'Conflict',
+  PAYLOAD_TOO_LARGE: 'Request body too large',
+  UNSUPPORTED_MEDIA_TYPE: 'Request body must be JSON',
+  STORE_UNAVAILABLE: 'Quota store unavailable',
+  STORE_CORRUPT: 'Internal error',
+  SCHEMA_TOO_NEW: 'Internal error',
+  INTERNAL: 'Internal error',
+};
+
+/** The sentence every 500 carries: nothing about the fault leaks; the log has it under the request id. */
+export const GENERIC_INTERNAL_DETAIL =
+  'quotaplane failed unexpectedly; nothing is known to have changed; the server logged this request id';
+
+/** An RFC 9457 problem as the service sends it. Extension members hold the refusal's fields or `field`. */
+export interface Problem {
+  readonly type: string;
+  readonly title: string;
+  readonly status: number;
+  readonly detail: string;
+  readonly code: ProblemCode;
+  readonly requestId: string;
+  readonly [member: string]: unknown;
+}
+
+/** A reply to send: the problem and its headers (`Retry-After` where one is known). */
+export interface ProblemReply {
+  readonly problem: Problem;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** The members of the envelope itself; every other member of an error reply is an extension member. */
+export const PROBLEM_MEMBERS: readonly string[] = Object.freeze(['type', 'title', 'status', 'detail', 'code', 'requestId', 'instance']);
+
+/** The `type` URI of a code: a stable name (RFC 9457 §3.1.1 allows a URI that is not dereferenced). */
+export function problemType(code: ProblemCode): string {
+  return `urn:quotaplane:problem:${code}`;
+}
+
+/**
+ * `Retry-After` defaults (seconds) where the state does not say when to retry (issue #4 item 4).
+ * - `backPressureSeconds`: `TooManyRuns` (a slot frees when some run settles, which nobody can
+ *   foresee) and `SpentOut` while held spend may still be given back; default 1.
+ * - `unavailableSeconds`: a store that could not answer; default 2.
+ */
+export interface RetryAfterDefaults {
+  readonly backPressureSeconds: number;
+  readonly unavailableSeconds: number;
+}
+
+/** The defaults of {@link RetryAfterDefaults}: 1 s for back-pressure, 2 s for an unavailable store. */
+export const DEFAULT_RETRY_AFTER: RetryAfterDefaults = Object.freeze({ backPressureSeconds: 1, unavailableSeconds: 2 });
+
+/**
+ * Seconds a refused caller should wait, or `null` when waiting does not help (422, 423):
+ * - `RateLimited`: until `retryAtMs`, when enough counted dispatches have left every full window;
+ * - `SpentOut` whose settled spend alone leaves no room for the request (`settled + requested >
+ *   limit`): releasing holds cannot help, only the period's end does, so until `periodEndMs`;
+ * - other `SpentOut` and `TooManyRuns`: the short default.
+ * `decidedAtMs` is the instant the refusal was decided at (the request's `atMs`, else the server
+ * clock). Never less than 1 s, so a caller cannot spin on an answer of 0.
+ */
+export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, defaults: RetryAfterDefaults): number | null {
+  switch (refusal.code) {
+    case 'RateLimited':
+      return secondsUntil(refusal.retryAtMs, decidedAtMs);
+    case 'SpentOut':
+      if (saturatingAdd(refusal.settled, refusal.requested) > refusal.limit) {
+        return secondsUntil(periodEndMs(refusal.period), decidedAtMs);
+      }
+      return defaults.backPressureSeconds;
+    case 'TooManyRuns':
+      return defaults.backPressureSeconds;
+    case 'Halted':
+    case 'Withheld':
+    case 'Unbounded':
+    case 'UncountableRate':
+      return null;
+  }
+}
+
+function secondsUntil(atMs: number, nowMs: number): number {
+  return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
+}
+
+/** The reply for a refusal value: its status, `detail` = the refusal's message, and its fields. */
+export function refusalProblem(
+  refused: Refused,
+  requestId: string,
+  decidedAtMs: number,
+  defaults: RetryAfterDefaults,
+): ProblemReply {
+  const { refusal } = refused;
+  const retryAfter = retryAfterSeconds(refusal, decidedAtMs, defaults);
+  return {
+    problem: {
+      type: problemType(refusal.code),
+      title: TITLES[refusal.code],
+      status: statusOf(refusal.code),
+      detail: refused.message,
+      ...refusal,
+      code: refusal.code,
+      requestId,
+    },
+    headers: retryAfter === null ? {} : { 'retry-after': String(retryAfter) },
+  };
+}
+
+/**
+ * A fault raised inside the HTTP layer itself (no key, a tenant the key does not cover, a field
+ * the schema refused): carries its code, a detail sentence and extension members.
+ */
+export class HttpProblem extends Error {
+  override readonly name = 'HttpProblem';
+  readonly code: ProblemCode;
+  readonly members: Readonly<Record<string, unknown>>;
+
+  constructor(code: ProblemCode, detail: string, members: Record<string, unknown> = {}) {
+    super(detail);
+    this.code = code;
+    this.members = Object.freeze({ ...members });
+  }
+}
+
+/** The 404 for anything a key may not see: the same answer whether or not the tenant exists. */
+export function notFoundProblem(): HttpProblem {
+  return new HttpProblem('NOT_FOUND', 'nothing here for this API key; check the path, the tenant and the key');
+}
+
+/** A 400 naming `field`. */
+export function badInput(field: string, message: string): HttpProblem {
+  return new HttpProblem('INVALID_ARGUMENT', `${field}: ${message}`, { field });
+}
+
+/** What {@link errorProblem} needs besides the error. */
+export interface ErrorContext {
+  readonly requestId: string;
+  readonly retryAfter: RetryAfterDefaults;
+  /** Called for every 500, with the error, so it is logged under the request id. */
+  readonly logInternal: (error: unknown) => void;
+}
+
+/**
+ * The reply for anything thrown while serving a request: an {@link HttpProblem}; a `QuotaError`
+ * (its code decides the status; `INVALID_ARGUMENT` keeps its `field`); a Fastify error (schema
+ * validation → 400 naming the field, body too large → 413, not JSON → 415, unreadable JSON → 400);
+ * anything else → 500 with {@link GENERIC_INTERNAL_DETAIL}, logged.
+ */
+export function errorProblem(error: unknown, context: ErrorContext): ProblemReply {
+  if (error instanceof HttpProblem) return envelope(error.code, error.message, error.members, context);
+  if (error instanceof QuotaError) {
+    const members = error.code === 'INVALID_ARGUMENT' && typeof error.details.field === 'string' ? { field: error.details.field } : {};
+    return envelope(error.code, error.message, members, context, error);
+  }
+  const fastify = asFastifyError(error);
+  if (fastify !== null) {
+    if (fastify.validation !== undefined) {
+      const { field, message } = validationField(fastify);
+      return envelope('INVALID_ARGUMENT', `${field}: ${message}`, { field }, context);
+    }
+    if (fastify.statusCode === 413) {
+      return envelope('PAYLOAD_TOO_LARGE', `body: ${fastify.message}; send a smaller body`, { field: 'body' }, context);
+    }
+    if (fastify.statusCode === 415) {
+      return envelope('UNSUPPORTED_MEDIA_TYPE', 'body: send JSON with content-type application/json', { field: 'body' }, context);
+    }
+    if (fastify.statusCode !== undefined && fastify.statusCode >= 400 && fastify.statusCode < 500) {
+      return envelope('INVALID_ARGUMENT', `body: ${fastify.message}`, { field: 'body' }, context);
+    }
+  }
+  return envelope('INTERNAL', GENERIC_INTERNAL_DETAIL, {}, context, error);
+}
+
+function envelope(
+  code: ProblemCode,
+  detail: string,
+  members: Readonly<Record<string, unknown>>,
+  context: ErrorContext,
+  cause?: unknown,
+): ProblemReply {
+  const status = statusOf(code);
+  if (status >= 500 && status !== 503) context.logInternal(cause ?? new Error(detail));
+  return {
+    problem: {
+      type: problemType(code),
+      title: TITLES[code],
+      status,
+      detail: status >= 500 && status !== 503 ? GENERIC_INTERNAL_DETAIL : detail,
+      ...members,
+      code,
+      requestId: context.requestId,
+    },
+    headers:
+      status === 503
+        ? { 'retry-after': String(context.retryAfter.unavailableSeconds) }
+        : status === 401
+          ? { 'www-authenticate': 'Bearer realm="quotaplane"' }
+          : {},
+  };
+}
+
+function asFastifyError(error: unknown): FastifyError | null {
+  if (typeof error !== 'object' || error === null) return null;
+  const candidate = error as Partial<FastifyError>;
+  return typeof candidate.code === 'string' && candidate.code.startsWith('FST_') ? (candidate as FastifyError) : null;
+}
+
+interface AjvIssue {
+  readonly keyword: string;
+  readonly instancePath: string;
+  readonly params: Record<string, unknown>;
+  readonly message?: string;
+}
+
+const CONTEXT_FIELD: Readonly<Record<string, string>> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
+
+/**
+ * The field a schema validation error names, spelled as the plane spells fields (`budget.maxTokens`,
+ * `chain[2]`), and what is wrong with it. Query and path members are named bare (`period`, `tenant`).
+ */
+export function validationField(error: FastifyError): { field: string; message: string } {
+  const issue = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as AjvIssue;
+  const segments = issue.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
+  let message = issue.message ?? 'is not valid';
+  if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
+    segments.push(issue.params.additionalProperty);
+    message = 'is not a member of this request; remove it';
+  } else if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
+    segments.push(issue.params.missingProperty);
+    message = 'is required';
+  }
+  const field = segments.reduce(
+    (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path === '' ? segment : `${path}.${segment}`),
+    '',
+  );
+  return { field: field === '' ? (CONTEXT_FIELD[error.validationContext ?? 'body'] ?? 'body') : field, message };
+}

@@ -1,0 +1,168 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+import type { Plane, Usage } from '../plane/plane.js';
+import type { PlaneListings } from '../plane/listings.js';
+
+/** Prefix of every metric the service exports. */
+export const METRIC_PREFIX = 'quotaplane_';
+
+/**
+ * The service's Prometheus metrics (issue #4 item 2, `GET /metrics`), in a registry of their own
+ * per app, so two apps in one process (tests, an embedder) never mix their counts.
+ * - `quotaplane_admissions_total{outcome}`: admissions answered, `admitted` or `refused`;
+ * - `quotaplane_refusals_total{operation, code}`: refusals by verb and refusal code;
+ * - `quotaplane_settles_total{outcome}`: `settled`, `already-settled`, or the fault code;
+ * - `quotaplane_dispatches_total{outcome}`: `counted`, the refusal code, or the fault code;
+ * - `quotaplane_plane_call_duration_seconds{operation}`: latency of each plane call (store included);
+ * - `quotaplane_http_request_duration_seconds{method, route, status_code}`: latency of each request;
+ * - `quotaplane_tenant_running_runs{tenant}`, `quotaplane_tenant_reserved_tokens{tenant}`,
+ *   `quotaplane_tenant_reserved_minor_units{tenant}`: read from the store on each scrape, for the
+ *   tenant's current period;
+ * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
+ */
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** Records one finished request. `route` is the route pattern (`/v1/runs/:run/settle`), never the raw URL. */
+  observeRequest(method: string, route: string, statusCode: number, seconds: number): void;
+  /** Wraps `plane` so its calls are counted and timed; methods it does not know pass through unchanged. */
+  meter(plane: Plane): Plane;
+}
+
+/** Builds the metrics of one app; the per-tenant gauges read `plane.usage` for every tenant of `listings` on each scrape. */
+export function createServiceMetrics(options: { plane: Plane; listings: PlaneListings }): ServiceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+
+  const admissions = new Counter({
+    name: `${METRIC_PREFIX}admissions_total`,
+    help: 'Admissions answered, by outcome (admitted or refused).',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const refusals = new Counter({
+    name: `${METRIC_PREFIX}refusals_total`,
+    help: 'Refusals answered, by plane operation and refusal code.',
+    labelNames: ['operation', 'code'] as const,
+    registers: [registry],
+  });
+  const settles = new Counter({
+    name: `${METRIC_PREFIX}settles_total`,
+    help: 'Settles answered, by outcome: settled, already-settled, or the fault code.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const dispatches = new Counter({
+    name: `${METRIC_PREFIX}dispatches_total`,
+    help: 'Dispatches answered, by outcome: counted, the refusal code, or the fault code.',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const planeSeconds = new Histogram({
+    name: `${METRIC_PREFIX}plane_call_duration_seconds`,
+    help: 'Latency of plane calls, store transactions included, in seconds.',
+    labelNames: ['operation'] as const,
+    registers: [registry],
+  });
+  const requestSeconds = new Histogram({
+    name: `${METRIC_PREFIX}http_request_duration_seconds`,
+    help: 'Latency of HTTP requests, in seconds, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+
+  // The three gauges are filled from one read of every tenant per scrape: prom-client collects
+  // metrics concurrently, so they share the read in flight instead of each reading the store.
+  let inFlight: Promise<Usage[]> | null = null;
+  const tenantUsage = (): Promise<Usage[]> => {
+    inFlight ??= (async () => {
+      const tenants = await options.listings.tenants();
+      const figures: Usage[] = [];
+      for (const tenant of tenants) figures.push(await options.plane.usage({ tenant }));
+      return figures;
+    })().finally(() => {
+      inFlight = null;
+    });
+    return inFlight;
+  };
+  const tenantGauge = (name: string, help: string, value: (usage: Usage) => number) =>
+    new Gauge({
+      name: `${METRIC_PREFIX}${name}`,
+      help,
+      labelNames: ['tenant'] as const,
+      registers: [registry],
+      async collect() {
+        const figures = await tenantUsage();
+        this.reset();
+        for (const usage of figures) this.set({ tenant: usage.tenant }, value(usage));
+      },
+    });
+  tenantGauge('tenant_running_runs', 'Runs holding a slot, per tenant, read on scrape.', (usage) => usage.running);
+  tenantGauge('tenant_reserved_tokens', "Tokens held by open runs in the tenant's current period, read on scrape.", (usage) => usage.reserved.tokens);
+  tenantGauge(
+    'tenant_reserved_minor_units',
+    "Minor units held by open runs in the tenant's current period, read on scrape.",
+    (usage) => usage.reserved.minorUnits,
+  );
+
+  const timed = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
+    const stop = planeSeconds.startTimer({ operation });
+    try {
+      return await call();
+    } finally {
+      stop();
+    }
+  };
+  const faultCode = (error: unknown): string =>
+    typeof error === 'object' && error !== null && typeof (error as { code?: unknown }).code === 'string'
+      ? (error as { code: string }).code
+      : 'INTERNAL';
+
+  return {
+    registry,
+    observeRequest(method, route, statusCode, seconds) {
+      requestSeconds.observe({ method, route, status_code: String(statusCode) }, seconds);
+    },
+    meter(plane) {
+      return {
+        ...plane,
+        admit: (input) =>
+          timed('admit', async () => {
+            const result = await plane.admit(input);
+            admissions.inc({ outcome: result.ok ? 'admitted' : 'refused' });
+            if (!result.ok) refusals.inc({ operation: 'admit', code: result.refusal.code });
+            return result;
+          }),
+        settle: (input) =>
+          timed('settle', async () => {
+            try {
+              const result = await plane.settle(input);
+              settles.inc({ outcome: result.outcome });
+              return result;
+            } catch (error) {
+              settles.inc({ outcome: faultCode(error) });
+              throw error;
+            }
+          }),
+        dispatch: (input) =>
+          timed('dispatch', async () => {
+            try {
+              const result = await plane.dispatch(input);
+              dispatches.inc({ outcome: result.ok ? 'counted' : result.refusal.code });
+              if (!result.ok) refusals.inc({ operation: 'dispatch', code: result.refusal.code });
+              return result;
+            } catch (error) {
+              dispatches.inc({ outcome: faultCode(error) });
+              throw error;
+            }
+          }),
+        resume: (input) => timed('resume', () => plane.resume(input)),
+        usage: (input) => timed('usage', () => plane.usage(input)),
+        setQuota: (tenant, quota, by) => timed('setQuota', () => plane.setQuota(tenant, quota, by)),
+        getQuota: (tenant) => timed('getQuota', () => plane.getQuota(tenant)),
+        halt: (input) => timed('halt', () => plane.halt(input)),
+        lift: (input) => timed('lift', () => plane.lift(input)),
+        halts: (tenant) => timed('halts', () => plane.halts(tenant)),
+      };
+    },
+  };
+}

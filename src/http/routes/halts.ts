@@ -1,0 +1,139 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
+import { callerInstant, operatorOf } from '../auth.js';
+import type { RouteModule } from '../route-context.js';
+import { InstantMs, ListingLimit, Operator, PROBLEM_REPLIES, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
+
+/** Longest halt reason accepted, in characters. */
+export const MAX_HALT_REASON_LENGTH = 2000;
+
+const HaltView = strictObject({
+  scope: Type.String(),
+  covers: Type.String(),
+  reason: Type.String(),
+  by: Operator,
+  atMs: Type.Integer(),
+});
+
+const LiftedView = strictObject({
+  scope: Type.String(),
+  by: Operator,
+  liftedAtMs: Type.Integer(),
+  reason: Type.String(),
+  thrownBy: Operator,
+  thrownAtMs: Type.Integer(),
+  seq: Type.Integer(),
+});
+
+const HaltsQuery = strictObject({
+  state: Type.Optional(Type.Union([Type.Literal('standing'), Type.Literal('lifted')])),
+  limit: Type.Optional(ListingLimit),
+});
+
+const HaltsReply = strictObject({ halts: Type.Array(HaltView), lifted: Type.Array(LiftedView), truncated: Type.Boolean() });
+
+const HaltBody = strictObject({
+  scope: ScopeKey,
+  reason: Type.String({ minLength: 1, maxLength: MAX_HALT_REASON_LENGTH }),
+  atMs: Type.Optional(InstantMs),
+});
+
+const HaltReply = strictObject({
+  scope: Type.String(),
+  reason: Type.String(),
+  by: Operator,
+  atMs: Type.Integer(),
+  reach: Type.Union([Type.Literal('admission'), Type.Literal('admission and running work')]),
+});
+
+const LiftBody = strictObject({ scope: ScopeKey, atMs: Type.Optional(InstantMs) });
+
+const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Type.Boolean() });
+
+/**
+ * Emergency halts (issue #4 item 2, contract §9.2): `GET /v1/tenants/{tenant}/halts` lists the
+ * standing halts (`?state=lifted` the recorded lifts, newest first, `limit` per page);
+ * `POST …/halts` throws one (`{ scope, reason }`, no actor field: the operator is the key's name,
+ * basis `authenticated`); `POST …/halts/lift` lifts one (`{ scope }`), journaled first.
+ */
+export const haltRoutes: RouteModule = (app, context) => {
+  app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof HaltsQuery> }>(
+    '/v1/tenants/:tenant/halts',
+    {
+      config: { access: 'operator' },
+      schema: {
+        summary: 'Standing halts of a tenant, or with ?state=lifted its recorded lifts (newest first)',
+        tags: ['operator'],
+        security: [{ bearer: [] }],
+        params: TenantParams,
+        querystring: HaltsQuery,
+        response: { 200: HaltsReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) => {
+      const { tenant } = request.params;
+      if (request.query.state === 'lifted') {
+        const page = await context.listings.liftedHalts(tenant, { limit: request.query.limit });
+        return { halts: [], lifted: page.items, truncated: page.truncated };
+      }
+      const standing = await context.plane.halts(tenant);
+      return {
+        halts: standing.map((halt) => ({
+          scope: haltScopeKey(halt.scope),
+          covers: describeHaltScope(halt.scope),
+          reason: halt.reason,
+          by: halt.by,
+          atMs: halt.atMs,
+        })),
+        lifted: [],
+        truncated: false,
+      };
+    },
+  );
+
+  app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof HaltBody> }>(
+    '/v1/tenants/:tenant/halts',
+    {
+      config: { access: 'operator' },
+      schema: {
+        summary: 'Throw (or re-throw) a halt on a scope; audited before it stands',
+        tags: ['operator'],
+        security: [{ bearer: [] }],
+        params: TenantParams,
+        body: HaltBody,
+        response: { 200: HaltReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) =>
+      context.plane.halt({
+        tenant: request.params.tenant,
+        scope: request.body.scope,
+        reason: request.body.reason,
+        by: operatorOf(request),
+        atMs: callerInstant(request, request.body.atMs),
+      }),
+  );
+
+  app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof LiftBody> }>(
+    '/v1/tenants/:tenant/halts/lift',
+    {
+      config: { access: 'operator' },
+      schema: {
+        summary: 'Lift a halt: journaled first, then removed only if it is still the halt read',
+        tags: ['operator'],
+        security: [{ bearer: [] }],
+        params: TenantParams,
+        body: LiftBody,
+        response: { 200: LiftReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) =>
+      context.plane.lift({
+        tenant: request.params.tenant,
+        scope: request.body.scope,
+        by: operatorOf(request),
+        atMs: callerInstant(request, request.body.atMs),
+      }),
+  );
+};

@@ -1,0 +1,30 @@
+import type { RouteModule } from '../route-context.js';
+import { dispatchRoutes } from './dispatches.js';
+import { haltRoutes } from './halts.js';
+import { healthRoutes } from './health.js';
+import { metricsRoutes } from './metrics.js';
+import { openApiRoutes } from './openapi.js';
+import { quotaRoutes } from './quota.js';
+import { reservationRoutes } from './reservations.js';
+import { runRoutes } from './runs.js';
+import { tenantRoutes } from './tenants.js';
+import { tenantRunRoutes } from './tenant-runs.js';
+import { usageRoutes } from './usage.js';
+
+/**
+ * Every route file of the service, registered in this order by `buildApp`. A new resource is one
+ * file under `routes/` and one entry here.
+ */
+export const ROUTES: readonly RouteModule[] = [
+  healthRoutes,
+  metricsRoutes,
+  openApiRoutes,
+  runRoutes,
+  dispatchRoutes,
+  usageRoutes,
+  quotaRoutes,
+  haltRoutes,
+  tenantRunRoutes,
+  reservationRoutes,
+  tenantRoutes,
+];

@@ -1,0 +1,26 @@
+import type { RouteModule } from '../route-context.js';
+import { PROBLEM_REPLIES } from '../schemas/common.js';
+
+/**
+ * `GET /metrics` (issue #4 item 2): Prometheus text from the app's own registry. It names every
+ * tenant (the per-tenant gauges), so it takes an operator key for every tenant; point Prometheus
+ * at it with `authorization: { credentials: <key> }` in the scrape config.
+ */
+export const metricsRoutes: RouteModule = (app, context) => {
+  app.get(
+    '/metrics',
+    {
+      config: { access: 'operator-all-tenants' },
+      schema: {
+        summary: 'Prometheus metrics: admissions, refusals by code, settle and dispatch outcomes, latencies, per-tenant gauges',
+        tags: ['service'],
+        security: [{ bearer: [] }],
+        response: { ...PROBLEM_REPLIES },
+      },
+    },
+    async (_request, reply) => {
+      const text = await context.metrics.registry.metrics();
+      return reply.type(context.metrics.registry.contentType).send(text);
+    },
+  );
+};

@@ -1,0 +1,10 @@
+import type { RouteModule } from '../route-context.js';
+
+/** `GET /openapi.json` (issue #4 item 2): the OpenAPI 3 document generated from the route schemas. Public. */
+export const openApiRoutes: RouteModule = (app) => {
+  app.get(
+    '/openapi.json',
+    { config: { access: 'public' }, schema: { hide: true } },
+    async () => app.swagger(),
+  );
+};

@@ -1,0 +1,151 @@
+import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
+import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
+import { MAX_LISTING_LIMIT } from '../../plane/listings.js';
+import { MAX_INSTANT_MS } from '../../plane/plane-input.js';
+
+/*
+ * TypeBox schemas shared by the routes (issue #4): one schema gives request validation, reply
+ * serialisation and the OpenAPI document. Every object refuses members it does not name
+ * (`additionalProperties: false`). The schemas check shape and range; the plane still checks
+ * meaning (printable identifiers, halt scope forms, …) and answers INVALID_ARGUMENT naming the
+ * field, which the service turns into the same 400.
+ */
+
+/** An object schema that refuses unknown members. */
+export function strictObject<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
+  return Type.Object(properties, { ...options, additionalProperties: false });
+}
+
+/** Longest delegation chain a request may carry; a deeper one is refused as bad input (400). */
+export const MAX_CHAIN_LENGTH = 64;
+/** Most rate ceilings one dispatch may declare. */
+export const MAX_DECLARED_CEILINGS = 16;
+/** Most grants a tenant's quota may configure rate ceilings for. */
+export const MAX_CONFIGURED_GRANTS = 256;
+
+/** A tenant, run, grant, agent or principal id: 1–200 characters (DESIGN.md decision 14). */
+export const Identifier = Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH });
+
+/** A non-negative safe integer (DESIGN.md decision 2). */
+export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
+
+/** An instant, integer Unix ms (DESIGN.md decision 1). Accepted from operator keys only (see auth). */
+export const InstantMs = Type.Integer({ minimum: 0, maximum: MAX_INSTANT_MS, description: 'Unix milliseconds' });
+
+/** A duration in ms, at least 1. */
+export const PositiveMs = Type.Integer({ minimum: 1, maximum: MAX_AMOUNT });
+
+/** `{ tokens, minorUnits }`. */
+export const Spend = strictObject({ tokens: Amount, minorUnits: Amount });
+
+/** A run's own ceilings (core/budget.ts). */
+export const Budget = strictObject({
+  maxTokens: Type.Optional(Amount),
+  maxMinorUnits: Type.Optional(Amount),
+  maxCallTokens: Type.Optional(Amount),
+  maxCallMinorUnits: Type.Optional(Amount),
+});
+
+/** The governing agent identity: its name and the SHA-256 of its manifest (64 hex). */
+export const AgentIdentity = strictObject({
+  name: Identifier,
+  digest: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+});
+
+/** `{ count, windowSeconds }`: at most `count` dispatches in any window of `windowSeconds`. */
+export const RateCeiling = strictObject({ count: Amount, windowSeconds: Amount });
+
+/** A tenant's quota (core/quota.ts); absent ceilings are unlimited, 0 allows nothing. */
+export const TenantQuota = strictObject({
+  maxConcurrentRuns: Type.Optional(Amount),
+  maxTokensPerPeriod: Type.Optional(Amount),
+  maxMinorUnitsPerPeriod: Type.Optional(Amount),
+  period: Type.Union([Type.Literal('monthly'), Type.Literal('daily')]),
+  rateCeilings: Type.Optional(
+    Type.Record(Identifier, Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), {
+      maxProperties: MAX_CONFIGURED_GRANTS,
+    }),
+  ),
+});
+
+/** A quota as a request body: `period` may be left out (monthly). */
+export const TenantQuotaInput = strictObject({
+  maxConcurrentRuns: Type.Optional(Amount),
+  maxTokensPerPeriod: Type.Optional(Amount),
+  maxMinorUnitsPerPeriod: Type.Optional(Amount),
+  period: Type.Optional(Type.Union([Type.Literal('monthly'), Type.Literal('daily')])),
+  rateCeilings: Type.Optional(
+    Type.Record(Identifier, Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), {
+      maxProperties: MAX_CONFIGURED_GRANTS,
+    }),
+  ),
+});
+
+/** Who threw or lifted a halt. */
+export const Operator = strictObject({
+  actor: Type.String(),
+  basis: Type.Union([Type.Literal('asserted'), Type.Literal('authenticated')]),
+});
+
+/** A billing period key, `YYYY-MM` or `YYYY-MM-DD`. */
+export const PeriodKey = Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\\d|3[01]))?$' });
+
+/** A halt scope key: one of the four forms. */
+export const ScopeKey = Type.String({
+  minLength: 1,
+  maxLength: 'revision:'.length + MAX_IDENTIFIER_LENGTH,
+  description: `one of ${HALT_SCOPE_FORMS.join(', ')}`,
+});
+
+/** A listing page size, 1 … 1000 (default 100). */
+export const ListingLimit = Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT });
+
+/** A pass as admit or resume opened it (store/types.ts `PassGrant`). */
+export const PassGrant = strictObject({
+  ok: Type.Literal(true),
+  run: Type.String(),
+  epoch: Type.Integer(),
+  period: Type.String(),
+  hold: Type.Union([Spend, Type.Null()]),
+  leaseExpiresAtMs: Type.Integer(),
+});
+
+/** A tenant's figures for one period (plane.ts `Usage`). */
+export const Usage = strictObject({
+  tenant: Type.String(),
+  period: Type.String(),
+  spent: Spend,
+  reserved: Spend,
+  running: Type.Integer(),
+  quota: Type.Union([TenantQuota, Type.Null()]),
+});
+
+/** The `{tenant}` path parameter. */
+export const TenantParams = strictObject({ tenant: Identifier });
+
+/** The `{run}` path parameter. */
+export const RunParams = strictObject({ run: Identifier });
+
+/**
+ * The one error envelope (RFC 9457 `application/problem+json`): `type`, `title`, `status`,
+ * `detail`, the stable `code`, the request id, and the refusal's own fields (or `field` for bad
+ * input). Documented here; the service writes it itself (see errors.ts).
+ */
+export const Problem = Type.Object(
+  {
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    detail: Type.String(),
+    code: Type.String(),
+    requestId: Type.String(),
+    field: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true, description: 'RFC 9457 problem details, with the refusal fields as extension members' },
+);
+
+/** Reply schemas every authenticated route shares besides its success reply, for the OpenAPI document. */
+export const PROBLEM_REPLIES = { '4xx': Problem, '5xx': Problem } as const;

@@ -1,0 +1,190 @@
+import { runCommonRouteTests, type RouteCase } from './common-route-tests.js';
+import { GRANT, type ServiceFixture } from './http-fixtures.js';
+
+// Every authenticated route of the service runs the same security and input tests (issue #4,
+// "Done when"): the cases below only say what a valid request looks like and what state it needs.
+
+const budget = { maxTokens: 1000, maxCallTokens: 100 };
+
+async function admitted(fixture: ServiceFixture, run: string): Promise<void> {
+  const pass = await fixture.plane.admit({ tenant: 'acme', run, budget });
+  if (!pass.ok) throw new Error(`fixture admission refused: ${pass.message}`);
+}
+
+const ROUTE_CASES: readonly RouteCase[] = [
+  {
+    name: 'POST /v1/runs',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    request: { method: 'POST', url: '/v1/runs', payload: { tenant: 'acme', run: 'run-new', budget } },
+    malformed: {
+      request: { method: 'POST', url: '/v1/runs', payload: { tenant: 'acme', budget: { maxTokens: 'lots' } } },
+      field: 'budget.maxTokens',
+    },
+  },
+  {
+    name: 'POST /v1/runs/{run}/settle',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: {
+      method: 'POST',
+      url: '/v1/runs/run-a/settle',
+      payload: { tenant: 'acme', epoch: 1, spend: { tokens: 10, minorUnits: 0 }, concludes: true },
+    },
+    malformed: {
+      request: {
+        method: 'POST',
+        url: '/v1/runs/run-a/settle',
+        payload: { tenant: 'acme', epoch: 1, spend: { tokens: -1, minorUnits: 0 }, concludes: true },
+      },
+      field: 'spend.tokens',
+    },
+  },
+  {
+    name: 'POST /v1/runs/{run}/resume',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      await fixture.plane.settle({ tenant: 'acme', run: 'run-a', epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: false });
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'POST', url: '/v1/runs/run-a/resume', payload: { tenant: 'acme' } },
+    malformed: { request: { method: 'POST', url: '/v1/runs/run-a/resume', payload: { tenant: 'acme', leaseMs: 0 } }, field: 'leaseMs' },
+  },
+  {
+    name: 'POST /v1/runs/{run}/dispatches',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: {
+      method: 'POST',
+      url: '/v1/runs/run-a/dispatches',
+      payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1', ceilings: [{ count: 5, windowSeconds: 60 }] },
+    },
+    malformed: {
+      request: { method: 'POST', url: '/v1/runs/run-a/dispatches', payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1' } },
+      field: 'ceilings',
+    },
+  },
+  {
+    name: 'GET /v1/usage',
+    access: 'runner',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/usage?tenant=acme' },
+    malformed: { request: { method: 'GET', url: '/v1/usage?tenant=acme&period=2026-13' }, field: 'period' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/usage',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/usage?period=2026-01' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/usage?period=last-month' }, field: 'period' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/quota',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/quota' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/quota?verbose=1' }, field: 'verbose' },
+  },
+  {
+    name: 'PUT /v1/tenants/{tenant}/quota',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    request: { method: 'PUT', url: '/v1/tenants/acme/quota', payload: { maxConcurrentRuns: 2, period: 'daily' } },
+    malformed: { request: { method: 'PUT', url: '/v1/tenants/acme/quota', payload: { period: 'weekly' } }, field: 'period' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/halts',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/halts' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/halts?state=gone' }, field: 'state' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/halts?state=lifted',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/halts?state=lifted&limit=10' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/halts?state=lifted&limit=0' }, field: 'limit' },
+  },
+  {
+    name: 'POST /v1/tenants/{tenant}/halts',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    request: { method: 'POST', url: '/v1/tenants/acme/halts', payload: { scope: 'agent:refunder', reason: 'refund loop' } },
+    malformed: { request: { method: 'POST', url: '/v1/tenants/acme/halts', payload: { scope: 'tenant' } }, field: 'reason' },
+  },
+  {
+    name: 'POST /v1/tenants/{tenant}/halts/lift',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await fixture.plane.halt({ tenant: 'acme', scope: 'agent:refunder', reason: 'refund loop', by: { actor: 'ops', basis: 'asserted' } });
+      return { runs: [] };
+    },
+    request: { method: 'POST', url: '/v1/tenants/acme/halts/lift', payload: { scope: 'agent:refunder' } },
+    malformed: {
+      request: { method: 'POST', url: '/v1/tenants/acme/halts/lift', payload: { scope: 'agent:refunder', reason: 'done' } },
+      field: 'reason',
+    },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/runs',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'GET', url: '/v1/tenants/acme/runs?limit=5' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/runs?limit=0' }, field: 'limit' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/reservations',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/reservations' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/reservations?limit=many' }, field: 'limit' },
+  },
+  {
+    name: 'GET /v1/tenants',
+    access: 'operator',
+    tenantScoped: false,
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants?prefix=a' }, field: 'prefix' },
+  },
+  {
+    name: 'GET /metrics',
+    access: 'operator-all-tenants',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/metrics' },
+  },
+];
+
+for (const route of ROUTE_CASES) runCommonRouteTests(route);
