@@ -3,7 +3,9 @@ import { Command, CommanderError } from 'commander';
 
 import { isQuotaError } from '../core/errors.js';
 import { outputFor } from './command-output.js';
+import { registerKeys } from './commands/keys.js';
 import { registerReplay } from './commands/replay.js';
+import { registerServe } from './commands/serve.js';
 import { EXIT, EXIT_STATUS_HELP, type ExitStatus } from './exit-status.js';
 import { type CliIo, writeLine } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -35,6 +37,12 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`);
 
   registerReplay(program, io, (next) => {
+    status = next;
+  });
+  registerServe(program, io, (next) => {
+    status = next;
+  });
+  registerKeys(program, io, (next) => {
     status = next;
   });
 

@@ -1,0 +1,98 @@
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { pino, type DestinationStream } from 'pino';
+
+import type { SetExitStatus } from '../command-output.js';
+import { outputFor } from '../command-output.js';
+import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
+import { type CliIo, writeLine } from '../io.js';
+import { parsePort, PORT_ENV, resolveServeConfig, STORE_ENV, type Environment } from '../serve/serve-config.js';
+import { startServer, type StartedServer } from '../serve/start-server.js';
+
+interface ServeFlags {
+  store?: string;
+  host?: string;
+  port?: number;
+  logLevel: string;
+}
+
+const DESCRIPTION = `Serve the plane over HTTP (JSON under /v1, errors as application/problem+json).
+
+Every request but /healthz, /readyz and /openapi.json carries 'Authorization: Bearer <key>'.
+On a store with no API key at all, serve creates one operator key for every tenant and prints
+it once. Make more with 'quotaplane keys create'. SIGTERM or SIGINT (Ctrl-C) stops it gracefully:
+in-flight requests finish, then the store is closed.
+
+Environment: ${STORE_ENV} (store URL), ${PORT_ENV} (port); flags win.`;
+
+/** Ways `serve` can be asked to stop: the process signals, by default. */
+export type StopSignal = () => Promise<string>;
+
+/** Resolves with the name of the first of SIGTERM or SIGINT the process receives. */
+export const processStopSignal: StopSignal = () =>
+  new Promise((resolve) => {
+    const stop = (signal: string) => {
+      process.off('SIGTERM', onTerm);
+      process.off('SIGINT', onInt);
+      resolve(signal);
+    };
+    const onTerm = () => stop('SIGTERM');
+    const onInt = () => stop('SIGINT');
+    process.once('SIGTERM', onTerm);
+    process.once('SIGINT', onInt);
+  });
+
+/**
+ * Registers `quotaplane serve [--store URL] [--host H] [--port P]` (issue #4 item 1). `env` is
+ * where `QUOTAPLANE_STORE` and `QUOTAPLANE_PORT` are read (default `process.env`); `stopSignal`
+ * says when to stop (default: SIGTERM or SIGINT).
+ */
+export function registerServe(
+  program: Command,
+  io: CliIo,
+  setExitStatus: SetExitStatus,
+  options: { env?: Environment; stopSignal?: StopSignal } = {},
+): void {
+  program
+    .command('serve')
+    .summary('serve the plane over HTTP (npm start)')
+    .description(DESCRIPTION)
+    .addOption(new Option('--store <url>', `store URL: sqlite:<path>, <path>.db or postgres://… (default: $${STORE_ENV} or sqlite:./quotaplane.db)`))
+    .addOption(new Option('--host <host>', 'address to listen on (default: 127.0.0.1, this machine only)'))
+    .addOption(new Option('--port <port>', `port to listen on, 0 for any free one (default: $${PORT_ENV} or 7070)`).argParser(portOption))
+    .addOption(
+      new Option('--log-level <level>', 'request log level (JSON lines on stdout)')
+        .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+        .default('info'),
+    )
+    .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
+    .configureOutput(outputFor(io, 'quotaplane serve --help'))
+    .action(async (flags: ServeFlags) => {
+      const config = resolveServeConfig(flags, options.env ?? process.env);
+      const logger = pino({ level: flags.logLevel, base: { service: 'quotaplane' } }, io.stdout as unknown as DestinationStream);
+      // Listen for the stop before the port opens, so a signal sent the moment it is announced is not lost.
+      const stopped = (options.stopSignal ?? processStopSignal)();
+      const server: StartedServer = await startServer(config, { logger });
+      if (server.firstKey !== null) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
+      writeLine(io.stdout, `quotaplane: serving ${server.url} on store ${config.storeUrl} (SIGTERM or Ctrl-C stops it)`);
+      const signal = await stopped;
+      writeLine(io.stdout, `quotaplane: ${signal}: finishing in-flight requests, then closing the store`);
+      await server.close();
+      writeLine(io.stdout, 'quotaplane: stopped');
+      setExitStatus(EXIT.OK);
+    });
+}
+
+function portOption(value: string): number {
+  const port = parsePort(value);
+  if (port === null) throw new InvalidArgumentError('Use a port number from 0 to 65535.');
+  return port;
+}
+
+function printFirstKey(io: CliIo, secret: string, id: string): void {
+  writeLine(io.stdout, `quotaplane: the store had no API key, so this operator key for every tenant was created (${id}, name first-operator).`);
+  writeLine(io.stdout, 'It is shown only this once: store it now.');
+  writeLine(io.stdout);
+  writeLine(io.stdout, `    ${secret}`);
+  writeLine(io.stdout);
+  writeLine(io.stdout, "Send it as 'Authorization: Bearer <key>'; make narrower keys with 'quotaplane keys create'.");
+}

@@ -1,0 +1,57 @@
+import { UsageError } from '../usage-error.js';
+
+/** The store `serve` and `keys` use when neither `--store` nor `QUOTAPLANE_STORE` names one: a SQLite file in the working directory. */
+export const DEFAULT_STORE_URL = 'sqlite:./quotaplane.db';
+/** The address `serve` listens on by default: this machine only. */
+export const DEFAULT_HOST = '127.0.0.1';
+/** The port `serve` listens on by default. */
+export const DEFAULT_PORT = 7070;
+
+/** Environment variable naming the store (`--store` wins). */
+export const STORE_ENV = 'QUOTAPLANE_STORE';
+/** Environment variable naming the port (`--port` wins). */
+export const PORT_ENV = 'QUOTAPLANE_PORT';
+
+/** Where `serve` runs: the store URL, and the host and port it listens on (0 = any free port). */
+export interface ServeConfig {
+  readonly storeUrl: string;
+  readonly host: string;
+  readonly port: number;
+}
+
+/** Environment variables as `process.env` holds them. */
+export type Environment = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Resolves `serve`'s configuration (issue #4 item 1): each setting from its flag, else its
+ * environment variable, else its default ({@link DEFAULT_STORE_URL}, {@link DEFAULT_HOST},
+ * {@link DEFAULT_PORT}). Pure: the caller passes the environment. Throws `UsageError` naming
+ * `QUOTAPLANE_PORT` when it is not a port number.
+ */
+export function resolveServeConfig(flags: { store?: string; host?: string; port?: number }, env: Environment): ServeConfig {
+  return Object.freeze({
+    storeUrl: resolveStoreUrl(flags.store, env),
+    host: flags.host ?? DEFAULT_HOST,
+    port: flags.port ?? portFromEnv(env[PORT_ENV]) ?? DEFAULT_PORT,
+  });
+}
+
+/** The store URL: `--store`, else `QUOTAPLANE_STORE` (when not empty), else {@link DEFAULT_STORE_URL}. */
+export function resolveStoreUrl(flag: string | undefined, env: Environment): string {
+  const fromEnv = env[STORE_ENV];
+  return flag ?? (fromEnv !== undefined && fromEnv !== '' ? fromEnv : DEFAULT_STORE_URL);
+}
+
+function portFromEnv(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const port = parsePort(value);
+  if (port === null) throw new UsageError(`${PORT_ENV} must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
+  return port;
+}
+
+/** A TCP port, 0 … 65535 (0 lets the system pick a free one), or `null`. */
+export function parsePort(text: string): number | null {
+  if (!/^\d{1,5}$/.test(text.trim())) return null;
+  const port = Number(text.trim());
+  return port <= 65_535 ? port : null;
+}

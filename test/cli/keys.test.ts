@@ -1,0 +1,70 @@
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { hashApiKey } from '../../src/http/api-key-secret.js';
+import { openStore } from '../../src/store/open-store.js';
+import { runCli, temporaryDirectory } from './cli-helpers.js';
+
+describe('quotaplane keys', () => {
+  let dir: { path: string; remove: () => void };
+  let store: string;
+
+  beforeEach(() => {
+    dir = temporaryDirectory();
+    store = `sqlite:${join(dir.path, 'keys.db')}`;
+  });
+  afterEach(() => dir.remove());
+
+  it('create prints the key once and stores only its hash; list shows the record without it', async () => {
+    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'acme-worker', '--store', store]);
+    expect(created.status).toBe(0);
+    const secret = /qp_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0] as string;
+    expect(secret).toBeDefined();
+    expect(created.stdout).toContain('runner key for tenant \'acme\', name acme-worker');
+
+    const listed = await runCli(['keys', 'list', '--store', store]);
+    expect(listed.status).toBe(0);
+    expect(listed.stdout).toMatch(/key_\w+\s+acme-worker\s+runner\s+acme/);
+    expect(listed.stdout).not.toContain(secret);
+
+    const opened = await openStore(store);
+    const record = await opened.apiKeys?.().findByHash(hashApiKey(secret));
+    expect(record).toMatchObject({ name: 'acme-worker', role: 'runner', tenant: 'acme', revokedAtMs: null });
+    await opened.close();
+  });
+
+  it("--json answers one document; an operator key for '*' covers every tenant", async () => {
+    const created = await runCli(['keys', 'create', '--tenant', '*', '--role', 'operator', '--store', store, '--json']);
+    expect(created.status).toBe(0);
+    const document = JSON.parse(created.stdout) as Record<string, unknown>;
+    expect(document).toMatchObject({ role: 'operator', tenant: '*', revokedAtMs: null });
+    expect(document.name).toBe(document.id);
+    expect(document.key).toMatch(/^qp_/);
+    expect(document).not.toHaveProperty('hash');
+    const listed = JSON.parse((await runCli(['keys', 'list', '--store', store, '--json'])).stdout) as { keys: unknown[] };
+    expect(listed.keys).toEqual([{ id: document.id, name: document.name, role: 'operator', tenant: '*', createdAtMs: document.createdAtMs, revokedAtMs: null }]);
+  });
+
+  it('revoke revokes once, says so again idempotently, and exits 1 for an id that names no key', async () => {
+    const created = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'operator', '--store', store, '--json'])).stdout) as {
+      id: string;
+    };
+    const revoked = await runCli(['keys', 'revoke', created.id, '--store', store]);
+    expect(revoked).toMatchObject({ status: 0, stdout: `revoked ${created.id}\n` });
+    expect((await runCli(['keys', 'revoke', created.id, '--store', store])).stdout).toContain('already revoked');
+    const missing = await runCli(['keys', 'revoke', 'key_01JB0000000000000000000000', '--store', store]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('no key has the id');
+    const listed = JSON.parse((await runCli(['keys', 'list', '--store', store, '--json'])).stdout) as { keys: { revokedAtMs: unknown }[] };
+    expect(typeof listed.keys[0]?.revokedAtMs).toBe('number');
+  });
+
+  it("refuses a runner key for '*', an unknown role and a missing tenant as usage errors (exit 2), creating nothing", async () => {
+    const everyTenant = await runCli(['keys', 'create', '--tenant', '*', '--role', 'runner', '--store', store]);
+    expect(everyTenant.status).toBe(2);
+    expect(everyTenant.stderr).toContain('--tenant');
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'admin', '--store', store])).status).toBe(2);
+    expect((await runCli(['keys', 'create', '--role', 'runner', '--store', store])).status).toBe(2);
+    expect((await runCli(['keys', 'list', '--store', store])).stdout).toContain('no keys');
+  });
+});
