@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { isQuotaError, QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
-import { POSTGRES_SCHEMA_VERSION } from '../../src/store/postgres/postgres-migrations.js';
+import { POSTGRES_SCHEMA_VERSION, postgresMigrations } from '../../src/store/postgres/postgres-migrations.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 
@@ -52,6 +52,7 @@ describe('PostgreSQL migrations', () => {
         { version: 1, name: 'quota_keyspaces_runs_audit' },
         { version: 2, name: 'decision_functions' },
         { version: 3, name: 'api_keys' },
+        { version: 4, name: 'run_status_since_leases_and_sweep' },
       ],
     });
     await store.close();
@@ -60,6 +61,7 @@ describe('PostgreSQL migrations', () => {
       { version: 1, name: 'quota_keyspaces_runs_audit' },
       { version: 2, name: 'decision_functions' },
       { version: 3, name: 'api_keys' },
+      { version: 4, name: 'run_status_since_leases_and_sweep' },
     ]);
   });
 
@@ -72,6 +74,39 @@ describe('PostgreSQL migrations', () => {
     expect(second.migration).toEqual({ backend: 'postgres', fromVersion: POSTGRES_SCHEMA_VERSION, toVersion: POSTGRES_SCHEMA_VERSION, applied: [] });
     expect(await second.tenant('acme').runningRuns(10)).toEqual(['r1']);
     await second.close();
+  });
+
+  it('migrates a version-3 schema with runs in it to the current version, keeping the runs and backfilling their status instants', async () => {
+    const schema = schemaFor('from-v3');
+    const s = `"${schema}"`;
+    await admin.query(`CREATE SCHEMA ${s}`);
+    await admin.query(
+      `CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`,
+    );
+    for (const migration of postgresMigrations(s).filter((step) => step.version <= 3)) {
+      await admin.query(migration.sql);
+      await admin.query(`INSERT INTO ${s}.quotaplane_schema VALUES ($1, $2, 1)`, [migration.version, migration.name]);
+    }
+    // A run admitted by a version-3 build at T, paused at T + 5 (its pass settled then).
+    const T = 1_760_000_000_000;
+    await admin.query(
+      `INSERT INTO ${s}.quota_runs (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch)
+       VALUES ('acme', 'r1', 'paused', NULL, NULL, '["alice","svc"]', '{}', 1, $1, 1)`,
+      [T],
+    );
+    await admin.query(
+      `INSERT INTO ${s}.quota_passes (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, settled_at_ms)
+       VALUES ('acme', 'r1', 1, '2025-10', true, $1, $2, $3)`,
+      [T, T + 60_000, T + 5],
+    );
+    const store = await openPostgresStore(url, { schema });
+    expect(store.migration.fromVersion).toBe(3);
+    expect(store.migration.applied.map((step) => step.version)).toEqual([4]);
+    const [run] = await store.tenant('acme').runs({ limit: 10 });
+    expect(run).toMatchObject({ run: 'r1', status: 'paused', chain: ['alice', 'svc'], statusSinceMs: T + 5, leaseExpiresAtMs: T + 60_000 });
+    const resumed = await store.tenant('acme').resume({ run: 'r1', atMs: T + 10, leaseMs: 1_000 });
+    expect(resumed).toMatchObject({ ok: true, epoch: 2 });
+    await store.close();
   });
 
   it('eight stores opening one new schema at once: one migrates, the others wait on its lock and find it current', async () => {

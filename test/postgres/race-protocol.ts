@@ -31,11 +31,14 @@ export type RaceOp =
       readonly atMs: number;
     }
   | { readonly kind: 'setHalt'; readonly tenant: string; readonly halt: Halt }
-  | { readonly kind: 'createFirstKey'; readonly key: NewApiKey };
+  | { readonly kind: 'createFirstKey'; readonly key: NewApiKey }
+  | { readonly kind: 'heartbeat'; readonly tenant: string; readonly run: string; readonly epoch: number; readonly atMs: number; readonly leaseMs: number }
+  | { readonly kind: 'sweepRun'; readonly tenant: string; readonly run: string; readonly atMs: number };
 
 /**
  * What one operation answered: `ok`, a refusal code (`TooManyRuns`, `SpentOut`, `RateLimited`,
- * `Halted:<reason>`, …), `created`/`not-created` for `createFirstKey`, or `error:<QuotaError code>` / `error:<message>` for a fault.
+ * `Halted:<reason>`, …), `created`/`not-created` for `createFirstKey`,
+ * `swept`/`untouched` for `sweepRun`, or `error:<QuotaError code>` / `error:<message>` for a fault.
  */
 export type RaceResult = string;
 

@@ -41,6 +41,14 @@ async function runOp(op: RaceOp): Promise<RaceResult> {
       case 'setHalt':
         await tenant.setHalt(op.halt);
         return 'ok';
+      case 'heartbeat': {
+        const answer = await tenant.heartbeat({ run: op.run, epoch: op.epoch, atMs: op.atMs, leaseMs: op.leaseMs });
+        return answer.ok ? 'ok' : answer.refusal.code;
+      }
+      case 'sweepRun': {
+        const swept = await tenant.sweepRun({ run: op.run, atMs: op.atMs });
+        return swept.releasedSlot || swept.stranded ? 'swept' : 'untouched';
+      }
     }
   } catch (error) {
     return isQuotaError(error) ? `error:${error.code}` : `error:${String(error)}`;

@@ -129,4 +129,37 @@ describe('PostgreSQL races over 4 processes', () => {
       expect(await store.tenant(tenant).running(), `repetition ${rep}`).toBe(3);
     }
   });
+
+  it(`a heartbeat and a sweep of one lapsed pass never both win: the run is either renewed and holding its slot, or stranded without it (${REPETITIONS} repetitions)`, async () => {
+    const LEASE_MS = 60_000;
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `sweep-${rep}`;
+      const run = `sweep-${rep}-run`;
+      const handle = store.tenant(tenant);
+      await handle.admit({ run, budget: {}, width: 1, atMs: T_MS, leaseMs: LEASE_MS });
+      const at = T_MS + LEASE_MS + 1; // the lease has lapsed, and no sweep acted on it yet
+      const heartbeat: RaceOp = { kind: 'heartbeat', tenant, run, epoch: 1, atMs: at, leaseMs: LEASE_MS };
+      const sweep: RaceOp = { kind: 'sweepRun', tenant, run, atMs: at };
+      const results = (await cluster.fire([[heartbeat], [sweep], [heartbeat], [sweep]])).flat();
+      const renewed = results.filter((result) => result === 'ok').length;
+      const swept = results.filter((result) => result === 'swept').length;
+      const [summary] = await handle.runs({ limit: 1 });
+      if (renewed > 0) {
+        expect({ rep, results: tally([results]), status: summary?.status, holdsSlot: summary?.holdsSlot }).toEqual({
+          rep,
+          results: { ok: 2, untouched: 2 },
+          status: 'running',
+          holdsSlot: true,
+        });
+      } else {
+        expect({ rep, swept, results: tally([results]), status: summary?.status, holdsSlot: summary?.holdsSlot }).toEqual({
+          rep,
+          swept: 1,
+          results: { swept: 1, untouched: 1, 'error:CONFLICT': 2 },
+          status: 'stranded',
+          holdsSlot: false,
+        });
+      }
+    }
+  });
 });

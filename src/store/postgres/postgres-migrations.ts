@@ -1,9 +1,11 @@
 import type pg from 'pg';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
-import { postgresFunctionsV1 } from './postgres-functions-v1.js';
+import { postgresFunctionsV2 } from './postgres-functions-v2.js';
 import { postgresSchemaV1 } from './postgres-schema-v1.js';
+import { postgresFunctionsV4 } from './postgres-functions-v4.js';
 import { postgresSchemaV3 } from './postgres-schema-v3.js';
+import { postgresSchemaV4 } from './postgres-schema-v4.js';
 
 /**
  * The PostgreSQL schema history for the quoted schema `s`, oldest first: numbered, forward-only,
@@ -13,8 +15,13 @@ import { postgresSchemaV3 } from './postgres-schema-v3.js';
 export function postgresMigrations(s: string): readonly Migration[] {
   return [
     { version: 1, name: 'quota_keyspaces_runs_audit', sql: postgresSchemaV1(s) },
-    { version: 2, name: 'decision_functions', sql: postgresFunctionsV1(s) },
+    { version: 2, name: 'decision_functions', sql: postgresFunctionsV2(s) },
     { version: 3, name: 'api_keys', sql: postgresSchemaV3(s) },
+    {
+      version: 4,
+      name: 'run_status_since_leases_and_sweep',
+      sql: `${postgresSchemaV4(s)}\n${postgresFunctionsV4(s)}`,
+    },
   ];
 }
 

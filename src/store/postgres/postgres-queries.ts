@@ -17,10 +17,13 @@ export function postgresQueries(s: string) {
       $17, $18, $19, $20, $21)`,
     resume: `SELECT * FROM ${s}.quota_resume($1, $2, $3, $4, $5, $6)`,
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
-    dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8)`,
+    dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+    heartbeat: `SELECT * FROM ${s}.quota_heartbeat($1, $2, $3, $4, $5)`,
+    sweepRun: `SELECT * FROM ${s}.quota_sweep_run($1, $2, $3)`,
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
     deleteSlot: `DELETE FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2`,
+    slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
     countSlots: `SELECT count(*) AS running FROM ${s}.quota_running WHERE tenant = $1`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
@@ -30,6 +33,7 @@ export function postgresQueries(s: string) {
         least(coalesce(sum(minor_units), 0), ${MAX})::bigint AS minor_units
       FROM ${s}.quota_reserved WHERE tenant = $1 AND period = $2`,
     deleteHold: `DELETE FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
+    selectHold: `SELECT period, tokens, minor_units FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
     /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
     carryHold: `UPDATE ${s}.quota_reserved SET period = $3 WHERE tenant = $1 AND run_id = $2 AND period <> $3`,
     listHolds: `SELECT run_id, period, tokens, minor_units FROM ${s}.quota_reserved
@@ -55,8 +59,45 @@ export function postgresQueries(s: string) {
       ON CONFLICT (tenant) DO UPDATE SET quota_json = excluded.quota_json`,
 
     // ── run registry ────────────────────────────────────────────────────────
-    selectRun: `SELECT run_id, status, agent_name, agent_digest, chain_json, admitted_at_ms, last_epoch
+    selectRun: `SELECT run_id, status, agent_name, agent_digest, chain_json::text AS chain_json, admitted_at_ms, last_epoch
       FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = $2`,
+    /** The run row locked for an operator's release: its status cannot change under the decision. */
+    lockRun: `SELECT run_id, status, agent_name, agent_digest, chain_json::text AS chain_json, admitted_at_ms, last_epoch
+      FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE`,
+    /** An operator's release closes the run. */
+    markRunReleased: `UPDATE ${s}.quota_runs SET status = 'released', status_since_ms = $3 WHERE tenant = $1 AND run_id = $2`,
+    /** A page of the registry in ascending run id, bytewise, optionally of some statuses ($4: text[] or null). */
+    listRuns: `SELECT r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json::text AS chain_json, r.admitted_at_ms,
+        r.last_epoch, r.status_since_ms,
+        EXISTS (SELECT 1 FROM ${s}.quota_running x WHERE x.tenant = r.tenant AND x.run_id = r.run_id) AS holds_slot,
+        (SELECT p.lease_expires_at_ms FROM ${s}.quota_passes p
+          WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch = r.last_epoch) AS lease_expires_at_ms
+      FROM ${s}.quota_runs r
+      WHERE r.tenant = $1 AND r.run_id > $2 AND ($4::text[] IS NULL OR r.status = ANY ($4::text[]))
+      ORDER BY r.run_id LIMIT $3`,
+    /**
+     * Sweep candidates (DESIGN.md decision 8): registered slot holders and running runs with no live
+     * pass (unsettled, lease after $2). Driven from the slot table and the status index.
+     */
+    listLapsedRuns: `SELECT c.run_id FROM (
+        SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 AND run_id > $3
+        UNION
+        SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND status = 'running' AND run_id > $3
+      ) AS c
+      WHERE EXISTS (SELECT 1 FROM ${s}.quota_runs r WHERE r.tenant = $1 AND r.run_id = c.run_id)
+        AND NOT EXISTS (SELECT 1 FROM ${s}.quota_passes p WHERE p.tenant = $1 AND p.run_id = c.run_id
+          AND p.settled_at_ms IS NULL AND p.lease_expires_at_ms > $2)
+      ORDER BY c.run_id LIMIT $4`,
+    /** Lapsed passes never settled, of runs not released (an operator gave those up). */
+    listUnsettledPasses: `SELECT p.run_id, p.epoch, p.period, p.takes_slot, p.started_at_ms, p.lease_expires_at_ms
+      FROM ${s}.quota_passes p JOIN ${s}.quota_runs r ON r.tenant = p.tenant AND r.run_id = p.run_id
+      WHERE p.tenant = $1 AND p.settled_at_ms IS NULL AND p.lease_expires_at_ms <= $2 AND r.status <> 'released'
+      ORDER BY p.run_id, p.epoch LIMIT $3`,
+    /** Non-zero holds of runs paused since $2 or earlier. */
+    listIdleHolds: `SELECT h.run_id, h.period, h.tokens, h.minor_units, r.status_since_ms
+      FROM ${s}.quota_reserved h JOIN ${s}.quota_runs r ON r.tenant = h.tenant AND r.run_id = h.run_id
+      WHERE h.tenant = $1 AND r.status = 'paused' AND r.status_since_ms <= $2 AND (h.tokens > 0 OR h.minor_units > 0)
+      ORDER BY h.run_id LIMIT $3`,
 
     // ── audit log ───────────────────────────────────────────────────────────
     /** Appends of one tenant serialise on this lock (seed 3: apart from admission 0, rate 1, migration 2). */
@@ -67,15 +108,22 @@ export function postgresQueries(s: string) {
       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     listAudit: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
       WHERE tenant = $1 ORDER BY seq DESC LIMIT $2`,
+    /** Audit rows after a sequence number, oldest first: one page of the chain to verify. */
+    listAuditChain: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
+      WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     listAuditByAction: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
       WHERE tenant = $1 AND action = $3 ORDER BY seq DESC LIMIT $2`,
 
     // ── store-wide ──────────────────────────────────────────────────────────
-    /** Tenants with a quota, a run (registered or holding a slot) or a halt; UNION dedupes, "C" sorts bytewise. */
+    /**
+     * Tenants with a quota, a run (registered or holding a slot), a halt or an audit row (a halt
+     * thrown and lifted leaves only its audit rows); UNION dedupes, "C" sorts bytewise.
+     */
     listTenants: `SELECT tenant FROM ${s}.quota_tenants
       UNION SELECT tenant FROM ${s}.quota_runs
       UNION SELECT tenant FROM ${s}.quota_running
       UNION SELECT tenant FROM ${s}.quota_halted
+      UNION SELECT tenant FROM ${s}.quota_audit
       ORDER BY tenant`,
   } as const;
 }

@@ -1,4 +1,7 @@
 /**
+ * As migration 2 created it; frozen (migrations only move forward). Migration 4 replaces these
+ * functions (`postgres-sql-admit.ts`, `postgres-sql-passes.ts`).
+ *
  * Server-side admission (store.ts `admit`, DESIGN.md decision 6) for the quoted schema `s`: one
  * function call, one round trip, one transaction, mirroring `admitInTransaction` of the SQLite
  * adapter step for step:
@@ -20,7 +23,7 @@
  * it (quota in force, requested hold, counts and sums), and TypeScript rebuilds the refusal value
  * with the pure functions of `core/`, so one place words every refusal.
  */
-export function admitFunctionSql(s: string): string {
+export function admitFunctionSqlV2(s: string): string {
   return `
 CREATE OR REPLACE FUNCTION ${s}.quota_first_grant(
   p_tenant text, p_run text, p_status text,

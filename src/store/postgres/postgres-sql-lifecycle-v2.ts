@@ -1,4 +1,7 @@
 /**
+ * As migration 2 created it; frozen (migrations only move forward). Migration 4 replaces these
+ * functions (`postgres-sql-admit.ts`, `postgres-sql-passes.ts`).
+ *
  * Server-side resume, pass settlement and dispatch (store.ts) for the quoted schema `s`, each one
  * function call, mirroring `resumeInTransaction`, `settlePassInTransaction` and
  * `dispatchInTransaction` of the SQLite adapter.
@@ -8,7 +11,7 @@
  * TypeScript (`not-found`, `concluded`, `corrupt-status`, `conflict`) come back as values; the
  * caller throws the matching `QuotaError`, and nothing was written on those paths.
  */
-export function lifecycleFunctionSql(s: string): string {
+export function lifecycleFunctionSqlV2(s: string): string {
   return `
 -- Resume (contract §8.4): never gated. The period of atMs under the stored quota, the hold carried
 -- there whole, the next epoch (the run row's update serialises concurrent resumes), status running.

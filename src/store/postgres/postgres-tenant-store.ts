@@ -1,20 +1,27 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
-import { QuotaError } from '../../core/errors.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../../core/identifiers.js';
-import { periodKey } from '../../core/period.js';
 import { parseQuota, parseRateCeilings, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
-import { AUDIT_GENESIS_HASH, auditRowHash, canonicalJson } from '../audit-hash.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
 import {
   requireAdmitRequest,
   requireAuditEntry,
   requireDispatchRequest,
+  requireHeartbeatRequest,
   requireResumeRequest,
   requireSettlePassRequest,
 } from '../lifecycle-arguments.js';
+import {
+  requireAuditChainRequest,
+  requireIdleHoldsRequest,
+  requireLapsedRunsRequest,
+  requireReleaseRunRequest,
+  requireRunListRequest,
+  requireSweepRunRequest,
+  requireUnsettledPassesRequest,
+} from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
 import {
   requireHalt,
@@ -32,80 +39,46 @@ import type {
   AdmitRequest,
   AuditEntry,
   AuditRecord,
+  DispatchOutcome,
   DispatchRequest,
+  HeartbeatOutcome,
+  HeartbeatRequest,
   Held,
-  PassGrant,
+  IdleHold,
+  PassRecord,
   QuotaSettlement,
   RateOutcome,
   RateReservation,
+  ReleaseRunOutcome,
+  ReleaseRunRequest,
   ReserveOutcome,
+  ResumeOutcome,
   ResumeRequest,
+  RunListRequest,
   RunRecord,
+  RunSummary,
   SettleOutcome,
   SettlePassOutcome,
   SettlePassRequest,
   SpendHold,
+  SweptRun,
 } from '../types.js';
-import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
-import {
-  coveringScopeKeys,
-  decisionMismatch,
-  halted,
-  quotaOf,
-  rateRefusal,
-  spentOut,
-  tooManyRuns,
-  unbounded,
-  type ReserveFigures,
-} from './postgres-outcomes.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresConnection } from './postgres-connection.js';
+import * as lifecycle from './postgres-lifecycle.js';
+import * as operator from './postgres-operator.js';
+import { decisionMismatch, spentOut, tooManyRuns, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
-import {
-  corrupt,
-  decodeAudit,
-  decodeOptionalSpend,
-  decodeQuota,
-  decodeRun,
-  decodeRunId,
-  decodeSpend,
-  type AuditRow,
-  type RunRow,
-} from './postgres-rows.js';
+import { decodeAudit, decodeQuota, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from './postgres-rows.js';
 
 interface SpendRow {
   readonly tokens: number;
   readonly minor_units: number;
 }
 
-interface AdmitRow extends ReserveFigures {
-  readonly outcome: string;
-  readonly run_status: string | null;
-  readonly grant_period: string | null;
-  readonly hold_tokens: number | null;
-  readonly hold_minor_units: number | null;
-  readonly lease_expires_at_ms: number | null;
-  readonly max_runs: number | null;
-  readonly limit_tokens: number | null;
-  readonly limit_minor_units: number | null;
-  readonly halts: unknown;
-}
-
-interface ResumeRow {
-  readonly outcome: string;
-  readonly grant_epoch: number | null;
-  readonly grant_period: string | null;
-  readonly hold_tokens: number | null;
-  readonly hold_minor_units: number | null;
-  readonly lease_expires_at_ms: number | null;
-}
-
 interface RateRow {
   readonly outcome: string;
   readonly instants: unknown;
-}
-
-interface DispatchRow extends RateRow {
-  readonly configured_counts: readonly (string | number)[] | null;
-  readonly configured_windows: readonly (string | number)[] | null;
 }
 
 /**
@@ -121,12 +94,14 @@ export class PostgresTenantStore implements TenantStore {
   readonly tenant: string;
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
+  readonly #context: lifecycle.LifecycleContext;
 
   /** Use `PostgresQuotaStore.tenant()`; `tenant` must already be a validated identifier. */
   constructor(db: PostgresConnection, queries: PostgresQueries, tenant: string) {
     this.#db = db;
     this.#q = queries;
     this.tenant = tenant;
+    this.#context = { db, q: queries, tenant };
   }
 
   // ── contract §6 ────────────────────────────────────────────────────────────
@@ -167,9 +142,10 @@ export class PostgresTenantStore implements TenantStore {
 
   async release(run: string): Promise<void> {
     const key = [this.tenant, normaliseRunId('run', run)];
+    // Hold before slot, the order every settle takes them in, so the two never deadlock.
     await this.#db.transaction(async (tx) => {
-      await tx.run(this.#q.deleteSlot, key);
       await tx.run(this.#q.deleteHold, key);
+      await tx.run(this.#q.deleteSlot, key);
     });
   }
 
@@ -241,7 +217,7 @@ export class PostgresTenantStore implements TenantStore {
       [this.tenant, s.run, s.epoch, s.period, s.spend.tokens, s.spend.minorUnits, s.releaseSlot, s.concludes],
       'settle',
     );
-    return this.#settleOutcome(row?.outcome, s.run, s.epoch);
+    return lifecycle.settleOutcome(this.tenant, row?.outcome, s.run, s.epoch);
   }
 
   async spent(period: string): Promise<Spend> {
@@ -275,7 +251,7 @@ export class PostgresTenantStore implements TenantStore {
       ],
       'reserve-rate',
     );
-    return this.#rateOutcome(row, r.grant, r.ceilings, r.atMs);
+    return lifecycle.rateOutcome(this.tenant, row, r.grant, r.ceilings, r.atMs);
   }
 
   async rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome> {
@@ -293,7 +269,7 @@ export class PostgresTenantStore implements TenantStore {
       ],
       'judge-rate',
     );
-    return this.#rateOutcome(row, validGrant, validCeilings, validAtMs);
+    return lifecycle.rateOutcome(this.tenant, row, validGrant, validCeilings, validAtMs);
   }
 
   // ── tenant configuration ──────────────────────────────────────────────────
@@ -308,149 +284,30 @@ export class PostgresTenantStore implements TenantStore {
     const entry = requireAuditEntry('audit', audit);
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
-      await this.#appendAudit(tx, entry);
+      await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
     });
   }
 
   // ── run lifecycle ─────────────────────────────────────────────────────────
 
   async admit(request: AdmitRequest): Promise<AdmitOutcome> {
-    const r = requireAdmitRequest(request);
-    const given = r.quota;
-    const row = await this.#db.row<AdmitRow>(
-      this.#q.admit,
-      [
-        this.tenant,
-        r.run,
-        r.agent?.name ?? null,
-        r.agent?.digest ?? null,
-        r.chain === undefined ? null : JSON.stringify(r.chain),
-        JSON.stringify(r.budget),
-        r.budget.maxTokens ?? null,
-        r.budget.maxCallTokens ?? null,
-        r.budget.maxMinorUnits ?? null,
-        r.budget.maxCallMinorUnits ?? null,
-        r.width,
-        r.atMs,
-        r.leaseMs,
-        periodKey('monthly', r.atMs),
-        periodKey('daily', r.atMs),
-        coveringScopeKeys({ agent: r.agent, chain: r.chain }),
-        given !== undefined,
-        given?.maxConcurrentRuns ?? null,
-        given?.maxTokensPerPeriod ?? null,
-        given?.maxMinorUnitsPerPeriod ?? null,
-        given?.period ?? null,
-      ],
-      'admit',
-    );
-    if (row === undefined) throw decisionMismatch('admission', 'no answer');
-    const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
-    switch (row.outcome) {
-      case 'admitted':
-      case 'existing':
-        return this.#grant(r.run, 1, row);
-      case 'concluded':
-        throw concludedRun(this.tenant, r.run, 'be admitted again');
-      case 'corrupt-status':
-        throw corrupt(this.tenant, `run '${r.run}' with the unknown status ${JSON.stringify(row.run_status)}`);
-      case 'first-pass-missing':
-        throw corrupt(this.tenant, `run '${r.run}' registered without its first pass`);
-      case 'halted':
-        return { ok: false, refusal: halted(this.tenant, row.halts, { agent: r.agent, chain: r.chain }) };
-      case 'unbounded':
-        return { ok: false, refusal: unbounded(this.tenant, quota, r.budget, r.width) };
-      case 'too-many-runs':
-        return { ok: false, refusal: tooManyRuns(this.tenant, quota, row) };
-      case 'spent-out': {
-        const requested = decodeSpend(this.tenant, 'the requested hold', row.hold_tokens, row.hold_minor_units);
-        return { ok: false, refusal: spentOut(this.tenant, quota, row.grant_period ?? '', requested, row) };
-      }
-      default:
-        throw decisionMismatch('admission', `unknown outcome ${JSON.stringify(row.outcome)}`);
-    }
+    return lifecycle.admit(this.#context, requireAdmitRequest(request));
   }
 
-  async resume(request: ResumeRequest): Promise<PassGrant> {
-    const r = requireResumeRequest(request);
-    const row = await this.#db.row<ResumeRow>(
-      this.#q.resume,
-      [this.tenant, r.run, r.atMs, r.leaseMs, periodKey('monthly', r.atMs), periodKey('daily', r.atMs)],
-      'resume',
-    );
-    switch (row?.outcome) {
-      case 'resumed':
-        return this.#grant(r.run, Number(row.grant_epoch), row);
-      case 'not-found':
-        throw new QuotaError('NOT_FOUND', `tenant '${this.tenant}' has no run '${r.run}' to resume; admit it first`, {
-          details: { tenant: this.tenant, run: r.run },
-        });
-      case 'concluded':
-        throw concludedRun(this.tenant, r.run, 'resume');
-      case 'corrupt-status':
-        throw corrupt(this.tenant, `run '${r.run}' with an unknown status`);
-      default:
-        throw decisionMismatch('resume', `unknown outcome ${String(row?.outcome)}`);
-    }
+  async resume(request: ResumeRequest): Promise<ResumeOutcome> {
+    return lifecycle.resume(this.#context, requireResumeRequest(request));
   }
 
   async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
-    const r = requireSettlePassRequest(request);
-    const row = await this.#db.row<{ outcome: string; receipt_period: string | null; receipt_release_slot: boolean | null }>(
-      this.#q.settlePass,
-      [this.tenant, r.run, r.epoch, r.spend.tokens, r.spend.minorUnits, r.concludes, r.atMs],
-      'settle-pass',
-    );
-    if (row?.outcome === 'not-found') {
-      throw new QuotaError('NOT_FOUND', `tenant '${this.tenant}' has no pass ${r.run}/${r.epoch} to settle`, {
-        details: { tenant: this.tenant, run: r.run, epoch: r.epoch },
-      });
-    }
-    const outcome = this.#settleOutcome(row?.outcome, r.run, r.epoch);
-    const receipt: QuotaSettlement = {
-      run: r.run,
-      epoch: r.epoch,
-      period: row?.receipt_period ?? null,
-      spend: r.spend,
-      releaseSlot: row?.receipt_release_slot === true,
-      concludes: r.concludes,
-    };
-    return { outcome, receipt };
+    return lifecycle.settlePass(this.#context, requireSettlePassRequest(request));
   }
 
-  async dispatch(request: DispatchRequest): Promise<RateOutcome> {
-    const r = requireDispatchRequest(request);
-    const row = await this.#db.row<DispatchRow>(
-      this.#q.dispatch,
-      [
-        this.tenant,
-        r.run,
-        r.grant,
-        r.dispatch,
-        r.ceilings.map((ceiling) => ceiling.count),
-        r.ceilings.map((ceiling) => ceiling.windowSeconds),
-        r.atMs,
-        r.exempt,
-      ],
-      'dispatch',
-    );
-    switch (row?.outcome) {
-      case 'not-found':
-        throw new QuotaError('NOT_FOUND', `tenant '${this.tenant}' has no run '${r.run}' to dispatch; admit it first`, {
-          details: { tenant: this.tenant, run: r.run },
-        });
-      case 'concluded':
-        throw concludedRun(this.tenant, r.run, 'dispatch');
-      case 'corrupt-status':
-        throw corrupt(this.tenant, `run '${r.run}' with an unknown status`);
-      default: {
-        // bigint[] arrives as strings; the CHECK on quota_json keeps each one a safe integer.
-        const counts = (row?.configured_counts ?? []).map(Number);
-        const windows = (row?.configured_windows ?? []).map(Number);
-        const configured = counts.map((count, index) => ({ count, windowSeconds: windows[index] ?? Number.NaN }));
-        return this.#rateOutcome(row, r.grant, [...r.ceilings, ...configured], r.atMs);
-      }
-    }
+  async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
+    return lifecycle.dispatch(this.#context, requireDispatchRequest(request));
+  }
+
+  async heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome> {
+    return lifecycle.heartbeat(this.#context, requireHeartbeatRequest(request));
   }
 
   async getRun(run: string): Promise<RunRecord | null> {
@@ -458,11 +315,37 @@ export class PostgresTenantStore implements TenantStore {
     return row === undefined ? null : decodeRun(this.tenant, row);
   }
 
+  // ── sweep, listings and operator acts ────────────────────────────────────
+
+  async runs(request: RunListRequest): Promise<RunSummary[]> {
+    return operator.listRuns(this.#context, requireRunListRequest(request));
+  }
+
+  async lapsedRuns(request: { atMs: number; after?: string | undefined; limit: number }): Promise<string[]> {
+    return operator.listLapsedRuns(this.#context, requireLapsedRunsRequest(request));
+  }
+
+  async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
+    return operator.sweepRun(this.#context, requireSweepRunRequest(request));
+  }
+
+  async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
+    return operator.listUnsettledPasses(this.#context, requireUnsettledPassesRequest(request));
+  }
+
+  async idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]> {
+    return operator.listIdleHolds(this.#context, requireIdleHoldsRequest(request));
+  }
+
+  async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
+    return operator.releaseRun(this.#context, requireReleaseRunRequest(request));
+  }
+
   // ── audit log ─────────────────────────────────────────────────────────────
 
   async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
     const valid = requireAuditEntry('entry', entry);
-    return this.#db.transaction((tx) => this.#appendAudit(tx, valid));
+    return this.#db.transaction((tx) => appendAuditInTransaction(tx, this.#q, this.tenant, valid));
   }
 
   async auditLog(options: { limit: number; action?: string }): Promise<AuditRecord[]> {
@@ -476,86 +359,9 @@ export class PostgresTenantStore implements TenantStore {
     return rows.map((row) => decodeAudit(this.tenant, row));
   }
 
-  // ── helpers ───────────────────────────────────────────────────────────────
-
-  /**
-   * Appends one audit row inside `tx`: appends of one tenant serialise on an advisory lock, then
-   * the next sequence number chains to the previous row's hash (genesis for the first) with the
-   * backend-neutral `auditRowHash`. `detail` is stored as canonical JSON, so the record returned
-   * equals the one `auditLog` reads back and its hash verifies.
-   */
-  async #appendAudit(tx: TransactionClient, entry: AuditEntry): Promise<AuditRecord> {
-    await tx.rows(this.#q.lockAudit, [this.tenant]);
-    const [head] = await tx.rows<{ seq: number; hash: string }>(this.#q.selectAuditHead, [this.tenant]);
-    const seq = (head?.seq ?? 0) + 1;
-    const prevHash = head?.hash ?? AUDIT_GENESIS_HASH;
-    const detailJson = canonicalJson(entry.detail);
-    const detail = JSON.parse(detailJson) as Record<string, unknown>;
-    const stored: AuditEntry = { atMs: entry.atMs, by: entry.by, action: entry.action, subject: entry.subject, detail };
-    const hash = auditRowHash(this.tenant, seq, stored, prevHash);
-    await tx.run(this.#q.insertAudit, [
-      this.tenant,
-      seq,
-      entry.atMs,
-      entry.by.actor,
-      entry.by.basis,
-      entry.action,
-      entry.subject,
-      detailJson,
-      prevHash,
-      hash,
-    ]);
-    return { seq, ...stored, hash };
+  async auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]> {
+    const valid = requireAuditChainRequest(request);
+    const rows = await this.#db.rows<AuditRow>(this.#q.listAuditChain, [this.tenant, valid.afterSeq, valid.limit]);
+    return rows.map((row) => decodeAudit(this.tenant, row));
   }
-
-  #grant(
-    run: string,
-    epoch: number,
-    row: { grant_period: string | null; hold_tokens: number | null; hold_minor_units: number | null; lease_expires_at_ms: number | null },
-  ): PassGrant {
-    if (row.grant_period === null || !Number.isSafeInteger(epoch) || !Number.isSafeInteger(row.lease_expires_at_ms)) {
-      throw corrupt(this.tenant, `pass ${run}/${epoch} that cannot be read`);
-    }
-    return {
-      ok: true,
-      run,
-      epoch,
-      period: row.grant_period,
-      hold: decodeOptionalSpend(this.tenant, `the hold of run '${run}'`, row.hold_tokens, row.hold_minor_units),
-      leaseExpiresAtMs: row.lease_expires_at_ms as number,
-    };
-  }
-
-  #settleOutcome(outcome: string | undefined, run: string, epoch: number): SettleOutcome {
-    switch (outcome) {
-      case 'settled':
-      case 'already-settled':
-        return outcome;
-      case 'conflict':
-        throw new QuotaError('CONFLICT', `quota pass ${run}/${epoch} was settled twice with different payloads`, {
-          details: { tenant: this.tenant, run, epoch },
-        });
-      default:
-        throw decisionMismatch('settle', `unknown outcome ${String(outcome)}`);
-    }
-  }
-
-  #rateOutcome(row: RateRow | undefined, grant: string, ceilings: readonly RateCeiling[], atMs: number): RateOutcome {
-    switch (row?.outcome) {
-      case 'ok':
-      case 'present':
-        return { ok: true };
-      case 'limited':
-      case 'uncountable':
-        return { ok: false, refusal: rateRefusal(this.tenant, grant, ceilings, row.instants, atMs) };
-      default:
-        throw decisionMismatch('rate', `unknown outcome ${String(row?.outcome)}`);
-    }
-  }
-}
-
-function concludedRun(tenant: string, run: string, verb: string): QuotaError {
-  return new QuotaError('CONFLICT', `run '${run}' of tenant '${tenant}' has concluded, so it cannot ${verb}; start a new run`, {
-    details: { tenant, run },
-  });
 }

@@ -1,0 +1,375 @@
+import { QuotaError } from '../../core/errors.js';
+import { periodKey } from '../../core/period.js';
+import type { RateCeiling } from '../../core/rate.js';
+import type { WithheldRefusal } from '../../core/refusal.js';
+import { decodeHaltRow } from '../halt-rows.js';
+import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
+import type {
+  AdmitOutcome,
+  AdmitRequest,
+  DispatchOutcome,
+  DispatchRequest,
+  HeartbeatOutcome,
+  HeartbeatRequest,
+  PassGrant,
+  QuotaSettlement,
+  RateOutcome,
+  ResumeOutcome,
+  ResumeRequest,
+  RunStatus,
+  SettleOutcome,
+  SettlePassOutcome,
+  SettlePassRequest,
+} from '../types.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresConnection } from './postgres-connection.js';
+import {
+  coveringScopeKeys,
+  decisionMismatch,
+  halted,
+  quotaOf,
+  rateRefusal,
+  spentOut,
+  tooManyRuns,
+  unbounded,
+  type ReserveFigures,
+} from './postgres-outcomes.js';
+import type { PostgresQueries } from './postgres-queries.js';
+import { corrupt, decodeOptionalSpend, decodeSpend } from './postgres-rows.js';
+
+/*
+ * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
+ * call of a server-side function (one round trip, one transaction; see postgres-sql-*.ts), whose
+ * outcome is turned here into the port's answer or fault with the shared rules of `core/` and
+ * `store/pass-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
+ * audit row's hash is computed here.
+ */
+
+/** What every composite needs: the pool, the statements, and the tenant it is confined to. */
+export interface LifecycleContext {
+  readonly db: PostgresConnection;
+  readonly q: PostgresQueries;
+  readonly tenant: string;
+}
+
+interface GrantColumns {
+  readonly grant_period: string | null;
+  readonly hold_tokens: number | null;
+  readonly hold_minor_units: number | null;
+  readonly lease_expires_at_ms: number | null;
+}
+
+interface AdmitRow extends ReserveFigures, GrantColumns {
+  readonly outcome: string;
+  readonly run_status: string | null;
+  readonly max_runs: number | null;
+  readonly limit_tokens: number | null;
+  readonly limit_minor_units: number | null;
+  readonly halts: unknown;
+}
+
+/** The facts a fenced or withheld answer was decided on (heartbeat, dispatch, resume). */
+interface RunFacts {
+  readonly outcome: string;
+  readonly run_status: string | null;
+  readonly last_epoch?: number | null;
+  readonly pass_found?: boolean | null;
+  readonly pass_settled_at_ms?: number | null;
+  readonly chain_json: string | null;
+  readonly halts: unknown;
+}
+
+interface ResumeRow extends RunFacts, GrantColumns {
+  readonly grant_epoch: number | null;
+}
+
+interface HeartbeatRow extends RunFacts {
+  readonly lease_expires_at_ms: number | null;
+}
+
+interface DispatchRow extends RunFacts {
+  readonly instants: unknown;
+  readonly configured_counts: readonly (string | number)[] | null;
+  readonly configured_windows: readonly (string | number)[] | null;
+}
+
+interface SettlePassRow {
+  readonly outcome: string;
+  readonly receipt_period: string | null;
+  readonly receipt_release_slot: boolean | null;
+}
+
+/** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
+export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
+  const { db, q, tenant } = context;
+  const given = r.quota;
+  const row = await db.row<AdmitRow>(
+    q.admit,
+    [
+      tenant,
+      r.run,
+      r.agent?.name ?? null,
+      r.agent?.digest ?? null,
+      r.chain === undefined ? null : JSON.stringify(r.chain),
+      JSON.stringify(r.budget),
+      r.budget.maxTokens ?? null,
+      r.budget.maxCallTokens ?? null,
+      r.budget.maxMinorUnits ?? null,
+      r.budget.maxCallMinorUnits ?? null,
+      r.width,
+      r.atMs,
+      r.leaseMs,
+      periodKey('monthly', r.atMs),
+      periodKey('daily', r.atMs),
+      coveringScopeKeys({ agent: r.agent, chain: r.chain }),
+      given !== undefined,
+      given?.maxConcurrentRuns ?? null,
+      given?.maxTokensPerPeriod ?? null,
+      given?.maxMinorUnitsPerPeriod ?? null,
+      given?.period ?? null,
+    ],
+    'admit',
+  );
+  if (row === undefined) throw decisionMismatch('admission', 'no answer');
+  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
+  switch (row.outcome) {
+    case 'admitted':
+    case 'existing':
+      return grant(tenant, r.run, 1, row);
+    case 'closed':
+      throw closedRunError(tenant, r.run, row.run_status as RunStatus, 'be admitted again');
+    case 'first-pass-missing':
+      throw corrupt(tenant, `run '${r.run}' registered without its first pass`);
+    case 'halted':
+      return { ok: false, refusal: halted(tenant, row.halts, { agent: r.agent, chain: r.chain }) };
+    case 'unbounded':
+      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width) };
+    case 'too-many-runs':
+      return { ok: false, refusal: tooManyRuns(tenant, quota, row) };
+    case 'spent-out': {
+      const requested = decodeSpend(tenant, 'the requested hold', row.hold_tokens, row.hold_minor_units);
+      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row) };
+    }
+    default:
+      throw decisionMismatch('admission', `unknown outcome ${JSON.stringify(row.outcome)}`);
+  }
+}
+
+/** A resume (store.ts `resume`): see `quota_resume` in `postgres-sql-passes.ts`. */
+export async function resume(context: LifecycleContext, r: ResumeRequest): Promise<ResumeOutcome> {
+  const { db, q, tenant } = context;
+  const row = await db.row<ResumeRow>(
+    q.resume,
+    [tenant, r.run, r.atMs, r.leaseMs, periodKey('monthly', r.atMs), periodKey('daily', r.atMs)],
+    'resume',
+  );
+  if (row === undefined) throw decisionMismatch('resume', 'no answer');
+  if (row.outcome === 'resumed') return grant(tenant, r.run, Number(row.grant_epoch), row);
+  const refusal = openRunFault(tenant, r.run, 'resume', row);
+  return { ok: false, refusal };
+}
+
+/**
+ * The end of a pass (store.ts `settlePass`): see `quota_settle_pass`. With `by` (an operator's
+ * settle), the function runs inside a TypeScript transaction that also appends the `run.settle`
+ * audit row when the receipt is new.
+ */
+export async function settlePass(context: LifecycleContext, r: SettlePassRequest): Promise<SettlePassOutcome> {
+  const { db, q, tenant } = context;
+  const values = [tenant, r.run, r.epoch, r.spend.tokens, r.spend.minorUnits, r.concludes, r.atMs];
+  const by = r.by;
+  const row =
+    by === undefined
+      ? await db.row<SettlePassRow>(q.settlePass, values, 'settle-pass')
+      : await db.transaction(async (tx) => {
+          const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values);
+          if (settled?.outcome === 'settled') {
+            await appendAuditInTransaction(tx, q, tenant, {
+              atMs: r.atMs,
+              by,
+              action: 'run.settle',
+              subject: r.run,
+              detail: {
+                epoch: r.epoch,
+                period: settled.receipt_period,
+                spend: { tokens: r.spend.tokens, minorUnits: r.spend.minorUnits },
+                releaseSlot: settled.receipt_release_slot === true,
+                concludes: r.concludes,
+              },
+            });
+          }
+          return settled;
+        });
+  if (row?.outcome === 'not-found') {
+    throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no pass ${r.run}/${r.epoch} to settle`, {
+      details: { tenant, run: r.run, epoch: r.epoch },
+    });
+  }
+  if (row?.outcome === 'run-missing') throw corrupt(tenant, `pass ${r.run}/${r.epoch} without its run`);
+  const outcome = settleOutcome(tenant, row?.outcome, r.run, r.epoch);
+  const receipt: QuotaSettlement = {
+    run: r.run,
+    epoch: r.epoch,
+    period: row?.receipt_period ?? null,
+    spend: r.spend,
+    releaseSlot: row?.receipt_release_slot === true,
+    concludes: r.concludes,
+  };
+  return { outcome, receipt };
+}
+
+/** A run's dispatch (store.ts `dispatch`): see `quota_dispatch`. */
+export async function dispatch(context: LifecycleContext, r: DispatchRequest): Promise<DispatchOutcome> {
+  const { db, q, tenant } = context;
+  const row = await db.row<DispatchRow>(
+    q.dispatch,
+    [
+      tenant,
+      r.run,
+      r.grant,
+      r.dispatch,
+      r.ceilings.map((ceiling) => ceiling.count),
+      r.ceilings.map((ceiling) => ceiling.windowSeconds),
+      r.atMs,
+      r.exempt,
+      r.epoch ?? null,
+      r.leaseMs ?? null,
+    ],
+    'dispatch',
+  );
+  if (row === undefined) throw decisionMismatch('dispatch', 'no answer');
+  switch (row.outcome) {
+    case 'ok':
+    case 'present':
+    case 'limited':
+    case 'uncountable': {
+      // bigint[] arrives as strings; the CHECK on quota_json keeps each one a safe integer.
+      const counts = (row.configured_counts ?? []).map(Number);
+      const windows = (row.configured_windows ?? []).map(Number);
+      const configured = counts.map((count, index) => ({ count, windowSeconds: windows[index] ?? Number.NaN }));
+      return rateOutcome(tenant, row, r.grant, [...r.ceilings, ...configured], r.atMs);
+    }
+    case 'fenced':
+      throw fencedFault(tenant, r.run, r.epoch ?? 0, 'dispatch', row);
+    default:
+      return { ok: false, refusal: openRunFault(tenant, r.run, 'dispatch', row) };
+  }
+}
+
+/** A heartbeat (store.ts `heartbeat`): see `quota_heartbeat`. */
+export async function heartbeat(context: LifecycleContext, r: HeartbeatRequest): Promise<HeartbeatOutcome> {
+  const { db, q, tenant } = context;
+  const row = await db.row<HeartbeatRow>(q.heartbeat, [tenant, r.run, r.epoch, r.atMs, r.leaseMs], 'heartbeat');
+  if (row === undefined) throw decisionMismatch('heartbeat', 'no answer');
+  switch (row.outcome) {
+    case 'renewed':
+      if (!Number.isSafeInteger(row.lease_expires_at_ms)) throw corrupt(tenant, `pass ${r.run}/${r.epoch} with an unreadable lease`);
+      return { ok: true, run: r.run, epoch: r.epoch, leaseExpiresAtMs: row.lease_expires_at_ms as number };
+    case 'fenced':
+      throw fencedFault(tenant, r.run, r.epoch, 'heartbeat', row);
+    default:
+      return { ok: false, refusal: openRunFault(tenant, r.run, 'heartbeat', row) };
+  }
+}
+
+/** The answer of a contract `settle` or of `settlePass` as the port words it. */
+export function settleOutcome(tenant: string, outcome: string | undefined, run: string, epoch: number): SettleOutcome {
+  switch (outcome) {
+    case 'settled':
+    case 'already-settled':
+      return outcome;
+    case 'conflict':
+      throw new QuotaError('CONFLICT', `quota pass ${run}/${epoch} was settled twice with different payloads`, {
+        details: { tenant, run, epoch },
+      });
+    default:
+      throw decisionMismatch('settle', `unknown outcome ${String(outcome)}`);
+  }
+}
+
+/** The answer of a rate decision (`reserveRate`, `rateRoom`, `dispatch`), refusals rebuilt with `checkRate`. */
+export function rateOutcome(
+  tenant: string,
+  row: { outcome: string; instants: unknown } | undefined,
+  grant: string,
+  ceilings: readonly RateCeiling[],
+  atMs: number,
+): RateOutcome {
+  switch (row?.outcome) {
+    case 'ok':
+    case 'present':
+      return { ok: true };
+    case 'limited':
+    case 'uncountable':
+      return { ok: false, refusal: rateRefusal(tenant, grant, ceilings, row.instants, atMs) };
+    default:
+      throw decisionMismatch('rate', `unknown outcome ${String(row?.outcome)}`);
+  }
+}
+
+function grant(tenant: string, run: string, epoch: number, row: GrantColumns): PassGrant {
+  if (row.grant_period === null || !Number.isSafeInteger(epoch) || !Number.isSafeInteger(row.lease_expires_at_ms)) {
+    throw corrupt(tenant, `pass ${run}/${epoch} that cannot be read`);
+  }
+  return {
+    ok: true,
+    run,
+    epoch,
+    period: row.grant_period,
+    hold: decodeOptionalSpend(tenant, `the hold of run '${run}'`, row.hold_tokens, row.hold_minor_units),
+    leaseExpiresAtMs: row.lease_expires_at_ms as number,
+  };
+}
+
+/**
+ * The answers a function acting on an open run gives before it decides anything: the run is
+ * unknown (`NOT_FOUND`), closed (`CONFLICT`), a halt row is unreadable (`STORE_CORRUPT`), or a
+ * subject halt withholds it (the `Withheld` value, returned). Anything else is a mismatch.
+ */
+function openRunFault(tenant: string, run: string, verb: string, row: RunFacts): WithheldRefusal {
+  switch (row.outcome) {
+    case 'run-not-found':
+      throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${run}' to ${verb}; admit it first`, {
+        details: { tenant, run },
+      });
+    case 'closed':
+      throw closedRunError(tenant, run, row.run_status as RunStatus, verb);
+    case 'unreadable-halts':
+    case 'withheld': {
+      const halts = decodeHalts(tenant, row.halts);
+      const refusal = withheldBy(tenant, halts, decodeChain(tenant, run, row.chain_json));
+      if (row.outcome === 'withheld' && refusal !== null) return refusal;
+      throw decisionMismatch(verb, `${row.outcome} though the halts read ${refusal === null ? 'withhold nothing' : 'withhold it'}`);
+    }
+    default:
+      throw decisionMismatch(verb, `unknown outcome ${JSON.stringify(row.outcome)}`);
+  }
+}
+
+/** The fault `fencePass` throws for the facts the function fenced on; not throwing is a mismatch. */
+function fencedFault(tenant: string, run: string, epoch: number, verb: string, row: RunFacts): QuotaError {
+  fencePass({
+    tenant,
+    run,
+    epoch,
+    status: row.run_status as RunStatus,
+    lastEpoch: Number(row.last_epoch),
+    pass: row.pass_found === true ? { settledAtMs: row.pass_settled_at_ms ?? null } : undefined,
+    verb,
+  });
+  return decisionMismatch(verb, 'fenced a pass the rules let go on');
+}
+
+function decodeHalts(tenant: string, rows: unknown) {
+  if (!Array.isArray(rows)) throw corrupt(tenant, 'halt rows the store could not list');
+  return rows.map((row: unknown) => decodeHaltRow(tenant, row as Parameters<typeof decodeHaltRow>[1]));
+}
+
+function decodeChain(tenant: string, run: string, chainJson: string | null): string[] | null {
+  if (chainJson === null) return null;
+  const chain: unknown = JSON.parse(chainJson);
+  if (!Array.isArray(chain) || !chain.every((principal) => typeof principal === 'string')) {
+    throw corrupt(tenant, `run '${run}' with an unreadable delegation chain`);
+  }
+  return chain as string[];
+}
