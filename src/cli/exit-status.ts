@@ -5,13 +5,17 @@
 export const EXIT = Object.freeze({
   /** The command did what was asked and found nothing wrong. */
   OK: 0,
-  /** A negative finding: for `replay`, an invariant came out false. */
+  /**
+   * A negative finding: `replay` found an invariant false; `attention` found conditions; `lift`
+   * found no halt standing; `release` found the run closed already; `audit --verify` found a row
+   * that does not match; or the run or pass named does not exist, or a settle disagrees with its receipt.
+   */
   FINDING: 1,
   /** Usage: a bad flag, argument or input file; the message names it. */
   USAGE: 2,
   /** Operational: the store is unreachable or cannot be used (unavailable, corrupt, newer schema). */
   STORE_UNREACHABLE: 4,
-  /** Partial: `--limit` truncated the answer. */
+  /** Partial: `--limit` truncated the answer (it wins over 1: a cut attention list still means conditions stand). */
   TRUNCATED: 5,
   /** A fault inside quotaplane itself (a bug); the message says what failed. */
   INTERNAL: 70,
@@ -24,9 +28,12 @@ export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_STATUS_HELP = [
   'Exit status:',
   '  0   ok',
-  '  1   a negative finding (replay: an invariant is false)',
+  '  1   a negative finding: an invariant is false (replay), conditions need',
+  '      attention, no halt stood to lift, the run was closed already (release),',
+  '      an audit row does not match (audit --verify), no such run or pass, or a',
+  '      settle disagrees with its receipt',
   '  2   usage: a bad flag, argument or input file (the message names it)',
   '  4   the store is unreachable or cannot be used',
-  '  5   output truncated by --limit',
+  '  5   output truncated by --limit (wins over 1)',
   '  70  internal error (a bug in quotaplane)',
 ].join('\n');

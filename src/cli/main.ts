@@ -3,9 +3,19 @@ import { Command, CommanderError } from 'commander';
 
 import { isQuotaError } from '../core/errors.js';
 import { outputFor } from './command-output.js';
-import { registerKeys } from './commands/keys.js';
+import { registerAttention } from './commands/attention.js';
+import { registerAudit } from './commands/audit.js';
+import { registerHalt } from './commands/halt.js';
+import { registerHalts } from './commands/halts.js';
+import { registerLift } from './commands/lift.js';
+import { registerQuota } from './commands/quota.js';
+import { registerRelease } from './commands/release.js';
 import { registerReplay } from './commands/replay.js';
-import { registerServe } from './commands/serve.js';
+import { registerReservations } from './commands/reservations.js';
+import { registerRuns } from './commands/runs.js';
+import { registerSettle } from './commands/settle.js';
+import { registerStatus } from './commands/status.js';
+import { registerSweep } from './commands/sweep.js';
 import { EXIT, EXIT_STATUS_HELP, type ExitStatus } from './exit-status.js';
 import { type CliIo, writeLine } from './io.js';
 import { UsageError } from './usage-error.js';
@@ -19,7 +29,8 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  * (see {@link EXIT}); it never calls `process.exit` and never rejects.
  *
  * Failures print one line on stderr: usage errors (a bad flag, argument or input file: status 2),
- * a store that cannot be reached or used (status 4), or an internal fault (status 70).
+ * a run or pass that does not exist or a settle that disagrees with its receipt (status 1), a
+ * store that cannot be reached or used (status 4), or an internal fault (status 70).
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let status: ExitStatus = EXIT.OK;
@@ -36,15 +47,22 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
     .configureOutput(outputFor(io, 'quotaplane --help'))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`);
 
-  registerReplay(program, io, (next) => {
+  const setStatus = (next: ExitStatus): void => {
     status = next;
-  });
-  registerServe(program, io, (next) => {
-    status = next;
-  });
-  registerKeys(program, io, (next) => {
-    status = next;
-  });
+  };
+  registerReplay(program, io, setStatus);
+  registerHalt(program, io, setStatus);
+  registerLift(program, io, setStatus);
+  registerHalts(program, io, setStatus);
+  registerStatus(program, io, setStatus);
+  registerRuns(program, io, setStatus);
+  registerReservations(program, io, setStatus);
+  registerRelease(program, io, setStatus);
+  registerSettle(program, io, setStatus);
+  registerAttention(program, io, setStatus);
+  registerQuota(program, io, setStatus);
+  registerAudit(program, io, setStatus);
+  registerSweep(program, io, setStatus);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -76,6 +94,9 @@ function failureStatus(error: unknown, io: CliIo): ExitStatus {
         return EXIT.STORE_UNREACHABLE;
       case 'CONFLICT':
       case 'NOT_FOUND':
+        // A negative answer about what was named (no such run, a settle that disagrees), not a bug.
+        writeLine(io.stderr, `error: ${error.message}`);
+        return EXIT.FINDING;
       case 'INTERNAL':
         writeLine(io.stderr, `internal error (${error.code}): ${error.message}`);
         return EXIT.INTERNAL;

@@ -1,0 +1,57 @@
+import { Option, type Command } from 'commander';
+
+import { DEFAULT_HOLD_STALE_AFTER_MS } from '../../plane/operator-types.js';
+import type { SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { amount } from '../options.js';
+import { duration, instant, writeAnswer } from '../operator/format.js';
+import { limitOption, operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+
+interface AttentionFlags extends TargetFlags {
+  readonly tenant?: string;
+  readonly limit: number;
+  readonly holdStaleAfterMs: number;
+}
+
+/** Registers `quotaplane attention [--tenant T] [--limit N] [--hold-stale-after-ms MS]` (issue #5). */
+export function registerAttention(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  operatorCommand(program, 'attention', io, 'reads')
+    .summary('does anything need a person now? exit 1 when it does')
+    .description(
+      'List the conditions that need a person, each with its run, how long it has stood and the\n' +
+        'commands that end it:\n' +
+        '  run.stranded    its process died (lease lapsed): settle the real spend, or release it\n' +
+        '  run.withheld    a subject halt withheld it: lift the halt and resume, or release it\n' +
+        '  hold.stale      a paused run kept its hold past --hold-stale-after-ms: resume and conclude, or release\n' +
+        '  pass.unsettled  a pass lost its lease and never settled: settle it\n' +
+        'Exit status 1 when any condition stands (5 when --limit cut the list).',
+    )
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(limitOption())
+    .addOption(
+      new Option('--hold-stale-after-ms <ms>', 'how long a paused run may keep a hold before it is stale')
+        .argParser(amount)
+        .default(DEFAULT_HOLD_STALE_AFTER_MS),
+    )
+    .action(async (flags: AttentionFlags) => {
+      const report = await withTarget(flags, 'reads', (target) =>
+        target.attention({ tenant: flags.tenant, limit: flags.limit, holdStaleAfterMs: flags.holdStaleAfterMs }),
+      );
+      writeAnswer(io, flags.json, report, () => {
+        if (!report.needsAttention) return `nothing needs attention (${instant(report.atMs)})\n`;
+        const blocks = report.conditions.map((condition) => {
+          const pass = condition.epoch === null ? '' : ` pass ${condition.epoch}`;
+          return [
+            `${condition.kind}  ${condition.tenant}  ${condition.run}${pass}  for ${duration(condition.ageMs)} (since ${instant(condition.sinceMs)})`,
+            `  ${condition.summary}`,
+            `  remedy: ${condition.remedy.text}`,
+            ...condition.remedy.cli.map((line) => `    ${line}`),
+          ].join('\n');
+        });
+        const cut = report.truncated ? `\nmore conditions than --limit ${flags.limit} of kind ${report.truncatedKinds.join(', ')}\n` : '';
+        return `${blocks.join('\n\n')}\n${cut}`;
+      });
+      setExitStatus(report.truncated ? EXIT.TRUNCATED : report.needsAttention ? EXIT.FINDING : EXIT.OK);
+    });
+}

@@ -1,0 +1,70 @@
+import { Option, type Command } from 'commander';
+
+import type { SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { collectAcrossTenants } from '../operator/across-tenants.js';
+import { instant, operatorText, renderTable, writeAnswer } from '../operator/format.js';
+import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+
+interface AuditFlags extends TargetFlags {
+  readonly tenant?: string;
+  readonly action?: string;
+  readonly limit: number;
+  readonly verify: boolean;
+}
+
+/** Registers `quotaplane audit [--tenant T] [--action A] [--limit N] [--verify]` (issue #5). */
+export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  operatorCommand(program, 'audit', io, 'reads')
+    .summary('list the audit log, or --verify its hash chains (exit 1 when a row does not match)')
+    .description(
+      'List the audit log (newest first): every halt, lift, quota change, operator release and\n' +
+        'operator settle, with who, when and what changed. With --verify, recompute every tenant\'s\n' +
+        'SHA-256 hash chain and name the first row that does not match (exit status 1).',
+    )
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--action <action>', 'only rows of this action: halt, lift, quota.set, run.release, run.settle'))
+    .addOption(limitOption())
+    .addOption(new Option('--verify', "recompute the hash chains instead of listing rows").default(false))
+    .action(async (flags: AuditFlags) => {
+      const status = await withTarget(flags, 'reads', async (target) => {
+        if (flags.verify) {
+          const verification = await target.verifyAudit({ tenant: flags.tenant });
+          writeAnswer(io, flags.json, verification, () => {
+            if (verification.tenants.length === 0) return 'no audit rows to verify\n';
+            return `${verification.tenants
+              .map((tenant) =>
+                tenant.ok
+                  ? `${tenant.tenant}: ${tenant.rows} row(s) verified`
+                  : `${tenant.tenant}: row ${tenant.firstMismatch?.seq} fails (${tenant.firstMismatch?.problem}): ${tenant.firstMismatch?.message}`,
+              )
+              .join('\n')}\n`;
+          });
+          return verification.ok ? EXIT.OK : EXIT.FINDING;
+        }
+        const listed = await collectAcrossTenants(await tenantsOf(target, flags.tenant), flags.limit, async (tenant, want) => {
+          const page = await target.auditLog({ tenant, limit: want, action: flags.action });
+          return { items: page.rows, truncated: page.truncated };
+        });
+        writeAnswer(io, flags.json, { rows: listed.items, truncated: listed.truncated }, () =>
+          listed.items.length === 0
+            ? 'no audit rows\n'
+            : renderTable(
+                ['TENANT', 'SEQ', 'AT', 'ACTION', 'SUBJECT', 'BY', 'DETAIL'],
+                listed.items.map((row) => [
+                  row.tenant,
+                  String(row.seq),
+                  instant(row.atMs),
+                  row.action,
+                  row.subject,
+                  operatorText(row.by),
+                  JSON.stringify(row.detail),
+                ]),
+              ),
+        );
+        return listed.truncated ? EXIT.TRUNCATED : EXIT.OK;
+      });
+      setExitStatus(status);
+    });
+}

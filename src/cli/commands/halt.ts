@@ -1,0 +1,39 @@
+import type { Command } from 'commander';
+
+import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
+import type { SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { instant, operatorText, writeAnswer } from '../operator/format.js';
+import { cliScope } from '../operator/scope-argument.js';
+import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+
+interface HaltFlags extends TargetFlags {
+  readonly tenant: string;
+  readonly reason: string;
+}
+
+/** Registers `quotaplane halt <scope> --tenant T --reason R` (contract §9.1, issue #5). */
+export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  operatorCommand(program, 'halt', io, 'writes')
+    .summary('throw an emergency halt on a scope of a tenant (audited)')
+    .description(
+      'Throw (or re-throw, replacing) a halt on one of the scopes\n' +
+        `  ${HALT_SCOPE_FORMS.join('\n  ')}\n` +
+        'Tenant, agent and revision halts stop admission; a subject halt also withholds\n' +
+        'running work whose delegation chain holds the principal. The audit row is\n' +
+        'written before the halt stands.',
+    )
+    .argument('<scope>', 'what to stop: tenant, agent:<name>, revision:<digest> or subject:<principal>')
+    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--reason <text>', 'why; shown in every refusal the halt causes')
+    .action(async (scope: string, flags: HaltFlags) => {
+      const key = cliScope(scope);
+      const result = await withTarget(flags, 'writes', (target) => target.halt({ tenant: flags.tenant, scope: key, reason: flags.reason }));
+      writeAnswer(io, flags.json, { tenant: flags.tenant, ...result }, () =>
+        `halted ${result.scope} of tenant '${flags.tenant}' (reaches ${result.reach}): ${result.reason}\n` +
+        `by ${operatorText(result.by)} at ${instant(result.atMs)}\n`,
+      );
+      setExitStatus(EXIT.OK);
+    });
+}

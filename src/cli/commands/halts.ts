@@ -1,0 +1,81 @@
+import { Option, type Command } from 'commander';
+
+import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
+import type { LiftedHalt } from '../../plane/lifted-halts.js';
+import type { SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { instant, operatorText, renderTable, writeAnswer } from '../operator/format.js';
+import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+
+interface HaltsFlags extends TargetFlags {
+  readonly tenant?: string;
+  readonly lifted: boolean;
+  readonly limit: number;
+}
+
+/** Registers `quotaplane halts [--tenant T] [--lifted] [--limit N]` (contract §9.1 `halt list`). */
+export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  operatorCommand(program, 'halts', io, 'reads')
+    .summary('list standing halts, or with --lifted the recorded lifts (newest first)')
+    .description(
+      'List the standing halts of one tenant or of every tenant: scope, what it covers, reason, who\n' +
+        'threw it and when. With --lifted, list the lifts recorded in the audit log instead, newest\n' +
+        'first: who lifted which halt and when, and who had thrown it.',
+    )
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--lifted', 'list recorded lifts instead of standing halts').default(false))
+    .addOption(limitOption())
+    .action(async (flags: HaltsFlags) => {
+      const truncated = await withTarget(flags, 'reads', async (target) => {
+        const tenants = await tenantsOf(target, flags.tenant);
+        if (flags.lifted) {
+          const lifted: (LiftedHalt & { tenant: string })[] = [];
+          let cut = false;
+          for (const tenant of tenants) {
+            const page = await target.liftedHalts(tenant, flags.limit);
+            cut ||= page.truncated;
+            lifted.push(...page.items.map((item) => ({ tenant, ...item })));
+          }
+          lifted.sort((a, b) => b.liftedAtMs - a.liftedAtMs || a.tenant.localeCompare(b.tenant) || b.seq - a.seq);
+          cut ||= lifted.length > flags.limit;
+          const shown = lifted.slice(0, flags.limit);
+          writeAnswer(io, flags.json, { lifted: shown, truncated: cut }, () =>
+            shown.length === 0
+              ? 'no lifts recorded\n'
+              : renderTable(
+                  ['TENANT', 'SCOPE', 'LIFTED', 'LIFTED BY', 'REASON', 'THROWN BY', 'THROWN'],
+                  shown.map((row) => [
+                    row.tenant,
+                    row.scope,
+                    instant(row.liftedAtMs),
+                    operatorText(row.by),
+                    row.reason,
+                    operatorText(row.thrownBy),
+                    instant(row.thrownAtMs),
+                  ]),
+                ),
+          );
+          return cut;
+        }
+        const standing = [];
+        for (const tenant of tenants) {
+          for (const halt of await target.halts(tenant)) {
+            standing.push({ tenant, scope: haltScopeKey(halt.scope), covers: describeHaltScope(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs });
+          }
+        }
+        const shown = standing.slice(0, flags.limit);
+        const cut = standing.length > flags.limit;
+        writeAnswer(io, flags.json, { halts: shown, truncated: cut }, () =>
+          shown.length === 0
+            ? 'no halt stands\n'
+            : renderTable(
+                ['TENANT', 'SCOPE', 'COVERS', 'REASON', 'BY', 'SINCE'],
+                shown.map((row) => [row.tenant, row.scope, row.covers, row.reason, operatorText(row.by), instant(row.atMs)]),
+              ),
+        );
+        return cut;
+      });
+      setExitStatus(truncated ? EXIT.TRUNCATED : EXIT.OK);
+    });
+}

@@ -1,0 +1,99 @@
+import { Option, type Command } from 'commander';
+
+import { parseQuota, type TenantQuota } from '../../core/quota.js';
+import type { RateCeiling } from '../../core/rate.js';
+import { outputFor, type SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { amount } from '../options.js';
+import { writeAnswer } from '../operator/format.js';
+import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { UsageError } from '../usage-error.js';
+
+interface QuotaSetFlags extends TargetFlags {
+  readonly tenant: string;
+  readonly period: 'monthly' | 'daily';
+  readonly maxConcurrentRuns?: number;
+  readonly maxTokensPerPeriod?: number;
+  readonly maxMinorUnitsPerPeriod?: number;
+  readonly rate: string[];
+}
+
+const RATE_FORM = /^(.+)=(\d+)\/(\d+)$/;
+
+/** `<grant>=<count>/<windowSeconds>`, e.g. `tool://payments/refund=20/3600`, collected into a list. */
+function rateCeiling(value: string, previous: string[] = []): string[] {
+  return [...previous, value];
+}
+
+function rateCeilings(values: readonly string[]): Record<string, RateCeiling[]> | undefined {
+  if (values.length === 0) return undefined;
+  const ceilings: Record<string, RateCeiling[]> = {};
+  for (const value of values) {
+    const match = RATE_FORM.exec(value);
+    if (match === null) throw new UsageError(`--rate must look like <grant>=<count>/<windowSeconds> (tool://payments/refund=20/3600); got ${JSON.stringify(value)}`);
+    const [, grant = '', count = '', windowSeconds = ''] = match;
+    (ceilings[grant] ??= []).push({ count: Number(count), windowSeconds: Number(windowSeconds) });
+  }
+  return ceilings;
+}
+
+function quotaText(tenant: string, quota: TenantQuota | null): string {
+  if (quota === null) return `tenant '${tenant}' has no quota set: every ceiling is unlimited, periods are monthly\n`;
+  const ceiling = (value: number | undefined) => (value === undefined ? 'unlimited' : String(value));
+  const lines = [
+    `tenant '${tenant}' (${quota.period} periods, UTC)`,
+    `  max concurrent runs         ${ceiling(quota.maxConcurrentRuns)}`,
+    `  max tokens per period       ${ceiling(quota.maxTokensPerPeriod)}`,
+    `  max minor units per period  ${ceiling(quota.maxMinorUnitsPerPeriod)}`,
+  ];
+  for (const [grant, ceilings] of Object.entries(quota.rateCeilings ?? {})) {
+    lines.push(`  rate ${grant}  ${ceilings.map((c) => `${c.count} per ${c.windowSeconds}s`).join(', ')}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Registers `quotaplane quota get --tenant T` and `quotaplane quota set --tenant T …` (set is audited). */
+export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  const quota = program
+    .command('quota')
+    .summary("read or replace a tenant's quota")
+    .description("Read (get) or replace (set) a tenant's quota.")
+    .configureOutput(outputFor(io, 'quotaplane quota --help'));
+  operatorCommand(quota, 'get', io, 'reads')
+    .summary("print a tenant's quota")
+    .requiredOption('--tenant <tenant>', 'the tenant')
+    .action(async (flags: TargetFlags & { tenant: string }) => {
+      const stored = await withTarget(flags, 'reads', (target) => target.getQuota(flags.tenant));
+      writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => quotaText(flags.tenant, stored));
+      setExitStatus(EXIT.OK);
+    });
+  operatorCommand(quota, 'set', io, 'writes')
+    .summary("replace a tenant's whole quota (audited as quota.set)")
+    .description(
+      "Replace the tenant's quota as a whole: a ceiling not given is unlimited, 0 allows nothing.\n" +
+        'It applies to the next admission on every instance. The change is audited with the old and\n' +
+        'the new quota.',
+    )
+    .requiredOption('--tenant <tenant>', 'the tenant')
+    .addOption(new Option('--period <period>', 'billing period (UTC)').choices(['monthly', 'daily']).default('monthly'))
+    .addOption(new Option('--max-concurrent-runs <runs>', 'concurrent-run ceiling').argParser(amount))
+    .addOption(new Option('--max-tokens-per-period <tokens>', 'token ceiling per period').argParser(amount))
+    .addOption(new Option('--max-minor-units-per-period <minorUnits>', 'money ceiling per period, in minor units').argParser(amount))
+    .addOption(new Option('--rate <grant=count/windowSeconds>', 'a rate ceiling of a grant (repeatable)').argParser(rateCeiling).default([]))
+    .action(async (flags: QuotaSetFlags) => {
+      const next = parseQuota(
+        {
+          period: flags.period,
+          maxConcurrentRuns: flags.maxConcurrentRuns,
+          maxTokensPerPeriod: flags.maxTokensPerPeriod,
+          maxMinorUnitsPerPeriod: flags.maxMinorUnitsPerPeriod,
+          rateCeilings: rateCeilings(flags.rate),
+        },
+        'quota',
+      );
+      const stored = await withTarget(flags, 'writes', (target) => target.setQuota(flags.tenant, next));
+      writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `set the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
+      setExitStatus(EXIT.OK);
+    });
+}

@@ -1,0 +1,59 @@
+import { Option, type Command } from 'commander';
+
+import { haltScopeKey } from '../../core/halt-scope.js';
+import type { Operator } from '../../core/operator.js';
+import type { TenantQuota } from '../../core/quota.js';
+import type { Usage } from '../../plane/plane.js';
+import type { SetExitStatus } from '../command-output.js';
+import { EXIT } from '../exit-status.js';
+import type { CliIo } from '../io.js';
+import { instant, operatorText, writeAnswer } from '../operator/format.js';
+import { operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+
+const limitText = (limit: number | undefined): string => (limit === undefined ? 'unlimited' : `limit ${limit}`);
+
+function ceilings(quota: TenantQuota | null): Record<string, number | null> {
+  return {
+    maxConcurrentRuns: quota?.maxConcurrentRuns ?? null,
+    maxTokensPerPeriod: quota?.maxTokensPerPeriod ?? null,
+    maxMinorUnitsPerPeriod: quota?.maxMinorUnitsPerPeriod ?? null,
+  };
+}
+
+/** Registers `quotaplane status [--tenant T]`: ceilings, running, spent and reserved this period, standing halts. */
+export function registerStatus(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
+  operatorCommand(program, 'status', io, 'reads')
+    .summary("a tenant's ceilings, running runs, spend this period and standing halts")
+    .description(
+      'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
+        'slot, the spend settled and reserved in the current billing period, and the standing halts.',
+    )
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .action(async (flags: TargetFlags & { tenant?: string }) => {
+      await withTarget(flags, 'reads', async (target) => {
+        const tenants: (Usage & { ceilings: Record<string, number | null>; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
+        for (const tenant of await tenantsOf(target, flags.tenant)) {
+          const usage = await target.usage(tenant);
+          const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
+          tenants.push({ ...usage, ceilings: ceilings(usage.quota), halts });
+        }
+        writeAnswer(io, flags.json, { tenants }, () => {
+          if (tenants.length === 0) return 'no tenants\n';
+          const blocks = tenants.map((t) => {
+            const q = t.quota;
+            const lines = [
+              `tenant ${t.tenant} (period ${t.period}, ${q?.period ?? 'monthly'})`,
+              `  running       ${t.running} (${limitText(q?.maxConcurrentRuns)})`,
+              `  tokens        settled ${t.spent.tokens}, reserved ${t.reserved.tokens} (${limitText(q?.maxTokensPerPeriod)})`,
+              `  minor units   settled ${t.spent.minorUnits}, reserved ${t.reserved.minorUnits} (${limitText(q?.maxMinorUnitsPerPeriod)})`,
+            ];
+            if (t.halts.length === 0) lines.push('  halts         none');
+            for (const halt of t.halts) lines.push(`  halt          ${halt.scope}: ${halt.reason} (${operatorText(halt.by)}, ${instant(halt.atMs)})`);
+            return lines.join('\n');
+          });
+          return `${blocks.join('\n\n')}\n`;
+        });
+      });
+      setExitStatus(EXIT.OK);
+    });
+}

@@ -1,0 +1,59 @@
+import type { Operator } from '../../core/operator.js';
+import type { Spend } from '../../core/spend.js';
+import type { CliIo } from '../io.js';
+
+/*
+ * Plain-text rendering shared by the operator commands: aligned tables, instants, durations.
+ * Scripts read `--json`; these are for a person at a terminal.
+ */
+
+/** Columns padded to their widest cell, two spaces apart; the header row first. No trailing spaces. */
+export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)].join('\n') + '\n';
+}
+
+/** An instant as ISO 8601 UTC to the second (`2026-01-05T08:00:00Z`). */
+export function instant(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
+}
+
+/** A duration as its two largest units: `3d 4h`, `2h 5m`, `4m 10s`, `12s`, `250ms`. */
+export function duration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const units: [string, number][] = [
+    ['d', 86_400_000],
+    ['h', 3_600_000],
+    ['m', 60_000],
+    ['s', 1000],
+  ];
+  const parts: string[] = [];
+  let rest = ms;
+  for (const [name, size] of units) {
+    const count = Math.floor(rest / size);
+    if (count > 0 || parts.length > 0) parts.push(`${count}${name}`);
+    rest -= count * size;
+    if (parts.length === 2) break;
+  }
+  return parts.join(' ');
+}
+
+/** An operator as `name (basis)`. */
+export function operatorText(by: Operator): string {
+  return `${by.actor} (${by.basis})`;
+}
+
+/** A spend as `N tokens, M minor units`. */
+export function spendText(spend: Spend): string {
+  return `${spend.tokens} tokens, ${spend.minorUnits} minor units`;
+}
+
+/** Writes a command's answer: `document` as JSON with `--json`, else `text()`. */
+export function writeAnswer(io: CliIo, json: boolean, document: unknown, text: () => string): void {
+  io.stdout.write(json ? `${JSON.stringify(document, null, 2)}\n` : text());
+}
