@@ -49,8 +49,9 @@ export async function startEmbeddedServer(label: string): Promise<EmbeddedServer
     password,
     authMethod: 'scram-sha-256',
     persistent: true,
-    // We run as root in CI containers; PostgreSQL refuses root, so the package runs it as `postgres`.
-    createPostgresUser: true,
+    // PostgreSQL refuses to run as root; as root (CI containers) the package runs it as a `postgres`
+    // user it creates if missing. As anyone else it runs as that user, and must not try to create one.
+    createPostgresUser: process.getuid?.() === 0,
     initdbFlags: ['--no-sync', '--encoding=UTF8', '--locale=C'],
     // Durability is not what these tests prove, and two shared cores make every fsync expensive.
     // No Unix socket: tests connect over TCP, and a socket in /tmp would outlive a killed server.
