@@ -9,7 +9,8 @@ import { amount, positiveNumber, seed, wholeNumber } from '../options.js';
 import { ReplayProgress } from '../replay/replay-progress.js';
 import { renderReplayTable } from '../replay/replay-report.js';
 import { runReplay } from '../replay/replay-run.js';
-import { openReplayTarget } from '../replay/replay-store.js';
+import { openRemoteReplayTarget } from '../replay/replay-remote.js';
+import { openReplayTarget, type OpenedReplayTarget } from '../replay/replay-store.js';
 import { openTrace } from '../replay/trace-reader.js';
 import type { ReplayOptions } from '../replay/replay-types.js';
 import { UsageError } from '../usage-error.js';
@@ -28,6 +29,8 @@ interface ReplayFlags {
   maxOutputTokens: number;
   store?: string;
   keepStore: boolean;
+  url?: string;
+  key?: string;
   json: boolean;
 }
 
@@ -66,6 +69,10 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
     )
     .addOption(new Option('--store <url>', 'store URL: sqlite:<path>, <path>.db or postgres://… (default: a temporary SQLite file)'))
     .addOption(new Option('--keep-store', 'keep the temporary SQLite store and print where it is').default(false))
+    .addOption(new Option('--url <url>', 'replay through a running quotaplane serve at this URL instead of a store'))
+    .addOption(
+      new Option('--key <key>', "with --url: an operator key for every tenant (keys create --tenant '*' --role operator)").env('QUOTAPLANE_KEY'),
+    )
     .addOption(new Option('--json', 'print the report as one JSON document').default(false))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, 'quotaplane replay --help'))
@@ -73,6 +80,13 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
       if (flags.keepStore && flags.store !== undefined) {
         throw new UsageError('--keep-store applies only to the temporary store; drop --keep-store or drop --store');
       }
+      if (flags.url !== undefined && (flags.store !== undefined || flags.keepStore)) {
+        throw new UsageError('--url replays through a server, which has its own store; drop --store and --keep-store');
+      }
+      if (flags.url !== undefined && flags.key === undefined) {
+        throw new UsageError("--url needs --key (or QUOTAPLANE_KEY): an operator key for every tenant");
+      }
+      if (flags.url === undefined && flags.key !== undefined) throw new UsageError('--key applies only with --url');
       const options: ReplayOptions = {
         tracePath,
         tenants: flags.tenants,
@@ -90,7 +104,10 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
       };
       // A missing trace is a usage error, found before any store is opened or migrated.
       await openTrace(tracePath);
-      const opened = await openReplayTarget(options.storeUrl, options.keepStore).catch((error: unknown) => {
+      const opened = await (flags.url !== undefined && flags.key !== undefined
+        ? remoteTarget(flags.url, flags.key)
+        : openReplayTarget(options.storeUrl, options.keepStore)
+      ).catch((error: unknown) => {
         if (isQuotaError(error, 'INVALID_ARGUMENT')) {
           // The store names its field `url`; on the command line that field is --store.
           throw new UsageError(`--store ${error.message.replace(/^url: /, '')}`);
@@ -106,4 +123,14 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
       io.stdout.write(flags.json ? `${JSON.stringify(report, null, 2)}\n` : renderReplayTable(report));
       setExitStatus(report.ok ? EXIT.OK : EXIT.FINDING);
     });
+}
+
+// A malformed --url or --key is a usage error naming the flag, as a bad --store is.
+async function remoteTarget(url: string, key: string): Promise<OpenedReplayTarget> {
+  try {
+    return openRemoteReplayTarget(url, key);
+  } catch (error) {
+    if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--${error.message}`);
+    throw error;
+  }
 }

@@ -35,7 +35,7 @@ export interface MeasuredInvariants {
  * quota, and each is compared with the ceilings and with what the replay settled.
  */
 export async function measureInvariants(
-  plane: Plane,
+  plane: Pick<Plane, 'settle' | 'usage'>,
   ledgers: readonly TenantLedger[],
   settledRuns: readonly PendingCompletion[],
 ): Promise<MeasuredInvariants> {

@@ -5,6 +5,7 @@ import type { Clock } from '../../core/clock.js';
 import type { TenantQuota } from '../../core/quota.js';
 import { addSpend, ZERO_SPEND, type Spend } from '../../core/spend.js';
 import { createPlane } from '../../plane/create-plane.js';
+import type { Plane } from '../../plane/plane.js';
 import type { QuotaStore } from '../../store/store.js';
 import { CompletionQueue, type PendingCompletion } from './completion-queue.js';
 import type { ReplayProgress } from './replay-progress.js';
@@ -26,9 +27,16 @@ const LEASE_MARGIN_MS = 60_000;
 /** The operator recorded on the quota changes a replay makes (audited like any other). */
 const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
 
-/** Where the replay runs: an opened store, and where it is (for the report). */
+/** The plane verbs a replay uses: a local plane, or a client of a running server (`--url`). */
+export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota'>;
+
+/**
+ * Where the replay runs, and where that is (for the report): an opened `store` the replay drives
+ * with its own plane, or `remote`, a plane-shaped client of a running server (issue #4 item 6).
+ */
 export interface ReplayTarget {
-  readonly store: QuotaStore;
+  readonly store?: QuotaStore | undefined;
+  readonly remote?: ReplayPlane | undefined;
   readonly url: string;
   readonly temporary: boolean;
   readonly kept: boolean;
@@ -59,7 +67,7 @@ export async function runReplay(
   const rows = trace.rows[Symbol.asyncIterator]();
   let nowMs = 0;
   const clock: Clock = { nowMs: () => nowMs };
-  const plane = createPlane({ store: target.store, clock });
+  const plane: ReplayPlane = target.remote ?? createPlane({ store: localStore(target), clock });
 
   const width = String(options.tenants).length;
   const names = Array.from(
@@ -239,4 +247,10 @@ function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
     for (const code of Object.keys(total) as (keyof RefusalCounts)[]) total[code] += count[code];
   }
   return total;
+}
+
+// A target names a store or a remote plane; one with neither is a bug in whoever built it.
+function localStore(target: ReplayTarget): QuotaStore {
+  if (target.store === undefined) throw new Error('a replay target needs a store or a remote plane');
+  return target.store;
 }
