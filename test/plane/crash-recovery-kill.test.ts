@@ -1,5 +1,4 @@
 import { fork } from 'node:child_process';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -8,7 +7,8 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
-import { ALICE, tempDir, T0 } from './plane-fixtures.js';
+import { BACKENDS, type SharedStore } from './backends.js';
+import { ALICE, T0 } from './plane-fixtures.js';
 import type { RunnerJob, RunnerReport } from './runner-worker.js';
 
 const WORKER = fileURLToPath(new URL('./runner-worker.ts', import.meta.url));
@@ -37,26 +37,24 @@ async function admitAndKill(job: RunnerJob): Promise<RunnerReport> {
   }
 }
 
-describe('a runner killed with SIGKILL after admission (DESIGN.md decision 8)', () => {
-  let dir: { dir: string; remove: () => void };
-  let url: string;
+describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name (DESIGN.md decision 8)', ({ fresh }) => {
+  let shared: SharedStore;
   let store: QuotaStore;
   let plane: Plane;
 
   beforeEach(async () => {
-    dir = tempDir();
-    url = `sqlite:${join(dir.dir, 'quota.db')}`;
-    store = await openStore(url);
+    shared = await fresh('kill');
+    store = await openStore(shared.url, shared.options);
     plane = createPlane({ store });
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1_000_000 }, ALICE);
   });
   afterEach(async () => {
     await store.close();
-    dir.remove();
+    await shared.remove();
   });
 
   it('keeps its slots until the lease lapses; one sweep frees them, the holds stay until settled or released, and a late settle counts once', async () => {
-    const report = await admitAndKill({ url, tenant: 'acme', runs: ['run-settled', 'run-released'], atMs: T0, leaseMs: LEASE_MS, budget: BUDGET });
+    const report = await admitAndKill({ url: shared.url, options: shared.options, tenant: 'acme', runs: ['run-settled', 'run-released'], atMs: T0, leaseMs: LEASE_MS, budget: BUDGET });
     expect(report.grants).toEqual([
       { run: 'run-settled', ok: true, epoch: 1, leaseExpiresAtMs: LAPSE_MS },
       { run: 'run-released', ok: true, epoch: 1, leaseExpiresAtMs: LAPSE_MS },

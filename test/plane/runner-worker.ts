@@ -1,12 +1,13 @@
 // A runner process for crash-recovery-kill.test.ts: forked as its own OS process, it opens the
-// shared SQLite file, admits its runs through a plane with the lease and instant the parent
+// shared store (a SQLite file or a PostgreSQL schema), admits its runs through a plane with the lease and instant the parent
 // gives, reports the grants, and then waits as a live runner would, until the parent kills it.
 import { createPlane } from '../../src/plane/create-plane.js';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore, type OpenStoreOptions } from '../../src/store/open-store.js';
 
 /** What the parent asks the runner to admit. */
 export interface RunnerJob {
   readonly url: string;
+  readonly options?: OpenStoreOptions;
   readonly tenant: string;
   readonly runs: readonly string[];
   readonly atMs: number;
@@ -21,7 +22,7 @@ export interface RunnerReport {
 }
 
 const job = JSON.parse(process.argv[2] ?? '{}') as RunnerJob;
-const store = await openStore(job.url);
+const store = await openStore(job.url, job.options ?? {});
 const plane = createPlane({ store });
 const grants: RunnerReport['grants'][number][] = [];
 for (const run of job.runs) {

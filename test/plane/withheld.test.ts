@@ -1,7 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { createPlane } from '../../src/plane/create-plane.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { PassGrant } from '../../src/store/types.js';
-import { ALICE, BOB, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { BACKENDS } from './backends.js';
+import { ALICE, BOB, T0, type MemoryPlane } from './plane-fixtures.js';
 
 const tokens = (n: number) => ({ tokens: n, minorUnits: 0 });
 const CHAIN = ['alice@example.com', 'svc-billing'];
@@ -17,9 +21,27 @@ function admitted(answer: { ok: boolean; message?: string }): PassGrant {
   return answer as PassGrant;
 }
 
-describe('a subject halt reaches running work (DESIGN.md decision 9)', () => {
+describe.each(BACKENDS)('a subject halt reaches running work on $name (DESIGN.md decision 9)', ({ fresh }) => {
+  // A plane on a fresh store of this backend, with a manual clock at T0.
+  async function backendPlane(): Promise<MemoryPlane> {
+    const shared = await fresh('withheld');
+    const store = await openStore(shared.url, shared.options);
+    const clock = new ManualClock(T0);
+    const plane = createPlane({ store, clock });
+    return {
+      plane,
+      store,
+      clock,
+      handle: (tenant) => store.tenant(tenant),
+      close: async () => {
+        await store.close();
+        await shared.remove();
+      },
+    };
+  }
+
   it('withholds a running run at its next heartbeat; the run pauses, and a resume after the lift continues it', async () => {
-    fixture = await memoryPlane();
+    fixture = await backendPlane();
     const { plane, clock, handle } = fixture;
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
     const pass = admitted(await plane.admit({ tenant: 'acme', run: 'run-a', chain: CHAIN, budget: { maxTokens: 1000, maxCallTokens: 100 } }));
@@ -77,7 +99,7 @@ describe('a subject halt reaches running work (DESIGN.md decision 9)', () => {
   });
 
   it('a stale epoch is told that a newer pass exists', async () => {
-    fixture = await memoryPlane();
+    fixture = await backendPlane();
     const { plane } = fixture;
     admitted(await plane.admit({ tenant: 'acme', run: 'run-b' }));
     admitted(await plane.resume({ tenant: 'acme', run: 'run-b' }));
@@ -92,7 +114,7 @@ describe('a subject halt reaches running work (DESIGN.md decision 9)', () => {
   });
 
   it('validates heartbeat and dispatch lease inputs, naming the field', async () => {
-    fixture = await memoryPlane();
+    fixture = await backendPlane();
     const { plane } = fixture;
     await expect(plane.heartbeat({ tenant: 'acme', run: 'run-c', epoch: 0 })).rejects.toMatchObject({ details: { field: 'epoch' } });
     await expect(plane.heartbeat({ tenant: 'acme', run: 'run-c', epoch: 1, leaseMs: 0 })).rejects.toMatchObject({ details: { field: 'leaseMs' } });
