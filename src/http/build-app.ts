@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRequire } from 'node:module';
 
 import type { Clock } from '../core/clock.js';
@@ -68,19 +68,23 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     retryAfter,
   };
 
+  const send = (reply: FastifyReply, { problem, headers }: ProblemReply) =>
+    reply.code(problem.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+
   const app = Fastify({
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     genReqId: requestIdGenerator(),
     // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash.
     routerOptions: { ignoreTrailingSlash: true },
+    // A path the router cannot decode (`/%ZZ`) fails before any route: answer it in the envelope too.
+    frameworkErrors: (error, request, reply) => {
+      send(reply, errorProblem(error, { requestId: request.id, retryAfter, logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly') }));
+    },
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(strictValidatorCompiler());
   app.decorateRequest('apiKey', null);
-
-  const send = (reply: import('fastify').FastifyReply, { problem, headers }: ProblemReply) =>
-    reply.code(problem.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 
   app.setErrorHandler((error, request, reply) =>
     send(
@@ -116,8 +120,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && (request.method === 'POST' || request.method === 'PUT')) request.body = {};
   });
+  // Once closing starts, answers to requests still in flight end their connection: a kept-alive
+  // socket would otherwise hold `close()` open for the whole keep-alive timeout.
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onSend', async (request, reply) => {
     reply.header(REQUEST_ID_HEADER, request.id);
+    if (closing) reply.header('connection', 'close');
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);

@@ -239,6 +239,9 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
       const { field, message } = validationField(fastify);
       return envelope('INVALID_ARGUMENT', `${field}: ${message}`, { field }, context);
     }
+    if (fastify.code === 'FST_ERR_BAD_URL') {
+      return envelope('INVALID_ARGUMENT', 'path: is not a valid URL path (check its percent-encoding)', { field: 'path' }, context);
+    }
     if (fastify.statusCode === 413) {
       return envelope('PAYLOAD_TOO_LARGE', `body: ${fastify.message}; send a smaller body`, { field: 'body' }, context);
     }

@@ -119,10 +119,12 @@ export const runRoutes: RouteModule = (app, context) => {
         response: { 200: PassGrant, ...PROBLEM_REPLIES },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const tenant = actingTenant(request, request.body.tenant);
       const atMs = callerInstant(request, request.body.atMs);
-      return context.plane.resume({ ...request.body, tenant, run: request.params.run, atMs });
+      // A resume refuses nothing today; a refusal value (Withheld, issue #5) still answers as one.
+      const result = await context.plane.resume({ ...request.body, tenant, run: request.params.run, atMs });
+      return result.ok ? result : sendRefused(reply, request, result, context, atMs);
     },
   );
 };

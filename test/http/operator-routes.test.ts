@@ -1,0 +1,97 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { bearer, expectProblem, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
+
+describe('operator routes', () => {
+  let f: ServiceFixture;
+  beforeEach(async () => {
+    f = await serviceFixture();
+  });
+  afterEach(() => f.close());
+
+  const get = (url: string, key = f.key.opAcme) => f.app.inject({ method: 'GET', url, headers: bearer(key) });
+  const send = (method: 'POST' | 'PUT', url: string, payload: object, key = f.key.opAcme) =>
+    f.app.inject({ method, url, payload, headers: bearer(key) });
+
+  it('GET quota answers null until one is set; PUT replaces it, normalised, audited under the key name as authenticated', async () => {
+    expect((await get('/v1/tenants/acme/quota')).json()).toEqual({ tenant: 'acme', quota: null });
+    const put = await send('PUT', '/v1/tenants/acme/quota', { maxConcurrentRuns: 3, maxTokensPerPeriod: 0 });
+    expect(put.json()).toEqual({ tenant: 'acme', quota: { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 0 } });
+    expect((await get('/v1/tenants/acme/quota')).json()).toEqual(put.json());
+    const [audit] = await f.store.tenant('acme').auditLog({ limit: 1 });
+    expect(audit).toMatchObject({ action: 'quota.set', by: { actor: 'ops-acme', basis: 'authenticated' } });
+  });
+
+  it('PUT quota applies to the very next admission', async () => {
+    await send('PUT', '/v1/tenants/acme/quota', { maxConcurrentRuns: 0 });
+    const refused = await send('POST', '/v1/runs', { run: 'run-1' }, f.key.runAcme);
+    expectProblem(refused, 429, 'TooManyRuns');
+  });
+
+  it('halts: throw with reach, list standing with what they cover, lift (journaled), list recorded lifts newest first', async () => {
+    const thrown = await send('POST', '/v1/tenants/acme/halts', { scope: 'subject:user:alice', reason: 'laptop lost' });
+    expect(thrown.json()).toEqual({
+      scope: 'subject:user:alice',
+      reason: 'laptop lost',
+      by: { actor: 'ops-acme', basis: 'authenticated' },
+      atMs: T0,
+      reach: 'admission and running work',
+    });
+    await send('POST', '/v1/tenants/acme/halts', { scope: 'tenant', reason: 'maintenance' }, f.key.opAll);
+    expect((await get('/v1/tenants/acme/halts')).json()).toEqual({
+      halts: [
+        { scope: 'subject:user:alice', covers: "everything acting for 'user:alice'", reason: 'laptop lost', by: { actor: 'ops-acme', basis: 'authenticated' }, atMs: T0 },
+        { scope: 'tenant', covers: 'the whole tenant', reason: 'maintenance', by: { actor: 'ops-all', basis: 'authenticated' }, atMs: T0 },
+      ],
+      lifted: [],
+      truncated: false,
+    });
+    f.clock.advance(1000);
+    expect((await send('POST', '/v1/tenants/acme/halts/lift', { scope: 'tenant' })).json()).toEqual({ wasStanding: true, removed: true });
+    expect((await send('POST', '/v1/tenants/acme/halts/lift', { scope: 'tenant' })).json()).toEqual({ wasStanding: false, removed: false });
+    f.clock.advance(1000);
+    await send('POST', '/v1/tenants/acme/halts/lift', { scope: 'subject:user:alice' });
+    const lifted = (await get('/v1/tenants/acme/halts?state=lifted&limit=1')).json<{ lifted: { scope: string }[]; truncated: boolean }>();
+    expect(lifted.lifted.map((row) => row.scope)).toEqual(['subject:user:alice']);
+    expect(lifted.truncated).toBe(true);
+    expect((await get('/v1/tenants/acme/halts?state=lifted')).json()).toMatchObject({
+      halts: [],
+      lifted: [
+        { scope: 'subject:user:alice', by: { actor: 'ops-acme', basis: 'authenticated' }, liftedAtMs: T0 + 2000, thrownAtMs: T0 },
+        { scope: 'tenant', reason: 'maintenance', thrownBy: { actor: 'ops-all', basis: 'authenticated' }, liftedAtMs: T0 + 1000 },
+      ],
+      truncated: false,
+    });
+  });
+
+  it('a halt scope the plane cannot read is 400 naming scope, listing the forms', async () => {
+    const problem = expectProblem(await send('POST', '/v1/tenants/acme/halts', { scope: 'everything', reason: 'x' }), 400, 'INVALID_ARGUMENT');
+    expect(problem.field).toBe('scope');
+    expect(problem.detail).toContain("'agent:<metadata.name>'");
+  });
+
+  it('runs and reservations list slot holders and holds in run order, with truncated read from one extra row', async () => {
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 100_000 });
+    for (const run of ['run-c', 'run-a', 'run-b']) await f.plane.admit({ tenant: 'acme', run, budget: { maxTokens: 10, maxCallTokens: 1 } });
+    expect((await get('/v1/tenants/acme/runs?limit=2')).json()).toEqual({ runs: ['run-a', 'run-b'], truncated: true });
+    expect((await get('/v1/tenants/acme/runs?limit=3')).json()).toEqual({ runs: ['run-a', 'run-b', 'run-c'], truncated: false });
+    expect((await get('/v1/tenants/acme/reservations?limit=1')).json()).toEqual({
+      reservations: [{ run: 'run-a', period: '2026-01', remaining: { tokens: 11, minorUnits: 0 } }],
+      truncated: true,
+    });
+  });
+
+  it('GET /v1/tenants lists what the key covers: every tenant for an all-tenant key, at most its own otherwise', async () => {
+    await f.plane.setQuota('acme', { period: 'monthly' });
+    await f.plane.setQuota('globex', { period: 'monthly' });
+    await f.plane.setQuota('initech', { period: 'monthly' });
+    expect((await get('/v1/tenants', f.key.opAll)).json()).toEqual({ tenants: ['acme', 'globex', 'initech'] });
+    expect((await get('/v1/tenants', f.key.opAcme)).json()).toEqual({ tenants: ['acme'] });
+  });
+
+  it('GET /v1/tenants/{tenant}/usage answers the tenant figures; a tenant id with a slash travels encoded', async () => {
+    await f.plane.admit({ tenant: 'team/blue', run: 'run-1' });
+    const response = await get('/v1/tenants/team%2Fblue/usage', f.key.opAll);
+    expect(response.json()).toMatchObject({ tenant: 'team/blue', period: '2026-01', running: 1 });
+  });
+});
