@@ -29,8 +29,12 @@ export interface EmbeddedServer {
 const live = new Set<{ dataDir: string }>();
 let exitHooksInstalled = false;
 
-/** Starts one embedded server. Throws with the server's own log lines when it cannot start. */
-export async function startEmbeddedServer(label: string): Promise<EmbeddedServer> {
+/**
+ * Starts one embedded server. With `durable: false` (the default, for tests) fsync and
+ * synchronous commit are off; with `durable: true` (for benchmarks) PostgreSQL's defaults stand.
+ * Throws with the server's own log lines when it cannot start.
+ */
+export async function startEmbeddedServer(label: string, options: { durable?: boolean } = {}): Promise<EmbeddedServer> {
   installExitHooks();
   const dataDir = mkdtempSync(join(tmpdir(), `quotaplane-pg-${label}-`));
   const handle = { dataDir };
@@ -56,9 +60,7 @@ export async function startEmbeddedServer(label: string): Promise<EmbeddedServer
     // Durability is not what these tests prove, and two shared cores make every fsync expensive.
     // No Unix socket: tests connect over TCP, and a socket in /tmp would outlive a killed server.
     postgresFlags: [
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
+      ...(options.durable === true ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
       '-c', 'unix_socket_directories=',
       '-c', 'listen_addresses=127.0.0.1',
       '-c', 'max_connections=200',
