@@ -40,6 +40,16 @@ export type {
 } from './store/types.js';
 export { CLOSED_RUN_STATUSES, RUN_STATUSES } from './store/types.js';
 
+export {
+  ALL_TENANTS,
+  API_KEY_ROLES,
+  type ApiKeyRecord,
+  type ApiKeyRole,
+  type ApiKeyStore,
+  type NewApiKey,
+  type RevokeOutcome,
+} from './store/api-keys.js';
+
 // ── plane ──────────────────────────────────────────────────────────────────────
 export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
 export { systemClock } from './plane/system-clock.js';
