@@ -176,6 +176,17 @@ describe('PostgreSQL migrations', () => {
     expect(rows.rows[0]).toEqual({ n: 2 });
   });
 
+  it('takes the schema from a ?schema= URL parameter, and refuses two different names for it', async () => {
+    const schema = schemaFor('url-param');
+    const store = await openStore(`${url}?schema=${schema}`);
+    await store.tenant('acme').reserve({ run: 'r1', quota: { period: 'monthly' }, atMs: 1 });
+    await store.close();
+    const rows = await admin.query(`SELECT count(*)::int AS n FROM "${schema}".quota_running`);
+    expect(rows.rows[0]).toEqual({ n: 1 });
+    const error = await rejection(openPostgresStore(`${url}?schema=${schema}`, { schema: 'another_one' }));
+    expect({ code: error.code, field: error.details.field }).toEqual({ code: 'INVALID_ARGUMENT', field: 'schema' });
+  });
+
   it('answers STORE_UNAVAILABLE with the driver error as cause when no server listens at the URL', async () => {
     const unreachable = new URL(url);
     unreachable.port = '1';

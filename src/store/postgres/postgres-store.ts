@@ -77,6 +77,24 @@ export class PostgresQuotaStore implements QuotaStore {
   }
 }
 
+/**
+ * Takes a `schema=<name>` query parameter out of a connection URL (so `--store` can name the
+ * schema), leaving every other parameter byte for byte for `pg` (`sslmode`, `application_name`, …).
+ */
+function takeSchemaParameter(url: string): { url: string; schema?: string } {
+  const query = url.indexOf('?');
+  if (query < 0) return { url };
+  let schema: string | undefined;
+  const kept: string[] = [];
+  for (const parameter of url.slice(query + 1).split('&')) {
+    const equals = parameter.indexOf('=');
+    const key = equals < 0 ? parameter : parameter.slice(0, equals);
+    if (key === 'schema') schema = decodeURIComponent(equals < 0 ? '' : parameter.slice(equals + 1));
+    else kept.push(parameter);
+  }
+  return schema === undefined ? { url } : { url: kept.length === 0 ? url.slice(0, query) : `${url.slice(0, query)}?${kept.join('&')}`, schema };
+}
+
 function positiveInteger(field: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
   if (!Number.isSafeInteger(value) || value < 1) throw invalidArgument(field, `must be a positive integer, got ${String(value)}`);
@@ -85,17 +103,22 @@ function positiveInteger(field: string, value: number | undefined, fallback: num
 
 /**
  * Opens a PostgreSQL store at `url` (`postgres://` or `postgresql://`, any form `pg` accepts,
- * including `?sslmode=…`): creates a pool, brings the schema to this build's version (creating it
+ * including `?sslmode=…`; a `?schema=<name>` parameter names the schema when `options.schema`
+ * does not, and naming two different ones is `INVALID_ARGUMENT`): creates a pool, brings the schema to this build's version (creating it
  * on first use; concurrent openers wait for one another), and answers the store. Throws
  * `INVALID_ARGUMENT` for a bad option, `SCHEMA_TOO_NEW` when a newer quotaplane migrated the
  * schema (nothing is changed), and `STORE_UNAVAILABLE` when the server cannot be reached; the
  * pool is closed again on any failure.
  */
-export async function openPostgresStore(url: string, options: PostgresStoreOptions = {}): Promise<PostgresQuotaStore> {
-  if (typeof url !== 'string' || !/^postgres(ql)?:\/\//.test(url)) {
+export async function openPostgresStore(givenUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresQuotaStore> {
+  if (typeof givenUrl !== 'string' || !/^postgres(ql)?:\/\//.test(givenUrl)) {
     throw invalidArgument('url', 'must be a postgres:// or postgresql:// connection URL');
   }
-  const schema = options.schema ?? DEFAULT_POSTGRES_SCHEMA;
+  const { url, schema: urlSchema } = takeSchemaParameter(givenUrl);
+  if (options.schema !== undefined && urlSchema !== undefined && options.schema !== urlSchema) {
+    throw invalidArgument('schema', `is ${JSON.stringify(options.schema)} but the URL names ${JSON.stringify(urlSchema)}; name it once`);
+  }
+  const schema = options.schema ?? urlSchema ?? DEFAULT_POSTGRES_SCHEMA;
   const s = quoteSchemaName(schema);
   const busyTimeoutMs = positiveInteger('busyTimeoutMs', options.busyTimeoutMs, 5_000);
   const poolSize = positiveInteger('poolSize', options.poolSize, 4);
