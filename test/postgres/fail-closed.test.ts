@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
@@ -96,4 +97,42 @@ describe('PostgreSQL fails closed and recovers', () => {
     const viaPlane = await plane.admit({ tenant: 'acme', budget: BUDGET, atMs: T_MS });
     expect(viaPlane.ok).toBe(true);
   });
+
+  it('a connection terminated mid-decision answers STORE_UNAVAILABLE, wrote nothing, and the next call gets a fresh connection', async () => {
+    const globex = store.tenant('globex');
+    const quota = { period: 'monthly', maxConcurrentRuns: 5 } as const;
+    const admin = new pg.Client({ connectionString: server.url });
+    await admin.connect();
+    try {
+      // Hold globex's admission lock, so the store's admission waits inside its transaction.
+      await admin.query('BEGIN');
+      await admin.query('SELECT quotaplane.quota_admission_lock($1)', ['globex']);
+      const waiting = globex.admit({ run: 'run-cut', budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000, quota });
+      await until(async () => {
+        const rows = await admin.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
+        );
+        return rows.rows[0]?.n === 1;
+      });
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
+      );
+      const error = await rejection(waiting);
+      expect({ code: error.code, sqlstate: error.details.code }).toEqual({ code: 'STORE_UNAVAILABLE', sqlstate: '57P01' });
+      await admin.query('ROLLBACK');
+    } finally {
+      await admin.end();
+    }
+    expect(await globex.getRun('run-cut')).toBeNull();
+    expect(await globex.admit({ run: 'run-next', budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000, quota })).toMatchObject({ ok: true });
+  });
 });
+
+/** Polls `condition` every 20 ms until it holds; fails after 10 s. */
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let attempt = 0; attempt < 500; attempt += 1) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error('the condition never held');
+}
