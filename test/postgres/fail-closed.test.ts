@@ -53,7 +53,8 @@ describe('PostgreSQL fails closed and recovers', () => {
 
     await server.stop();
 
-    const down: [string, Promise<unknown>][] = [
+    // Each call's rejection is taken at once, so none is ever an unhandled rejection while another is awaited.
+    const calls: [string, Promise<unknown>][] = [
       ['admit', acme.admit({ run: 'run-during', budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 })],
       ['plane.admit', plane.admit({ tenant: 'acme', run: 'run-during-plane', budget: BUDGET, atMs: T_MS })],
       ['dispatch', acme.dispatch({ run: 'run-before', grant: GRANT, dispatch: 'd-1', ceilings: CEILINGS, exempt: false, atMs: T_MS })],
@@ -67,8 +68,9 @@ describe('PostgreSQL fails closed and recovers', () => {
       ['resume', acme.resume({ run: 'run-before', atMs: T_MS, leaseMs: 60_000 })],
       ['halts', acme.halts()],
     ];
-    for (const [operation, call] of down) {
-      const error = await rejection(call);
+    const down = calls.map(([operation, call]) => [operation, rejection(call)] as const);
+    for (const [operation, pending] of down) {
+      const error = await pending;
       expect({ operation, code: error.code, retryable: error.retryable }).toEqual({
         operation,
         code: 'STORE_UNAVAILABLE',
@@ -107,7 +109,7 @@ describe('PostgreSQL fails closed and recovers', () => {
       // Hold globex's admission lock, so the store's admission waits inside its transaction.
       await admin.query('BEGIN');
       await admin.query('SELECT quotaplane.quota_admission_lock($1)', ['globex']);
-      const waiting = globex.admit({ run: 'run-cut', budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000, quota });
+      const waiting = rejection(globex.admit({ run: 'run-cut', budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000, quota }));
       await until(async () => {
         const rows = await admin.query(
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
@@ -117,7 +119,7 @@ describe('PostgreSQL fails closed and recovers', () => {
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
       );
-      const error = await rejection(waiting);
+      const error = await waiting;
       expect({ code: error.code, sqlstate: error.details.code }).toEqual({ code: 'STORE_UNAVAILABLE', sqlstate: '57P01' });
       await admin.query('ROLLBACK');
     } finally {
