@@ -179,3 +179,18 @@ describe('PostgreSQL unreadable rows', () => {
     expect(await dispatch('k2')).toMatchObject({ ok: false, refusal: { code: 'RateLimited', reached: 1, ceiling: { count: 1, windowSeconds: 60 } } });
   });
 });
+
+describe('PostgreSQL identifiers that SQL arrays and JSON must carry intact', () => {
+  it('a subject halt on a principal with quotes, commas, braces, backslashes and non-ASCII refuses admission and withholds the running run', async () => {
+    const principal = 'a"b,c{d}\\e NULL ü 🚀';
+    const acme = store.tenant('odd-principal');
+    const chain = ['root', principal];
+    expect(await acme.admit({ run: 'r1', chain, budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000 })).toMatchObject({ ok: true });
+    await acme.setHalt({ scope: { kind: 'subject', principal }, reason: 'withdrawn', by: OPS, atMs: T_MS });
+    const refused = await acme.admit({ run: 'r2', chain, budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect(refused).toMatchObject({ ok: false, refusal: { code: 'Halted', scope: `subject:${principal}` } });
+    const beat = await acme.heartbeat({ run: 'r1', epoch: 1, atMs: T_MS + 1, leaseMs: 60_000 });
+    expect(beat).toMatchObject({ ok: false, refusal: { code: 'Withheld', subject: principal, reason: 'withdrawn' } });
+    expect((await acme.getRun('r1'))?.chain).toEqual(chain);
+  });
+});
