@@ -6,8 +6,13 @@ import { inject } from 'vitest';
 import { openPostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 
-/** The run's PostgreSQL URL, from the global setup (or `QUOTAPLANE_TEST_PG_URL`). */
+/**
+ * The run's PostgreSQL URL, from the global setup (or `QUOTAPLANE_TEST_PG_URL`). Throws, failing
+ * the calling test or hook, when the setup has no server: the suite fails, it never skips.
+ */
 export function testPgUrl(): string {
+  const problem = inject('quotaplanePgError');
+  if (typeof problem === 'string' && problem !== '') throw new Error(`no PostgreSQL server for the tests: ${problem}`);
   const url = inject('quotaplanePgUrl');
   if (typeof url !== 'string' || url === '') {
     throw new Error('no PostgreSQL URL was provided: is test/postgres/global-setup.ts registered in vitest.config.ts?');
