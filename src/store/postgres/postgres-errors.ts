@@ -96,13 +96,3 @@ export function closedStoreError(): QuotaError {
     { details: { backend: 'postgres' } },
   );
 }
-
-/** A stored value this build cannot read (contract §5.2: unreadable rows are never skipped). */
-export function corruptRow(what: string, value: unknown): QuotaError {
-  return new QuotaError(
-    'STORE_CORRUPT',
-    `the PostgreSQL quota store holds an unreadable ${what} (${JSON.stringify(String(value)).slice(0, 80)}); ` +
-      `the store refuses rather than guess`,
-    { details: { backend: 'postgres', what } },
-  );
-}
