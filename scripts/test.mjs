@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Runs the whole suite with vitest and ends with the plain line CI reads: "N passed, N failed".
 // Vitest's own summary is for people; the count here comes from its JSON report, and a test file
-// that failed to load counts as a failure so that a broken import can never read as green.
+// that failed to load, a test that did not run, or a run with no test at all counts as a failure,
+// so that a broken import or a failed global setup can never read as green.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
@@ -23,6 +24,18 @@ if (existsSync(reportPath)) {
   passed = report.numPassedTests ?? 0;
   failed = (report.numFailedTests ?? 0) + countBrokenFiles(report);
   skipped = (report.numPendingTests ?? 0) + (report.numTodoTests ?? 0);
+  // Nothing in this project is skipped on purpose, so a skipped test means a hook failed before it
+  // (vitest reports the tests of a file whose beforeAll threw as skipped): count those as failed.
+  if (skipped > 0) {
+    failed += skipped;
+    console.error(`${skipped} test(s) did not run (a failing hook or a skip); counting them as failed`);
+  }
+  // A global setup that throws leaves vitest's report unsuccessful with no test counted at all.
+  if (report.success === false && failed === 0) failed = 1;
+  if (passed + failed === 0) {
+    failed = 1;
+    console.error('vitest ran no test; counting the run as failed');
+  }
 } else {
   failed = 1;
   console.error('vitest wrote no JSON report; counting the run as failed');
@@ -34,5 +47,5 @@ function countBrokenFiles(report) {
   ).length;
 }
 
-console.log(`${passed} passed, ${failed} failed${skipped > 0 ? `, ${skipped} skipped` : ''}`);
+console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed > 0 || result.status !== 0 ? 1 : 0);

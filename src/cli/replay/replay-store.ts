@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ulid } from 'ulid';
 
 import { openStore } from '../../store/open-store.js';
+import { redactStoreUrl } from '../../store/store-url.js';
 import type { ReplayTarget } from './replay-run.js';
 
 /** An opened replay target and how to give it back. */
@@ -28,7 +29,7 @@ export async function openReplayTarget(storeUrl: string | undefined, keepStore: 
     const store = await openStore(storeUrl);
     let closed = false;
     return {
-      target: { store, url: storeUrl, temporary: false, kept: true, tenantPrefix: `replay-${ulid()}-` },
+      target: { store, url: redactStoreUrl(storeUrl), temporary: false, kept: true, tenantPrefix: `replay-${ulid()}-` },
       async close() {
         if (closed) return;
         closed = true;

@@ -78,7 +78,7 @@ export interface ReplayInvariants {
 /** The whole report: what `replay --json` prints as one document. */
 export interface ReplayReport {
   readonly trace: string;
-  /** Where the store was, and whether it is still there. */
+  /** Where the store was (its URL with any password replaced by `***`), and whether it is still there. */
   readonly store: { readonly url: string; readonly temporary: boolean; readonly kept: boolean };
   readonly options: {
     readonly tenants: number;
