@@ -21,6 +21,7 @@ import type {
   SettlePassOutcome,
   SettlePassRequest,
 } from '../types.js';
+import { corrupt, decodeChain, decodeSpend } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import {
@@ -35,7 +36,7 @@ import {
   type ReserveFigures,
 } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
-import { corrupt, decodeOptionalSpend, decodeSpend } from './postgres-rows.js';
+import { decodeOptionalSpend } from './postgres-rows.js';
 
 /*
  * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
@@ -363,13 +364,4 @@ function fencedFault(tenant: string, run: string, epoch: number, verb: string, r
 function decodeHalts(tenant: string, rows: unknown) {
   if (!Array.isArray(rows)) throw corrupt(tenant, 'halt rows the store could not list');
   return rows.map((row: unknown) => decodeHaltRow(tenant, row as Parameters<typeof decodeHaltRow>[1]));
-}
-
-function decodeChain(tenant: string, run: string, chainJson: string | null): string[] | null {
-  if (chainJson === null) return null;
-  const chain: unknown = JSON.parse(chainJson);
-  if (!Array.isArray(chain) || !chain.every((principal) => typeof principal === 'string')) {
-    throw corrupt(tenant, `run '${run}' with an unreadable delegation chain`);
-  }
-  return chain as string[];
 }

@@ -10,9 +10,9 @@ import type {
   RunSummary,
   SweptRun,
 } from '../types.js';
+import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { LifecycleContext } from './postgres-lifecycle.js';
-import { decodeRun, decodeRunId, decodeSpend, type RunRow } from './postgres-rows.js';
 
 /*
  * The sweep, the operator listings and the operator's release on PostgreSQL (store.ts, issue #5),

@@ -9,7 +9,7 @@ import { concurrencyRefusal } from '../../core/reserve-decision.js';
 import { checkSpend } from '../../core/spend-check.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
-import { corrupt, decodeSpend } from './postgres-rows.js';
+import { corrupt, decodeSpend } from '../rows.js';
 
 /*
  * The decision functions in the database decide; the refusal *values* are built here, from the

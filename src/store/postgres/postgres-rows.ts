@@ -1,15 +1,12 @@
 import { QuotaError } from '../../core/errors.js';
 import { parseQuota, type TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
-import { decodeSpend } from '../sqlite/sqlite-rows.js';
+import { decodeSpend } from '../rows.js';
 
 /*
- * Decoders from PostgreSQL rows to domain values. The backend-neutral ones (runs, audit rows, run
- * ids, amounts) are the SQLite adapter's, imported so the two backends cannot read a row apart;
- * this file adds what differs: JSONB quotas and nullable amount pairs.
+ * Decoders for what only PostgreSQL stores this way: JSONB quotas and nullable amount pairs. The
+ * row decoders both adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
-
-export { corrupt, decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../sqlite/sqlite-rows.js';
 
 /** A stored quota (JSONB, already parsed by `pg`), validated with `parseQuota` like any untrusted input. */
 export function decodeQuota(tenant: string, quotaJson: unknown): TenantQuota {

@@ -63,13 +63,14 @@ import type {
   SpendHold,
   SweptRun,
 } from '../types.js';
+import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
 import { decisionMismatch, spentOut, tooManyRuns, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
-import { decodeAudit, decodeQuota, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from './postgres-rows.js';
+import { decodeQuota } from './postgres-rows.js';
 
 interface SpendRow {
   readonly tokens: number;

@@ -39,7 +39,7 @@ import {
 import { readStoredQuota } from './sqlite-quota.js';
 import { reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
-import { corrupt, decodeRun, decodeSpend, type RunRow } from './sqlite-rows.js';
+import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
 import { settleInTransaction } from './sqlite-settle.js';
 
 /*

@@ -25,7 +25,7 @@ import {
   SLOT_EXISTS,
 } from './sqlite-lease-queries.js';
 import { DELETE_HOLD, DELETE_SLOT, SELECT_HOLD, SELECT_RUN } from './sqlite-queries.js';
-import { decodeRun, decodeRunId, decodeSpend, type RunRow } from './sqlite-rows.js';
+import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 
 /*
  * The sweep, the operator listings and the operator's release (store.ts, issue #5), each body run

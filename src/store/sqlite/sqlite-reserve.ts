@@ -4,7 +4,7 @@ import { checkSpend } from '../../core/spend-check.js';
 import type { ReserveOutcome, SpendHold } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { INSERT_HOLD, INSERT_SLOT, SELECT_PERIOD_FIGURES, SELECT_SLOT_SNAPSHOT } from './sqlite-queries.js';
-import { decodeSpend } from './sqlite-rows.js';
+import { decodeSpend } from '../rows.js';
 
 /** What a reserve decides on: the run, the quota in force, the hold it asks for (or none), and the instant (Unix ms). */
 export interface ReserveInput {

@@ -1,67 +1,10 @@
-import { MAX_AMOUNT } from '../../core/amounts.js';
 import { QuotaError } from '../../core/errors.js';
-import type { AgentIdentity } from '../../core/halt-scope.js';
-import { isIdentifier } from '../../core/identifiers.js';
 import { parseQuota, type TenantQuota } from '../../core/quota.js';
-import type { Spend } from '../../core/spend.js';
-import { RUN_STATUSES, type AuditRecord, type RunRecord, type RunStatus } from '../types.js';
 
 /*
- * Decoders from SQLite rows to domain values. A row that does not decode throws `STORE_CORRUPT`
- * and is never skipped: a skipped row reads from outside like an absent one (contract §5.2).
+ * Decoders for what only SQLite stores this way: the quota as JSON text. The row decoders both
+ * adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
-
-/** Columns of a `quota_runs` row as `SELECT_RUN` reads them. */
-export interface RunRow {
-  readonly run_id: string;
-  readonly status: string;
-  readonly agent_name: string | null;
-  readonly agent_digest: string | null;
-  readonly chain_json: string | null;
-  readonly admitted_at_ms: number;
-  readonly last_epoch: number;
-}
-
-/** Columns of a `quota_audit` row as `LIST_AUDIT` reads them. */
-export interface AuditRow {
-  readonly seq: number;
-  readonly at_ms: number;
-  readonly actor: string;
-  readonly basis: string;
-  readonly action: string;
-  readonly subject: string;
-  readonly detail_json: string;
-  readonly hash: string;
-}
-
-/** `STORE_CORRUPT` naming the tenant and what could not be read. */
-export function corrupt(tenant: string, what: string, details: Record<string, unknown> = {}): QuotaError {
-  return new QuotaError(
-    'STORE_CORRUPT',
-    `tenant '${tenant}' has ${what}; the store refuses rather than act on a row it cannot read`,
-    { details: { tenant, ...details } },
-  );
-}
-
-/** A stored run id; one that is not an identifier is corrupt ("bad run id … in the quota slot table", §5.2). */
-export function decodeRunId(tenant: string, table: string, value: unknown): string {
-  if (!isIdentifier(value)) throw corrupt(tenant, `a bad run id ${JSON.stringify(value)} in the quota ${table} table`, { table });
-  return value;
-}
-
-/** A stored amount (0 … 2^53 − 1). The column is a STRICT INTEGER, so this only guards hand edits. */
-export function decodeAmount(tenant: string, what: string, value: unknown): number {
-  // A sum comes back as REAL; it is integral and already clamped.
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > MAX_AMOUNT) {
-    throw corrupt(tenant, `an unreadable amount in ${what}`);
-  }
-  return value;
-}
-
-/** A spend from two amount columns. */
-export function decodeSpend(tenant: string, what: string, tokens: unknown, minorUnits: unknown): Spend {
-  return { tokens: decodeAmount(tenant, what, tokens ?? 0), minorUnits: decodeAmount(tenant, what, minorUnits ?? 0) };
-}
 
 /** A stored quota, validated with `parseQuota` like any untrusted input (DESIGN.md decision 5). */
 export function decodeQuota(tenant: string, quotaJson: string): TenantQuota {
@@ -73,55 +16,4 @@ export function decodeQuota(tenant: string, quotaJson: string): TenantQuota {
       cause: error,
     });
   }
-}
-
-/** A run registry row. */
-export function decodeRun(tenant: string, row: RunRow): RunRecord {
-  const run = decodeRunId(tenant, 'run', row.run_id);
-  if (!(RUN_STATUSES as readonly string[]).includes(row.status)) throw corrupt(tenant, `run '${run}' with the unknown status ${JSON.stringify(row.status)}`);
-  let agent: AgentIdentity | null = null;
-  if (row.agent_name !== null && row.agent_digest !== null) agent = { name: row.agent_name, digest: row.agent_digest };
-  return {
-    run,
-    status: row.status as RunStatus,
-    agent,
-    chain: row.chain_json === null ? null : decodeChain(tenant, run, row.chain_json),
-    admittedAtMs: row.admitted_at_ms,
-    lastEpoch: row.last_epoch,
-  };
-}
-
-function decodeChain(tenant: string, run: string, chainJson: string): string[] {
-  let chain: unknown;
-  try {
-    chain = JSON.parse(chainJson);
-  } catch {
-    chain = undefined;
-  }
-  if (!Array.isArray(chain) || !chain.every((principal) => typeof principal === 'string')) {
-    throw corrupt(tenant, `run '${run}' with an unreadable delegation chain`);
-  }
-  return chain as string[];
-}
-
-/** An audit row. */
-export function decodeAudit(tenant: string, row: AuditRow): AuditRecord {
-  let detail: unknown;
-  try {
-    detail = JSON.parse(row.detail_json);
-  } catch {
-    detail = undefined;
-  }
-  if (typeof detail !== 'object' || detail === null || Array.isArray(detail) || (row.basis !== 'asserted' && row.basis !== 'authenticated')) {
-    throw corrupt(tenant, `audit row ${row.seq} that cannot be read`, { seq: row.seq });
-  }
-  return {
-    seq: row.seq,
-    atMs: row.at_ms,
-    by: { actor: row.actor, basis: row.basis },
-    action: row.action,
-    subject: row.subject,
-    detail: detail as Record<string, unknown>,
-    hash: row.hash,
-  };
 }

@@ -86,7 +86,7 @@ import * as q from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
-import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from './sqlite-rows.js';
+import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { settleInTransaction } from './sqlite-settle.js';
 
 /**
