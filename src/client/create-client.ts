@@ -5,32 +5,33 @@ import { requireIdentifier } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
 import type { Refused } from '../core/refusal.js';
-import type { LiftedHalt, ListingPage, PlaneListings } from '../plane/listings.js';
-import type { AdmitResult, DispatchResult, Plane } from '../plane/plane.js';
+import type { LiftedHalt } from '../plane/lifted-halts.js';
+import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
+import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
 import type { Held } from '../store/types.js';
 import { decodeProblem } from './problem-decoding.js';
 
-/** The plane's verbs a client serves, with the plane's names and shapes (issue #4 item 5). */
+/** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
 export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'halt' | 'lift' | 'halts'>;
 
 /**
- * A typed client of `quotaplane serve`: the plane's verbs over HTTP, so code written against
- * `createPlane` runs against a server by swapping the object. Refusals come back as the same
- * values (`{ ok: false, refusal, message }`) and faults as the same `QuotaError` codes. `listings`
- * adds the operator listings (slot holders, holds, recorded lifts, tenants).
+ * A typed client of `quotaplane serve`: every verb of the {@link Plane} over HTTP, so code written
+ * against `createPlane` (a runner's lifecycle, or the operator CLI's acts and listings) runs
+ * against a server by swapping the object. Refusals come back as the same values
+ * (`{ ok: false, refusal, message }`) and faults as the same `QuotaError` codes.
  *
  * Differences from a local plane, by design:
- * - the operator recorded for `halt`, `lift` and `setQuota` is the key's name with basis
- *   `authenticated`; a `by` argument is not sent;
+ * - the operator recorded for `halt`, `lift`, `setQuota`, `release` and an operator's `settle` is
+ *   the key's name with basis `authenticated`; a `by` argument is not sent. For `settle`, giving
+ *   `by` (any value) chooses the operator's audited settle over the runner's;
+ * - `verifyAudit` and `sweep` without a tenant cover the tenants the key covers;
  * - `atMs` is accepted only from an operator key (the server refuses it from a runner key);
  * - a server that cannot be reached throws `STORE_UNAVAILABLE` (fail closed): nothing is known to
  *   have been decided, so retry; pass your own `run` id to `admit` to make a retry idempotent.
  */
-export interface QuotaplaneClient extends PlaneVerbs {
+export interface QuotaplaneClient extends Plane {
   /** The server's base URL, as given. */
   readonly url: string;
-  /** The operator listings (operator keys only). */
-  readonly listings: PlaneListings;
 }
 
 /**
@@ -95,44 +96,35 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     return decoded.refused;
   }
   // Verbs that never refuse still pass a refusal through untouched, should a newer server answer one.
-  const value = <T>(path: string, method: string, body?: unknown) => call<T>(method, path, body) as Promise<T>;
+  const value = <T>(method: string, path: string, body?: unknown) => call<T>(method, path, body) as Promise<T>;
 
   const tenantPath = (tenant: unknown, rest: string) => `/v1/tenants/${encodeURIComponent(requireIdentifier('tenant', tenant))}${rest}`;
   const runPath = (run: unknown, rest: string) => `/v1/runs/${encodeURIComponent(requireIdentifier('run', run))}${rest}`;
-  const limitQuery = (options?: { limit?: number | undefined }) =>
-    options?.limit === undefined ? '' : `?limit=${encodeURIComponent(String(options.limit))}`;
-
-  const listings: PlaneListings = Object.freeze({
-    tenants: async () => (await value<{ tenants: string[] }>('/v1/tenants', 'GET')).tenants,
-    slotHolders: async (tenant: string, options?: { limit?: number | undefined }): Promise<ListingPage<string>> => {
-      const reply = await value<{ runs: string[]; truncated: boolean }>(tenantPath(tenant, `/runs${limitQuery(options)}`), 'GET');
-      return { items: reply.runs, truncated: reply.truncated };
-    },
-    reservations: async (tenant: string, options?: { limit?: number | undefined }): Promise<ListingPage<Held>> => {
-      const reply = await value<{ reservations: Held[]; truncated: boolean }>(
-        tenantPath(tenant, `/reservations${limitQuery(options)}`),
-        'GET',
-      );
-      return { items: reply.reservations, truncated: reply.truncated };
-    },
-    liftedHalts: async (tenant: string, options?: { limit?: number | undefined }): Promise<ListingPage<LiftedHalt>> => {
-      const query = options?.limit === undefined ? '?state=lifted' : `?state=lifted&limit=${encodeURIComponent(String(options.limit))}`;
-      const reply = await value<{ lifted: LiftedHalt[]; truncated: boolean }>(tenantPath(tenant, `/halts${query}`), 'GET');
-      return { items: reply.lifted, truncated: reply.truncated };
-    },
-  });
+  const tenantRunPath = (tenant: unknown, run: unknown, rest: string) =>
+    tenantPath(tenant, `/runs/${encodeURIComponent(requireIdentifier('run', run))}${rest}`);
+  // A tenant listing: `GET /v1/tenants/{tenant}<rest>?<query>`, members left out when undefined.
+  const listing = <T>(input: unknown, rest: string, query: (request: Record<string, unknown>) => Record<string, unknown> = () => ({})) => {
+    const request = requestBody(input);
+    return value<T>('GET', `${tenantPath(request.tenant, rest)}${queryString({ limit: request.limit, ...query(request) })}`);
+  };
 
   const client: QuotaplaneClient = {
     url: base,
-    listings,
     admit: (input) => call('POST', '/v1/runs', requestBody(input)) as Promise<AdmitResult>,
     settle: (input) => {
-      const { run, ...body } = requestBody(input);
-      return value(runPath(run, '/settle'), 'POST', body);
+      const { tenant, run, by, ...body } = requestBody(input);
+      // With `by` it is an operator's settle: the operator route audits it under the key's name.
+      return by === undefined
+        ? value('POST', runPath(run, '/settle'), { tenant, ...body })
+        : value('POST', tenantRunPath(tenant, run, '/settle'), body);
     },
     resume: (input) => {
       const { run, ...body } = requestBody(input);
-      return value(runPath(run, '/resume'), 'POST', body);
+      return call('POST', runPath(run, '/resume'), body) as Promise<ResumeResult>;
+    },
+    heartbeat: (input) => {
+      const { run, ...body } = requestBody(input);
+      return call('POST', runPath(run, '/heartbeat'), body) as Promise<HeartbeatResult>;
     },
     dispatch: (input) => {
       const { run, ...body } = requestBody(input);
@@ -140,30 +132,61 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     usage: (input) => {
       const { tenant, period } = requestBody(input);
-      const query = new URLSearchParams();
-      if (tenant !== undefined) query.set('tenant', requireIdentifier('tenant', tenant));
-      if (period !== undefined) query.set('period', String(period));
-      return value(`/v1/usage${query.size === 0 ? '' : `?${query.toString()}`}`, 'GET');
+      return value('GET', `/v1/usage${queryString({ tenant: tenant === undefined ? undefined : requireIdentifier('tenant', tenant), period })}`);
     },
-    setQuota: async (tenant, quota: TenantQuota) =>
-      (await value<{ quota: TenantQuota }>(tenantPath(tenant, '/quota'), 'PUT', quota)).quota,
-    getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>(tenantPath(tenant, '/quota'), 'GET')).quota,
+    setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
+    getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
     halt: (input) => {
       const { tenant, scope, reason, atMs } = requestBody(input);
-      return value(tenantPath(tenant, '/halts'), 'POST', { scope: scopeKey(scope), reason, atMs });
+      return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });
     },
     lift: (input) => {
       const { tenant, scope, atMs } = requestBody(input);
-      return value(tenantPath(tenant, '/halts/lift'), 'POST', { scope: scopeKey(scope), atMs });
+      return value('POST', tenantPath(tenant, '/halts/lift'), { scope: scopeKey(scope), atMs });
     },
     halts: async (tenant): Promise<Halt[]> => {
-      const reply = await value<{ halts: HaltView[] }>(tenantPath(tenant, '/halts'), 'GET');
+      const reply = await value<{ halts: HaltView[] }>('GET', tenantPath(tenant, '/halts'));
       return reply.halts.map((view) => {
         const scope = parseHaltScope(view.scope);
         if (scope === null) throw new QuotaError('INTERNAL', `the quotaplane server listed a halt with an unreadable scope ${JSON.stringify(view.scope)}`);
         return { scope, reason: view.reason, by: view.by, atMs: view.atMs };
       });
     },
+    sweep: (input = {}) => {
+      const { tenant, atMs } = requestBody(input);
+      return value('POST', '/v1/sweep', { tenant, atMs });
+    },
+    attention: (input = {}) => {
+      const { tenant, ...query } = requestBody(input);
+      return value('GET', `${tenant === undefined ? '/v1/attention' : tenantPath(tenant, '/attention')}${queryString(query)}`);
+    },
+    release: (input) => {
+      const { tenant, run, atMs } = requestBody(input);
+      return value('POST', tenantRunPath(tenant, run, '/release'), { atMs });
+    },
+    verifyAudit: async (input = {}) => {
+      const { tenant } = requestBody(input);
+      // Every tenant the key covers, one chain at a time, as the plane walks every tenant of its store.
+      const tenants = tenant === undefined ? await client.tenants() : [tenant];
+      const verified: TenantAuditVerification[] = [];
+      for (const name of tenants) {
+        verified.push(...(await value<AuditVerification>('GET', tenantPath(name, '/audit/verify'))).tenants);
+      }
+      return { ok: verified.every((result) => result.ok), tenants: verified };
+    },
+    runs: (input) =>
+      listing<RunsPage>(input, '/runs', ({ statuses, after }) => ({ status: Array.isArray(statuses) ? statuses.join(',') : statuses, after })),
+    slotHolders: (input) => listing<SlotHoldersPage>(input, '/slots'),
+    reservations: async (input) => {
+      const reply = await listing<{ reservations: Held[]; truncated: boolean }>(input, '/reservations');
+      return { holds: reply.reservations, truncated: reply.truncated };
+    },
+    liftedHalts: async (input) => {
+      const reply = await listing<{ lifted: LiftedHalt[]; truncated: boolean }>(input, '/halts', () => ({ state: 'lifted' }));
+      return { lifted: reply.lifted, truncated: reply.truncated };
+    },
+    auditLog: (input) => listing<AuditLogPage>(input, '/audit', ({ action }) => ({ action })),
+    tenants: async () => (await value<{ tenants: string[] }>('GET', '/v1/tenants')).tenants,
   };
   return Object.freeze(client);
 }
@@ -200,6 +223,13 @@ function scopeKey(scope: unknown): unknown {
     }
   }
   return scope;
+}
+
+// `?a=1&b=2` of the members that are not undefined; '' when none is.
+function queryString(members: Record<string, unknown>): string {
+  const query = new URLSearchParams();
+  for (const [name, member] of Object.entries(members)) if (member !== undefined) query.set(name, String(member));
+  return query.size === 0 ? '' : `?${query.toString()}`;
 }
 
 function parseJson(text: string): unknown {

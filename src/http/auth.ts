@@ -89,6 +89,20 @@ export function actingTenant(request: FastifyRequest, named: string | undefined)
 }
 
 /**
+ * The tenants an operator route that may span tenants acts for (`GET /v1/attention`,
+ * `POST /v1/sweep`): the `tenant` named, which the key must cover (404 otherwise); else, for an
+ * operator key of every tenant, `undefined` (every tenant); else the key's own tenant.
+ */
+export function operatorScope(request: FastifyRequest, named: string | undefined): string | undefined {
+  const key = requestKey(request);
+  if (named !== undefined) {
+    if (!keyCoversTenant(key, named)) throw notFoundProblem();
+    return named;
+  }
+  return key.tenant === ALL_TENANTS ? undefined : key.tenant;
+}
+
+/**
  * An instant a caller supplies (`atMs`). Only operator keys may supply one: a runner could
  * otherwise backdate a dispatch out of its rate window or its spend into a closed period.
  * Operators already set ceilings and lift halts, so letting them drive time (replays, backfills)

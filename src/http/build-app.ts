@@ -3,7 +3,6 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { createRequire } from 'node:module';
 
 import type { Clock } from '../core/clock.js';
-import { createPlaneListings, type PlaneListings } from '../plane/listings.js';
 import type { Plane } from '../plane/plane.js';
 import { systemClock } from '../plane/system-clock.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
@@ -23,13 +22,12 @@ export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
 
 /**
  * Options of {@link buildApp}.
- * - `plane`: the plane every route calls (from `createPlane`), `store` the store it runs on (the
- *   readiness probe and the operator listings read it), `keys` the API keys requests are checked against.
+ * - `plane`: the plane every route calls (from `createPlane`), its listings included; `store` the
+ *   store it runs on (only the readiness probe reads it); `keys` the API keys requests are checked against.
  * - `logger`: a pino logger for request logs and 500s; default none (silent).
  * - `clock`: the plane's clock, used to date refusals for `Retry-After`; default the wall clock.
  * - `bodyLimitBytes`: largest body accepted, bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}.
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
- * - `listings`: the operator listings; default `createPlaneListings({ store })`.
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
  */
 export interface BuildAppOptions {
@@ -40,7 +38,6 @@ export interface BuildAppOptions {
   readonly clock?: Clock | undefined;
   readonly bodyLimitBytes?: number | undefined;
   readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
-  readonly listings?: PlaneListings | undefined;
   readonly routes?: readonly RouteModule[] | undefined;
 }
 
@@ -57,11 +54,9 @@ export interface BuildAppOptions {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const retryAfter: RetryAfterDefaults = { ...DEFAULT_RETRY_AFTER, ...(options.retryAfter ?? {}) };
-  const listings = options.listings ?? createPlaneListings({ store: options.store });
-  const metrics = createServiceMetrics({ plane: options.plane, listings });
+  const metrics = createServiceMetrics({ plane: options.plane });
   const context: RouteContext = {
     plane: metrics.meter(options.plane),
-    listings,
     store: options.store,
     clock: options.clock ?? systemClock,
     metrics,

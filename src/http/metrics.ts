@@ -1,7 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { Plane, Usage } from '../plane/plane.js';
-import type { PlaneListings } from '../plane/listings.js';
 
 /** Prefix of every metric the service exports. */
 export const METRIC_PREFIX = 'quotaplane_';
@@ -28,8 +27,8 @@ export interface ServiceMetrics {
   meter(plane: Plane): Plane;
 }
 
-/** Builds the metrics of one app; the per-tenant gauges read `plane.usage` for every tenant of `listings` on each scrape. */
-export function createServiceMetrics(options: { plane: Plane; listings: PlaneListings }): ServiceMetrics {
+/** Builds the metrics of one app; the per-tenant gauges read `plane.usage` for every tenant of `plane.tenants()` on each scrape. */
+export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
 
@@ -75,7 +74,7 @@ export function createServiceMetrics(options: { plane: Plane; listings: PlaneLis
   let inFlight: Promise<Usage[]> | null = null;
   const tenantUsage = (): Promise<Usage[]> => {
     inFlight ??= (async () => {
-      const tenants = await options.listings.tenants();
+      const tenants = await options.plane.tenants();
       const figures: Usage[] = [];
       for (const tenant of tenants) figures.push(await options.plane.usage({ tenant }));
       return figures;

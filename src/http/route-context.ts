@@ -2,16 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 import type { Clock } from '../core/clock.js';
 import type { Refused } from '../core/refusal.js';
-import type { PlaneListings } from '../plane/listings.js';
 import type { Plane } from '../plane/plane.js';
 import type { QuotaStore } from '../store/store.js';
 import { PROBLEM_CONTENT_TYPE, refusalProblem, type RetryAfterDefaults } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
 
-/** What every route file gets: the plane (metered), the listings, the store (readiness only), the clock and metrics. */
+/** What every route file gets: the plane (metered; its listings too), the store (readiness only), the clock and metrics. */
 export interface RouteContext {
   readonly plane: Plane;
-  readonly listings: PlaneListings;
   readonly store: QuotaStore;
   readonly clock: Clock;
   readonly metrics: ServiceMetrics;

@@ -3,8 +3,10 @@ import type { Remedy } from './operator-types.js';
 
 /*
  * The commands that end each attention condition (issue #5), as a person types them: the
- * `quotaplane` CLI (store or server flags left out, as the person's own) and the HTTP API.
- * Placeholders in `<…>` are what only the person knows, such as what a dead pass really spent.
+ * `quotaplane` CLI (store or server flags left out, as the person's own) and the HTTP API, each
+ * `METHOD /path` followed by its JSON body when it needs one. Placeholders in `<…>` are what only
+ * the person knows, such as what a dead pass really spent. Tests send every one of these lines,
+ * filled in, to the routes and the CLI, so the text and the surfaces cannot drift apart.
  */
 
 const path = (value: string): string => encodeURIComponent(value);
@@ -25,6 +27,11 @@ function releaseCommands(tenant: string, run: string): { cli: string; http: stri
   };
 }
 
+// A runner route: the body names the tenant, so an operator key of every tenant can send it as is.
+function resumeRequest(tenant: string, run: string): string {
+  return `POST /v1/runs/${path(run)}/resume ${JSON.stringify({ tenant })}`;
+}
+
 /** `run.stranded`: settle what the dead pass really spent, or release the run. */
 export function strandedRemedy(tenant: string, run: RunSummary): Remedy {
   const settle = settleCommands(tenant, run.run, run.lastEpoch);
@@ -41,7 +48,7 @@ export function strandedRemedy(tenant: string, run: RunSummary): Remedy {
 /** `run.withheld`: lift the subject halt and resume, or abandon (release) the run. */
 export function withheldRemedy(tenant: string, run: string, halt: string | null): Remedy {
   const release = releaseCommands(tenant, run);
-  const resume = `POST /v1/runs/${path(run)}/resume`;
+  const resume = resumeRequest(tenant, run);
   if (halt === null) {
     return {
       text: 'the subject halt was lifted: resume the run, or release it to abandon it',
@@ -62,7 +69,7 @@ export function staleHoldRemedy(tenant: string, run: string): Remedy {
   return {
     text: 'resume the run and conclude it, or release it to give the hold back',
     cli: [release.cli],
-    http: [`POST /v1/runs/${path(run)}/resume`, release.http],
+    http: [resumeRequest(tenant, run), release.http],
   };
 }
 

@@ -8,7 +8,7 @@ import { attention } from './attention.js';
 import { dispatch } from './dispatch.js';
 import { halt, halts, lift } from './halts.js';
 import { heartbeat } from './heartbeat.js';
-import { auditLog, reservations, runs, tenants } from './operator-listings.js';
+import { auditLog, liftedHalts, reservations, runs, slotHolders, tenants } from './operator-listings.js';
 import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { requirePositiveMs, requireRecord } from './plane-input.js';
@@ -76,7 +76,9 @@ export function createPlane(options: PlaneOptions): Plane {
     release: (input) => release(context, input),
     verifyAudit: (input) => verifyAudit(context, input),
     runs: (input) => runs(context, input),
+    slotHolders: (input) => slotHolders(context, input),
     reservations: (input) => reservations(context, input),
+    liftedHalts: (input) => liftedHalts(context, input),
     auditLog: (input) => auditLog(context, input),
     tenants: () => tenants(context),
   } satisfies Plane);

@@ -1,5 +1,6 @@
 import type { Operator } from '../core/operator.js';
-import type { AuditRecord, RunStatus, RunSummary, SweptRun } from '../store/types.js';
+import type { AuditRecord, Held, RunStatus, RunSummary, SweptRun } from '../store/types.js';
+import type { LiftedHalt } from './lifted-halts.js';
 
 /*
  * The shapes of the plane's self-healing and operator verbs (issue #5; DESIGN.md decisions 7–10):
@@ -26,8 +27,14 @@ export interface SweepResult {
 /** Default age after which a paused run's hold is `hold.stale`: 24 hours. */
 export const DEFAULT_HOLD_STALE_AFTER_MS = 86_400_000;
 
-/** Default page size of the operator listings and of each attention kind. */
+/** Default page size of the operator listings and of each attention kind (contract §9.1 `--limit`, default 100). */
 export const DEFAULT_LIST_LIMIT = 100;
+
+/**
+ * The largest page a listing (or an attention kind) answers: 1000. One request, over HTTP or on
+ * the command line, cannot ask the store for everything at once; a longer walk pages with `after`.
+ */
+export const MAX_LIST_LIMIT = 1000;
 
 /**
  * An attention question.
@@ -163,6 +170,36 @@ export interface RunsPage {
 export interface ReservationsInput {
   readonly tenant: string;
   readonly limit?: number | undefined;
+}
+
+/** Holds in ascending run-id order, and whether more stood behind them (read, not guessed). */
+export interface ReservationsPage {
+  readonly holds: readonly Held[];
+  readonly truncated: boolean;
+}
+
+/** The runs holding one of a tenant's slots (contract §6.14), at most `limit` (default {@link DEFAULT_LIST_LIMIT}). */
+export interface SlotHoldersInput {
+  readonly tenant: string;
+  readonly limit?: number | undefined;
+}
+
+/** Run ids of the running set in ascending order, and whether more stood behind them. */
+export interface SlotHoldersPage {
+  readonly runs: readonly string[];
+  readonly truncated: boolean;
+}
+
+/** A tenant's recorded lifts (contract §9.1 `halt list --lifted`), at most `limit` (default {@link DEFAULT_LIST_LIMIT}). */
+export interface LiftedHaltsInput {
+  readonly tenant: string;
+  readonly limit?: number | undefined;
+}
+
+/** Recorded lifts, newest first, and whether more stood behind them. */
+export interface LiftedHaltsPage {
+  readonly lifted: readonly LiftedHalt[];
+  readonly truncated: boolean;
 }
 
 /** A tenant's newest audit rows, at most `limit` (default {@link DEFAULT_LIST_LIMIT}), optionally of one `action`. */

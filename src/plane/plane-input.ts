@@ -7,6 +7,7 @@ import {
   type HaltScope,
 } from '../core/halt-scope.js';
 import { requireIdentifier } from '../core/identifiers.js';
+import { MAX_LIST_LIMIT } from './operator-types.js';
 
 // Validators for what reaches the plane from callers (library, HTTP, CLI). Each throws
 // INVALID_ARGUMENT naming the field, so every boundary reports bad input the same way.
@@ -132,11 +133,11 @@ function scopeObjectKey(value: unknown): string | null {
   }
 }
 
-/** A listing's page size: absent → `fallback`; otherwise an integer from 1 to 10 000. */
+/** A listing's page size: absent → `fallback`; otherwise an integer from 1 to `MAX_LIST_LIMIT` (1000). */
 export function parseLimit(value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > 10_000) {
-    throw invalidArgument('limit', `must be an integer from 1 to 10000, got ${describe(value)}`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_LIST_LIMIT) {
+    throw invalidArgument('limit', `must be an integer from 1 to ${MAX_LIST_LIMIT}, got ${describe(value)}`);
   }
   return value;
 }

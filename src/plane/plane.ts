@@ -16,17 +16,22 @@ import type {
 } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
-import type { Held, LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
+import type { LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
 import type {
   AttentionInput,
   AttentionReport,
   AuditLogInput,
   AuditLogPage,
   AuditVerification,
+  LiftedHaltsInput,
+  LiftedHaltsPage,
   ReleaseInput,
   ReservationsInput,
+  ReservationsPage,
   RunsInput,
   RunsPage,
+  SlotHoldersInput,
+  SlotHoldersPage,
   SweepInput,
   SweepResult,
   VerifyAuditInput,
@@ -337,11 +342,20 @@ export interface Plane {
    * cannot be read. Read-only.
    */
   verifyAudit(input?: VerifyAuditInput): Promise<AuditVerification>;
-  /** A page of a tenant's runs (ascending run id), optionally of some statuses; `truncated` is read, not guessed. */
+  /*
+   * The read-only listings (HTTP operator routes and the operator CLI read these and nothing
+   * else). Each page is at most `limit` rows (1 … 1000, default 100) and reads one row more than
+   * it answers, so `truncated` is read, not guessed (contract §9.2).
+   */
+  /** A page of a tenant's run registry (ascending run id, after the cursor `after`), optionally of some statuses. */
   runs(input: RunsInput): Promise<RunsPage>;
-  /** A tenant's holds in ascending run-id order, at most `limit` (default 100), with `truncated`. */
-  reservations(input: ReservationsInput): Promise<{ readonly holds: Held[]; readonly truncated: boolean }>;
-  /** A tenant's newest audit rows first, optionally of one action, with `truncated`. */
+  /** The runs holding one of the tenant's slots, the running set (contract §6.14), ascending run id. */
+  slotHolders(input: SlotHoldersInput): Promise<SlotHoldersPage>;
+  /** A tenant's holds in ascending run-id order (contract §6.5). */
+  reservations(input: ReservationsInput): Promise<ReservationsPage>;
+  /** A tenant's recorded lifts, newest first, read back from the audit log (contract §9.1 `--lifted`). */
+  liftedHalts(input: LiftedHaltsInput): Promise<LiftedHaltsPage>;
+  /** A tenant's newest audit rows first, optionally of one action. */
   auditLog(input: AuditLogInput): Promise<AuditLogPage>;
   /** Every tenant the store has rows of, in byte order. */
   tenants(): Promise<string[]>;

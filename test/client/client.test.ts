@@ -37,7 +37,9 @@ describe('the HTTP client with a runner key', () => {
     expect(await fault(() => runner.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: { actor: 'me', basis: 'asserted' } }))).toEqual({
       error: 'NOT_FOUND',
     });
-    expect(await fault(() => runner.listings.tenants())).toEqual({ error: 'NOT_FOUND' });
+    expect(await fault(() => runner.tenants())).toEqual({ error: 'NOT_FOUND' });
+    expect(await fault(() => runner.release({ tenant: 'acme', run: 'run-1', by: { actor: 'me', basis: 'asserted' } }))).toEqual({ error: 'NOT_FOUND' });
+    expect(await fault(() => runner.attention())).toEqual({ error: 'NOT_FOUND' });
   });
 
   it('an instant from a runner key is INVALID_ARGUMENT naming atMs, and admits nothing', async () => {
@@ -76,22 +78,53 @@ describe('the HTTP client with an operator key', () => {
     ]);
   });
 
-  it('reads the listings: slot holders, holds, recorded lifts and tenants, with truncation read rather than guessed', async () => {
+  it('reads the listings: slot holders, runs, holds, recorded lifts, audit rows and tenants, with truncation read rather than guessed', async () => {
     await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
     for (const run of ['run-1', 'run-2', 'run-3']) await ops.admit({ tenant: 'acme', run, budget: { maxTokens: 10, maxCallTokens: 5 } });
-    expect(await ops.listings.slotHolders('acme', { limit: 2 })).toEqual({ items: ['run-1', 'run-2'], truncated: true });
-    expect(await ops.listings.slotHolders('acme')).toEqual({ items: ['run-1', 'run-2', 'run-3'], truncated: false });
-    expect(await ops.listings.reservations('acme', { limit: 3 })).toEqual({
-      items: ['run-1', 'run-2', 'run-3'].map((run) => ({ run, period: '2026-01', remaining: { tokens: 15, minorUnits: 0 } })),
+    expect(await ops.slotHolders({ tenant: 'acme', limit: 2 })).toEqual({ runs: ['run-1', 'run-2'], truncated: true });
+    expect(await ops.slotHolders({ tenant: 'acme' })).toEqual({ runs: ['run-1', 'run-2', 'run-3'], truncated: false });
+    const page = await ops.runs({ tenant: 'acme', statuses: ['running', 'stranded'], limit: 2 });
+    expect(page).toEqual(await fixture.plane.runs({ tenant: 'acme', statuses: ['running', 'stranded'], limit: 2 }));
+    expect(page).toMatchObject({ runs: [{ run: 'run-1', status: 'running', holdsSlot: true }, { run: 'run-2' }], truncated: true, next: 'run-2' });
+    expect((await ops.runs({ tenant: 'acme', after: 'run-2' })).runs.map((run) => run.run)).toEqual(['run-3']);
+    expect(await ops.reservations({ tenant: 'acme', limit: 3 })).toEqual({
+      holds: ['run-1', 'run-2', 'run-3'].map((run) => ({ run, period: '2026-01', remaining: { tokens: 15, minorUnits: 0 } })),
       truncated: false,
     });
     await ops.halt({ tenant: 'acme', scope: 'tenant', reason: 'one', by: { actor: 'x', basis: 'asserted' } });
     await ops.lift({ tenant: 'acme', scope: 'tenant', by: { actor: 'x', basis: 'asserted' } });
-    expect((await ops.listings.liftedHalts('acme', { limit: 1 })).items).toEqual([
+    expect((await ops.liftedHalts({ tenant: 'acme', limit: 1 })).lifted).toEqual([
       { scope: 'tenant', by: { actor: 'ops-acme', basis: 'authenticated' }, liftedAtMs: T0, reason: 'one', thrownBy: { actor: 'ops-acme', basis: 'authenticated' }, thrownAtMs: T0, seq: 3 },
     ]);
+    expect(await ops.auditLog({ tenant: 'acme', limit: 2 })).toEqual(await fixture.plane.auditLog({ tenant: 'acme', limit: 2 }));
+    expect((await ops.auditLog({ tenant: 'acme', action: 'quota.set' })).rows.map((row) => row.action)).toEqual(['quota.set']);
     await fixture.plane.setQuota('globex', { period: 'monthly' });
-    expect(await ops.listings.tenants()).toEqual(['acme']);
+    expect(await ops.tenants()).toEqual(['acme']);
+  });
+
+  it('heartbeats, sweeps, settles and releases as the plane does, the operator acts audited under the key name', async () => {
+    await ops.admit({ tenant: 'acme', run: 'run-1', leaseMs: 1000 });
+    await ops.admit({ tenant: 'acme', run: 'run-2', leaseMs: 1000 });
+    expect(await ops.heartbeat({ tenant: 'acme', run: 'run-1', epoch: 1, leaseMs: 5000 })).toEqual({ ok: true, run: 'run-1', epoch: 1, leaseExpiresAtMs: T0 + 5000 });
+    expect(await fault(() => ops.heartbeat({ tenant: 'acme', run: 'run-1', epoch: 2 }))).toEqual({ error: 'NOT_FOUND' });
+    fixture.clock.advance(2000);
+    expect(await ops.sweep()).toEqual({ atMs: T0 + 2000, swept: [{ tenant: 'acme', run: 'run-2', releasedSlot: true, stranded: true }] });
+    const report = await ops.attention({ tenant: 'acme' });
+    expect(report).toEqual(await fixture.plane.attention({ tenant: 'acme' }));
+    expect(report.conditions.map((condition) => `${condition.kind}:${condition.run}`)).toEqual(['run.stranded:run-2', 'pass.unsettled:run-2']);
+    expect(await ops.attention()).toEqual(report);
+
+    const settled = await ops.settle({ tenant: 'acme', run: 'run-2', epoch: 1, spend: { tokens: 4, minorUnits: 0 }, concludes: true, by: { actor: 'x', basis: 'asserted' } });
+    expect(settled.outcome).toBe('settled');
+    const released = await ops.release({ tenant: 'acme', run: 'run-1', by: { actor: 'x', basis: 'asserted' } });
+    expect(released).toMatchObject({ outcome: 'released', previousStatus: 'running', slotReleased: true });
+    const audit = await fixture.store.tenant('acme').auditLog({ limit: 10 });
+    expect(audit.map((row) => [row.action, row.by])).toEqual([
+      ['run.release', { actor: 'ops-acme', basis: 'authenticated' }],
+      ['run.settle', { actor: 'ops-acme', basis: 'authenticated' }],
+    ]);
+    expect(await ops.verifyAudit()).toEqual({ ok: true, tenants: [{ tenant: 'acme', rows: 2, ok: true, firstMismatch: null }] });
+    expect(await ops.verifyAudit({ tenant: 'acme' })).toEqual(await fixture.plane.verifyAudit({ tenant: 'acme' }));
   });
 });
 

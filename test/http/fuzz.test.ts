@@ -20,10 +20,14 @@ const POST_TARGETS = [
   '/v1/runs/run-1/dispatches',
   '/v1/tenants/acme/halts',
   '/v1/tenants/acme/halts/lift',
+  '/v1/runs/run-1/heartbeat',
+  '/v1/tenants/acme/runs/run-1/settle',
+  '/v1/tenants/acme/runs/run-1/release',
+  '/v1/sweep',
 ];
 
 const segment = fc.oneof(
-  fc.constantFrom('v1', 'runs', 'tenants', 'acme', 'globex', 'halts', 'lift', 'quota', 'usage', 'reservations', 'dispatches', 'settle', 'resume', 'metrics', 'run-1', '', '..', '%2F', '%00', '%ZZ'),
+  fc.constantFrom('v1', 'runs', 'tenants', 'acme', 'globex', 'halts', 'lift', 'quota', 'usage', 'reservations', 'dispatches', 'settle', 'resume', 'heartbeat', 'release', 'attention', 'audit', 'verify', 'slots', 'sweep', 'metrics', 'run-1', '', '..', '%2F', '%00', '%ZZ'),
   fc.string({ maxLength: 12 }).map(encodeURIComponent),
 );
 
@@ -61,7 +65,7 @@ describe('fuzz: random requests never get a 5xx', () => {
       fc.asyncProperty(
         fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
         fc.array(segment, { minLength: 0, maxLength: 6 }),
-        fc.option(fc.dictionary(fc.constantFrom('limit', 'state', 'period', 'tenant', 'x'), fc.string({ maxLength: 8 })), { nil: undefined }),
+        fc.option(fc.dictionary(fc.constantFrom('limit', 'state', 'period', 'tenant', 'status', 'after', 'action', 'holdStaleAfterMs', 'atMs', 'x'), fc.string({ maxLength: 8 })), { nil: undefined }),
         fc.option(fc.string({ maxLength: 64 }), { nil: undefined }),
         fc.constantFrom('application/json', 'text/plain', 'application/x-www-form-urlencoded', undefined),
         async (method, segments, query, raw, contentType) => {

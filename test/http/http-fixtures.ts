@@ -130,7 +130,8 @@ export function expectProblem(response: LightMyRequestResponse, status: number, 
 /**
  * Everything a request could change, read behind the service: tenants, and per tenant its quota,
  * halts, slots, holds, audit log, settled spend of the fixture's periods, runs the fixture
- * admitted, and the dispatches counted for {@link GRANT}; plus the API keys.
+ * admitted, the run registry with its leases, and the dispatches counted for {@link GRANT}; plus
+ * the API keys.
  */
 export async function stateSnapshot(fixture: Pick<ServiceFixture, 'store' | 'keys'>, runs: readonly string[] = []): Promise<unknown> {
   const { store } = fixture;
@@ -148,6 +149,8 @@ export async function stateSnapshot(fixture: Pick<ServiceFixture, 'store' | 'key
       spentMonth: await handle.spent('2026-01'),
       spentDay: await handle.spent('2026-01-05'),
       runs: await Promise.all(runs.map((run) => handle.getRun(run))),
+      // The registry with each run's status and latest lease: what a heartbeat or a sweep changes.
+      registry: await handle.runs({ limit: 1000 }),
       dispatches: room.ok ? 0 : room.refusal.code === 'RateLimited' ? room.refusal.reached : -1,
     };
   }

@@ -70,11 +70,11 @@ describe('operator routes', () => {
     expect(problem.detail).toContain("'agent:<metadata.name>'");
   });
 
-  it('runs and reservations list slot holders and holds in run order, with truncated read from one extra row', async () => {
+  it('slots and reservations list slot holders and holds in run order, with truncated read from one extra row', async () => {
     await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 100_000 });
     for (const run of ['run-c', 'run-a', 'run-b']) await f.plane.admit({ tenant: 'acme', run, budget: { maxTokens: 10, maxCallTokens: 1 } });
-    expect((await get('/v1/tenants/acme/runs?limit=2')).json()).toEqual({ runs: ['run-a', 'run-b'], truncated: true });
-    expect((await get('/v1/tenants/acme/runs?limit=3')).json()).toEqual({ runs: ['run-a', 'run-b', 'run-c'], truncated: false });
+    expect((await get('/v1/tenants/acme/slots?limit=2')).json()).toEqual({ runs: ['run-a', 'run-b'], truncated: true });
+    expect((await get('/v1/tenants/acme/slots?limit=3')).json()).toEqual({ runs: ['run-a', 'run-b', 'run-c'], truncated: false });
     expect((await get('/v1/tenants/acme/reservations?limit=1')).json()).toEqual({
       reservations: [{ run: 'run-a', period: '2026-01', remaining: { tokens: 11, minorUnits: 0 } }],
       truncated: true,

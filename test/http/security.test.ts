@@ -79,6 +79,37 @@ const ROUTE_CASES: readonly RouteCase[] = [
     },
   },
   {
+    name: 'POST /v1/runs/{run}/dispatches with epoch (renews the lease)',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: {
+      method: 'POST',
+      url: '/v1/runs/run-a/dispatches',
+      payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1', ceilings: [], epoch: 1, leaseMs: 120_000 },
+    },
+    malformed: {
+      request: { method: 'POST', url: '/v1/runs/run-a/dispatches', payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1', ceilings: [], epoch: 0 } },
+      field: 'epoch',
+    },
+  },
+  {
+    name: 'POST /v1/runs/{run}/heartbeat',
+    access: 'runner',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'POST', url: '/v1/runs/run-a/heartbeat', payload: { tenant: 'acme', epoch: 1, leaseMs: 120_000 } },
+    malformed: { request: { method: 'POST', url: '/v1/runs/run-a/heartbeat', payload: { tenant: 'acme', epoch: 0 } }, field: 'epoch' },
+  },
+  {
     name: 'GET /v1/usage',
     access: 'runner',
     hasBody: false,
@@ -162,12 +193,110 @@ const ROUTE_CASES: readonly RouteCase[] = [
     malformed: { request: { method: 'GET', url: '/v1/tenants/acme/runs?limit=0' }, field: 'limit' },
   },
   {
+    name: 'GET /v1/tenants/{tenant}/runs?status=',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/runs?status=stranded,withheld&after=run-0&limit=5' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/runs?status=stranded,gone' }, field: 'status' },
+  },
+  {
+    name: 'POST /v1/tenants/{tenant}/runs/{run}/settle',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: {
+      method: 'POST',
+      url: '/v1/tenants/acme/runs/run-a/settle',
+      payload: { epoch: 1, spend: { tokens: 10, minorUnits: 0 }, concludes: true },
+    },
+    malformed: {
+      request: { method: 'POST', url: '/v1/tenants/acme/runs/run-a/settle', payload: { epoch: 1, spend: { tokens: 10 }, concludes: true } },
+      field: 'spend.minorUnits',
+    },
+  },
+  {
+    name: 'POST /v1/tenants/{tenant}/runs/{run}/release',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'POST', url: '/v1/tenants/acme/runs/run-a/release', payload: {} },
+    malformed: { request: { method: 'POST', url: '/v1/tenants/acme/runs/run-a/release', payload: { atMs: -1 } }, field: 'atMs' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/slots',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      await admitted(fixture, 'run-a');
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'GET', url: '/v1/tenants/acme/slots?limit=5' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/slots?limit=1001' }, field: 'limit' },
+  },
+  {
     name: 'GET /v1/tenants/{tenant}/reservations',
     access: 'operator',
     hasBody: false,
     okStatus: 200,
     request: { method: 'GET', url: '/v1/tenants/acme/reservations' },
     malformed: { request: { method: 'GET', url: '/v1/tenants/acme/reservations?limit=many' }, field: 'limit' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/attention',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/attention?limit=5&holdStaleAfterMs=60000' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/attention?holdStaleAfterMs=-1' }, field: 'holdStaleAfterMs' },
+  },
+  {
+    name: 'GET /v1/attention',
+    access: 'operator',
+    tenantScoped: false,
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/attention?limit=5' },
+    malformed: { request: { method: 'GET', url: '/v1/attention?limit=0' }, field: 'limit' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/audit',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/audit?limit=5&action=halt' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/audit?action=' }, field: 'action' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/audit/verify',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/audit/verify' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/audit/verify?limit=5' }, field: 'limit' },
+  },
+  {
+    name: 'POST /v1/sweep',
+    access: 'operator',
+    hasBody: true,
+    okStatus: 200,
+    prepare: async (fixture) => {
+      const pass = await fixture.plane.admit({ tenant: 'acme', run: 'run-a', budget, leaseMs: 1000 });
+      if (!pass.ok) throw new Error(`fixture admission refused: ${pass.message}`);
+      fixture.clock.advance(2000);
+      return { runs: ['run-a'] };
+    },
+    request: { method: 'POST', url: '/v1/sweep', payload: { tenant: 'acme' } },
+    malformed: { request: { method: 'POST', url: '/v1/sweep', payload: { tenant: '' } }, field: 'tenant' },
   },
   {
     name: 'GET /v1/tenants',

@@ -6,6 +6,7 @@ import {
   Identifier,
   InstantMs,
   MAX_DECLARED_CEILINGS,
+  PositiveMs,
   PROBLEM_REPLIES,
   RateCeiling,
   RunParams,
@@ -19,6 +20,8 @@ const DispatchBody = strictObject({
   ceilings: Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }),
   exempt: Type.Optional(Type.Boolean()),
   atMs: Type.Optional(InstantMs),
+  epoch: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  leaseMs: Type.Optional(PositiveMs),
 });
 
 const DispatchReply = strictObject({ ok: Type.Literal(true) });
@@ -27,7 +30,9 @@ const DispatchReply = strictObject({ ok: Type.Literal(true) });
  * `POST /v1/runs/{run}/dispatches` (issue #4 item 2): counts one dispatch of a granted tool against
  * its sliding windows (the caller's ceilings and the tenant's configured ones). `RateLimited`
  * answers 429 with `Retry-After` until the oldest counted dispatch leaves the window;
- * `UncountableRate` answers 422.
+ * `UncountableRate` answers 422. With the dispatching pass's `epoch` (and optionally `leaseMs`) the
+ * dispatch also renews that pass's lease, fenced as a heartbeat is: a stale epoch answers 409, and
+ * a subject halt on the run's chain answers `Withheld` 423 without counting (issue #5).
  */
 export const dispatchRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof DispatchBody> }>(
@@ -35,7 +40,7 @@ export const dispatchRoutes: RouteModule = (app, context) => {
     {
       config: { access: 'runner' },
       schema: {
-        summary: 'Count one dispatch of a granted tool (RateLimited 429 with Retry-After, UncountableRate 422)',
+        summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423)',
         tags: ['runner'],
         security: [{ bearer: [] }],
         params: RunParams,

@@ -74,8 +74,8 @@ export const haltRoutes: RouteModule = (app, context) => {
     async (request) => {
       const { tenant } = request.params;
       if (request.query.state === 'lifted') {
-        const page = await context.listings.liftedHalts(tenant, { limit: request.query.limit });
-        return { halts: [], lifted: page.items, truncated: page.truncated };
+        const page = await context.plane.liftedHalts({ tenant, limit: request.query.limit });
+        return { halts: [], lifted: page.lifted, truncated: page.truncated };
       }
       const standing = await context.plane.halts(tenant);
       return {

@@ -1,4 +1,6 @@
 import type { RouteModule } from '../route-context.js';
+import { attentionRoutes } from './attention.js';
+import { auditRoutes } from './audit.js';
 import { dispatchRoutes } from './dispatches.js';
 import { haltRoutes } from './halts.js';
 import { healthRoutes } from './health.js';
@@ -7,6 +9,8 @@ import { openApiRoutes } from './openapi.js';
 import { quotaRoutes } from './quota.js';
 import { reservationRoutes } from './reservations.js';
 import { runRoutes } from './runs.js';
+import { slotRoutes } from './slots.js';
+import { sweepRoutes } from './sweep.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantRunRoutes } from './tenant-runs.js';
 import { usageRoutes } from './usage.js';
@@ -25,6 +29,10 @@ export const ROUTES: readonly RouteModule[] = [
   quotaRoutes,
   haltRoutes,
   tenantRunRoutes,
+  slotRoutes,
   reservationRoutes,
+  attentionRoutes,
+  auditRoutes,
+  sweepRoutes,
   tenantRoutes,
 ];

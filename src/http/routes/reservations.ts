@@ -1,10 +1,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import type { RouteModule } from '../route-context.js';
-import { ListingLimit, PROBLEM_REPLIES, Spend, strictObject, TenantParams } from '../schemas/common.js';
+import { ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { Held } from '../schemas/operator.js';
 
 const ReservationsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
-const Held = strictObject({ run: Type.String(), period: Type.String(), remaining: Spend });
 const ReservationsReply = strictObject({ reservations: Type.Array(Held), truncated: Type.Boolean() });
 
 /** `GET /v1/tenants/{tenant}/reservations?limit=` (issue #4 item 2): the tenant's holds, ascending run id. */
@@ -23,8 +23,8 @@ export const reservationRoutes: RouteModule = (app, context) => {
       },
     },
     async (request) => {
-      const page = await context.listings.reservations(request.params.tenant, { limit: request.query.limit });
-      return { reservations: page.items, truncated: page.truncated };
+      const page = await context.plane.reservations({ tenant: request.params.tenant, limit: request.query.limit });
+      return { reservations: page.holds, truncated: page.truncated };
     },
   );
 };

@@ -14,9 +14,9 @@ import {
   PositiveMs,
   PROBLEM_REPLIES,
   RunParams,
-  Spend,
   strictObject,
 } from '../schemas/common.js';
+import { LeaseRenewal, SETTLE_FIELDS, SettleReply } from '../schemas/operator.js';
 
 const AdmitBody = strictObject({
   tenant: Type.Optional(Identifier),
@@ -29,26 +29,7 @@ const AdmitBody = strictObject({
   leaseMs: Type.Optional(PositiveMs),
 });
 
-const SettleBody = strictObject({
-  tenant: Type.Optional(Identifier),
-  epoch: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  spend: Spend,
-  concludes: Type.Boolean(),
-  atMs: Type.Optional(InstantMs),
-});
-
-const SettleReply = strictObject({
-  ok: Type.Literal(true),
-  outcome: Type.Union([Type.Literal('settled'), Type.Literal('already-settled')]),
-  receipt: strictObject({
-    run: Type.String(),
-    epoch: Type.Integer(),
-    period: Type.Union([Type.String(), Type.Null()]),
-    spend: Spend,
-    releaseSlot: Type.Boolean(),
-    concludes: Type.Boolean(),
-  }),
-});
+const SettleBody = strictObject({ tenant: Type.Optional(Identifier), ...SETTLE_FIELDS });
 
 const ResumeBody = strictObject({
   tenant: Type.Optional(Identifier),
@@ -56,14 +37,22 @@ const ResumeBody = strictObject({
   leaseMs: Type.Optional(PositiveMs),
 });
 
+const HeartbeatBody = strictObject({
+  tenant: Type.Optional(Identifier),
+  epoch: SETTLE_FIELDS.epoch,
+  leaseMs: Type.Optional(PositiveMs),
+  atMs: Type.Optional(InstantMs),
+});
+
 const RUNNER = { access: 'runner' } as const;
 const TAGS = ['runner'];
 const SECURITY = [{ bearer: [] }];
 
 /**
- * The run lifecycle for runners (issue #4 item 2): `POST /v1/runs` (admit), `POST
- * /v1/runs/{run}/settle`, `POST /v1/runs/{run}/resume`. Each is one plane call; refusals answer
- * their problem reply (429 with Retry-After, 423, 422), faults their status (400, 404, 409, 503).
+ * The run lifecycle for runners (issue #4 item 2, issue #5 item 1): `POST /v1/runs` (admit),
+ * `POST /v1/runs/{run}/settle`, `POST /v1/runs/{run}/resume`, `POST /v1/runs/{run}/heartbeat`.
+ * Each is one plane call; refusals answer their problem reply (429 with Retry-After, 423, 422),
+ * faults their status (400, 404, 409 for a stale epoch or a conflicting settle, 503).
  */
 export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof AdmitBody> }>(
@@ -122,8 +111,29 @@ export const runRoutes: RouteModule = (app, context) => {
     async (request, reply) => {
       const tenant = actingTenant(request, request.body.tenant);
       const atMs = callerInstant(request, request.body.atMs);
-      // A resume refuses nothing today; a refusal value (Withheld, issue #5) still answers as one.
+      // Withheld (a subject halt names the run's chain) answers 423; no pass was opened.
       const result = await context.plane.resume({ ...request.body, tenant, run: request.params.run, atMs });
+      return result.ok ? result : sendRefused(reply, request, result, context, atMs);
+    },
+  );
+
+  app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof HeartbeatBody> }>(
+    '/v1/runs/:run/heartbeat',
+    {
+      config: RUNNER,
+      schema: {
+        summary: "Renew a pass's lease (Withheld 423: pause the run; a stale epoch or a stranded run 409)",
+        tags: TAGS,
+        security: SECURITY,
+        params: RunParams,
+        body: HeartbeatBody,
+        response: { 200: LeaseRenewal, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request, reply) => {
+      const tenant = actingTenant(request, request.body.tenant);
+      const atMs = callerInstant(request, request.body.atMs);
+      const result = await context.plane.heartbeat({ ...request.body, tenant, run: request.params.run, atMs });
       return result.ok ? result : sendRefused(reply, request, result, context, atMs);
     },
   );

@@ -1,29 +1,90 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+import type { RunStatus } from '../../store/types.js';
+import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { Identifier, InstantMs, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { ReleaseReply, RunsPage, RunsQuery, SETTLE_FIELDS, SettleReply } from '../schemas/operator.js';
 
-const RunsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
-const RunsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
+const TenantRunParams = strictObject({ tenant: Identifier, run: Identifier });
+const OperatorSettleBody = strictObject(SETTLE_FIELDS);
+const ReleaseBody = strictObject({ atMs: Type.Optional(InstantMs) });
 
-/** `GET /v1/tenants/{tenant}/runs?limit=` (issue #4 item 2): the runs holding one of the tenant's slots, ascending run id. */
+const OPERATOR = { access: 'operator' } as const;
+const TAGS = ['operator'];
+const SECURITY = [{ bearer: [] }];
+
+/**
+ * A tenant's runs for operators (issue #5): `GET /v1/tenants/{tenant}/runs?status=&after=&limit=`
+ * pages the run registry (`status` a comma-separated list such as `stranded,withheld`; `next` is
+ * the `after` of the following page), and the two acts the attention remedies name:
+ * `POST …/runs/{run}/settle` settles a pass with its real spend (`{ epoch, spend, concludes }`) and
+ * `POST …/runs/{run}/release` gives back the run's slot and hold. Both are audited in the store's
+ * transaction under the key's name, basis `authenticated`.
+ */
 export const tenantRunRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof RunsQuery> }>(
     '/v1/tenants/:tenant/runs',
     {
-      config: { access: 'operator' },
+      config: OPERATOR,
       schema: {
-        summary: 'Runs holding a slot (the running set), ascending run id',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
+        summary: 'The run registry by run id: status and since when, latest pass, slot, lease; ?status=stranded,withheld filters',
+        tags: TAGS,
+        security: SECURITY,
         params: TenantParams,
         querystring: RunsQuery,
-        response: { 200: RunsReply, ...PROBLEM_REPLIES },
+        response: { 200: RunsPage, ...PROBLEM_REPLIES },
       },
     },
     async (request) => {
-      const page = await context.listings.slotHolders(request.params.tenant, { limit: request.query.limit });
-      return { runs: page.items, truncated: page.truncated };
+      const { status, after, limit } = request.query;
+      const statuses = status === undefined ? undefined : (status.split(',') as RunStatus[]);
+      return context.plane.runs({ tenant: request.params.tenant, statuses, after, limit });
     },
+  );
+
+  app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof OperatorSettleBody> }>(
+    '/v1/tenants/:tenant/runs/:run/settle',
+    {
+      config: OPERATOR,
+      schema: {
+        summary: "Settle a pass's real spend for a runner that cannot (audited as run.settle); a conflicting settle 409",
+        tags: TAGS,
+        security: SECURITY,
+        params: TenantRunParams,
+        body: OperatorSettleBody,
+        response: { 200: SettleReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) =>
+      context.plane.settle({
+        ...request.body,
+        tenant: request.params.tenant,
+        run: request.params.run,
+        atMs: callerInstant(request, request.body.atMs),
+        by: operatorOf(request),
+      }),
+  );
+
+  app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof ReleaseBody> }>(
+    '/v1/tenants/:tenant/runs/:run/release',
+    {
+      config: OPERATOR,
+      schema: {
+        summary: "Give back a run's slot and hold and close it as released (audited as run.release)",
+        tags: TAGS,
+        security: SECURITY,
+        params: TenantRunParams,
+        body: ReleaseBody,
+        response: { 200: ReleaseReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) =>
+      context.plane.release({
+        tenant: request.params.tenant,
+        run: request.params.run,
+        atMs: callerInstant(request, request.body.atMs),
+        by: operatorOf(request),
+      }),
   );
 };

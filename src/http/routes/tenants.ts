@@ -27,7 +27,7 @@ export const tenantRoutes: RouteModule = (app, context) => {
     },
     async (request) => {
       const key = requestKey(request);
-      const tenants = await context.listings.tenants();
+      const tenants = await context.plane.tenants();
       return { tenants: tenants.filter((tenant) => keyCoversTenant(key, tenant)) };
     },
   );

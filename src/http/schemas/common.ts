@@ -3,7 +3,7 @@ import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
-import { MAX_LISTING_LIMIT } from '../../plane/listings.js';
+import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { MAX_INSTANT_MS } from '../../plane/plane-input.js';
 
 /*
@@ -101,7 +101,7 @@ export const ScopeKey = Type.String({
 });
 
 /** A listing page size, 1 … 1000 (default 100). */
-export const ListingLimit = Type.Integer({ minimum: 1, maximum: MAX_LISTING_LIMIT });
+export const ListingLimit = Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT });
 
 /** A pass as admit or resume opened it (store/types.ts `PassGrant`). */
 export const PassGrant = strictObject({

@@ -1,0 +1,45 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+import { callerInstant, operatorScope } from '../auth.js';
+import type { RouteModule } from '../route-context.js';
+import { Amount, InstantMs, ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { AttentionReport } from '../schemas/operator.js';
+
+const AttentionQuery = strictObject({
+  limit: Type.Optional(ListingLimit),
+  holdStaleAfterMs: Type.Optional(Amount),
+  atMs: Type.Optional(InstantMs),
+});
+
+const OPERATOR = { access: 'operator' } as const;
+const TAGS = ['operator'];
+const SECURITY = [{ bearer: [] }];
+const SUMMARY = 'What needs a person: run.stranded, run.withheld, hold.stale, pass.unsettled, each with the commands that end it';
+
+/**
+ * What needs a person (issue #5 item 4): `GET /v1/tenants/{tenant}/attention` for one tenant and
+ * `GET /v1/attention` for every tenant the key covers (all of them for an operator key of every
+ * tenant). `limit` caps each kind (`truncatedKinds` names the kinds cut), `holdStaleAfterMs` is
+ * the age a paused run's hold becomes `hold.stale`. Read-only.
+ */
+export const attentionRoutes: RouteModule = (app, context) => {
+  app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof AttentionQuery> }>(
+    '/v1/tenants/:tenant/attention',
+    {
+      config: OPERATOR,
+      schema: { summary: SUMMARY, tags: TAGS, security: SECURITY, params: TenantParams, querystring: AttentionQuery, response: { 200: AttentionReport, ...PROBLEM_REPLIES } },
+    },
+    async (request) =>
+      context.plane.attention({ ...request.query, tenant: request.params.tenant, atMs: callerInstant(request, request.query.atMs) }),
+  );
+
+  app.get<{ Querystring: Static<typeof AttentionQuery> }>(
+    '/v1/attention',
+    {
+      config: OPERATOR,
+      schema: { summary: `${SUMMARY}; every tenant the key covers`, tags: TAGS, security: SECURITY, querystring: AttentionQuery, response: { 200: AttentionReport, ...PROBLEM_REPLIES } },
+    },
+    async (request) =>
+      context.plane.attention({ ...request.query, tenant: operatorScope(request, undefined), atMs: callerInstant(request, request.query.atMs) }),
+  );
+};

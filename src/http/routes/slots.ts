@@ -1,0 +1,30 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+import type { RouteModule } from '../route-context.js';
+import { ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+
+const SlotsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
+const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
+
+/**
+ * `GET /v1/tenants/{tenant}/slots?limit=` (issue #4 item 2, contract §6.14): the runs holding one
+ * of the tenant's slots (the running set), ascending run id. The run registry, with statuses and
+ * leases, is `GET /v1/tenants/{tenant}/runs`.
+ */
+export const slotRoutes: RouteModule = (app, context) => {
+  app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof SlotsQuery> }>(
+    '/v1/tenants/:tenant/slots',
+    {
+      config: { access: 'operator' },
+      schema: {
+        summary: 'Runs holding a slot (the running set), ascending run id',
+        tags: ['operator'],
+        security: [{ bearer: [] }],
+        params: TenantParams,
+        querystring: SlotsQuery,
+        response: { 200: SlotsReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) => context.plane.slotHolders({ tenant: request.params.tenant, limit: request.query.limit }),
+  );
+};

@@ -1,0 +1,31 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+import { callerInstant, operatorScope } from '../auth.js';
+import type { RouteModule } from '../route-context.js';
+import { Identifier, InstantMs, PROBLEM_REPLIES, strictObject } from '../schemas/common.js';
+import { SweepReply } from '../schemas/operator.js';
+
+const SweepBody = strictObject({ tenant: Type.Optional(Identifier), atMs: Type.Optional(InstantMs) });
+
+/**
+ * `POST /v1/sweep` (issue #5 item 2): one sweep of lapsed leases now, of the `tenant` named or,
+ * without one, of every tenant the key covers. `serve` already sweeps on an interval; this is for
+ * an operator who will not wait for it (`quotaplane sweep --url …`).
+ */
+export const sweepRoutes: RouteModule = (app, context) => {
+  app.post<{ Body: Static<typeof SweepBody> }>(
+    '/v1/sweep',
+    {
+      config: { access: 'operator' },
+      schema: {
+        summary: 'Sweep lapsed leases now: free the slots of dead runs and mark them stranded, keeping their holds',
+        tags: ['operator'],
+        security: [{ bearer: [] }],
+        body: SweepBody,
+        response: { 200: SweepReply, ...PROBLEM_REPLIES },
+      },
+    },
+    async (request) =>
+      context.plane.sweep({ tenant: operatorScope(request, request.body.tenant), atMs: callerInstant(request, request.body.atMs) }),
+  );
+};

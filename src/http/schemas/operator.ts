@@ -1,0 +1,154 @@
+import { Type } from '@sinclair/typebox';
+
+import { ATTENTION_KINDS } from '../../plane/operator-types.js';
+import { RUN_STATUSES } from '../../store/types.js';
+import { AgentIdentity, Identifier, InstantMs, ListingLimit, Operator, Spend, strictObject } from './common.js';
+
+/*
+ * Reply and query schemas of the issue-#5 operator routes: the run registry, leases, the sweep,
+ * attention, releases and the audit log. Shapes mirror the plane's (operator-types.ts,
+ * store/types.ts) member for member, so the client hands back exactly what the plane answers.
+ */
+
+/** A run status (store/types.ts `RunStatus`). */
+export const RunStatus = Type.Union(RUN_STATUSES.map((status) => Type.Literal(status)));
+
+/** A comma-separated list of run statuses, as a query member (`status=stranded,withheld`). */
+export const RunStatusList = Type.String({
+  pattern: `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`,
+  description: `comma-separated, from ${RUN_STATUSES.join(', ')}`,
+});
+
+/** One run of the registry (store/types.ts `RunSummary`). */
+export const RunSummary = strictObject({
+  run: Type.String(),
+  status: RunStatus,
+  agent: Type.Union([AgentIdentity, Type.Null()]),
+  chain: Type.Union([Type.Array(Type.String()), Type.Null()]),
+  admittedAtMs: Type.Integer(),
+  lastEpoch: Type.Integer(),
+  statusSinceMs: Type.Integer(),
+  holdsSlot: Type.Boolean(),
+  leaseExpiresAtMs: Type.Integer(),
+});
+
+/** A page of the registry (plane `RunsPage`): `next` is the `after` of the following page, `null` on the last. */
+export const RunsPage = strictObject({
+  runs: Type.Array(RunSummary),
+  truncated: Type.Boolean(),
+  next: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** `GET …/runs` query: statuses, cursor, page size. */
+export const RunsQuery = strictObject({
+  status: Type.Optional(RunStatusList),
+  after: Type.Optional(Identifier),
+  limit: Type.Optional(ListingLimit),
+});
+
+/** A hold (store/types.ts `Held`). */
+export const Held = strictObject({ run: Type.String(), period: Type.String(), remaining: Spend });
+
+/** One row of the audit log (store/types.ts `AuditRecord`); `detail` is whatever the act recorded. */
+export const AuditRecord = strictObject({
+  seq: Type.Integer(),
+  atMs: Type.Integer(),
+  by: Operator,
+  action: Type.String(),
+  subject: Type.String(),
+  detail: Type.Object({}, { additionalProperties: true }),
+  hash: Type.String(),
+});
+
+/** A pass's receipt (store/types.ts `QuotaSettlement`). */
+export const Receipt = strictObject({
+  run: Type.String(),
+  epoch: Type.Integer(),
+  period: Type.Union([Type.String(), Type.Null()]),
+  spend: Spend,
+  releaseSlot: Type.Boolean(),
+  concludes: Type.Boolean(),
+});
+
+/** What a settle did (plane `SettleResult`). */
+export const SettleReply = strictObject({
+  ok: Type.Literal(true),
+  outcome: Type.Union([Type.Literal('settled'), Type.Literal('already-settled')]),
+  receipt: Receipt,
+});
+
+/** The members of a settle body besides the tenant: the pass, its own spend, whether it concluded the run, and the instant. */
+export const SETTLE_FIELDS = {
+  epoch: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
+  spend: Spend,
+  concludes: Type.Boolean(),
+  atMs: Type.Optional(InstantMs),
+};
+
+/** What an operator's release did (store/types.ts `ReleaseRunOutcome`). */
+export const ReleaseReply = strictObject({
+  outcome: Type.Union([Type.Literal('released'), Type.Literal('already-closed')]),
+  run: Type.String(),
+  previousStatus: Type.Union([RunStatus, Type.Null()]),
+  slotReleased: Type.Boolean(),
+  holdReleased: Type.Union([Held, Type.Null()]),
+  audit: Type.Union([AuditRecord, Type.Null()]),
+});
+
+/** A renewed lease (store/types.ts `LeaseRenewal`). */
+export const LeaseRenewal = strictObject({
+  ok: Type.Literal(true),
+  run: Type.String(),
+  epoch: Type.Integer(),
+  leaseExpiresAtMs: Type.Integer(),
+});
+
+/** What a sweep did (plane `SweepResult`). */
+export const SweepReply = strictObject({
+  atMs: Type.Integer(),
+  swept: Type.Array(strictObject({ tenant: Type.String(), run: Type.String(), releasedSlot: Type.Boolean(), stranded: Type.Boolean() })),
+});
+
+const AttentionKind = Type.Union(ATTENTION_KINDS.map((kind) => Type.Literal(kind)));
+
+/** What needs a person (plane `AttentionReport`), each condition with the commands that end it. */
+export const AttentionReport = strictObject({
+  atMs: Type.Integer(),
+  holdStaleAfterMs: Type.Integer(),
+  needsAttention: Type.Boolean(),
+  conditions: Type.Array(
+    strictObject({
+      kind: AttentionKind,
+      tenant: Type.String(),
+      run: Type.String(),
+      epoch: Type.Union([Type.Integer(), Type.Null()]),
+      halt: Type.Union([Type.String(), Type.Null()]),
+      sinceMs: Type.Integer(),
+      ageMs: Type.Integer(),
+      summary: Type.String(),
+      remedy: strictObject({ text: Type.String(), cli: Type.Array(Type.String()), http: Type.Array(Type.String()) }),
+    }),
+  ),
+  truncated: Type.Boolean(),
+  truncatedKinds: Type.Array(AttentionKind),
+});
+
+/** An audit verification (plane `AuditVerification`). */
+export const AuditVerification = strictObject({
+  ok: Type.Boolean(),
+  tenants: Type.Array(
+    strictObject({
+      tenant: Type.String(),
+      rows: Type.Integer(),
+      ok: Type.Boolean(),
+      firstMismatch: Type.Union([
+        strictObject({
+          seq: Type.Integer(),
+          problem: Type.Union([Type.Literal('hash'), Type.Literal('sequence'), Type.Literal('unreadable')]),
+          message: Type.String(),
+        }),
+        Type.Null(),
+      ]),
+    }),
+  ),
+});
