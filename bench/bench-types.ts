@@ -10,6 +10,11 @@ export interface BenchRow {
   readonly seconds: number;
   readonly perSecond: number;
   readonly commitsPerOperation: number | null;
+  /**
+   * Latency quantiles in ms of one call, where the section measures them; `of` names the call
+   * (for an admission cycle, `admit` alone).
+   */
+  readonly latency?: { readonly of: string; readonly p50Ms: number; readonly p99Ms: number } | undefined;
   readonly note?: string | undefined;
 }
 

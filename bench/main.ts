@@ -58,7 +58,13 @@ async function bench(): Promise<number> {
 }
 
 function renderTable(rows: readonly BenchRow[]): string {
-  const header = ['section', 'measurement', 'operations', 'seconds', 'per second', 'µs each', 'commits each', 'note'];
+  // Latency columns only when some section measured latency, so the other tables stay as they were.
+  const latency = rows.some((row) => row.latency !== undefined);
+  const header = [
+    'section', 'measurement', 'operations', 'seconds', 'per second', 'µs each', 'commits each',
+    ...(latency ? ['latency of', 'p50 ms', 'p99 ms'] : []),
+    'note',
+  ];
   const body = rows.map((row) => [
     row.section,
     row.name,
@@ -67,10 +73,11 @@ function renderTable(rows: readonly BenchRow[]): string {
     String(row.perSecond),
     row.operations > 0 ? ((row.seconds * 1e6) / row.operations).toFixed(0) : '',
     row.commitsPerOperation === null ? '' : String(row.commitsPerOperation),
+    ...(latency ? [row.latency?.of ?? '', row.latency?.p50Ms.toFixed(2) ?? '', row.latency?.p99Ms.toFixed(2) ?? ''] : []),
     row.note ?? '',
   ]);
   const widths = header.map((_, column) => Math.max(...[header, ...body].map((row) => (row[column] ?? '').length)));
-  const numeric = new Set([2, 3, 4, 5, 6]);
+  const numeric = new Set([2, 3, 4, 5, 6, ...(latency ? [8, 9] : [])]);
   const render = (row: readonly string[]): string =>
     row
       .map((cell, column) => (numeric.has(column) ? cell.padStart(widths[column] ?? 0) : cell.padEnd(widths[column] ?? 0)))

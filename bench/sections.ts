@@ -1,9 +1,10 @@
 import type { BenchSection } from './bench-types.js';
 import { httpSection } from './http-section.js';
+import { postgresSection } from './postgres-section.js';
 import { sqliteSection } from './sqlite-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
  * here; `--only <name>` runs one of them.
  */
-export const SECTIONS: readonly BenchSection[] = [sqliteSection, httpSection];
+export const SECTIONS: readonly BenchSection[] = [sqliteSection, postgresSection, httpSection];
