@@ -13,7 +13,10 @@ export const EXIT = Object.freeze({
   FINDING: 1,
   /** Usage: a bad flag, argument or input file; the message names it. */
   USAGE: 2,
-  /** Operational: the store is unreachable or cannot be used (unavailable, corrupt, newer schema). */
+  /**
+   * Operational: the store or the server is unreachable or cannot be used (unavailable, corrupt,
+   * newer schema; a server that does not answer, or answers 503).
+   */
   STORE_UNREACHABLE: 4,
   /** Partial: `--limit` truncated the answer (it wins over 1: a cut attention list still means conditions stand). */
   TRUNCATED: 5,
@@ -33,7 +36,7 @@ export const EXIT_STATUS_HELP = [
   '      an audit row does not match (audit --verify), no such run or pass, or a',
   '      settle disagrees with its receipt',
   '  2   usage: a bad flag, argument or input file (the message names it)',
-  '  4   the store is unreachable or cannot be used',
+  '  4   the store or the server is unreachable or cannot be used',
   '  5   output truncated by --limit (wins over 1)',
   '  70  internal error (a bug in quotaplane)',
 ].join('\n');

@@ -32,7 +32,7 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  *
  * Failures print one line on stderr: usage errors (a bad flag, argument or input file: status 2),
  * a run or pass that does not exist or a settle that disagrees with its receipt (status 1), a
- * store that cannot be reached or used (status 4), or an internal fault (status 70).
+ * store or server that cannot be reached or used (status 4), or an internal fault (status 70).
  */
 export async function main(argv: readonly string[], io: CliIo): Promise<number> {
   let status: ExitStatus = EXIT.OK;

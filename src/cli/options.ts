@@ -17,6 +17,16 @@ export function wholeNumber(min: number): (value: string) => number {
   };
 }
 
+/** A whole number from `min` to `max`. */
+export function wholeNumberBetween(min: number, max: number): (value: string) => number {
+  const atLeast = wholeNumber(min);
+  return (value) => {
+    const parsed = atLeast(value);
+    if (parsed > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
+    return parsed;
+  };
+}
+
 /** An amount: a non-negative safe integer (DESIGN.md decision 2; 0 means nothing is allowed). */
 export const amount = wholeNumber(0);
 

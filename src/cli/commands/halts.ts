@@ -33,9 +33,9 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
           const lifted: (LiftedHalt & { tenant: string })[] = [];
           let cut = false;
           for (const tenant of tenants) {
-            const page = await target.liftedHalts(tenant, flags.limit);
+            const page = await target.liftedHalts({ tenant, limit: flags.limit });
             cut ||= page.truncated;
-            lifted.push(...page.items.map((item) => ({ tenant, ...item })));
+            lifted.push(...page.lifted.map((item) => ({ tenant, ...item })));
           }
           lifted.sort((a, b) => b.liftedAtMs - a.liftedAtMs || a.tenant.localeCompare(b.tenant) || b.seq - a.seq);
           cut ||= lifted.length > flags.limit;

@@ -1,42 +1,46 @@
 import type { Halt } from '../../core/halt-scope.js';
+import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
-import type { LiftedHalt } from '../../plane/lifted-halts.js';
 import type {
   AttentionInput,
   AttentionReport,
   AuditLogPage,
   AuditVerification,
+  LiftedHaltsPage,
+  ReservationsPage,
   RunsInput,
   RunsPage,
   SweepResult,
 } from '../../plane/operator-types.js';
-import type { HaltResult, LiftResult, SettleResult, Usage } from '../../plane/plane.js';
-import type { Held, ReleaseRunOutcome } from '../../store/types.js';
+import type { HaltResult, LiftResult, Plane, SettleResult, Usage } from '../../plane/plane.js';
+import type { ReleaseRunOutcome } from '../../store/types.js';
+import { UsageError } from '../usage-error.js';
 
 /**
  * What the operator commands act on (issue #5): the plane's operator verbs with the acting
- * operator already bound. Today's implementation works on a store (`--store URL`, the operator
- * named by `--actor` and recorded as `asserted`); a server-backed one (`--url URL --key KEY`,
- * recorded as the key's name, `authenticated`) plugs in by implementing this interface over the
- * HTTP client. Every command is written against this interface only.
+ * operator already bound. Two implementations, one code path: a plane on a store (`--store URL`,
+ * the operator named by `--actor` and recorded as `asserted`) and the HTTP client of a server
+ * (`--url URL --key KEY`, recorded by the server as the key's name, `authenticated`). Both are
+ * {@link planeOperatorTarget} over something with the {@link Plane}'s shape, and every command is
+ * written against this interface only, so a verb cannot behave differently by where it acts.
  *
  * Acts that write (`halt`, `lift`, `release`, `settle`, `setQuota`) are attributed to the bound
  * operator; listings and reads need none. A method throws `QuotaError` as the plane does.
  */
 export interface OperatorTarget {
-  /** What the commands say they act on, e.g. `store sqlite:./quotaplane.db`. */
+  /** What the commands act on, e.g. `store sqlite:./quotaplane.db` or `server http://127.0.0.1:7070`. */
   readonly description: string;
-  /** Every tenant with rows, in byte order. */
+  /** Every tenant with rows (on a server: those the key covers), in byte order. */
   tenants(): Promise<string[]>;
   halt(input: { tenant: string; scope: string; reason: string }): Promise<HaltResult>;
   lift(input: { tenant: string; scope: string }): Promise<LiftResult>;
   halts(tenant: string): Promise<Halt[]>;
   /** Recorded lifts of a tenant, newest first, at most `limit` (one more is read to know `truncated`). */
-  liftedHalts(tenant: string, limit: number): Promise<{ items: readonly LiftedHalt[]; truncated: boolean }>;
+  liftedHalts(input: { tenant: string; limit: number }): Promise<LiftedHaltsPage>;
   usage(tenant: string): Promise<Usage>;
   runs(input: RunsInput): Promise<RunsPage>;
-  reservations(input: { tenant: string; limit: number }): Promise<{ holds: readonly Held[]; truncated: boolean }>;
+  reservations(input: { tenant: string; limit: number }): Promise<ReservationsPage>;
   release(input: { tenant: string; run: string }): Promise<ReleaseRunOutcome>;
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
@@ -45,6 +49,42 @@ export interface OperatorTarget {
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
-  /** Releases what the target holds open (the store connection). */
+  /** Releases what the target holds open (the store connection; nothing for a server). */
   close(): Promise<void>;
+}
+
+/**
+ * The {@link OperatorTarget} over `plane` (a local plane or the HTTP client). `by` is the operator
+ * every act that writes is attributed to, or `null` when the command only reads: an act that
+ * writes without one is a usage error, never attributed to `$USER` or anyone else. `close` is
+ * called once the command is done.
+ */
+export function planeOperatorTarget(
+  plane: Plane,
+  options: { readonly description: string; readonly by: Operator | null; readonly close: () => Promise<void> },
+): OperatorTarget {
+  const operator = (verb: string): Operator => {
+    if (options.by === null) throw new UsageError(`${verb} writes, so it needs --actor <name> (recorded as asserted; never taken from $USER)`);
+    return options.by;
+  };
+  return {
+    description: options.description,
+    tenants: () => plane.tenants(),
+    halt: (input) => plane.halt({ ...input, by: operator('halt') }),
+    lift: (input) => plane.lift({ ...input, by: operator('lift') }),
+    halts: (tenant) => plane.halts(tenant),
+    liftedHalts: (input) => plane.liftedHalts(input),
+    usage: (tenant) => plane.usage({ tenant }),
+    runs: (input) => plane.runs(input),
+    reservations: (input) => plane.reservations(input),
+    release: (input) => plane.release({ ...input, by: operator('release') }),
+    settle: (input) => plane.settle({ ...input, by: operator('settle') }),
+    attention: (input) => plane.attention(input),
+    getQuota: (tenant) => plane.getQuota(tenant),
+    setQuota: (tenant, quota) => plane.setQuota(tenant, quota, operator('quota set')),
+    auditLog: (input) => plane.auditLog(input),
+    verifyAudit: (input) => plane.verifyAudit(input),
+    sweep: (input) => plane.sweep(input),
+    close: options.close,
+  };
 }

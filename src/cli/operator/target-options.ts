@@ -1,23 +1,23 @@
 import { type Command, Option } from 'commander';
 
+import { createClient } from '../../client/create-client.js';
 import { isQuotaError } from '../../core/errors.js';
 import { isIdentifier } from '../../core/identifiers.js';
+import type { Operator } from '../../core/operator.js';
+import { createPlane } from '../../plane/create-plane.js';
+import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { openStore } from '../../store/open-store.js';
 import { outputFor } from '../command-output.js';
 import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { wholeNumber } from '../options.js';
+import { wholeNumberBetween } from '../options.js';
 import { UsageError } from '../usage-error.js';
-import type { OperatorTarget } from './operator-target.js';
-import { storeOperatorTarget } from './store-operator-target.js';
-
-/** The environment variable naming the store when `--store` is absent (the same one `serve` reads). */
-export const STORE_ENV = 'QUOTAPLANE_STORE';
+import { planeOperatorTarget, type OperatorTarget } from './operator-target.js';
+import { STORE_ENV } from '../serve/serve-config.js';
+import { chooseTarget, KEY_ENV, URL_ENV, type TargetChoiceFlags } from './target-choice.js';
 
 /** The flags every operator command shares. */
-export interface TargetFlags {
-  readonly store?: string;
-  readonly actor?: string;
+export interface TargetFlags extends TargetChoiceFlags {
   readonly json: boolean;
 }
 
@@ -25,56 +25,53 @@ export interface TargetFlags {
 export type CommandAccess = 'writes' | 'reads';
 
 /**
- * Adds the shared flags to an operator command: `--store`, `--actor` (for commands that write),
- * `--json`, its help footer with the exit statuses, and output through `io`.
+ * The operator a server target binds. The client never sends it: the server records the key's
+ * name with basis `authenticated`. It only says "this command may write" to the shared target.
+ */
+const SERVER_RECORDS_THE_KEY: Operator = Object.freeze({ actor: 'api-key', basis: 'authenticated' });
+
+/**
+ * Adds the shared flags to an operator command: `--store`, or `--url` and `--key`; `--actor` (for
+ * commands that write); `--json`; its help footer with the exit statuses; and output through `io`.
  */
 export function operatorCommand(program: Command, name: string, io: CliIo, access: CommandAccess): Command {
   const path = program.parent === null ? name : `${program.name()} ${name}`;
   const command = program
     .command(name)
-    .addOption(new Option('--store <url>', `store URL: sqlite:<path>, <path>.db or postgres://… (default: $${STORE_ENV})`))
+    .addOption(new Option('--store <url>', `act on a store: sqlite:<path>, <path>.db or postgres://… (default: $${STORE_ENV})`))
+    .addOption(new Option('--url <url>', `act through a running quotaplane serve instead (default: $${URL_ENV})`))
+    .addOption(new Option('--key <key>', `with --url: an operator key; the server records its name (default: $${KEY_ENV})`))
     .addOption(new Option('--json', 'print one JSON document instead of text').default(false))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, `quotaplane ${path} --help`));
   if (access === 'writes') {
-    command.addOption(new Option('--actor <name>', 'who acts; required, recorded as asserted (never taken from $USER)'));
+    command.addOption(new Option('--actor <name>', 'with --store: who acts; required, recorded as asserted (never taken from $USER)'));
   }
   return command;
 }
 
-/** The `--limit <n>` option of a listing: 1 … 10 000, default 100. */
+/** The `--limit <n>` option of a listing: 1 … 1000, default 100. */
 export function limitOption(): Option {
-  return new Option('--limit <n>', 'list at most this many (exit status 5 when more were there)').argParser(wholeNumber(1)).default(100);
+  return new Option('--limit <n>', `list at most this many, up to ${MAX_LIST_LIMIT} (exit status 5 when more were there)`)
+    .argParser(wholeNumberBetween(1, MAX_LIST_LIMIT))
+    .default(DEFAULT_LIST_LIMIT);
 }
 
 /**
- * Opens the target a command acts on and runs `body` with it, closing it afterwards. On a store,
- * a command that writes needs `--actor`, checked before the store is opened so a usage mistake
- * never touches it. A malformed `--store` is a usage error naming the flag; an unreachable store
- * surfaces as `STORE_UNAVAILABLE` (exit status 4).
+ * Opens the target a command acts on ({@link chooseTarget}) and runs `body` with it, closing it
+ * afterwards. On a store, a command that writes needs `--actor`, checked before the store is
+ * opened so a usage mistake never touches it. A malformed `--store` or `--url` is a usage error
+ * naming the flag; a store or server that cannot be reached surfaces as `STORE_UNAVAILABLE`
+ * (exit status 4).
  */
 export async function withTarget<T>(
   flags: TargetFlags,
   access: CommandAccess,
   body: (target: OperatorTarget) => Promise<T>,
+  env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<T> {
-  const url = flags.store ?? process.env[STORE_ENV];
-  if (url === undefined || url === '') {
-    throw new UsageError(`name the store with --store <url> (or $${STORE_ENV}): sqlite:<path>, <path>.db or postgres://…`);
-  }
-  let by = null;
-  if (access === 'writes') {
-    if (flags.actor === undefined) {
-      throw new UsageError('this command writes, so it needs --actor <name> (recorded as asserted; never taken from $USER)');
-    }
-    if (!isIdentifier(flags.actor)) throw new UsageError(`--actor must be 1-200 printable characters, got ${JSON.stringify(flags.actor)}`);
-    by = { actor: flags.actor, basis: 'asserted' } as const;
-  }
-  const store = await openStore(url).catch((error: unknown) => {
-    if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
-    throw error;
-  });
-  const target = storeOperatorTarget(store, url, by);
+  const choice = chooseTarget(flags, env);
+  const target = choice.kind === 'server' ? serverTarget(choice.url, choice.key) : await storeTarget(choice.url, storeOperator(flags, access));
   try {
     return await body(target);
   } finally {
@@ -85,4 +82,33 @@ export async function withTarget<T>(
 /** The tenants a command covers: `--tenant`, or every tenant of the target. */
 export async function tenantsOf(target: OperatorTarget, tenant: string | undefined): Promise<string[]> {
   return tenant === undefined ? target.tenants() : [tenant];
+}
+
+// On a store nothing verifies who acts, so a command that writes must be told (contract §9.1).
+function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | null {
+  if (access === 'reads') return null;
+  if (flags.actor === undefined) {
+    throw new UsageError('this command writes, so it needs --actor <name> (recorded as asserted; never taken from $USER)');
+  }
+  if (!isIdentifier(flags.actor)) throw new UsageError(`--actor must be 1-200 printable characters, got ${JSON.stringify(flags.actor)}`);
+  return { actor: flags.actor, basis: 'asserted' };
+}
+
+async function storeTarget(url: string, by: Operator | null): Promise<OperatorTarget> {
+  const store = await openStore(url).catch((error: unknown) => {
+    if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
+    throw error;
+  });
+  return planeOperatorTarget(createPlane({ store }), { description: `store ${url}`, by, close: () => store.close() });
+}
+
+function serverTarget(url: string, key: string): OperatorTarget {
+  let client;
+  try {
+    client = createClient({ url, key });
+  } catch (error) {
+    if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--${error.details.field === 'key' ? 'key' : 'url'}: ${error.message}`);
+    throw error;
+  }
+  return planeOperatorTarget(client, { description: `server ${client.url}`, by: SERVER_RECORDS_THE_KEY, close: async () => {} });
 }
