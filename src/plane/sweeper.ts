@@ -7,9 +7,15 @@ import type { Plane } from './plane.js';
 export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
 
 /**
+ * The longest interval a {@link startSweeper} takes: 2^31 − 1 ms (about 24.8 days), the longest
+ * delay a Node timer keeps; a longer one would fire after 1 ms instead.
+ */
+export const MAX_SWEEP_INTERVAL_MS = 2_147_483_647;
+
+/**
  * Options of {@link startSweeper}.
- * - `intervalMs`: the pause between the end of one sweep and the start of the next, in ms; a
- *   positive safe integer; default {@link DEFAULT_SWEEP_INTERVAL_MS}.
+ * - `intervalMs`: the pause between the end of one sweep and the start of the next, in ms; an
+ *   integer from 1 to {@link MAX_SWEEP_INTERVAL_MS}; default {@link DEFAULT_SWEEP_INTERVAL_MS}.
  * - `tenant`: sweep one tenant only; default every tenant.
  * - `onSweep`: called with each sweep's result (for logs and metrics).
  * - `onError`: called when a sweep fails (the store could not answer); the sweeper carries on
@@ -36,8 +42,8 @@ export interface SweeperOptions {
  */
 export function startSweeper(plane: Plane, options: SweeperOptions = {}): () => Promise<void> {
   const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  if (typeof intervalMs !== 'number' || !Number.isSafeInteger(intervalMs) || intervalMs < 1) {
-    throw invalidArgument('intervalMs', `must be a positive integer number of milliseconds, got ${describe(intervalMs)}`);
+  if (typeof intervalMs !== 'number' || !Number.isSafeInteger(intervalMs) || intervalMs < 1 || intervalMs > MAX_SWEEP_INTERVAL_MS) {
+    throw invalidArgument('intervalMs', `must be an integer number of milliseconds from 1 to ${MAX_SWEEP_INTERVAL_MS}, got ${describe(intervalMs)}`);
   }
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`quotaplane sweep failed: ${String(error)}`));
   let stopped = false;

@@ -7,7 +7,8 @@ import { resolveServeConfig } from '../../src/cli/serve/serve-config.js';
 import { FIRST_KEY_NAME, startServer } from '../../src/cli/serve/start-server.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { openStore } from '../../src/store/open-store.js';
-import { REPO_ROOT, temporaryDirectory } from './cli-helpers.js';
+import { createClient } from '../../src/client/create-client.js';
+import { REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
@@ -61,7 +62,8 @@ describe('quotaplane serve as a process', () => {
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stdout).toContain('SIGTERM: finishing in-flight requests, then closing the store');
+    expect(stdout).toContain('sweeping lapsed leases every 5000 ms');
+    expect(stdout).toContain('SIGTERM: stopping the sweeper, finishing in-flight requests, then closing the store');
     expect(stdout).toMatch(/quotaplane: stopped\n$/);
     expect(stderr).toBe('');
     // SQLite removes the write-ahead log when the last connection closes cleanly.
@@ -76,14 +78,34 @@ describe('quotaplane serve as a process', () => {
 });
 
 describe('startServer', () => {
+  it('sweeps on its interval: a run whose lease lapsed is stranded by the running server, its hold kept', async () => {
+    const db = join(tempDir(), 'swept.db');
+    const server = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0, sweepIntervalMs: 20 });
+    cleanups.push(() => server.close());
+    const ops = createClient({ url: server.url, key: server.firstKey?.secret ?? '' });
+    await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { actor: 'ops', basis: 'asserted' });
+    // A lease of 1 ms has lapsed by the time the next sweep looks, however fast the machine.
+    const pass = await ops.admit({ tenant: 'acme', run: 'run-dead', budget: { maxTokens: 100, maxCallTokens: 10 }, leaseMs: 1 });
+    expect(pass.ok).toBe(true);
+    let stranded: readonly string[] = [];
+    for (let attempt = 0; attempt < 500 && stranded.length === 0; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      stranded = (await ops.runs({ tenant: 'acme', statuses: ['stranded'] })).runs.map((run) => run.run);
+    }
+    expect(stranded).toEqual(['run-dead']);
+    expect(await ops.slotHolders({ tenant: 'acme' })).toEqual({ runs: [], truncated: false });
+    expect((await ops.reservations({ tenant: 'acme' })).holds.map((hold) => hold.run)).toEqual(['run-dead']);
+    await server.close();
+  });
+
   it('creates the first key only on a store with no key: a second start on the same file creates none', async () => {
     const db = join(tempDir(), 'twice.db');
-    const first = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0 });
+    const first = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0, sweepIntervalMs: 0 });
     expect(first.firstKey?.secret).toMatch(/^qp_/);
     expect(first.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     await first.close();
     await first.close();
-    const second = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0 });
+    const second = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0, sweepIntervalMs: 0 });
     expect(second.firstKey).toBeNull();
     const answer = await fetch(`${second.url}/v1/tenants`, { headers: { authorization: `Bearer ${first.firstKey?.secret ?? ''}` } });
     expect(answer.status).toBe(200);
@@ -92,20 +114,32 @@ describe('startServer', () => {
 
   it('a port already taken fails the start with EADDRINUSE and leaves the store closed', async () => {
     const db = join(tempDir(), 'busy.db');
-    const running = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0 });
+    const running = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0, sweepIntervalMs: 0 });
     cleanups.push(() => running.close());
     const port = Number(new URL(running.url).port);
-    const error = await startServer({ storeUrl: `sqlite:${join(tempDir(), 'other.db')}`, host: '127.0.0.1', port }).catch((caught: unknown) => caught);
+    const error = await startServer({ storeUrl: `sqlite:${join(tempDir(), 'other.db')}`, host: '127.0.0.1', port, sweepIntervalMs: 0 }).catch((caught: unknown) => caught);
     expect((error as NodeJS.ErrnoException).code).toBe('EADDRINUSE');
   });
 });
 
 describe('serve configuration', () => {
   it('flags win over QUOTAPLANE_STORE and QUOTAPLANE_PORT, which win over the defaults', () => {
-    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070 });
-    const env = { QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db', QUOTAPLANE_PORT: '8080' };
-    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080 });
-    expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '0.0.0.0' }, env)).toEqual({ storeUrl: 'sqlite:x.db', host: '0.0.0.0', port: 0 });
+    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000 });
+    const env = { QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db', QUOTAPLANE_PORT: '8080', QUOTAPLANE_SWEEP_INTERVAL_MS: '0' };
+    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0 });
+    expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '0.0.0.0', sweepIntervalMs: 250 }, env)).toEqual({
+      storeUrl: 'sqlite:x.db',
+      host: '0.0.0.0',
+      port: 0,
+      sweepIntervalMs: 250,
+    });
+  });
+
+  it('a QUOTAPLANE_SWEEP_INTERVAL_MS or --sweep-interval-ms that is not a whole number of ms up to 2^31 - 1 is a usage error naming it', async () => {
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_SWEEP_INTERVAL_MS: '5s' })).toThrow(/QUOTAPLANE_SWEEP_INTERVAL_MS/);
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_SWEEP_INTERVAL_MS: '2147483648' })).toThrow(UsageError);
+    const flag = await runCli(['serve', '--sweep-interval-ms', '-1']);
+    expect([flag.status, flag.stderr]).toEqual([2, expect.stringMatching(/--sweep-interval-ms/)]);
   });
 
   it('a QUOTAPLANE_PORT that is not a port is a usage error naming it', () => {

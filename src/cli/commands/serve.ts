@@ -5,13 +5,14 @@ import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
-import { parsePort, PORT_ENV, resolveServeConfig, STORE_ENV, type Environment } from '../serve/serve-config.js';
+import { parseIntervalMs, parsePort, PORT_ENV, resolveServeConfig, STORE_ENV, SWEEP_INTERVAL_ENV, type Environment } from '../serve/serve-config.js';
 import { startServer, type StartedServer } from '../serve/start-server.js';
 
 interface ServeFlags {
   store?: string;
   host?: string;
   port?: number;
+  sweepIntervalMs?: number;
   logLevel: string;
 }
 
@@ -19,10 +20,17 @@ const DESCRIPTION = `Serve the plane over HTTP (JSON under /v1, errors as applic
 
 Every request but /healthz, /readyz and /openapi.json carries 'Authorization: Bearer <key>'.
 On a store with no API key at all, serve creates one operator key for every tenant and prints
-it once. Make more with 'quotaplane keys create'. SIGTERM or SIGINT (Ctrl-C) stops it gracefully:
-in-flight requests finish, then the store is closed.
+it once. Make more with 'quotaplane keys create'.
 
-Environment: ${STORE_ENV} (store URL), ${PORT_ENV} (port); flags win.`;
+Every --sweep-interval-ms (default 5000) it sweeps lapsed leases: a run whose process died loses
+its slot (its hold stays until an operator settles or releases it) and is marked stranded. Any
+number of servers may sweep one store. 0 turns the sweeper off in this process.
+
+SIGTERM or SIGINT (Ctrl-C) stops it gracefully: the sweeper stops, in-flight requests finish,
+then the store is closed.
+
+Environment: ${STORE_ENV} (store URL), ${PORT_ENV} (port), ${SWEEP_INTERVAL_ENV} (sweep
+interval in ms); flags win.`;
 
 /** Ways `serve` can be asked to stop: the process signals, by default. */
 export type StopSignal = () => Promise<string>;
@@ -42,8 +50,9 @@ export const processStopSignal: StopSignal = () =>
   });
 
 /**
- * Registers `quotaplane serve [--store URL] [--host H] [--port P]` (issue #4 item 1). `env` is
- * where `QUOTAPLANE_STORE` and `QUOTAPLANE_PORT` are read (default `process.env`); `stopSignal`
+ * Registers `quotaplane serve [--store URL] [--host H] [--port P] [--sweep-interval-ms MS]` (issue
+ * #4 item 1, issue #5 item 2). `env` is where `QUOTAPLANE_STORE`, `QUOTAPLANE_PORT` and
+ * `QUOTAPLANE_SWEEP_INTERVAL_MS` are read (default `process.env`); `stopSignal`
  * says when to stop (default: SIGTERM or SIGINT).
  */
 export function registerServe(
@@ -60,6 +69,11 @@ export function registerServe(
     .addOption(new Option('--host <host>', 'address to listen on (default: 127.0.0.1, this machine only)'))
     .addOption(new Option('--port <port>', `port to listen on, 0 for any free one (default: $${PORT_ENV} or 7070)`).argParser(portOption))
     .addOption(
+      new Option('--sweep-interval-ms <ms>', `pause between sweeps of lapsed leases, 0 for none (default: $${SWEEP_INTERVAL_ENV} or 5000)`).argParser(
+        intervalOption,
+      ),
+    )
+    .addOption(
       new Option('--log-level <level>', 'request log level (JSON lines on stdout)')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
         .default('info'),
@@ -73,9 +87,10 @@ export function registerServe(
       const stopped = (options.stopSignal ?? processStopSignal)();
       const server: StartedServer = await startServer(config, { logger });
       if (server.firstKey !== null) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
-      writeLine(io.stdout, `quotaplane: serving ${server.url} on store ${config.storeUrl} (SIGTERM or Ctrl-C stops it)`);
+      const sweeping = config.sweepIntervalMs === 0 ? 'no sweeper' : `sweeping lapsed leases every ${config.sweepIntervalMs} ms`;
+      writeLine(io.stdout, `quotaplane: serving ${server.url} on store ${config.storeUrl}, ${sweeping} (SIGTERM or Ctrl-C stops it)`);
       const signal = await stopped;
-      writeLine(io.stdout, `quotaplane: ${signal}: finishing in-flight requests, then closing the store`);
+      writeLine(io.stdout, `quotaplane: ${signal}: stopping the sweeper, finishing in-flight requests, then closing the store`);
       await server.close();
       writeLine(io.stdout, 'quotaplane: stopped');
       setExitStatus(EXIT.OK);
@@ -86,6 +101,12 @@ function portOption(value: string): number {
   const port = parsePort(value);
   if (port === null) throw new InvalidArgumentError('Use a port number from 0 to 65535.');
   return port;
+}
+
+function intervalOption(value: string): number {
+  const intervalMs = parseIntervalMs(value);
+  if (intervalMs === null) throw new InvalidArgumentError('Use a whole number of milliseconds, 0 to turn the sweeper off.');
+  return intervalMs;
 }
 
 function printFirstKey(io: CliIo, secret: string, id: string): void {

@@ -1,3 +1,4 @@
+import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { UsageError } from '../usage-error.js';
 
 /** The store `serve` and `keys` use when neither `--store` nor `QUOTAPLANE_STORE` names one: a SQLite file in the working directory. */
@@ -11,28 +12,39 @@ export const DEFAULT_PORT = 7070;
 export const STORE_ENV = 'QUOTAPLANE_STORE';
 /** Environment variable naming the port (`--port` wins). */
 export const PORT_ENV = 'QUOTAPLANE_PORT';
+/** Environment variable naming the sweep interval in ms (`--sweep-interval-ms` wins; 0 disables the sweeper). */
+export const SWEEP_INTERVAL_ENV = 'QUOTAPLANE_SWEEP_INTERVAL_MS';
 
-/** Where `serve` runs: the store URL, and the host and port it listens on (0 = any free port). */
+/**
+ * Where and how `serve` runs: the store URL, the host and port it listens on (0 = any free port),
+ * and the pause between sweeps of lapsed leases in ms (0 = no sweeper in this process; issue #5).
+ */
 export interface ServeConfig {
   readonly storeUrl: string;
   readonly host: string;
   readonly port: number;
+  readonly sweepIntervalMs: number;
 }
 
 /** Environment variables as `process.env` holds them. */
 export type Environment = Readonly<Record<string, string | undefined>>;
 
 /**
- * Resolves `serve`'s configuration (issue #4 item 1): each setting from its flag, else its
- * environment variable, else its default ({@link DEFAULT_STORE_URL}, {@link DEFAULT_HOST},
- * {@link DEFAULT_PORT}). Pure: the caller passes the environment. Throws `UsageError` naming
- * `QUOTAPLANE_PORT` when it is not a port number.
+ * Resolves `serve`'s configuration (issue #4 item 1, issue #5 item 2): each setting from its flag,
+ * else its environment variable, else its default ({@link DEFAULT_STORE_URL}, {@link DEFAULT_HOST},
+ * {@link DEFAULT_PORT}, `DEFAULT_SWEEP_INTERVAL_MS` = 5000). Pure: the caller passes the
+ * environment. Throws `UsageError` naming `QUOTAPLANE_PORT` or `QUOTAPLANE_SWEEP_INTERVAL_MS`
+ * when it is malformed.
  */
-export function resolveServeConfig(flags: { store?: string; host?: string; port?: number }, env: Environment): ServeConfig {
+export function resolveServeConfig(
+  flags: { store?: string; host?: string; port?: number; sweepIntervalMs?: number },
+  env: Environment,
+): ServeConfig {
   return Object.freeze({
     storeUrl: resolveStoreUrl(flags.store, env),
     host: flags.host ?? DEFAULT_HOST,
     port: flags.port ?? portFromEnv(env[PORT_ENV]) ?? DEFAULT_PORT,
+    sweepIntervalMs: flags.sweepIntervalMs ?? sweepIntervalFromEnv(env[SWEEP_INTERVAL_ENV]) ?? DEFAULT_SWEEP_INTERVAL_MS,
   });
 }
 
@@ -47,6 +59,22 @@ function portFromEnv(value: string | undefined): number | undefined {
   const port = parsePort(value);
   if (port === null) throw new UsageError(`${PORT_ENV} must be a port number from 0 to 65535, got ${JSON.stringify(value)}`);
   return port;
+}
+
+function sweepIntervalFromEnv(value: string | undefined): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const intervalMs = parseIntervalMs(value);
+  if (intervalMs === null) {
+    throw new UsageError(`${SWEEP_INTERVAL_ENV} must be a whole number of milliseconds from 0 (no sweeper) to ${MAX_SWEEP_INTERVAL_MS}, got ${JSON.stringify(value)}`);
+  }
+  return intervalMs;
+}
+
+/** A sweep interval: a whole number of milliseconds from 0 (no sweeper) to `MAX_SWEEP_INTERVAL_MS`, or `null`. */
+export function parseIntervalMs(text: string): number | null {
+  if (!/^\d{1,10}$/.test(text.trim())) return null;
+  const intervalMs = Number(text.trim());
+  return intervalMs <= MAX_SWEEP_INTERVAL_MS ? intervalMs : null;
 }
 
 /** A TCP port, 0 … 65535 (0 lets the system pick a free one), or `null`. */
