@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Refused } from '../core/refusal.js';
 import type { Plane } from '../plane/plane.js';
 import type { QuotaStore } from '../store/store.js';
+import { actingTenant, callerInstant } from './auth.js';
 import { PROBLEM_CONTENT_TYPE, refusalProblem, type RetryAfterDefaults } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
 
@@ -35,4 +36,30 @@ export function sendRefused(
 ): FastifyReply {
   const { problem, headers } = refusalProblem(refused, request.id, decidedAtMs ?? context.clock.nowMs(), context.retryAfter);
   return reply.code(problem.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
+}
+
+/** What a runner's body on one run may carry besides the verb's own members: the tenant it repeats and an operator's instant. */
+interface RunnerBody {
+  readonly tenant?: string | undefined;
+  readonly atMs?: number | undefined;
+}
+
+/**
+ * The handler of a runner route on one run (`/v1/runs/{run}/…`): the tenant the key acts for
+ * (`actingTenant`), the instant only an operator may supply (`callerInstant`), one plane call with
+ * the body, the tenant, the path's run and the instant, and a refusal value answered as its
+ * problem reply (`Withheld` 423, `RateLimited` 429, …). Faults propagate to the error handler.
+ */
+export function runVerbHandler<Body extends RunnerBody, Result extends { readonly ok: boolean }>(
+  context: RouteContext,
+  call: (input: Body & { tenant: string; run: string; atMs: number | undefined }) => Promise<Result>,
+) {
+  return async (request: FastifyRequest<{ Params: { run: string }; Body: Body }>, reply: FastifyReply) => {
+    // Fastify's inferred body type loses the generic's members; the route's schema validated it as Body.
+    const body = request.body as Body;
+    const tenant = actingTenant(request, body.tenant);
+    const atMs = callerInstant(request, body.atMs);
+    const result = await call({ ...body, tenant, run: request.params.run, atMs });
+    return result.ok ? result : sendRefused(reply, request, result as unknown as Refused, context, atMs);
+  };
 }

@@ -3,8 +3,8 @@ import { Option, type Command } from 'commander';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { collectAcrossTenants } from '../operator/across-tenants.js';
-import { instant, operatorText, renderTable, writeAnswer } from '../operator/format.js';
+import { printTenantListing } from '../operator/across-tenants.js';
+import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 
 interface AuditFlags extends TargetFlags {
@@ -43,27 +43,19 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
           });
           return verification.ok ? EXIT.OK : EXIT.FINDING;
         }
-        const listed = await collectAcrossTenants(await tenantsOf(target, flags.tenant), flags.limit, async (tenant, want) => {
-          const page = await target.auditLog({ tenant, limit: want, action: flags.action });
-          return { items: page.rows, truncated: page.truncated };
+        const truncated = await printTenantListing(io, flags.json, {
+          tenants: await tenantsOf(target, flags.tenant),
+          limit: flags.limit,
+          fetch: async (tenant, want) => {
+            const page = await target.auditLog({ tenant, limit: want, action: flags.action });
+            return { items: page.rows, truncated: page.truncated };
+          },
+          member: 'rows',
+          empty: 'no audit rows',
+          header: ['TENANT', 'SEQ', 'AT', 'ACTION', 'SUBJECT', 'BY', 'DETAIL'],
+          row: (row) => [row.tenant, String(row.seq), instant(row.atMs), row.action, row.subject, operatorText(row.by), JSON.stringify(row.detail)],
         });
-        writeAnswer(io, flags.json, { rows: listed.items, truncated: listed.truncated }, () =>
-          listed.items.length === 0
-            ? 'no audit rows\n'
-            : renderTable(
-                ['TENANT', 'SEQ', 'AT', 'ACTION', 'SUBJECT', 'BY', 'DETAIL'],
-                listed.items.map((row) => [
-                  row.tenant,
-                  String(row.seq),
-                  instant(row.atMs),
-                  row.action,
-                  row.subject,
-                  operatorText(row.by),
-                  JSON.stringify(row.detail),
-                ]),
-              ),
-        );
-        return listed.truncated ? EXIT.TRUNCATED : EXIT.OK;
+        return truncated ? EXIT.TRUNCATED : EXIT.OK;
       });
       setExitStatus(status);
     });

@@ -3,8 +3,7 @@ import { Option, type Command } from 'commander';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { collectAcrossTenants } from '../operator/across-tenants.js';
-import { renderTable, writeAnswer } from '../operator/format.js';
+import { printTenantListing } from '../operator/across-tenants.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 
 /** Registers `quotaplane reservations [--tenant T] [--limit N]`: the spend holds of open runs. */
@@ -15,21 +14,20 @@ export function registerReservations(program: Command, io: CliIo, setExitStatus:
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
     .addOption(limitOption())
     .action(async (flags: TargetFlags & { tenant?: string; limit: number }) => {
-      const truncated = await withTarget(flags, 'reads', async (target) => {
-        const listed = await collectAcrossTenants(await tenantsOf(target, flags.tenant), flags.limit, async (tenant, want) => {
-          const page = await target.reservations({ tenant, limit: want });
-          return { items: page.holds, truncated: page.truncated };
-        });
-        writeAnswer(io, flags.json, { reservations: listed.items, truncated: listed.truncated }, () =>
-          listed.items.length === 0
-            ? 'no holds\n'
-            : renderTable(
-                ['TENANT', 'RUN', 'PERIOD', 'TOKENS', 'MINOR UNITS'],
-                listed.items.map((hold) => [hold.tenant, hold.run, hold.period, String(hold.remaining.tokens), String(hold.remaining.minorUnits)]),
-              ),
-        );
-        return listed.truncated;
-      });
+      const truncated = await withTarget(flags, 'reads', async (target) =>
+        printTenantListing(io, flags.json, {
+          tenants: await tenantsOf(target, flags.tenant),
+          limit: flags.limit,
+          fetch: async (tenant, want) => {
+            const page = await target.reservations({ tenant, limit: want });
+            return { items: page.holds, truncated: page.truncated };
+          },
+          member: 'reservations',
+          empty: 'no holds',
+          header: ['TENANT', 'RUN', 'PERIOD', 'TOKENS', 'MINOR UNITS'],
+          row: (hold) => [hold.tenant, hold.run, hold.period, String(hold.remaining.tokens), String(hold.remaining.minorUnits)],
+        }),
+      );
       setExitStatus(truncated ? EXIT.TRUNCATED : EXIT.OK);
     });
 }

@@ -4,8 +4,8 @@ import { RUN_STATUSES, type RunStatus } from '../../store/types.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { collectAcrossTenants } from '../operator/across-tenants.js';
-import { duration, instant, renderTable, writeAnswer } from '../operator/format.js';
+import { printTenantListing } from '../operator/across-tenants.js';
+import { duration, instant } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
 
@@ -52,27 +52,26 @@ export function registerRuns(program: Command, io: CliIo, setExitStatus: SetExit
       const statuses = statusesOf(flags);
       const truncated = await withTarget(flags, 'reads', async (target) => {
         const nowMs = Date.now();
-        const listed = await collectAcrossTenants(await tenantsOf(target, flags.tenant), flags.limit, async (tenant, want) => {
-          const page = await target.runs({ tenant, statuses, limit: want });
-          return { items: page.runs, truncated: page.truncated };
+        return printTenantListing(io, flags.json, {
+          tenants: await tenantsOf(target, flags.tenant),
+          limit: flags.limit,
+          fetch: async (tenant, want) => {
+            const page = await target.runs({ tenant, statuses, limit: want });
+            return { items: page.runs, truncated: page.truncated };
+          },
+          member: 'runs',
+          empty: 'no runs',
+          header: ['TENANT', 'RUN', 'STATUS', 'FOR', 'EPOCH', 'SLOT', 'LEASE UNTIL'],
+          row: (run) => [
+            run.tenant,
+            run.run,
+            run.status,
+            duration(Math.max(0, nowMs - run.statusSinceMs)),
+            String(run.lastEpoch),
+            run.holdsSlot ? 'yes' : 'no',
+            instant(run.leaseExpiresAtMs),
+          ],
         });
-        writeAnswer(io, flags.json, { runs: listed.items, truncated: listed.truncated }, () =>
-          listed.items.length === 0
-            ? 'no runs\n'
-            : renderTable(
-                ['TENANT', 'RUN', 'STATUS', 'FOR', 'EPOCH', 'SLOT', 'LEASE UNTIL'],
-                listed.items.map((run) => [
-                  run.tenant,
-                  run.run,
-                  run.status,
-                  duration(Math.max(0, nowMs - run.statusSinceMs)),
-                  String(run.lastEpoch),
-                  run.holdsSlot ? 'yes' : 'no',
-                  instant(run.leaseExpiresAtMs),
-                ]),
-              ),
-        );
-        return listed.truncated;
       });
       setExitStatus(truncated ? EXIT.TRUNCATED : EXIT.OK);
     });

@@ -1,3 +1,6 @@
+import type { CliIo } from '../io.js';
+import { renderTable, writeAnswer } from './format.js';
+
 /**
  * Collects one listing over several tenants, in the order given, up to `limit` items in all.
  * Each tenant is asked for at most the room left (at least 1, so a tenant after a full page still
@@ -21,4 +24,34 @@ export async function collectAcrossTenants<T>(
     if (page.truncated) return { items, truncated: true };
   }
   return { items, truncated: false };
+}
+
+/** A listing over several tenants, as an operator command prints it. */
+export interface TenantListing<T> {
+  /** The tenants, in order: `--tenant`, or every tenant of the target. */
+  readonly tenants: readonly string[];
+  /** At most this many items in all (`--limit`). */
+  readonly limit: number;
+  /** One tenant's page of at most `want` items, and whether it had more. */
+  readonly fetch: (tenant: string, want: number) => Promise<{ items: readonly T[]; truncated: boolean }>;
+  /** The member the items go under in the `--json` document (`runs`, `reservations`, `rows`). */
+  readonly member: string;
+  /** The line printed when nothing was found. */
+  readonly empty: string;
+  /** The table's header and one row per item, for a person at a terminal. */
+  readonly header: readonly string[];
+  readonly row: (item: T & { tenant: string }) => readonly string[];
+}
+
+/**
+ * Collects a listing over tenants ({@link collectAcrossTenants}) and prints it: with `--json` one
+ * document `{ <member>: items, truncated }`, else a table (or the `empty` line). Answers whether
+ * `--limit` cut it, which the command turns into exit status 5.
+ */
+export async function printTenantListing<T>(io: CliIo, json: boolean, listing: TenantListing<T>): Promise<boolean> {
+  const listed = await collectAcrossTenants(listing.tenants, listing.limit, listing.fetch);
+  writeAnswer(io, json, { [listing.member]: listed.items, truncated: listed.truncated }, () =>
+    listed.items.length === 0 ? `${listing.empty}\n` : renderTable(listing.header, listed.items.map(listing.row)),
+  );
+  return listed.truncated;
 }

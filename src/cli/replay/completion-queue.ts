@@ -1,3 +1,5 @@
+import type { SettleInput } from '../../plane/plane.js';
+
 /** A run admitted by the replay, waiting for its virtual end instant to settle. */
 export interface PendingCompletion {
   readonly tenant: string;
@@ -11,6 +13,22 @@ export interface PendingCompletion {
   readonly minorUnits: number;
   /** Trace line, which breaks ties between runs ending at the same instant (file order). */
   readonly line: number;
+}
+
+/**
+ * The settle that ends a pending run: its whole real spend, concluding it, at its virtual end
+ * instant. The replay sends it once, and again when it checks that a retry is answered from the
+ * receipt, so both must be the very same request.
+ */
+export function completionSettle(done: PendingCompletion): SettleInput {
+  return {
+    tenant: done.tenant,
+    run: done.run,
+    epoch: done.epoch,
+    spend: { tokens: done.tokens, minorUnits: done.minorUnits },
+    concludes: true,
+    atMs: done.endMs,
+  };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { spendEquals, addSpend, ZERO_SPEND, type Spend } from '../../core/spend.js';
 import type { Plane } from '../../plane/plane.js';
-import type { PendingCompletion } from './completion-queue.js';
+import { completionSettle, type PendingCompletion } from './completion-queue.js';
 import type { RefusalCounts, ReplayInvariants } from './replay-types.js';
 
 /**
@@ -41,14 +41,7 @@ export async function measureInvariants(
 ): Promise<MeasuredInvariants> {
   let retriesAnsweredFromReceipts = true;
   for (const done of settledRuns) {
-    const retry = await plane.settle({
-      tenant: done.tenant,
-      run: done.run,
-      epoch: done.epoch,
-      spend: { tokens: done.tokens, minorUnits: done.minorUnits },
-      concludes: true,
-      atMs: done.endMs,
-    });
+    const retry = await plane.settle(completionSettle(done));
     if (retry.outcome !== 'already-settled') retriesAnsweredFromReceipts = false;
   }
 

@@ -7,7 +7,7 @@ import { addSpend, ZERO_SPEND, type Spend } from '../../core/spend.js';
 import { createPlane } from '../../plane/create-plane.js';
 import type { Plane } from '../../plane/plane.js';
 import type { QuotaStore } from '../../store/store.js';
-import { CompletionQueue, type PendingCompletion } from './completion-queue.js';
+import { CompletionQueue, completionSettle, type PendingCompletion } from './completion-queue.js';
 import type { ReplayProgress } from './replay-progress.js';
 import { measureInvariants, type TenantLedger } from './replay-invariants.js';
 import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from './replay-types.js';
@@ -93,14 +93,7 @@ export async function runReplay(
 
   const settleRun = async (done: PendingCompletion): Promise<void> => {
     nowMs = done.endMs;
-    const result = await plane.settle({
-      tenant: done.tenant,
-      run: done.run,
-      epoch: done.epoch,
-      spend: { tokens: done.tokens, minorUnits: done.minorUnits },
-      concludes: true,
-      atMs: done.endMs,
-    });
+    const result = await plane.settle(completionSettle(done));
     const book = ledger(done.tenant);
     if (result.outcome === 'settled') book.receiptsWritten += 1;
     // What the replay sent, in the period its admission named: the store's totals must match

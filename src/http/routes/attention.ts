@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import { callerInstant, operatorScope } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { Amount, InstantMs, ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { Amount, InstantMs, ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
 import { AttentionReport } from '../schemas/operator.js';
 
 const AttentionQuery = strictObject({
@@ -11,9 +12,6 @@ const AttentionQuery = strictObject({
   atMs: Type.Optional(InstantMs),
 });
 
-const OPERATOR = { access: 'operator' } as const;
-const TAGS = ['operator'];
-const SECURITY = [{ bearer: [] }];
 const SUMMARY = 'What needs a person: run.stranded, run.withheld, hold.stale, pass.unsettled, each with the commands that end it';
 
 /**
@@ -25,20 +23,14 @@ const SUMMARY = 'What needs a person: run.stranded, run.withheld, hold.stale, pa
 export const attentionRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof AttentionQuery> }>(
     '/v1/tenants/:tenant/attention',
-    {
-      config: OPERATOR,
-      schema: { summary: SUMMARY, tags: TAGS, security: SECURITY, params: TenantParams, querystring: AttentionQuery, response: { 200: AttentionReport, ...PROBLEM_REPLIES } },
-    },
+    protectedRoute('operator', { summary: SUMMARY, params: TenantParams, querystring: AttentionQuery, reply: AttentionReport }),
     async (request) =>
       context.plane.attention({ ...request.query, tenant: request.params.tenant, atMs: callerInstant(request, request.query.atMs) }),
   );
 
   app.get<{ Querystring: Static<typeof AttentionQuery> }>(
     '/v1/attention',
-    {
-      config: OPERATOR,
-      schema: { summary: `${SUMMARY}; every tenant the key covers`, tags: TAGS, security: SECURITY, querystring: AttentionQuery, response: { 200: AttentionReport, ...PROBLEM_REPLIES } },
-    },
+    protectedRoute('operator', { summary: `${SUMMARY}; every tenant the key covers`, querystring: AttentionQuery, reply: AttentionReport }),
     async (request) =>
       context.plane.attention({ ...request.query, tenant: operatorScope(request, undefined), atMs: callerInstant(request, request.query.atMs) }),
   );

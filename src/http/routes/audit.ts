@@ -1,12 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import type { RouteModule } from '../route-context.js';
-import { Identifier, ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { Identifier, ListingLimit, NoQuery, strictObject, TenantParams } from '../schemas/common.js';
 import { AuditRecord, AuditVerification } from '../schemas/operator.js';
 
 const AuditQuery = strictObject({ limit: Type.Optional(ListingLimit), action: Type.Optional(Identifier) });
 const AuditReply = strictObject({ rows: Type.Array(AuditRecord), truncated: Type.Boolean() });
-const NoQuery = strictObject({});
 
 /**
  * A tenant's audit log (issue #5 item 6): `GET /v1/tenants/{tenant}/audit?limit=&action=` lists
@@ -18,33 +18,23 @@ const NoQuery = strictObject({});
 export const auditRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof AuditQuery> }>(
     '/v1/tenants/:tenant/audit',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: "A tenant's audit rows, newest first, optionally of one action",
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: AuditQuery,
-        response: { 200: AuditReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "A tenant's audit rows, newest first, optionally of one action",
+      params: TenantParams,
+      querystring: AuditQuery,
+      reply: AuditReply,
+    }),
     async (request) => context.plane.auditLog({ tenant: request.params.tenant, ...request.query }),
   );
 
   app.get<{ Params: Static<typeof TenantParams> }>(
     '/v1/tenants/:tenant/audit/verify',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: "Recompute a tenant's audit hash chain and name the first row that does not match",
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: NoQuery,
-        response: { 200: AuditVerification, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "Recompute a tenant's audit hash chain and name the first row that does not match",
+      params: TenantParams,
+      querystring: NoQuery,
+      reply: AuditVerification,
+    }),
     async (request) => context.plane.verifyAudit({ tenant: request.params.tenant }),
   );
 };

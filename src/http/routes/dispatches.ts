@@ -1,13 +1,12 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-import { actingTenant, callerInstant } from '../auth.js';
-import { sendRefused, type RouteModule } from '../route-context.js';
+import { runVerbHandler, type RouteModule } from '../route-context.js';
+import { protectedRoute } from '../route-options.js';
 import {
   Identifier,
   InstantMs,
   MAX_DECLARED_CEILINGS,
   PositiveMs,
-  PROBLEM_REPLIES,
   RateCeiling,
   RunParams,
   strictObject,
@@ -37,22 +36,12 @@ const DispatchReply = strictObject({ ok: Type.Literal(true) });
 export const dispatchRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof DispatchBody> }>(
     '/v1/runs/:run/dispatches',
-    {
-      config: { access: 'runner' },
-      schema: {
-        summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423)',
-        tags: ['runner'],
-        security: [{ bearer: [] }],
-        params: RunParams,
-        body: DispatchBody,
-        response: { 200: DispatchReply, ...PROBLEM_REPLIES },
-      },
-    },
-    async (request, reply) => {
-      const tenant = actingTenant(request, request.body.tenant);
-      const atMs = callerInstant(request, request.body.atMs);
-      const result = await context.plane.dispatch({ ...request.body, tenant, run: request.params.run, atMs });
-      return result.ok ? result : sendRefused(reply, request, result, context, atMs);
-    },
+    protectedRoute('runner', {
+      summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423)',
+      params: RunParams,
+      body: DispatchBody,
+      reply: DispatchReply,
+    }),
+    runVerbHandler(context, (input) => context.plane.dispatch(input)),
   );
 };

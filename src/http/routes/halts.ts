@@ -3,7 +3,8 @@ import { Type, type Static } from '@sinclair/typebox';
 import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { InstantMs, ListingLimit, Operator, PROBLEM_REPLIES, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { InstantMs, ListingLimit, Operator, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
 
 /** Longest halt reason accepted, in characters. */
 export const MAX_HALT_REASON_LENGTH = 2000;
@@ -60,17 +61,12 @@ const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Type.Bool
 export const haltRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof HaltsQuery> }>(
     '/v1/tenants/:tenant/halts',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Standing halts of a tenant, or with ?state=lifted its recorded lifts (newest first)',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: HaltsQuery,
-        response: { 200: HaltsReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Standing halts of a tenant, or with ?state=lifted its recorded lifts (newest first)',
+      params: TenantParams,
+      querystring: HaltsQuery,
+      reply: HaltsReply,
+    }),
     async (request) => {
       const { tenant } = request.params;
       if (request.query.state === 'lifted') {
@@ -94,17 +90,12 @@ export const haltRoutes: RouteModule = (app, context) => {
 
   app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof HaltBody> }>(
     '/v1/tenants/:tenant/halts',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Throw (or re-throw) a halt on a scope; audited before it stands',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        body: HaltBody,
-        response: { 200: HaltReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Throw (or re-throw) a halt on a scope; audited before it stands',
+      params: TenantParams,
+      body: HaltBody,
+      reply: HaltReply,
+    }),
     async (request) =>
       context.plane.halt({
         tenant: request.params.tenant,
@@ -117,17 +108,12 @@ export const haltRoutes: RouteModule = (app, context) => {
 
   app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof LiftBody> }>(
     '/v1/tenants/:tenant/halts/lift',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Lift a halt: journaled first, then removed only if it is still the halt read',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        body: LiftBody,
-        response: { 200: LiftReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Lift a halt: journaled first, then removed only if it is still the halt read',
+      params: TenantParams,
+      body: LiftBody,
+      reply: LiftReply,
+    }),
     async (request) =>
       context.plane.lift({
         tenant: request.params.tenant,

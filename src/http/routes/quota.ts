@@ -2,10 +2,10 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import { operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { PROBLEM_REPLIES, strictObject, TenantParams, TenantQuota, TenantQuotaInput } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { NoQuery, strictObject, TenantParams, TenantQuota, TenantQuotaInput } from '../schemas/common.js';
 
 const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([TenantQuota, Type.Null()]) });
-const NoQuery = strictObject({});
 
 /**
  * A tenant's quota (issue #4 item 2): `GET /v1/tenants/{tenant}/quota` answers it (`null` when
@@ -15,33 +15,23 @@ const NoQuery = strictObject({});
 export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(
     '/v1/tenants/:tenant/quota',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: "A tenant's quota, or null when none was set",
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: NoQuery,
-        response: { 200: QuotaReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "A tenant's quota, or null when none was set",
+      params: TenantParams,
+      querystring: NoQuery,
+      reply: QuotaReply,
+    }),
     async (request) => ({ tenant: request.params.tenant, quota: await context.plane.getQuota(request.params.tenant) }),
   );
 
   app.put<{ Params: Static<typeof TenantParams>; Body: Static<typeof TenantQuotaInput> }>(
     '/v1/tenants/:tenant/quota',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: "Replace a tenant's quota (audited); absent ceilings are unlimited, 0 allows nothing",
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        body: TenantQuotaInput,
-        response: { 200: QuotaReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "Replace a tenant's quota (audited); absent ceilings are unlimited, 0 allows nothing",
+      params: TenantParams,
+      body: TenantQuotaInput,
+      reply: QuotaReply,
+    }),
     async (request) => {
       const quota = await context.plane.setQuota(
         request.params.tenant,

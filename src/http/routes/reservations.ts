@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import type { RouteModule } from '../route-context.js';
-import { ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
 import { Held } from '../schemas/operator.js';
 
 const ReservationsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
@@ -11,17 +12,12 @@ const ReservationsReply = strictObject({ reservations: Type.Array(Held), truncat
 export const reservationRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof ReservationsQuery> }>(
     '/v1/tenants/:tenant/reservations',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Spend holds of open runs: run, period held in, remaining worst case',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: ReservationsQuery,
-        response: { 200: ReservationsReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Spend holds of open runs: run, period held in, remaining worst case',
+      params: TenantParams,
+      querystring: ReservationsQuery,
+      reply: ReservationsReply,
+    }),
     async (request) => {
       const page = await context.plane.reservations({ tenant: request.params.tenant, limit: request.query.limit });
       return { reservations: page.holds, truncated: page.truncated };

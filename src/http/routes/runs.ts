@@ -1,8 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import { actingTenant, callerInstant } from '../auth.js';
-import type { RouteModule } from '../route-context.js';
-import { sendRefused } from '../route-context.js';
+import { runVerbHandler, sendRefused, type RouteModule } from '../route-context.js';
+import { protectedRoute } from '../route-options.js';
 import {
   AgentIdentity,
   Amount,
@@ -12,7 +12,6 @@ import {
   MAX_CHAIN_LENGTH,
   PassGrant,
   PositiveMs,
-  PROBLEM_REPLIES,
   RunParams,
   strictObject,
 } from '../schemas/common.js';
@@ -44,10 +43,6 @@ const HeartbeatBody = strictObject({
   atMs: Type.Optional(InstantMs),
 });
 
-const RUNNER = { access: 'runner' } as const;
-const TAGS = ['runner'];
-const SECURITY = [{ bearer: [] }];
-
 /**
  * The run lifecycle for runners (issue #4 item 2, issue #5 item 1): `POST /v1/runs` (admit),
  * `POST /v1/runs/{run}/settle`, `POST /v1/runs/{run}/resume`, `POST /v1/runs/{run}/heartbeat`.
@@ -57,16 +52,11 @@ const SECURITY = [{ bearer: [] }];
 export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof AdmitBody> }>(
     '/v1/runs',
-    {
-      config: RUNNER,
-      schema: {
-        summary: 'Admit a run: its first pass, or a refusal (Halted 423, Unbounded 422, TooManyRuns/SpentOut 429)',
-        tags: TAGS,
-        security: SECURITY,
-        body: AdmitBody,
-        response: { 200: PassGrant, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('runner', {
+      summary: 'Admit a run: its first pass, or a refusal (Halted 423, Unbounded 422, TooManyRuns/SpentOut 429)',
+      body: AdmitBody,
+      reply: PassGrant,
+    }),
     async (request, reply) => {
       const tenant = actingTenant(request, request.body.tenant);
       const atMs = callerInstant(request, request.body.atMs);
@@ -77,64 +67,34 @@ export const runRoutes: RouteModule = (app, context) => {
 
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof SettleBody> }>(
     '/v1/runs/:run/settle',
-    {
-      config: RUNNER,
-      schema: {
-        summary: 'Settle a pass exactly once (an identical retry answers already-settled; a different payload 409)',
-        tags: TAGS,
-        security: SECURITY,
-        params: RunParams,
-        body: SettleBody,
-        response: { 200: SettleReply, ...PROBLEM_REPLIES },
-      },
-    },
-    async (request) => {
-      const tenant = actingTenant(request, request.body.tenant);
-      const atMs = callerInstant(request, request.body.atMs);
-      return context.plane.settle({ ...request.body, tenant, run: request.params.run, atMs });
-    },
+    protectedRoute('runner', {
+      summary: 'Settle a pass exactly once (an identical retry answers already-settled; a different payload 409)',
+      params: RunParams,
+      body: SettleBody,
+      reply: SettleReply,
+    }),
+    runVerbHandler(context, (input) => context.plane.settle(input)),
   );
 
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof ResumeBody> }>(
     '/v1/runs/:run/resume',
-    {
-      config: RUNNER,
-      schema: {
-        summary: 'Open a new pass of an admitted run (never gated; carries its hold to the current period)',
-        tags: TAGS,
-        security: SECURITY,
-        params: RunParams,
-        body: ResumeBody,
-        response: { 200: PassGrant, ...PROBLEM_REPLIES },
-      },
-    },
-    async (request, reply) => {
-      const tenant = actingTenant(request, request.body.tenant);
-      const atMs = callerInstant(request, request.body.atMs);
-      // Withheld (a subject halt names the run's chain) answers 423; no pass was opened.
-      const result = await context.plane.resume({ ...request.body, tenant, run: request.params.run, atMs });
-      return result.ok ? result : sendRefused(reply, request, result, context, atMs);
-    },
+    protectedRoute('runner', {
+      summary: 'Open a new pass of an admitted run (never gated; carries its hold to the current period)',
+      params: RunParams,
+      body: ResumeBody,
+      reply: PassGrant,
+    }),
+    runVerbHandler(context, (input) => context.plane.resume(input)),
   );
 
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof HeartbeatBody> }>(
     '/v1/runs/:run/heartbeat',
-    {
-      config: RUNNER,
-      schema: {
-        summary: "Renew a pass's lease (Withheld 423: pause the run; a stale epoch or a stranded run 409)",
-        tags: TAGS,
-        security: SECURITY,
-        params: RunParams,
-        body: HeartbeatBody,
-        response: { 200: LeaseRenewal, ...PROBLEM_REPLIES },
-      },
-    },
-    async (request, reply) => {
-      const tenant = actingTenant(request, request.body.tenant);
-      const atMs = callerInstant(request, request.body.atMs);
-      const result = await context.plane.heartbeat({ ...request.body, tenant, run: request.params.run, atMs });
-      return result.ok ? result : sendRefused(reply, request, result, context, atMs);
-    },
+    protectedRoute('runner', {
+      summary: "Renew a pass's lease (Withheld 423: pause the run; a stale epoch or a stranded run 409)",
+      params: RunParams,
+      body: HeartbeatBody,
+      reply: LeaseRenewal,
+    }),
+    runVerbHandler(context, (input) => context.plane.heartbeat(input)),
   );
 };

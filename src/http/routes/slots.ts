@@ -1,7 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import type { RouteModule } from '../route-context.js';
-import { ListingLimit, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
 
 const SlotsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
 const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
@@ -14,17 +15,12 @@ const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Ty
 export const slotRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof SlotsQuery> }>(
     '/v1/tenants/:tenant/slots',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Runs holding a slot (the running set), ascending run id',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: SlotsQuery,
-        response: { 200: SlotsReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Runs holding a slot (the running set), ascending run id',
+      params: TenantParams,
+      querystring: SlotsQuery,
+      reply: SlotsReply,
+    }),
     async (request) => context.plane.slotHolders({ tenant: request.params.tenant, limit: request.query.limit }),
   );
 };

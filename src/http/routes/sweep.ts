@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import { callerInstant, operatorScope } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { Identifier, InstantMs, PROBLEM_REPLIES, strictObject } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { Identifier, InstantMs, strictObject } from '../schemas/common.js';
 import { SweepReply } from '../schemas/operator.js';
 
 const SweepBody = strictObject({ tenant: Type.Optional(Identifier), atMs: Type.Optional(InstantMs) });
@@ -15,16 +16,11 @@ const SweepBody = strictObject({ tenant: Type.Optional(Identifier), atMs: Type.O
 export const sweepRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof SweepBody> }>(
     '/v1/sweep',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Sweep lapsed leases now: free the slots of dead runs and mark them stranded, keeping their holds',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        body: SweepBody,
-        response: { 200: SweepReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Sweep lapsed leases now: free the slots of dead runs and mark them stranded, keeping their holds',
+      body: SweepBody,
+      reply: SweepReply,
+    }),
     async (request) =>
       context.plane.sweep({ tenant: operatorScope(request, request.body.tenant), atMs: callerInstant(request, request.body.atMs) }),
   );

@@ -3,16 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { RunStatus } from '../../store/types.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { Identifier, InstantMs, PROBLEM_REPLIES, strictObject, TenantParams } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { Identifier, InstantMs, strictObject, TenantParams } from '../schemas/common.js';
 import { ReleaseReply, RunsPage, RunsQuery, SETTLE_FIELDS, SettleReply } from '../schemas/operator.js';
 
 const TenantRunParams = strictObject({ tenant: Identifier, run: Identifier });
 const OperatorSettleBody = strictObject(SETTLE_FIELDS);
 const ReleaseBody = strictObject({ atMs: Type.Optional(InstantMs) });
-
-const OPERATOR = { access: 'operator' } as const;
-const TAGS = ['operator'];
-const SECURITY = [{ bearer: [] }];
 
 /**
  * A tenant's runs for operators (issue #5): `GET /v1/tenants/{tenant}/runs?status=&after=&limit=`
@@ -25,17 +22,12 @@ const SECURITY = [{ bearer: [] }];
 export const tenantRunRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof RunsQuery> }>(
     '/v1/tenants/:tenant/runs',
-    {
-      config: OPERATOR,
-      schema: {
-        summary: 'The run registry by run id: status and since when, latest pass, slot, lease; ?status=stranded,withheld filters',
-        tags: TAGS,
-        security: SECURITY,
-        params: TenantParams,
-        querystring: RunsQuery,
-        response: { 200: RunsPage, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'The run registry by run id: status and since when, latest pass, slot, lease; ?status=stranded,withheld filters',
+      params: TenantParams,
+      querystring: RunsQuery,
+      reply: RunsPage,
+    }),
     async (request) => {
       const { status, after, limit } = request.query;
       const statuses = status === undefined ? undefined : (status.split(',') as RunStatus[]);
@@ -45,17 +37,12 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
 
   app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof OperatorSettleBody> }>(
     '/v1/tenants/:tenant/runs/:run/settle',
-    {
-      config: OPERATOR,
-      schema: {
-        summary: "Settle a pass's real spend for a runner that cannot (audited as run.settle); a conflicting settle 409",
-        tags: TAGS,
-        security: SECURITY,
-        params: TenantRunParams,
-        body: OperatorSettleBody,
-        response: { 200: SettleReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "Settle a pass's real spend for a runner that cannot (audited as run.settle); a conflicting settle 409",
+      params: TenantRunParams,
+      body: OperatorSettleBody,
+      reply: SettleReply,
+    }),
     async (request) =>
       context.plane.settle({
         ...request.body,
@@ -68,17 +55,12 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
 
   app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof ReleaseBody> }>(
     '/v1/tenants/:tenant/runs/:run/release',
-    {
-      config: OPERATOR,
-      schema: {
-        summary: "Give back a run's slot and hold and close it as released (audited as run.release)",
-        tags: TAGS,
-        security: SECURITY,
-        params: TenantRunParams,
-        body: ReleaseBody,
-        response: { 200: ReleaseReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "Give back a run's slot and hold and close it as released (audited as run.release)",
+      params: TenantRunParams,
+      body: ReleaseBody,
+      reply: ReleaseReply,
+    }),
     async (request) =>
       context.plane.release({
         tenant: request.params.tenant,

@@ -3,10 +3,10 @@ import { Type } from '@sinclair/typebox';
 import { keyCoversTenant } from '../../store/api-keys.js';
 import { requestKey } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { PROBLEM_REPLIES, strictObject } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { NoQuery, strictObject } from '../schemas/common.js';
 
 const TenantsReply = strictObject({ tenants: Type.Array(Type.String()) });
-const NoQuery = strictObject({});
 
 /**
  * `GET /v1/tenants` (issue #4 item 2): tenants with a quota, a run or a halt, in byte order, as
@@ -15,16 +15,11 @@ const NoQuery = strictObject({});
 export const tenantRoutes: RouteModule = (app, context) => {
   app.get(
     '/v1/tenants',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: 'Tenants the operator key covers that have a quota, a run or a halt',
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        querystring: NoQuery,
-        response: { 200: TenantsReply, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: 'Tenants the operator key covers that have a quota, a run or a halt',
+      querystring: NoQuery,
+      reply: TenantsReply,
+    }),
     async (request) => {
       const key = requestKey(request);
       const tenants = await context.plane.tenants();

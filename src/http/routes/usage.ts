@@ -2,7 +2,8 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import { actingTenant } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { Identifier, PeriodKey, PROBLEM_REPLIES, strictObject, TenantParams, Usage } from '../schemas/common.js';
+import { protectedRoute } from '../route-options.js';
+import { Identifier, PeriodKey, strictObject, TenantParams, Usage } from '../schemas/common.js';
 
 const RunnerUsageQuery = strictObject({ tenant: Type.Optional(Identifier), period: Type.Optional(PeriodKey) });
 const TenantUsageQuery = strictObject({ period: Type.Optional(PeriodKey) });
@@ -15,16 +16,11 @@ const TenantUsageQuery = strictObject({ period: Type.Optional(PeriodKey) });
 export const usageRoutes: RouteModule = (app, context) => {
   app.get<{ Querystring: Static<typeof RunnerUsageQuery> }>(
     '/v1/usage',
-    {
-      config: { access: 'runner' },
-      schema: {
-        summary: "The key's tenant's spent, reserved and running figures for a period, with its quota",
-        tags: ['runner'],
-        security: [{ bearer: [] }],
-        querystring: RunnerUsageQuery,
-        response: { 200: Usage, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('runner', {
+      summary: "The key's tenant's spent, reserved and running figures for a period, with its quota",
+      querystring: RunnerUsageQuery,
+      reply: Usage,
+    }),
     async (request) => {
       const tenant = actingTenant(request, request.query.tenant);
       return context.plane.usage({ tenant, period: request.query.period });
@@ -33,17 +29,12 @@ export const usageRoutes: RouteModule = (app, context) => {
 
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof TenantUsageQuery> }>(
     '/v1/tenants/:tenant/usage',
-    {
-      config: { access: 'operator' },
-      schema: {
-        summary: "A tenant's spent, reserved and running figures for a period, with its quota",
-        tags: ['operator'],
-        security: [{ bearer: [] }],
-        params: TenantParams,
-        querystring: TenantUsageQuery,
-        response: { 200: Usage, ...PROBLEM_REPLIES },
-      },
-    },
+    protectedRoute('operator', {
+      summary: "A tenant's spent, reserved and running figures for a period, with its quota",
+      params: TenantParams,
+      querystring: TenantUsageQuery,
+      reply: Usage,
+    }),
     async (request) => context.plane.usage({ tenant: request.params.tenant, period: request.query.period }),
   );
 };

@@ -123,6 +123,9 @@ export const Usage = strictObject({
   quota: Type.Union([TenantQuota, Type.Null()]),
 });
 
+/** The query of a route that takes none: any member is refused, naming it. */
+export const NoQuery = strictObject({});
+
 /** The `{tenant}` path parameter. */
 export const TenantParams = strictObject({ tenant: Identifier });
 
