@@ -155,6 +155,8 @@ export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics 
             }
           }),
         resume: (input) => timed('resume', () => plane.resume(input)),
+        heartbeat: (input) => timed('heartbeat', () => plane.heartbeat(input)),
+        sweep: (input) => timed('sweep', () => plane.sweep(input)),
         usage: (input) => timed('usage', () => plane.usage(input)),
         setQuota: (tenant, quota, by) => timed('setQuota', () => plane.setQuota(tenant, quota, by)),
         getQuota: (tenant) => timed('getQuota', () => plane.getQuota(tenant)),
