@@ -6,6 +6,13 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 
+// The CLI smoke tests run the built bin, so build first: a stale dist/ must never be what passes.
+const build = spawnSync('npx', ['tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' });
+if (build.status !== 0) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
+
 const reportPath = '.test-results/vitest.json';
 mkdirSync('.test-results', { recursive: true });
 rmSync(reportPath, { force: true });
