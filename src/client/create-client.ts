@@ -9,6 +9,7 @@ import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
 import type { Held } from '../store/types.js';
+import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
 import { decodeProblem } from './problem-decoding.js';
 
 /** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
@@ -36,8 +37,9 @@ export interface QuotaplaneClient extends Plane {
 
 /**
  * Options of {@link createClient}: `url` the server's base URL (`http://127.0.0.1:7070`), `key` an
- * API key (`qp_…`) sent as `Authorization: Bearer`, `fetch` the fetch to use (default the global
- * one; tests pass one that calls `app.inject`).
+ * API key (`qp_…`) sent as `Authorization: Bearer`, `fetch` a fetch to send requests through
+ * instead of the default (undici's `request` on a keep-alive pool, see `http-transport.ts`; tests
+ * pass one that calls `app.inject`).
  */
 export interface ClientOptions {
   readonly url: string;
@@ -66,32 +68,26 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
   if (typeof options.key !== 'string' || options.key.trim() === '') {
     throw invalidArgument('key', `must be an API key from 'quotaplane keys create', got ${describe(options.key)}`);
   }
-  const doFetch = options.fetch ?? globalThis.fetch;
+  const send = options.fetch === undefined ? undiciTransport : fetchTransport(options.fetch);
   const authorization = `Bearer ${options.key}`;
 
   async function call<T>(method: string, path: string, body?: unknown): Promise<T | Refused> {
     const headers: Record<string, string> = { authorization, accept: 'application/json, application/problem+json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    let response: Response;
+    let answer: TransportAnswer;
     try {
-      response = await doFetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+      answer = await send(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     } catch (error) {
       throw unreachable(base, error);
     }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw unreachable(base, error);
-    }
-    const parsed = parseJson(text);
-    if (response.ok) {
+    const parsed = parseJson(answer.body);
+    if (answer.status >= 200 && answer.status < 300) {
       if (parsed === undefined) {
         throw new QuotaError('INTERNAL', `the quotaplane server at ${base} answered ${method} ${path} with a body that is not JSON`);
       }
       return parsed as T;
     }
-    const decoded = decodeProblem(response.status, parsed);
+    const decoded = decodeProblem(answer.status, parsed);
     if (decoded.kind === 'fault') throw decoded.error;
     return decoded.refused;
   }
