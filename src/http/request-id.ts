@@ -1,3 +1,4 @@
+import { randomFillSync } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { monotonicFactory } from 'ulid';
 
@@ -13,10 +14,27 @@ const ACCEPTED_ID = /^[A-Za-z0-9._:=-]{1,128}$/;
  * `A–Z a–z 0–9 . _ : = -`, else a new `req_<ULID>` (monotonic, so ids sort by arrival).
  */
 export function requestIdGenerator(): (request: IncomingMessage) => string {
-  const next = monotonicFactory();
+  const next = monotonicFactory(pooledRandom());
   return (request) => {
     const given = request.headers[REQUEST_ID_HEADER];
     if (typeof given === 'string' && ACCEPTED_ID.test(given)) return given;
     return `req_${next()}`;
+  };
+}
+
+// ulid's default source of randomness calls crypto.getRandomValues for one byte per character:
+// sixteen calls into native code for every id, about 6% of a request in the HTTP bench's profile.
+// Taking the bytes from a pool that the same generator refills 256 at a time keeps them as random.
+function pooledRandom(): () => number {
+  const pool = new Uint8Array(256);
+  let used = pool.length;
+  return () => {
+    if (used === pool.length) {
+      randomFillSync(pool);
+      used = 0;
+    }
+    const byte = pool[used] as number;
+    used += 1;
+    return byte / 256;
   };
 }
