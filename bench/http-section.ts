@@ -21,8 +21,9 @@ import { interleavedLoops, type LoopResult, type Operation, perSecond } from './
  * real port on 127.0.0.1 talking to `buildApp`, next to the same cycle on the plane in process,
  * interleaved, so the difference is what HTTP, authentication, validation and serialisation cost.
  * On SQLite (a durable file, as `serve` opens it) and on PostgreSQL (an embedded server with its
- * durable defaults). The PostgreSQL adapter keeps no API keys yet, so there the keys are held in
- * memory: the per-request key lookup is then not a database read, which the note says.
+ * durable defaults). On both the runner key is in the store, so each request's key check is a
+ * database read, as under `serve`. The client is `createClient` with its default transport
+ * (undici's `request`), in this same process: its CPU counts against the cycle, as a caller's does.
  */
 export const httpSection: BenchSection = {
   name: 'http',
@@ -39,7 +40,7 @@ export const httpSection: BenchSection = {
     const server = await startEmbeddedServer('bench-http', { durable: true });
     try {
       const postgres = await openStore(server.url);
-      rows.push(...(await measure(context, 'postgres', postgres, 'embedded PostgreSQL, durable defaults; keys in memory (no adapter yet)')));
+      rows.push(...(await measure(context, 'postgres', postgres, 'embedded PostgreSQL, durable defaults; keys in the store')));
     } finally {
       await server.dispose();
     }
@@ -49,6 +50,7 @@ export const httpSection: BenchSection = {
 
 async function measure(context: BenchContext, backend: string, store: QuotaStore, note: string): Promise<BenchRow[]> {
   try {
+    // Both adapters keep API keys; the fallback only serves a store that keeps none.
     const keys: ApiKeyStore = store.apiKeys?.() ?? createMemoryApiKeyStore();
     const runner = mintApiKey({ role: 'runner', tenant: 'bench-http', name: 'bench-runner', atMs: Date.now() });
     await keys.create(runner.key);
