@@ -11,6 +11,7 @@ import { heartbeat } from './heartbeat.js';
 import { auditLog, liftedHalts, reservations, runs, slotHolders, tenants } from './operator-listings.js';
 import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
+import { pooledRandom } from './pooled-random.js';
 import { requirePositiveMs, requireRecord } from './plane-input.js';
 import { getQuota, setQuota } from './quota.js';
 import { release } from './release.js';
@@ -51,7 +52,7 @@ export function createPlane(options: PlaneOptions): Plane {
   // One monotonic generator per plane: ids made in the same millisecond still sort in the order
   // they were made. Its seed is the admission instant, never the wall clock, so a manual clock
   // drives ids too; 0 is lifted to 1 because the library reads `Date.now()` for a falsy seed.
-  const nextUlid = monotonicFactory();
+  const nextUlid = monotonicFactory(pooledRandom());
   const context: PlaneContext = {
     store,
     clock,
