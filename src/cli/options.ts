@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from 'commander';
+import { requireTenant } from '../core/identifiers.js';
+import { isQuotaError } from '../core/errors.js';
 
 /**
  * Argument parsers for commander options. Each throws commander's `InvalidArgumentError`, which
@@ -44,4 +46,17 @@ export function seed(value: string): number {
     throw new InvalidArgumentError('Use a whole number from 0 to 4294967295.');
   }
   return parsed;
+}
+
+/**
+ * One tenant's name for an act or listing (`--tenant`): an identifier other than `*`, which only
+ * API keys use, to mean every tenant (DESIGN.md decision 14; `keys create` parses its own).
+ */
+export function tenantName(value: string): string {
+  try {
+    return requireTenant('--tenant', value);
+  } catch (error) {
+    if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new InvalidArgumentError(error.message.replace(/^--tenant: /, ''));
+    throw error;
+  }
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { QuotaError } from './errors.js';
-import { isIdentifier, MAX_IDENTIFIER_LENGTH, normaliseRunId, requireIdentifier } from './identifiers.js';
+import { isIdentifier, MAX_IDENTIFIER_LENGTH, normaliseRunId, requireIdentifier, requireTenant } from './identifiers.js';
 
 const CONTROL = [
   '\u0000',
@@ -81,4 +81,11 @@ it('normaliseRunId prefixes a bare ULID and keeps other ids as given', () => {
   // Lower-case is not Crockford's canonical spelling, so it stays a caller-supplied id.
   expect(normaliseRunId('run', ulid.toLowerCase())).toBe(ulid.toLowerCase());
   expect(() => normaliseRunId('settlement.run', '')).toThrow(/^settlement\.run: /);
+});
+
+it("requireTenant refuses '*', which keys use for every tenant, and accepts other identifiers", () => {
+  expect(requireTenant('tenant', 'acme')).toBe('acme');
+  expect(requireTenant('tenant', '**')).toBe('**');
+  expect(() => requireTenant('tenant', '*')).toThrow(/tenant: '\*' means every tenant for API keys and is not a tenant name; name one tenant/);
+  expect(() => requireTenant('tenant', '')).toThrow(QuotaError);
 });

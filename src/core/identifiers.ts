@@ -44,3 +44,20 @@ export function normaliseRunId(field: string, value: unknown): string {
   const id = requireIdentifier(field, value);
   return ULID.test(id) ? `run_${id}` : id;
 }
+
+/** The tenant name API keys use to mean every tenant (DESIGN.md decision 14); never a tenant of its own. */
+export const EVERY_TENANT = '*';
+
+/**
+ * Returns `value` when it names one tenant: a valid identifier ({@link requireIdentifier}) other
+ * than `*`, which API keys use to mean every tenant, so a tenant literally named `*` could be
+ * halted or given a quota while nothing real stopped. Throws `INVALID_ARGUMENT` naming `field`
+ * otherwise (DESIGN.md decision 14).
+ */
+export function requireTenant(field: string, value: unknown): string {
+  const tenant = requireIdentifier(field, value);
+  if (tenant === EVERY_TENANT) {
+    throw invalidArgument(field, `'${EVERY_TENANT}' means every tenant for API keys and is not a tenant name; name one tenant`);
+  }
+  return tenant;
+}

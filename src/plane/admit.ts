@@ -1,5 +1,5 @@
 import { parseBudget } from '../core/budget.js';
-import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
@@ -14,7 +14,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   const agent = parseAgent(request.agent);
   const chain = parseChain(request.chain);
   const budget = parseBudget(request.budget, 'budget');

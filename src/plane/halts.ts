@@ -1,5 +1,5 @@
 import { haltScopeKey, type Halt, type HaltScope } from '../core/halt-scope.js';
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
@@ -19,7 +19,7 @@ export function haltReach(scope: HaltScope): HaltReach {
  */
 export async function halt(context: PlaneContext, input: HaltInput): Promise<HaltResult> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const reason = requireReason(request.reason);
   const by = parseOperator(request.by, 'by');
@@ -49,7 +49,7 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
  */
 export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const by = parseOperator(request.by, 'by');
   const atMs = instantOf(context, request.atMs);
@@ -67,7 +67,7 @@ export async function lift(context: PlaneContext, input: LiftInput): Promise<Lif
 
 /** `Plane.halts`: the tenant's standing halts in one read. */
 export async function halts(context: PlaneContext, tenant: unknown): Promise<Halt[]> {
-  const id = requireIdentifier('tenant', tenant);
+  const id = requireTenant('tenant', tenant);
   return storeCall('halts', () => tenantHandle(context.store, id).halts());
 }
 

@@ -1,6 +1,6 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireIdentifier, requireTenant } from '../core/identifiers.js';
 import type { RunStatus } from '../store/types.js';
 import { RUN_STATUSES } from '../store/types.js';
 import { liftedHaltOf } from './lifted-halts.js';
@@ -30,7 +30,7 @@ import { storeCall, tenantHandle } from './store-call.js';
 /** What every tenant listing starts from: the request, its validated tenant and its page size. */
 function listingOf(input: unknown): { tenant: string; limit: number; request: Record<string, unknown> } {
   const request = requireRecord('request', input);
-  return { tenant: requireIdentifier('tenant', request.tenant), limit: parseLimit(request.limit, DEFAULT_LIST_LIMIT), request };
+  return { tenant: requireTenant('tenant', request.tenant), limit: parseLimit(request.limit, DEFAULT_LIST_LIMIT), request };
 }
 
 /** `rows` read with one row to spare, cut to the page. */

@@ -1,4 +1,4 @@
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireTenant } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { parseQuota, type TenantQuota } from '../core/quota.js';
 import { type PlaneContext, instantOf } from './plane-context.js';
@@ -19,7 +19,7 @@ export async function setQuota(
   quota: unknown,
   by: unknown,
 ): Promise<TenantQuota> {
-  const id = requireIdentifier('tenant', tenant);
+  const id = requireTenant('tenant', tenant);
   const next = parseQuota(quota, 'quota');
   const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');
   const atMs = instantOf(context, undefined);
@@ -40,6 +40,6 @@ export async function setQuota(
 
 /** `Plane.getQuota`: the stored quota or `null`. */
 export async function getQuota(context: PlaneContext, tenant: unknown): Promise<TenantQuota | null> {
-  const id = requireIdentifier('tenant', tenant);
+  const id = requireTenant('tenant', tenant);
   return storeCall('getQuota', () => tenantHandle(context.store, id).getQuota());
 }

@@ -1,4 +1,4 @@
-import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { ReleaseRunOutcome } from '../store/types.js';
 import type { ReleaseInput } from './operator-types.js';
@@ -13,7 +13,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function release(context: PlaneContext, input: ReleaseInput): Promise<ReleaseRunOutcome> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const by = parseOperator(request.by, 'by');
   const atMs = instantOf(context, request.atMs);

@@ -1,4 +1,4 @@
-import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
+import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';
@@ -16,7 +16,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const epoch = requireEpoch('epoch', request.epoch);
   const spend = requireSpend('spend', request.spend);

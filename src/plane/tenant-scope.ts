@@ -1,4 +1,4 @@
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireTenant } from '../core/identifiers.js';
 import type { PlaneContext } from './plane-context.js';
 import { storeCall } from './store-call.js';
 
@@ -7,6 +7,6 @@ import { storeCall } from './store-call.js';
  * rows of (`QuotaStore.tenants()`, byte order) when `tenant` is absent.
  */
 export async function tenantsInScope(context: PlaneContext, tenant: unknown): Promise<string[]> {
-  if (tenant !== undefined) return [requireIdentifier('tenant', tenant)];
+  if (tenant !== undefined) return [requireTenant('tenant', tenant)];
   return storeCall('tenants', () => context.store.tenants());
 }

@@ -1,6 +1,6 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireTenant } from '../core/identifiers.js';
 import { isPeriodKey, periodKey } from '../core/period.js';
 import { UNLIMITED_QUOTA } from '../core/quota.js';
 import type { Usage, UsageInput } from './plane.js';
@@ -14,7 +14,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
   const request = requireRecord('request', input);
-  const tenant = requireIdentifier('tenant', request.tenant);
+  const tenant = requireTenant('tenant', request.tenant);
   if (request.period !== undefined && !isPeriodKey(request.period)) {
     throw invalidArgument('period', `must be a period key YYYY-MM or YYYY-MM-DD, got ${describe(request.period)}`);
   }

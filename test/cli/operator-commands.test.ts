@@ -372,6 +372,11 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect((await runCli(['runs', '--limit', '1001', '--store', url])).stderr).toMatch(/--limit.*from 1 to 1000/);
     expect((await runCli(['quota', 'set', '--tenant', 'acme', '--actor', 'a', '--rate', 'nonsense', '--store', url])).status).toBe(2);
     expect((await runCli(['runs', '--store', 'mysql://x'])).status).toBe(2);
+    const everyTenant = await runCli(['halt', 'tenant', '--tenant', '*', '--reason', 'x', '--actor', 'a', '--store', url]);
+    expect(everyTenant.status).toBe(2);
+    expect(everyTenant.stderr).toMatch(/--tenant.*'\*' means every tenant for API keys and is not a tenant name; name one tenant/);
+    expect((await runCli(['status', '--tenant', '*', '--store', url])).status).toBe(2);
+    expect((await json(['halts'])).body).toEqual({ halts: [], truncated: false });
     const unreachable = await runCli(['runs', '--store', `sqlite:${join(dir.path, 'no', 'such', 'dir', 'q.db')}`]);
     expect(unreachable.status).toBe(4);
     expect((await json(['attention'])).status).toBe(1);

@@ -78,6 +78,9 @@ describe('plane: validation errors name the field and reach no store', () => {
     ['by.basis', (p: Plane) => p.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: { actor: 'a', basis: 'sworn' as never } })],
     ['by.actor', (p: Plane) => p.lift({ tenant: 'acme', scope: 'tenant', by: undefined as never })],
     ['tenant', (p: Plane) => p.halts('')],
+    ['tenant', (p: Plane) => p.halt({ tenant: '*', scope: 'tenant', reason: 'x', by: operator })],
+    ['tenant', (p: Plane) => p.admit({ tenant: '*' })],
+    ['tenant', (p: Plane) => p.setQuota('*', { period: 'monthly' })],
     ['tenant', (p: Plane) => p.getQuota(42 as never)],
   ])('%s is named', async (field, call) => {
     expect((await invalidField(call)).field).toBe(field);

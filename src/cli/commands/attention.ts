@@ -4,7 +4,7 @@ import { DEFAULT_HOLD_STALE_AFTER_MS } from '../../plane/operator-types.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { amount } from '../options.js';
+import { amount, tenantName } from '../options.js';
 import { duration, instant, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 
@@ -27,7 +27,7 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
         '  pass.unsettled  a pass lost its lease and never settled: settle it\n' +
         'Exit status 1 when any condition stands (5 when --limit cut the list).',
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(limitOption())
     .addOption(
       new Option('--hold-stale-after-ms <ms>', 'how long a paused run may keep a hold before it is stale')

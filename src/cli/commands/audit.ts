@@ -6,6 +6,7 @@ import type { CliIo } from '../io.js';
 import { printTenantListing } from '../operator/across-tenants.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 interface AuditFlags extends TargetFlags {
   readonly tenant?: string;
@@ -23,7 +24,7 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
         'operator settle, with who, when and what changed. With --verify, recompute every tenant\'s\n' +
         'SHA-256 hash chain and name the first row that does not match (exit status 1).',
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(new Option('--action <action>', 'only rows of this action: halt, lift, quota.set, run.release, run.settle'))
     .addOption(limitOption())
     .addOption(new Option('--verify', "recompute the hash chains instead of listing rows").default(false))

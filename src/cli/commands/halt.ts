@@ -7,6 +7,7 @@ import type { CliIo } from '../io.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { cliScope } from '../operator/scope-argument.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 interface HaltFlags extends TargetFlags {
   readonly tenant: string;
@@ -25,7 +26,7 @@ export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExit
         'written before the halt stands.',
     )
     .argument('<scope>', 'what to stop: tenant, agent:<name>, revision:<digest> or subject:<principal>')
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .requiredOption('--reason <text>', 'why; shown in every refusal the halt causes')
     .action(async (scope: string, flags: HaltFlags) => {
       const key = cliScope(scope);

@@ -7,6 +7,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { instant, operatorText, renderTable, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 interface HaltsFlags extends TargetFlags {
   readonly tenant?: string;
@@ -23,7 +24,7 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
         'threw it and when. With --lifted, list the lifts recorded in the audit log instead, newest\n' +
         'first: who lifted which halt and when, and who had thrown it.',
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(new Option('--lifted', 'list recorded lifts instead of standing halts').default(false))
     .addOption(limitOption())
     .action(async (flags: HaltsFlags) => {

@@ -7,6 +7,7 @@ import type { CliIo } from '../io.js';
 import { writeAnswer } from '../operator/format.js';
 import { cliScope } from '../operator/scope-argument.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 /** Registers `quotaplane lift <scope> --tenant T`: journaled first, then compare-and-delete (DESIGN.md decision 10). */
 export function registerLift(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
@@ -19,7 +20,7 @@ export function registerLift(program: Command, io: CliIo, setExitStatus: SetExit
         'when no halt stood on the scope (then nothing is written).',
     )
     .argument('<scope>', 'the scope whose halt to lift')
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .action(async (scope: string, flags: TargetFlags & { tenant: string }) => {
       const key = cliScope(scope);
       const result = await withTarget(flags, 'writes', (target) => target.lift({ tenant: flags.tenant, scope: key }));

@@ -5,7 +5,7 @@ import type { RateCeiling } from '../../core/rate.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { amount } from '../options.js';
+import { amount, tenantName } from '../options.js';
 import { writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
@@ -62,7 +62,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
     .configureOutput(outputFor(io, 'quotaplane quota --help'));
   operatorCommand(quota, 'get', io, 'reads')
     .summary("print a tenant's quota")
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .action(async (flags: TargetFlags & { tenant: string }) => {
       const stored = await withTarget(flags, 'reads', (target) => target.getQuota(flags.tenant));
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => quotaText(flags.tenant, stored));
@@ -75,7 +75,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
         'It applies to the next admission on every instance. The change is audited with the old and\n' +
         'the new quota.',
     )
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .addOption(new Option('--period <period>', 'billing period (UTC)').choices(['monthly', 'daily']).default('monthly'))
     .addOption(new Option('--max-concurrent-runs <runs>', 'concurrent-run ceiling').argParser(amount))
     .addOption(new Option('--max-tokens-per-period <tokens>', 'token ceiling per period').argParser(amount))

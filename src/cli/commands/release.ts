@@ -5,6 +5,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { spendText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 /** Registers `quotaplane release <run> --tenant T`: an operator gives back a run's slot and hold (audited). */
 export function registerRelease(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
@@ -18,7 +19,7 @@ export function registerRelease(program: Command, io: CliIo, setExitStatus: SetE
         'already (nothing is written).',
     )
     .argument('<run>', 'the run id')
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .action(async (run: string, flags: TargetFlags & { tenant: string }) => {
       const outcome = await withTarget(flags, 'writes', (target) => target.release({ tenant: flags.tenant, run }));
       writeAnswer(io, flags.json, { tenant: flags.tenant, ...outcome }, () => {

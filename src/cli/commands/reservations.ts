@@ -5,13 +5,14 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { printTenantListing } from '../operator/across-tenants.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 /** Registers `quotaplane reservations [--tenant T] [--limit N]`: the spend holds of open runs. */
 export function registerReservations(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'reservations', io, 'reads')
     .summary('list spend holds: what each open run may still cost, and in which period')
     .description('List the holds of one tenant or every tenant by run id: the period held in and the remaining worst case.')
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(limitOption())
     .action(async (flags: TargetFlags & { tenant?: string; limit: number }) => {
       const truncated = await withTarget(flags, 'reads', async (target) =>

@@ -8,6 +8,7 @@ import { printTenantListing } from '../operator/across-tenants.js';
 import { duration, instant } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
+import { tenantName } from '../options.js';
 
 interface RunsFlags extends TargetFlags {
   readonly tenant?: string;
@@ -43,7 +44,7 @@ export function registerRuns(program: Command, io: CliIo, setExitStatus: SetExit
         "latest pass, whether it holds a slot, and when that pass's lease lapses. By default the open\n" +
         'runs (running, paused, withheld, stranded); --stranded lists only runs the sweep found dead.',
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(new Option('--stranded', 'only stranded runs (their lease lapsed; slot released, hold kept)').default(false))
     .addOption(new Option('--status <status...>', `only these statuses: ${RUN_STATUSES.join(', ')}`))
     .addOption(new Option('--all', 'every run, concluded and released included').default(false))

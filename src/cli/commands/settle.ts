@@ -3,7 +3,7 @@ import { Option, type Command } from 'commander';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { amount, wholeNumber } from '../options.js';
+import { amount, wholeNumber, tenantName } from '../options.js';
 import { spendText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 
@@ -26,7 +26,7 @@ export function registerSettle(program: Command, io: CliIo, setExitStatus: SetEx
         'different one is refused (exit status 1). Audited as run.settle when it writes the receipt.',
     )
     .argument('<run>', 'the run id')
-    .requiredOption('--tenant <tenant>', 'the tenant')
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .addOption(new Option('--epoch <epoch>', 'the pass to settle').argParser(wholeNumber(1)).makeOptionMandatory())
     .addOption(new Option('--tokens <tokens>', 'tokens the pass spent').argParser(amount).makeOptionMandatory())
     .addOption(new Option('--minor-units <minorUnits>', 'money the pass spent, in minor units').argParser(amount).makeOptionMandatory())

@@ -9,6 +9,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 const limitText = (limit: number | undefined): string => (limit === undefined ? 'unlimited' : `limit ${limit}`);
 
@@ -28,7 +29,7 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
         'slot, the spend settled and reserved in the current billing period, and the standing halts.',
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
       await withTarget(flags, 'reads', async (target) => {
         const tenants: (Usage & { ceilings: Record<string, number | null>; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];

@@ -5,6 +5,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { instant, writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { tenantName } from '../options.js';
 
 /** Registers `quotaplane sweep [--tenant T]`: one sweep of lapsed leases (DESIGN.md decision 8). */
 export function registerSweep(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
@@ -16,7 +17,7 @@ export function registerSweep(program: Command, io: CliIo, setExitStatus: SetExi
         'what it spent is unknown. One transaction per run, so an interrupted sweep loses nothing.\n' +
         "`quotaplane serve` sweeps on an interval; this is for stores without a server, or to act now.",
     )
-    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)'))
+    .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
       const result = await withTarget(flags, 'reads', (target) => target.sweep({ tenant: flags.tenant }));
       writeAnswer(io, flags.json, result, () => {

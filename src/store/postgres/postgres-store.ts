@@ -1,5 +1,5 @@
 import { invalidArgument } from '../../core/errors.js';
-import { requireIdentifier } from '../../core/identifiers.js';
+import { requireTenant } from '../../core/identifiers.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
@@ -58,7 +58,7 @@ export class PostgresQuotaStore implements QuotaStore {
   }
 
   tenant(tenant: string): TenantStore {
-    return new PostgresTenantStore(this.#db, this.#q, requireIdentifier('tenant', tenant));
+    return new PostgresTenantStore(this.#db, this.#q, requireTenant('tenant', tenant));
   }
 
   async tenants(): Promise<string[]> {

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 
 import { describe } from '../../core/amounts.js';
 import { invalidArgument, QuotaError } from '../../core/errors.js';
-import { isIdentifier, requireIdentifier } from '../../core/identifiers.js';
+import { isIdentifier, requireIdentifier, requireTenant } from '../../core/identifiers.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
@@ -52,7 +52,7 @@ export class SqliteQuotaStore implements QuotaStore {
   /** A handle confined to `tenant`. Throws `INVALID_ARGUMENT` for a bad id, `STORE_UNAVAILABLE` once closed. */
   tenant(tenant: string): TenantStore {
     if (this.#conn.isClosed) throw closedStoreError();
-    return new SqliteTenantStore(this.#conn, requireIdentifier('tenant', tenant));
+    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant));
   }
 
   /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
