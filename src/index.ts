@@ -52,6 +52,7 @@ export {
 
 // ── plane ──────────────────────────────────────────────────────────────────────
 export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
+export { MAX_LEASE_MS } from './plane/plane-input.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';
 export {

@@ -27,6 +27,9 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
  *   `by` (any value) chooses the operator's audited settle over the runner's;
  * - `verifyAudit` and `sweep` without a tenant cover the tenants the key covers;
  * - `atMs` is accepted only from an operator key (the server refuses it from a runner key);
+ * - `dispatch`'s `exempt` (a compensating dispatch that checks no ceiling) likewise: a runner key
+ *   sending it gets `INVALID_ARGUMENT` naming `exempt`; compensate with an operator key or the library;
+ * - every `leaseMs` is at most `MAX_LEASE_MS` (24 hours), as in the library;
  * - a server that cannot be reached throws `STORE_UNAVAILABLE` (fail closed): nothing is known to
  *   have been decided, so retry; pass your own `run` id to `admit` to make a retry idempotent.
  */

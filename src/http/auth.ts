@@ -115,6 +115,21 @@ export function callerInstant(request: FastifyRequest, atMs: number | undefined)
   return atMs;
 }
 
+/**
+ * A compensating dispatch (`exempt: true`) counts without checking any ceiling. Only an operator
+ * key may send `exempt` (either value), as with `atMs`: a runner key could otherwise dispatch past
+ * every rate ceiling by asking. A runner key sending it gets 400 naming `exempt`.
+ */
+export function callerExempt(request: FastifyRequest, exempt: boolean | undefined): boolean | undefined {
+  if (exempt !== undefined && requestKey(request).role !== 'operator') {
+    throw badInput(
+      'exempt',
+      'only an operator key may send exempt: a compensating dispatch needs an operator key, or the library (createPlane); leave exempt out to count against the ceilings',
+    );
+  }
+  return exempt;
+}
+
 /** The operator recorded for halts, lifts and quota changes made through HTTP: the key's name, authenticated. */
 export function operatorOf(request: FastifyRequest): Operator {
   return { actor: requestKey(request).name, basis: 'authenticated' };

@@ -25,7 +25,8 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
 
 /**
  * The status of each code (issue #4 item 4):
- * - back-pressure refusals `TooManyRuns`, `SpentOut`, `RateLimited`: 429, with `Retry-After`;
+ * - back-pressure refusals `TooManyRuns`, `SpentOut`, `RateLimited`: 429, with `Retry-After`
+ *   (except a `SpentOut` whose hold alone exceeds the ceiling: 422, see {@link refusalStatus});
  * - `Halted`: 423 (the operator's stop stands until lifted); `Withheld` too: a subject halt
  *   withdrew the authority the run acts on, and only a lift changes that;
  * - `Unbounded`, `UncountableRate`: 422 (the request is well formed but can never be counted as is);
@@ -137,7 +138,8 @@ export const DEFAULT_RETRY_AFTER: RetryAfterDefaults = Object.freeze({ backPress
  * - `RateLimited`: until `retryAtMs`, when enough counted dispatches have left every full window;
  * - `SpentOut` whose settled spend alone leaves no room for the request (`settled + requested >
  *   limit`): releasing holds cannot help, only the period's end does, so until `periodEndMs`;
- * - other `SpentOut` and `TooManyRuns`: the short default.
+ * - other `SpentOut` and `TooManyRuns`: the short default;
+ * - a `SpentOut` whose request alone exceeds the limit (`requested > limit`): none, it never fits.
  * `decidedAtMs` is the instant the refusal was decided at (the request's `atMs`, else the server
  * clock). Never less than 1 s, so a caller cannot spin on an answer of 0.
  */
@@ -146,6 +148,7 @@ export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, default
     case 'RateLimited':
       return secondsUntil(refusal.retryAtMs, decidedAtMs);
     case 'SpentOut':
+      if (neverFits(refusal)) return null;
       if (saturatingAdd(refusal.settled, refusal.requested) > refusal.limit) {
         return secondsUntil(periodEndMs(refusal.period), decidedAtMs);
       }
@@ -158,6 +161,34 @@ export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, default
     case 'UncountableRate':
       return null;
   }
+}
+
+/**
+ * Whether a refusal can never clear by waiting: a `SpentOut` whose `requested` alone exceeds the
+ * whole period's `limit` (an empty period could not hold it either).
+ */
+function neverFits(refusal: Refusal): boolean {
+  return refusal.code === 'SpentOut' && refusal.requested > refusal.limit;
+}
+
+/**
+ * The status of a refusal: {@link statusOf} its code, except a `SpentOut` whose hold alone exceeds
+ * the period's ceiling (`requested > limit`), which answers 422: retrying can never succeed, only a
+ * smaller budget or a higher ceiling can (the code stays `SpentOut`).
+ */
+export function refusalStatus(refusal: Refusal): number {
+  return neverFits(refusal) ? 422 : statusOf(refusal.code);
+}
+
+// The detail of a never-fitting SpentOut says why waiting is useless and what to change.
+function refusalDetail(refused: Refused): string {
+  const { refusal } = refused;
+  if (refusal.code !== 'SpentOut' || !neverFits(refusal)) return refused.message;
+  return (
+    `tenant '${refusal.tenant}' cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
+    `the run's hold alone exceeds the ceiling of ${refusal.limit} ${refusal.unit}, so it can never fit; ` +
+    `lower the run's budget or raise the ceiling`
+  );
 }
 
 function secondsUntil(atMs: number, nowMs: number): number {
@@ -177,8 +208,8 @@ export function refusalProblem(
     problem: {
       type: problemType(refusal.code),
       title: TITLES[refusal.code],
-      status: statusOf(refusal.code),
-      detail: refused.message,
+      status: refusalStatus(refusal),
+      detail: refusalDetail(refused),
       ...refusal,
       code: refusal.code,
       requestId,

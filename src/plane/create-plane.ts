@@ -12,7 +12,7 @@ import { auditLog, liftedHalts, reservations, runs, slotHolders, tenants } from 
 import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
-import { requirePositiveMs, requireRecord } from './plane-input.js';
+import { requireLeaseMs, requireRecord } from './plane-input.js';
 import { getQuota, setQuota } from './quota.js';
 import { release } from './release.js';
 import { resume } from './resume.js';
@@ -47,7 +47,7 @@ export function createPlane(options: PlaneOptions): Plane {
   if (typeof clock !== 'object' || clock === null || typeof clock.nowMs !== 'function') {
     throw invalidArgument('clock', `must be an object with nowMs(), got ${describe(clock)}`);
   }
-  const leaseMs = record.leaseMs === undefined ? DEFAULT_LEASE_MS : requirePositiveMs('leaseMs', record.leaseMs);
+  const leaseMs = record.leaseMs === undefined ? DEFAULT_LEASE_MS : requireLeaseMs('leaseMs', record.leaseMs);
 
   // One monotonic generator per plane: ids made in the same millisecond still sort in the order
   // they were made. Its seed is the admission instant, never the wall clock, so a manual clock

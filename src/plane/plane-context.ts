@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { QuotaStore } from '../store/store.js';
-import { requireInstantMs, requirePositiveMs } from './plane-input.js';
+import { requireInstantMs, requireLeaseMs } from './plane-input.js';
 
 /** What every plane verb shares: the store, the clock, the default lease and the run-id source. */
 export interface PlaneContext {
@@ -19,5 +19,5 @@ export function instantOf(context: PlaneContext, atMs: unknown, field = 'atMs'):
 
 /** `leaseMs` as given (validated), or the plane's default lease. */
 export function leaseOf(context: PlaneContext, leaseMs: unknown): number {
-  return leaseMs === undefined ? context.leaseMs : requirePositiveMs('leaseMs', leaseMs);
+  return leaseMs === undefined ? context.leaseMs : requireLeaseMs('leaseMs', leaseMs);
 }

@@ -34,10 +34,24 @@ export function requireInstantMs(field: string, value: unknown): number {
   return value;
 }
 
-/** A duration of at least 1 ms, a safe integer (leases). */
-export function requirePositiveMs(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidArgument(field, `must be a positive integer number of milliseconds, got ${describe(value)}`);
+/**
+ * Longest lease a pass may hold or renew to: 24 hours (86 400 000 ms). A pass holds a concurrency
+ * slot until its lease expires, so an unbounded lease would let a runner that dies (or never
+ * heartbeats) keep a slot forever; a day is far above any sane heartbeat interval. It also keeps
+ * `atMs + leaseMs` an instant a `Date` can show.
+ */
+export const MAX_LEASE_MS = 86_400_000;
+
+/**
+ * A lease in ms: an integer from 1 to {@link MAX_LEASE_MS} (24 hours), else `INVALID_ARGUMENT`
+ * naming `field`. Used for every `leaseMs` (admit, resume, heartbeat, dispatch, the plane default).
+ */
+export function requireLeaseMs(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_LEASE_MS) {
+    throw invalidArgument(
+      field,
+      `must be an integer number of milliseconds from 1 to ${MAX_LEASE_MS} (24 hours); heartbeat to keep a pass longer, got ${describe(value)}`,
+    );
   }
   return value;
 }

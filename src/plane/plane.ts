@@ -43,7 +43,9 @@ import type {
  * - `clock`: where the plane reads "now" when a call gives no `atMs`; defaults to the wall clock
  *   (`systemClock`). Tests and replay pass a manual clock.
  * - `leaseMs`: lease of a pass when a call gives none, in milliseconds; default 60 000
- *   (DESIGN.md decision 7). A positive safe integer.
+ *   (DESIGN.md decision 7). An integer from 1 to `MAX_LEASE_MS` (86 400 000, 24 hours); every
+ *   call's `leaseMs` (admit, resume, heartbeat, dispatch) obeys the same bound, so no pass can
+ *   hold a concurrency slot longer than a day without heartbeating.
  *
  * `createPlane` throws `INVALID_ARGUMENT` naming the option when one is malformed.
  */
@@ -65,7 +67,7 @@ export interface PlaneOptions {
  *   per-call bound (contract §4.2), else the admission is refused `Unbounded`.
  * - `width`: steps the run may have in flight; a non-negative safe integer, default 1.
  * - `atMs`: the admission instant, Unix ms; default the plane clock.
- * - `leaseMs`: the first pass's lease, ms; default the plane's `leaseMs`.
+ * - `leaseMs`: the first pass's lease, ms, 1 to `MAX_LEASE_MS` (24 hours); default the plane's `leaseMs`.
  */
 export interface AdmitInput {
   readonly tenant: string;

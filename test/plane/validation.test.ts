@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
+import { MAX_LEASE_MS } from '../../src/plane/plane-input.js';
 import type { Plane } from '../../src/plane/plane.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 
@@ -62,6 +63,11 @@ describe('plane: validation errors name the field and reach no store', () => {
     ['width', (p: Plane) => p.admit({ tenant: 'acme', width: 1.5 })],
     ['atMs', (p: Plane) => p.admit({ tenant: 'acme', atMs: -1 })],
     ['leaseMs', (p: Plane) => p.admit({ tenant: 'acme', leaseMs: 0 })],
+    ['leaseMs', (p: Plane) => p.admit({ tenant: 'acme', leaseMs: Number.MAX_SAFE_INTEGER })],
+    ['leaseMs', (p: Plane) => p.admit({ tenant: 'acme', leaseMs: MAX_LEASE_MS + 1 })],
+    ['leaseMs', (p: Plane) => p.resume({ tenant: 'acme', run, leaseMs: MAX_LEASE_MS + 1 })],
+    ['leaseMs', (p: Plane) => p.heartbeat({ tenant: 'acme', run, epoch: 1, leaseMs: MAX_LEASE_MS + 1 })],
+    ['leaseMs', (p: Plane) => p.dispatch({ tenant: 'acme', run, grant: 'tool://a/b', dispatch: 'k', ceilings: [], epoch: 1, leaseMs: MAX_LEASE_MS + 1 })],
     ['epoch', (p: Plane) => p.settle({ tenant: 'acme', run, epoch: 0, spend: { tokens: 0, minorUnits: 0 }, concludes: true })],
     ['spend.minorUnits', (p: Plane) => p.settle({ tenant: 'acme', run, epoch: 1, spend: { tokens: 0 } as never, concludes: true })],
     ['concludes', (p: Plane) => p.settle({ tenant: 'acme', run, epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: 'yes' as never })],
@@ -122,5 +128,7 @@ describe('plane: validation errors name the field and reach no store', () => {
     expect(() => createPlane({ store: {} as never })).toThrow(expect.objectContaining({ details: { field: 'store' } }));
     expect(() => createPlane({ store, clock: {} as never })).toThrow(expect.objectContaining({ details: { field: 'clock' } }));
     expect(() => createPlane({ store, leaseMs: -5 })).toThrow(expect.objectContaining({ details: { field: 'leaseMs' } }));
+    expect(() => createPlane({ store, leaseMs: MAX_LEASE_MS + 1 })).toThrow(expect.objectContaining({ details: { field: 'leaseMs' } }));
+    expect(MAX_LEASE_MS).toBe(86_400_000);
   });
 });

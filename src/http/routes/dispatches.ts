@@ -1,12 +1,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+import { callerExempt } from '../auth.js';
 import { runVerbHandler, type RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import {
   Identifier,
   InstantMs,
   MAX_DECLARED_CEILINGS,
-  PositiveMs,
+  LeaseMs,
   RateCeiling,
   RunParams,
   strictObject,
@@ -17,10 +18,12 @@ const DispatchBody = strictObject({
   grant: Identifier,
   dispatch: Identifier,
   ceilings: Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }),
-  exempt: Type.Optional(Type.Boolean()),
+  exempt: Type.Optional(
+    Type.Boolean({ description: 'A compensating dispatch that checks no ceiling; operator keys only (a runner key gets 400 naming exempt)' }),
+  ),
   atMs: Type.Optional(InstantMs),
   epoch: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
-  leaseMs: Type.Optional(PositiveMs),
+  leaseMs: Type.Optional(LeaseMs),
 });
 
 const DispatchReply = strictObject({ ok: Type.Literal(true) });
@@ -31,9 +34,14 @@ const DispatchReply = strictObject({ ok: Type.Literal(true) });
  * answers 429 with `Retry-After` until the oldest counted dispatch leaves the window;
  * `UncountableRate` answers 422. With the dispatching pass's `epoch` (and optionally `leaseMs`) the
  * dispatch also renews that pass's lease, fenced as a heartbeat is: a stale epoch answers 409, and
- * a subject halt on the run's chain answers `Withheld` 423 without counting (issue #5).
+ * a subject halt on the run's chain answers `Withheld` 423 without counting (issue #5). `exempt`
+ * (a compensating dispatch that checks no ceiling) and `atMs` are accepted only from an operator
+ * key; a runner key sending either gets 400 naming it.
  */
 export const dispatchRoutes: RouteModule = (app, context) => {
+  const verb = runVerbHandler(context, (input: Static<typeof DispatchBody> & { tenant: string; run: string; atMs: number | undefined }) =>
+    context.plane.dispatch(input),
+  );
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof DispatchBody> }>(
     '/v1/runs/:run/dispatches',
     protectedRoute('runner', {
@@ -42,6 +50,9 @@ export const dispatchRoutes: RouteModule = (app, context) => {
       body: DispatchBody,
       reply: DispatchReply,
     }),
-    runVerbHandler(context, (input) => context.plane.dispatch(input)),
+    async (request, reply) => {
+      callerExempt(request, request.body.exempt);
+      return verb(request, reply);
+    },
   );
 };

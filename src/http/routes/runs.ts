@@ -11,7 +11,7 @@ import {
   InstantMs,
   MAX_CHAIN_LENGTH,
   PassGrant,
-  PositiveMs,
+  LeaseMs,
   RunParams,
   strictObject,
 } from '../schemas/common.js';
@@ -25,7 +25,7 @@ const AdmitBody = strictObject({
   budget: Type.Optional(Budget),
   width: Type.Optional(Amount),
   atMs: Type.Optional(InstantMs),
-  leaseMs: Type.Optional(PositiveMs),
+  leaseMs: Type.Optional(LeaseMs),
 });
 
 const SettleBody = strictObject({ tenant: Type.Optional(Identifier), ...SETTLE_FIELDS });
@@ -33,13 +33,13 @@ const SettleBody = strictObject({ tenant: Type.Optional(Identifier), ...SETTLE_F
 const ResumeBody = strictObject({
   tenant: Type.Optional(Identifier),
   atMs: Type.Optional(InstantMs),
-  leaseMs: Type.Optional(PositiveMs),
+  leaseMs: Type.Optional(LeaseMs),
 });
 
 const HeartbeatBody = strictObject({
   tenant: Type.Optional(Identifier),
   epoch: SETTLE_FIELDS.epoch,
-  leaseMs: Type.Optional(PositiveMs),
+  leaseMs: Type.Optional(LeaseMs),
   atMs: Type.Optional(InstantMs),
 });
 

@@ -4,7 +4,7 @@ import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
-import { MAX_INSTANT_MS } from '../../plane/plane-input.js';
+import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
 
 /*
  * TypeBox schemas shared by the routes (issue #4): one schema gives request validation, reply
@@ -35,8 +35,8 @@ export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
 /** An instant, integer Unix ms (DESIGN.md decision 1). Accepted from operator keys only (see auth). */
 export const InstantMs = Type.Integer({ minimum: 0, maximum: MAX_INSTANT_MS, description: 'Unix milliseconds' });
 
-/** A duration in ms, at least 1. */
-export const PositiveMs = Type.Integer({ minimum: 1, maximum: MAX_AMOUNT });
+/** A lease in ms: 1 to `MAX_LEASE_MS` (24 hours), the plane's bound (plane-input.ts). */
+export const LeaseMs = Type.Integer({ minimum: 1, maximum: MAX_LEASE_MS, description: 'Lease in milliseconds, at most 86400000 (24 hours)' });
 
 /** `{ tokens, minorUnits }`. */
 export const Spend = strictObject({ tokens: Amount, minorUnits: Amount });
