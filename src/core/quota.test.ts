@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QuotaError } from './errors.js';
-import { boundsSpend, isUnlimited, parseQuota, parseRateCeilings, UNLIMITED_QUOTA } from './quota.js';
+import { boundsSpend, isUnlimited, parseQuota, parseStoredQuota, parseRateCeilings, UNLIMITED_QUOTA } from './quota.js';
 
 function fieldOf(fn: () => unknown): string {
   try {
@@ -77,6 +77,22 @@ describe('parseQuota', () => {
     expect(fieldOf(() => parseQuota({ rateCeilings: { 'tool://a/b': [{ count: -1, windowSeconds: 60 }] } }))).toBe(
       'quota.rateCeilings["tool://a/b"][0].count',
     );
+  });
+
+  it('refuses a rate window outside 1 … 2 678 400 s and a count of 0, naming the field and the range', () => {
+    const grant = (ceiling: object) => ({ rateCeilings: { search: [ceiling] } });
+    for (const windowSeconds of [0, 2_678_401, 99_999_999]) {
+      expect(fieldOf(() => parseQuota(grant({ count: 10, windowSeconds })))).toBe('quota.rateCeilings["search"][0].windowSeconds');
+    }
+    expect(() => parseQuota(grant({ count: 10, windowSeconds: 0 }))).toThrow(/must be from 1 to 2678400 seconds/);
+    expect(fieldOf(() => parseQuota(grant({ count: 0, windowSeconds: 60 })))).toBe('quota.rateCeilings["search"][0].count');
+    expect(parseQuota(grant({ count: 1, windowSeconds: 2_678_400 })).rateCeilings).toEqual({ search: [{ count: 1, windowSeconds: 2_678_400 }] });
+  });
+
+  it('parseStoredQuota still reads a stored ceiling parseQuota would refuse to set', () => {
+    const stored = { rateCeilings: { search: [{ count: 0, windowSeconds: 99_999_999 }] } };
+    expect(parseStoredQuota(stored).rateCeilings).toEqual({ search: [{ count: 0, windowSeconds: 99_999_999 }] });
+    expect(fieldOf(() => parseStoredQuota({ maxRuns: 3 }))).toBe('quota.maxRuns');
   });
 
   it('an unknown field’s message lists the fields that exist', () => {

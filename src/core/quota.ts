@@ -1,7 +1,7 @@
 import { describe, requireAmount } from './amounts.js';
 import { invalidArgument } from './errors.js';
 import { PERIODS, type Period } from './period.js';
-import type { RateCeiling } from './rate.js';
+import { MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 import { requireIdentifier } from './identifiers.js';
 
 /**
@@ -41,11 +41,27 @@ export function boundsSpend(quota: TenantQuota): boolean {
 const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings']);
 
 /**
- * Validates an untrusted quota and returns a normalised copy (absent `period` → `monthly`;
- * `null` ceilings → absent). Throws `INVALID_ARGUMENT` naming the field: unknown fields, a
- * ceiling that is not a non-negative safe integer, or an unknown period.
+ * Validates an untrusted quota being set and returns a normalised copy (absent `period` →
+ * `monthly`; `null` ceilings → absent). Throws `INVALID_ARGUMENT` naming the field: unknown
+ * fields, a ceiling that is not a non-negative safe integer, an unknown period, or a rate ceiling
+ * whose window is outside 1 … 2 678 400 s or whose count is 0 — such a ceiling would answer every
+ * dispatch of its grant with a refusal, so it is refused when set rather than at each dispatch
+ * (contract §4.6). Quotas already stored are read with {@link parseStoredQuota}.
  */
 export function parseQuota(value: unknown, field = 'quota'): TenantQuota {
+  return parseQuotaWith(value, field, true);
+}
+
+/**
+ * Like {@link parseQuota}, but keeps rate ceilings it would refuse to set (a window outside
+ * 1 … 2 678 400 s, a count of 0): a quota stored before those were refused must still read, and
+ * dispatch answers such a ceiling with `UncountableRate` or `RateLimited` (contract §4.6).
+ */
+export function parseStoredQuota(value: unknown, field = 'quota'): TenantQuota {
+  return parseQuotaWith(value, field, false);
+}
+
+function parseQuotaWith(value: unknown, field: string, settable: boolean): TenantQuota {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidArgument(field, `must be an object, got ${describe(value)}`);
   }
@@ -69,21 +85,38 @@ export function parseQuota(value: unknown, field = 'quota'): TenantQuota {
   if (tokens !== undefined) quota.maxTokensPerPeriod = tokens;
   if (minorUnits !== undefined) quota.maxMinorUnitsPerPeriod = minorUnits;
   if (record.rateCeilings !== undefined && record.rateCeilings !== null) {
-    quota.rateCeilings = parseGrantCeilings(record.rateCeilings, `${field}.rateCeilings`);
+    quota.rateCeilings = parseGrantCeilings(record.rateCeilings, `${field}.rateCeilings`, settable);
   }
   return quota;
 }
 
-function parseGrantCeilings(value: unknown, field: string): Record<string, readonly RateCeiling[]> {
+function parseGrantCeilings(value: unknown, field: string, settable: boolean): Record<string, readonly RateCeiling[]> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidArgument(field, `must be an object of grant → ceilings, got ${describe(value)}`);
   }
   const result: Record<string, readonly RateCeiling[]> = {};
   for (const [grant, ceilings] of Object.entries(value)) {
     requireIdentifier(`${field} key`, grant);
-    result[grant] = parseRateCeilings(ceilings, `${field}[${JSON.stringify(grant)}]`);
+    const grantField = `${field}[${JSON.stringify(grant)}]`;
+    const parsed = parseRateCeilings(ceilings, grantField);
+    if (settable) parsed.forEach((ceiling, index) => requireSettableCeiling(`${grantField}[${index}]`, ceiling));
+    result[grant] = parsed;
   }
   return result;
+}
+
+// A configured ceiling must be one a store can count and one a dispatch can pass.
+function requireSettableCeiling(field: string, ceiling: RateCeiling): void {
+  const { count, windowSeconds } = ceiling;
+  if (windowSeconds < 1 || windowSeconds > MAX_RATE_WINDOW_SECONDS) {
+    throw invalidArgument(
+      `${field}.windowSeconds`,
+      `must be from 1 to ${MAX_RATE_WINDOW_SECONDS} seconds (31 days), got ${windowSeconds}`,
+    );
+  }
+  if (count < 1) {
+    throw invalidArgument(`${field}.count`, `must be at least 1, got 0: a count of 0 would refuse every dispatch of the grant`);
+  }
 }
 
 /**

@@ -4,7 +4,7 @@ import { invalidArgument } from '../core/errors.js';
 import type { AgentIdentity } from '../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
-import { parseQuota, parseRateCeilings } from '../core/quota.js';
+import { parseRateCeilings, parseStoredQuota } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
 import { requireBoolean, requireEpoch, requireInstantMs, requireObject, requireWidth } from './store-arguments.js';
 import type { AdmitRequest, AuditEntry, DispatchRequest, HeartbeatRequest, ResumeRequest, SettlePassRequest } from './types.js';
@@ -43,7 +43,7 @@ export function requireAdmitRequest(value: unknown): AdmitRequest {
     width: requireWidth('width', record.width),
     atMs: requireInstantMs('atMs', record.atMs),
     leaseMs: requireAmount('leaseMs', record.leaseMs),
-    quota: record.quota === undefined || record.quota === null ? undefined : parseQuota(record.quota, 'quota'),
+    quota: record.quota === undefined || record.quota === null ? undefined : parseStoredQuota(record.quota, 'quota'),
   };
 }
 

@@ -372,6 +372,9 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect((await runCli(['runs', '--limit', '1001', '--store', url])).stderr).toMatch(/--limit.*from 1 to 1000/);
     expect((await runCli(['quota', 'set', '--tenant', 'acme', '--actor', 'a', '--rate', 'nonsense', '--store', url])).status).toBe(2);
     expect((await runCli(['runs', '--store', 'mysql://x'])).status).toBe(2);
+    const zeroWindow = await runCli(['quota', 'set', '--tenant', 'acme', '--actor', 'a', '--rate', 'search=10/0', '--store', url]);
+    expect(zeroWindow.status).toBe(2);
+    expect(zeroWindow.stderr).toMatch(/windowSeconds.*from 1 to 2678400/);
     const everyTenant = await runCli(['halt', 'tenant', '--tenant', '*', '--reason', 'x', '--actor', 'a', '--store', url]);
     expect(everyTenant.status).toBe(2);
     expect(everyTenant.stderr).toMatch(/--tenant.*'\*' means every tenant for API keys and is not a tenant name; name one tenant/);

@@ -95,6 +95,22 @@ describe('SQLite store faults', () => {
     await store.close();
   });
 
+  it('a stored quota with a rate window no longer settable still reads, and setting it again is refused', async () => {
+    const store = await openStore(`sqlite:${path}`);
+    const raw = new Database(path);
+    const quotaJson = JSON.stringify({ period: 'monthly', rateCeilings: { search: [{ count: 10, windowSeconds: 99_999_999 }] } });
+    raw.prepare('INSERT INTO quota_tenants (tenant, quota_json) VALUES (?, ?)').run('acme', quotaJson);
+    raw.close();
+    const acme = store.tenant('acme');
+    const stored = await acme.getQuota();
+    expect(stored?.rateCeilings).toEqual({ search: [{ count: 10, windowSeconds: 99_999_999 }] });
+    expect((await acme.admit({ run: 'r1', budget: {}, width: 1, atMs: 1, leaseMs: 1_000 })).ok).toBe(true);
+    const refused = await failure(acme.setQuota(stored!, { atMs: 2, by: { actor: 'ops', basis: 'asserted' }, action: 'quota.set', subject: 'quota', detail: {} }));
+    expect(refused.code).toBe('INVALID_ARGUMENT');
+    expect(refused.details.field).toBe('quota.rateCeilings["search"][0].windowSeconds');
+    await store.close();
+  });
+
   it('a file that is not a SQLite database is STORE_CORRUPT on open', async () => {
     writeFileSync(path, 'this is not a database, just some text long enough to fill a header page '.repeat(20));
     expect((await failure(openStore(`sqlite:${path}`))).code).toBe('STORE_CORRUPT');

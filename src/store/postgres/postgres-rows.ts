@@ -1,5 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
-import { parseQuota, type TenantQuota } from '../../core/quota.js';
+import { parseStoredQuota, type TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeSpend } from '../rows.js';
 
@@ -8,10 +8,10 @@ import { decodeSpend } from '../rows.js';
  * row decoders both adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
 
-/** A stored quota (JSONB, already parsed by `pg`), validated with `parseQuota` like any untrusted input. */
+/** A stored quota (JSONB, already parsed by `pg`), validated with `parseStoredQuota` like any untrusted input. */
 export function decodeQuota(tenant: string, quotaJson: unknown): TenantQuota {
   try {
-    return parseQuota(quotaJson);
+    return parseStoredQuota(quotaJson);
   } catch (error) {
     throw new QuotaError('STORE_CORRUPT', `tenant '${tenant}' has a stored quota that cannot be read; set it again`, {
       details: { tenant },

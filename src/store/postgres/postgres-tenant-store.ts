@@ -1,7 +1,7 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../../core/identifiers.js';
-import { parseQuota, parseRateCeilings, type TenantQuota } from '../../core/quota.js';
+import { parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
@@ -110,7 +110,7 @@ export class PostgresTenantStore implements TenantStore {
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
     const record = requireObject('request', request);
     const run = normaliseRunId('run', record.run);
-    const quota = parseQuota(record.quota, 'quota');
+    const quota = parseStoredQuota(record.quota, 'quota');
     const hold = requireSpendHold('hold', record.hold);
     const atMs = requireInstantMs('atMs', record.atMs);
     const row = await this.#db.row<ReserveFigures & { outcome: string }>(

@@ -1,15 +1,15 @@
 import { QuotaError } from '../../core/errors.js';
-import { parseQuota, type TenantQuota } from '../../core/quota.js';
+import { parseStoredQuota, type TenantQuota } from '../../core/quota.js';
 
 /*
  * Decoders for what only SQLite stores this way: the quota as JSON text. The row decoders both
  * adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
 
-/** A stored quota, validated with `parseQuota` like any untrusted input (DESIGN.md decision 5). */
+/** A stored quota, validated with `parseStoredQuota` like any untrusted input (DESIGN.md decision 5). */
 export function decodeQuota(tenant: string, quotaJson: string): TenantQuota {
   try {
-    return parseQuota(JSON.parse(quotaJson));
+    return parseStoredQuota(JSON.parse(quotaJson));
   } catch (error) {
     throw new QuotaError('STORE_CORRUPT', `tenant '${tenant}' has a stored quota that cannot be read; set it again`, {
       details: { tenant },

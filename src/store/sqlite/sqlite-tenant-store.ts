@@ -1,7 +1,7 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../../core/identifiers.js';
-import { parseQuota, parseRateCeilings, type TenantQuota } from '../../core/quota.js';
+import { parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { sameHalt, decodeHaltRow, type HaltRow } from '../halt-rows.js';
@@ -111,7 +111,7 @@ export class SqliteTenantStore implements TenantStore {
     const record = requireObject('request', request);
     const input = {
       run: normaliseRunId('run', record.run),
-      quota: parseQuota(record.quota, 'quota'),
+      quota: parseStoredQuota(record.quota, 'quota'),
       hold: requireSpendHold('hold', record.hold),
       atMs: requireInstantMs('atMs', record.atMs),
     };
