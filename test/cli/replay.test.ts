@@ -108,6 +108,13 @@ describe('quotaplane replay', () => {
     }
   });
 
+  it('exits 2 for --tenants above 100 000, naming the flag and the range, before reading the trace', async () => {
+    const { status, stdout, stderr } = await runCli(['replay', smallTrace(), '--tenants', '100000000']);
+    expect(status).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toMatch(/--tenants <count>.*'100000000' is invalid\. Use a whole number from 1 to 100000\./);
+  });
+
   it('exits 2 for a store URL it cannot read, naming --store', async () => {
     const { status, stderr } = await runCli(['replay', smallTrace(), '--store', 'mysql://db/quota']);
     expect(status).toBe(2);

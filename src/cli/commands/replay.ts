@@ -5,7 +5,7 @@ import type { Period } from '../../core/period.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
-import { amount, positiveNumber, seed, wholeNumber } from '../options.js';
+import { amount, positiveNumber, seed, wholeNumberBetween } from '../options.js';
 import { ReplayProgress } from '../replay/replay-progress.js';
 import { renderReplayTable } from '../replay/replay-report.js';
 import { runReplay } from '../replay/replay-run.js';
@@ -46,6 +46,12 @@ const DESCRIPTION = [
     'holdsReleased, slotsReleased. Exit status 1 when any is false.',
 ].join('\n\n');
 
+/**
+ * Most tenants a replay spreads its rows over: the Zipf table and the per-tenant report are sized
+ * by it, so an unbounded count (1e8) would exhaust memory before the first row is read.
+ */
+export const MAX_REPLAY_TENANTS = 100_000;
+
 /** Registers `quotaplane replay <trace.csv>` (issue #2 item 5) on `program`. */
 export function registerReplay(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   program
@@ -53,7 +59,11 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
     .summary('replay an LLM request trace through the plane and check the invariants')
     .description(DESCRIPTION)
     .argument('<trace.csv>', 'trace file: TIMESTAMP,ContextTokens,GeneratedTokens')
-    .addOption(new Option('--tenants <count>', 'tenants the rows are spread over').argParser(wholeNumber(1)).default(1))
+    .addOption(
+      new Option('--tenants <count>', `tenants the rows are spread over, 1 to ${MAX_REPLAY_TENANTS}`)
+        .argParser(wholeNumberBetween(1, MAX_REPLAY_TENANTS))
+        .default(1),
+    )
     .addOption(new Option('--seed <n>', 'seed of the Zipf tenant choice').argParser(seed).default(1))
     .addOption(new Option('--zipf-exponent <s>', 'Zipf exponent of the tenant choice').argParser(positiveNumber).default(1))
     .addOption(new Option('--max-concurrent <runs>', "every tenant's concurrent-run ceiling (default: unlimited)").argParser(amount))
