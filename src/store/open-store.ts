@@ -10,6 +10,12 @@ export interface OpenStoreOptions {
    * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * SQLite: whether a missing file is created (and migrated). `false` for read-only callers: a
+   * missing file throws `STORE_UNAVAILABLE` with `details.missing = true` and `details.path`
+   * instead of leaving an empty store at a mistyped path. PostgreSQL ignores it. @defaultValue true
+   */
+  readonly create?: boolean;
   /** PostgreSQL only: the schema that holds quotaplane's tables. */
   readonly schema?: string;
 }
@@ -35,7 +41,7 @@ const POSTGRES_MODULE = './postgres/postgres-store.js';
 /**
  * Opens the store a URL names and migrates it (DESIGN.md architecture, store/):
  * - `sqlite:<path>` (also `sqlite://<path>`) and a bare path ending in `.db`: a SQLite file,
- *   created if missing;
+ *   created if missing unless `options.create` is `false`;
  * - `sqlite::memory:`: a private in-memory SQLite database (gone on close);
  * - `postgres://…` or `postgresql://…`: PostgreSQL, loaded on demand.
  * Throws `INVALID_ARGUMENT` on field `url` for anything else, listing the accepted forms; the
@@ -50,7 +56,10 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   }
   const path = sqlitePath(url);
   if (path === null) throw badUrl(url);
-  return openSqliteStore(path, options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs });
+  return openSqliteStore(path, {
+    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+    ...(options.create === undefined ? {} : { create: options.create }),
+  });
 }
 
 /** The SQLite path a URL names, or `null` when it names no SQLite database. */

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
@@ -65,6 +66,18 @@ describe('quotaplane keys', () => {
     expect(everyTenant.stderr).toContain('--tenant');
     expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'admin', '--store', store])).status).toBe(2);
     expect((await runCli(['keys', 'create', '--role', 'runner', '--store', store])).status).toBe(2);
-    expect((await runCli(['keys', 'list', '--store', store])).stdout).toContain('no keys');
+    expect(existsSync(join(dir.path, 'keys.db'))).toBe(false);
+  });
+
+  it('list and revoke at a path with no store exit 2 naming the path, and create no file', async () => {
+    const path = join(dir.path, 'typo.db');
+    for (const args of [['keys', 'list'], ['keys', 'revoke', 'key_x']]) {
+      const missing = await runCli([...args, '--store', `sqlite:${path}`]);
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or start \`quotaplane serve --store`);
+    }
+    expect(existsSync(path)).toBe(false);
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', `sqlite:${path}`])).status).toBe(0);
+    expect((await runCli(['keys', 'list', '--store', `sqlite:${path}`])).status).toBe(0);
   });
 });

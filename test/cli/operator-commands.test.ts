@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -380,7 +380,13 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect(everyTenant.stderr).toMatch(/--tenant.*'\*' means every tenant for API keys and is not a tenant name; name one tenant/);
     expect((await runCli(['status', '--tenant', '*', '--store', url])).status).toBe(2);
     expect((await json(['halts'])).body).toEqual({ halts: [], truncated: false });
-    const unreachable = await runCli(['runs', '--store', `sqlite:${join(dir.path, 'no', 'such', 'dir', 'q.db')}`]);
+    for (const missingPath of [join(dir.path, 'no', 'such', 'dir', 'q.db'), join(dir.path, 'typo.db')]) {
+      const missing = await runCli(['status', '--store', `sqlite:${missingPath}`]);
+      expect(missing.status).toBe(2);
+      expect(missing.stderr).toContain(`no quotaplane store at ${missingPath}; check --store`);
+      expect(existsSync(missingPath)).toBe(false);
+    }
+    const unreachable = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
     expect(unreachable.status).toBe(4);
     expect((await json(['attention'])).status).toBe(1);
   });

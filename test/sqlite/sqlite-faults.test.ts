@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -114,6 +114,17 @@ describe('SQLite store faults', () => {
   it('a file that is not a SQLite database is STORE_CORRUPT on open', async () => {
     writeFileSync(path, 'this is not a database, just some text long enough to fill a header page '.repeat(20));
     expect((await failure(openStore(`sqlite:${path}`))).code).toBe('STORE_CORRUPT');
+  });
+
+  it('create: false opens an existing file but answers a missing one with STORE_UNAVAILABLE naming it, creating nothing', async () => {
+    const missing = await failure(openStore(`sqlite:${path}`, { create: false }));
+    expect(missing.code).toBe('STORE_UNAVAILABLE');
+    expect(missing.details).toEqual({ path, missing: true });
+    expect(missing.message).toBe(`no quotaplane store at ${path}`);
+    expect(existsSync(path)).toBe(false);
+    await (await openStore(`sqlite:${path}`)).close();
+    await (await openStore(`sqlite:${path}`, { create: false })).close();
+    await (await openStore('sqlite::memory:', { create: false })).close();
   });
 
   it('a file in a missing directory is STORE_UNAVAILABLE on open', async () => {

@@ -3,6 +3,7 @@ import { type Command, Option } from 'commander';
 import { mintApiKey } from '../../http/api-key-secret.js';
 import { ALL_TENANTS, type ApiKeyRecord, type ApiKeyRole } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
+import { openExistingStore } from '../open-existing-store.js';
 import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
@@ -57,7 +58,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
       if (flags.role === 'runner' && flags.tenant === ALL_TENANTS) {
         throw new UsageError(`--tenant: a runner key acts for one tenant; name it, or use --role operator for '${ALL_TENANTS}'`);
       }
-      await withKeys(resolveStoreUrl(flags.store, env), async (store) => {
+      await withKeys(resolveStoreUrl(flags.store, env), { create: true }, async (store) => {
         const minted = mintApiKey({ role: flags.role, tenant: flags.tenant, name: flags.name, atMs: Date.now() });
         await store.create(minted.key);
         const { hash: _hash, ...record } = minted.key;
@@ -81,7 +82,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     .addOption(jsonOption())
     .configureOutput(outputFor(io, 'quotaplane keys list --help'))
     .action(async (flags: StoreFlags) => {
-      await withKeys(resolveStoreUrl(flags.store, env), async (store) => {
+      await withKeys(resolveStoreUrl(flags.store, env), { create: false }, async (store) => {
         const listed = await store.list();
         if (flags.json) {
           io.stdout.write(`${JSON.stringify({ keys: listed }, null, 2)}\n`);
@@ -111,7 +112,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     .configureOutput(outputFor(io, 'quotaplane keys revoke --help'))
     .action(async (id: string, flags: StoreFlags) => {
       let status: typeof EXIT.OK | typeof EXIT.FINDING = EXIT.OK;
-      await withKeys(resolveStoreUrl(flags.store, env), async (store) => {
+      await withKeys(resolveStoreUrl(flags.store, env), { create: false }, async (store) => {
         const outcome = await store.revoke(id, Date.now());
         if (outcome === 'not-found') status = EXIT.FINDING;
         if (flags.json) {
@@ -125,8 +126,13 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     });
 }
 
-async function withKeys(url: string, body: (keys: ReturnType<typeof storeApiKeys>) => Promise<void>): Promise<void> {
-  const store = await openStore(url);
+// Only `keys create` may create the store; listing or revoking at a mistyped path must not.
+async function withKeys(
+  url: string,
+  open: { create: boolean },
+  body: (keys: ReturnType<typeof storeApiKeys>) => Promise<void>,
+): Promise<void> {
+  const store = open.create ? await openStore(url) : await openExistingStore(url);
   try {
     await body(storeApiKeys(store));
   } finally {

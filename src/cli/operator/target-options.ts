@@ -6,7 +6,7 @@ import { isIdentifier } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
-import { openStore } from '../../store/open-store.js';
+import { openExistingStore } from '../open-existing-store.js';
 import { outputFor } from '../command-output.js';
 import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
@@ -95,7 +95,7 @@ function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | nu
 }
 
 async function storeTarget(url: string, by: Operator | null): Promise<OperatorTarget> {
-  const store = await openStore(url).catch((error: unknown) => {
+  const store = await openExistingStore(url).catch((error: unknown) => {
     if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
     throw error;
   });

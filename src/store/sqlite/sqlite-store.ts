@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
 import { describe } from '../../core/amounts.js';
@@ -26,6 +27,12 @@ export interface SqliteStoreOptions {
    * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * Whether a missing file is created. `false`: a missing file (or directory) throws
+   * `STORE_UNAVAILABLE` with `details.missing = true` and `details.path`, so a read-only caller
+   * with a mistyped path neither creates nor migrates a database there. @defaultValue true
+   */
+  readonly create?: boolean;
 }
 
 /**
@@ -99,7 +106,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   }
   let db: Database.Database | undefined;
   try {
-    db = new Database(path, { timeout: busyTimeoutMs });
+    db = openDatabase(path, busyTimeoutMs, options.create ?? true);
     if (path !== SQLITE_MEMORY_PATH) enableWal(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
     const migration = migrateSqlite(db, Date.now());
@@ -111,6 +118,18 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
       // The open already failed; that error is the one to report.
     }
     throw toQuotaError(error);
+  }
+}
+
+function openDatabase(path: string, busyTimeoutMs: number, create: boolean): Database.Database {
+  if (create || path === SQLITE_MEMORY_PATH) return new Database(path, { timeout: busyTimeoutMs });
+  try {
+    return new Database(path, { timeout: busyTimeoutMs, fileMustExist: true });
+  } catch (error) {
+    // better-sqlite3 answers a missing file with SQLITE_CANTOPEN and a missing directory with a
+    // TypeError; both mean there is no store here, which the caller reports as such.
+    if (existsSync(path)) throw error;
+    throw new QuotaError('STORE_UNAVAILABLE', `no quotaplane store at ${path}`, { details: { path, missing: true }, cause: error });
   }
 }
 
