@@ -20,6 +20,7 @@ describe('replay of the Azure LLM inference trace 2023', () => {
     expect(report.invariants).toEqual({
       settledWithinCeiling: true,
       runningWithinCeiling: true,
+      slotsHeldWhileRunning: true,
       settledExactlyOnce: true,
       holdsReleased: true,
       slotsReleased: true,

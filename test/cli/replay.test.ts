@@ -62,6 +62,7 @@ describe('quotaplane replay', () => {
     expect(report.invariants).toEqual({
       settledWithinCeiling: true,
       runningWithinCeiling: true,
+      slotsHeldWhileRunning: true,
       settledExactlyOnce: true,
       holdsReleased: true,
       slotsReleased: true,
@@ -165,7 +166,7 @@ describe('quotaplane replay', () => {
   // Stores that misreport one figure: the replay must read the store, not its own counters, so
   // exactly the invariants that rest on that figure come out false.
   it.each([
-    ['running', ['runningWithinCeiling', 'slotsReleased']],
+    ['running', ['runningWithinCeiling', 'slotsHeldWhileRunning', 'slotsReleased']],
     ['spent', ['settledWithinCeiling', 'settledExactlyOnce']],
     ['reserved', ['holdsReleased']],
   ] as const)('finds an invariant false when the store over-reports %s', async (figure, falseOnes) => {
@@ -177,6 +178,24 @@ describe('quotaplane replay', () => {
         null,
       );
       const expected = Object.fromEntries(Object.keys(report.invariants).map((name) => [name, !(falseOnes as readonly string[]).includes(name)]));
+      expect(report.invariants).toEqual(expected);
+      expect(report.ok).toBe(false);
+    } finally {
+      await real.close();
+    }
+  });
+
+  // What a server's sweeper does to a past trace: a slot freed before its run settles. The store
+  // then holds fewer slots than the replay's unsettled runs, and only this invariant can see it.
+  it('finds slotsHeldWhileRunning false, and only it, when the store under-reports running', async () => {
+    const real = await openStore(`sqlite:${join(dir.path, 'swept.db')}`);
+    try {
+      const report = await runReplay(
+        smallOptions(smallTrace()),
+        { store: underReportRunning(real), url: 'swept', temporary: false, kept: true, tenantPrefix: '' },
+        null,
+      );
+      const expected = Object.fromEntries(Object.keys(report.invariants).map((name) => [name, name !== 'slotsHeldWhileRunning']));
       expect(report.invariants).toEqual(expected);
       expect(report.ok).toBe(false);
     } finally {
@@ -221,6 +240,25 @@ function smallOptions(tracePath: string): ReplayOptions {
  * Wraps a store so that one read answers more than the truth: one more slot, one more reserved
  * token, or 5000 more settled tokens (which also takes the small trace's period past its ceiling).
  */
+// Reports one slot fewer than held (never below 0), as if a sweeper had released a run early.
+function underReportRunning(store: QuotaStore): QuotaStore {
+  return {
+    backend: store.backend,
+    tenants: () => store.tenants(),
+    close: () => store.close(),
+    tenant(tenant: string): TenantStore {
+      const handle = store.tenant(tenant);
+      return new Proxy(handle, {
+        get(target, property) {
+          if (property === 'running') return async () => Math.max((await target.running()) - 1, 0);
+          const value = Reflect.get(target, property, target) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    },
+  };
+}
+
 function overReport(store: QuotaStore, figure: 'running' | 'spent' | 'reserved'): QuotaStore {
   return {
     backend: store.backend,

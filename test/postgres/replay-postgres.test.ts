@@ -37,6 +37,7 @@ async function replayJson(args: readonly string[]): Promise<{ status: number; re
 const INVARIANTS = {
   settledWithinCeiling: true,
   runningWithinCeiling: true,
+  slotsHeldWhileRunning: true,
   settledExactlyOnce: true,
   holdsReleased: true,
   slotsReleased: true,

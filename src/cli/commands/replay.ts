@@ -42,8 +42,10 @@ const DESCRIPTION = [
     '--max-output-tokens (per run and per call, width 1), runs for 250 ms + 20 ms x GeneratedTokens, then ' +
     'settles its real tokens and price and concludes.',
   'The report gives per tenant the admitted runs, refusals by code, settled spend and peak running runs, and ' +
-    'five invariants measured from the store: settledWithinCeiling, runningWithinCeiling, settledExactlyOnce, ' +
-    'holdsReleased, slotsReleased. Exit status 1 when any is false.',
+    'six invariants measured from the store: settledWithinCeiling, runningWithinCeiling, slotsHeldWhileRunning, ' +
+    'settledExactlyOnce, holdsReleased, slotsReleased. Exit status 1 when any is false.',
+  'Through a server (--url), start it with --sweep-interval-ms 0: its sweeper judges leases by the wall clock, ' +
+    "so a past trace's runs look lapsed and lose their slots early (slotsHeldWhileRunning turns false).",
 ].join('\n\n');
 
 /**

@@ -13,6 +13,10 @@ export interface TenantLedger {
   refused: RefusalCounts;
   /** Largest slot count the store reported right after one of this tenant's admissions. */
   peakRunning: number;
+  /** This tenant's runs the replay admitted and has not yet settled: the slots it holds. */
+  heldByReplay: number;
+  /** False once the store, read right after an admission, reported a slot count other than `heldByReplay`. */
+  runningMatchedHeld: boolean;
   /** Settles the store answered `'settled'` (it wrote the receipt on that call). */
   receiptsWritten: number;
   /** Billing periods of this tenant's admissions. */
@@ -51,6 +55,7 @@ export async function measureInvariants(
   let receiptsMatch = settledRuns.length === ledgers.reduce((sum, book) => sum + book.admitted, 0);
   let holdsReleased = true;
   let slotsReleased = true;
+  const slotsHeldWhileRunning = ledgers.every((book) => book.runningMatchedHeld);
   const settledByTenant = new Map<string, Spend>();
 
   for (const book of ledgers) {
@@ -79,6 +84,7 @@ export async function measureInvariants(
     invariants: {
       settledWithinCeiling,
       runningWithinCeiling,
+      slotsHeldWhileRunning,
       settledExactlyOnce: retriesAnsweredFromReceipts && receiptsMatch && totalsMatch,
       holdsReleased,
       slotsReleased,

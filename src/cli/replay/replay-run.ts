@@ -95,6 +95,7 @@ export async function runReplay(
     nowMs = done.endMs;
     const result = await plane.settle(completionSettle(done));
     const book = ledger(done.tenant);
+    book.heldByReplay -= 1;
     if (result.outcome === 'settled') book.receiptsWritten += 1;
     // What the replay sent, in the period its admission named: the store's totals must match
     // this, so nothing the store echoes back is trusted here.
@@ -127,6 +128,7 @@ export async function runReplay(
       });
       if (admitted.ok) {
         book.admitted += 1;
+        book.heldByReplay += 1;
         book.periods.add(admitted.period);
         pending.push({
           tenant,
@@ -142,6 +144,9 @@ export async function runReplay(
         // largest the tenant ever held.
         const running = (await plane.usage({ tenant, period: admitted.period })).running;
         if (running > book.peakRunning) book.peakRunning = running;
+        // Every run concludes on its one settle, so the store must hold exactly the slots of the
+        // replay's unsettled runs; fewer means something else (a sweeper) released one early.
+        if (running !== book.heldByReplay) book.runningMatchedHeld = false;
       } else {
         book.refused[admitted.refusal.code] += 1;
       }
@@ -228,6 +233,8 @@ function newLedger(tenant: string): TenantLedger {
     admitted: 0,
     refused: { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 },
     peakRunning: 0,
+    heldByReplay: 0,
+    runningMatchedHeld: true,
     receiptsWritten: 0,
     periods: new Set(),
     settledByReplay: new Map(),

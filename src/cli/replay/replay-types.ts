@@ -62,6 +62,9 @@ export interface TenantReport {
  * - `settledWithinCeiling`: every tenant-period's settled total ≤ its ceiling, in both units;
  * - `runningWithinCeiling`: the tenant's slot count, read after every admission, never passed
  *   `maxConcurrentRuns` (slots grow only at admission, so this covers every instant);
+ * - `slotsHeldWhileRunning`: that same count, after every admission, equals the tenant's runs the
+ *   replay admitted and has not yet settled; a slot freed early (a server's sweeper judging the
+ *   trace's past instants lapsed by the wall clock) or never taken makes it false;
  * - `settledExactlyOnce`: the store wrote a receipt for every admitted run on its settle, answers
  *   an identical retry from that receipt without applying it again, and its settled total per
  *   tenant-period equals the sum the replay settled;
@@ -70,6 +73,7 @@ export interface TenantReport {
 export interface ReplayInvariants {
   readonly settledWithinCeiling: boolean;
   readonly runningWithinCeiling: boolean;
+  readonly slotsHeldWhileRunning: boolean;
   readonly settledExactlyOnce: boolean;
   readonly holdsReleased: boolean;
   readonly slotsReleased: boolean;
