@@ -124,14 +124,15 @@ describe('startServer', () => {
 
 describe('serve configuration', () => {
   it('flags win over QUOTAPLANE_STORE and QUOTAPLANE_PORT, which win over the defaults', () => {
-    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000 });
+    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000, shutdownTimeoutMs: 10_000 });
     const env = { QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db', QUOTAPLANE_PORT: '8080', QUOTAPLANE_SWEEP_INTERVAL_MS: '0' };
-    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0 });
+    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0, shutdownTimeoutMs: 10_000 });
     expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '0.0.0.0', sweepIntervalMs: 250 }, env)).toEqual({
       storeUrl: 'sqlite:x.db',
       host: '0.0.0.0',
       port: 0,
       sweepIntervalMs: 250,
+      shutdownTimeoutMs: 10_000,
     });
   });
 

@@ -5,7 +5,17 @@ import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
-import { parseIntervalMs, parsePort, PORT_ENV, resolveServeConfig, STORE_ENV, SWEEP_INTERVAL_ENV, type Environment } from '../serve/serve-config.js';
+import { listenFailureMessage } from '../serve/listen-failure.js';
+import {
+  parseIntervalMs,
+  parsePort,
+  parseShutdownTimeoutMs,
+  PORT_ENV,
+  resolveServeConfig,
+  STORE_ENV,
+  SWEEP_INTERVAL_ENV,
+  type Environment,
+} from '../serve/serve-config.js';
 import { startServer, type StartedServer } from '../serve/start-server.js';
 
 interface ServeFlags {
@@ -13,6 +23,7 @@ interface ServeFlags {
   host?: string;
   port?: number;
   sweepIntervalMs?: number;
+  shutdownTimeoutMs?: number;
   logLevel: string;
 }
 
@@ -26,8 +37,11 @@ Every --sweep-interval-ms (default 5000) it sweeps lapsed leases: a run whose pr
 its slot (its hold stays until an operator settles or releases it) and is marked stranded. Any
 number of servers may sweep one store. 0 turns the sweeper off in this process.
 
-SIGTERM or SIGINT (Ctrl-C) stops it gracefully: the sweeper stops, in-flight requests finish,
-then the store is closed.
+SIGTERM or SIGINT (Ctrl-C) stops it gracefully: the sweeper stops, in-flight requests finish
+(for up to --shutdown-timeout-ms, default 10000; connections still open then are cut), then the
+store is closed.
+
+A port in use or an address this machine cannot listen on exits 4 with a message naming it.
 
 Environment: ${STORE_ENV} (store URL), ${PORT_ENV} (port), ${SWEEP_INTERVAL_ENV} (sweep
 interval in ms); flags win.`;
@@ -74,6 +88,11 @@ export function registerServe(
       ),
     )
     .addOption(
+      new Option('--shutdown-timeout-ms <ms>', 'on SIGTERM, how long open connections may drain before they are cut (default: 10000)').argParser(
+        shutdownTimeoutOption,
+      ),
+    )
+    .addOption(
       new Option('--log-level <level>', 'request log level (JSON lines on stdout)')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
         .default('info'),
@@ -85,8 +104,23 @@ export function registerServe(
       const logger = pino({ level: flags.logLevel, base: { service: 'quotaplane' } }, io.stdout as unknown as DestinationStream);
       // Listen for the stop before the port opens, so a signal sent the moment it is announced is not lost.
       const stopped = (options.stopSignal ?? processStopSignal)();
-      const server: StartedServer = await startServer(config, { logger });
+      let server: StartedServer;
+      try {
+        server = await startServer(config, { logger });
+      } catch (error) {
+        const message = listenFailureMessage(error, config.host, config.port);
+        if (message === null) throw error;
+        writeLine(io.stderr, `error: ${message}`);
+        setExitStatus(EXIT.STORE_UNREACHABLE);
+        return;
+      }
       if (server.firstKey !== null) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
+      if (server.noUsableKey) {
+        writeLine(
+          io.stderr,
+          "quotaplane: warning: every API key in this store is revoked, so no request can authenticate; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
+        );
+      }
       const sweeping = config.sweepIntervalMs === 0 ? 'no sweeper' : `sweeping lapsed leases every ${config.sweepIntervalMs} ms`;
       writeLine(io.stdout, `quotaplane: serving ${server.url} on store ${config.storeUrl}, ${sweeping} (SIGTERM or Ctrl-C stops it)`);
       const signal = await stopped;
@@ -107,6 +141,12 @@ function intervalOption(value: string): number {
   const intervalMs = parseIntervalMs(value);
   if (intervalMs === null) throw new InvalidArgumentError('Use a whole number of milliseconds, 0 to turn the sweeper off.');
   return intervalMs;
+}
+
+function shutdownTimeoutOption(value: string): number {
+  const timeoutMs = parseShutdownTimeoutMs(value);
+  if (timeoutMs === null) throw new InvalidArgumentError('Use a whole number of milliseconds up to 2147483647.');
+  return timeoutMs;
 }
 
 function printFirstKey(io: CliIo, secret: string, id: string): void {

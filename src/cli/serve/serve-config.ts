@@ -8,6 +8,14 @@ export const DEFAULT_HOST = '127.0.0.1';
 /** The port `serve` listens on by default. */
 export const DEFAULT_PORT = 7070;
 
+/**
+ * How long `serve` lets open connections drain after SIGTERM before it force-closes them, in ms.
+ * A client that sent half a request and went quiet would otherwise keep the process alive.
+ */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+/** Longest `--shutdown-timeout-ms` accepted: what a Node timer can wait (2^31 - 1 ms). */
+export const MAX_SHUTDOWN_TIMEOUT_MS = 2_147_483_647;
+
 /** Environment variable naming the store (`--store` wins). */
 export const STORE_ENV = 'QUOTAPLANE_STORE';
 /** Environment variable naming the port (`--port` wins). */
@@ -17,13 +25,16 @@ export const SWEEP_INTERVAL_ENV = 'QUOTAPLANE_SWEEP_INTERVAL_MS';
 
 /**
  * Where and how `serve` runs: the store URL, the host and port it listens on (0 = any free port),
- * and the pause between sweeps of lapsed leases in ms (0 = no sweeper in this process; issue #5).
+ * the pause between sweeps of lapsed leases in ms (0 = no sweeper in this process; issue #5), and
+ * `shutdownTimeoutMs`, how long a stop waits for open connections before force-closing them
+ * (optional, default {@link DEFAULT_SHUTDOWN_TIMEOUT_MS}).
  */
 export interface ServeConfig {
   readonly storeUrl: string;
   readonly host: string;
   readonly port: number;
   readonly sweepIntervalMs: number;
+  readonly shutdownTimeoutMs?: number | undefined;
 }
 
 /** Environment variables as `process.env` holds them. */
@@ -37,7 +48,7 @@ export type Environment = Readonly<Record<string, string | undefined>>;
  * when it is malformed.
  */
 export function resolveServeConfig(
-  flags: { store?: string; host?: string; port?: number; sweepIntervalMs?: number },
+  flags: { store?: string; host?: string; port?: number; sweepIntervalMs?: number; shutdownTimeoutMs?: number },
   env: Environment,
 ): ServeConfig {
   return Object.freeze({
@@ -45,6 +56,7 @@ export function resolveServeConfig(
     host: flags.host ?? DEFAULT_HOST,
     port: flags.port ?? portFromEnv(env[PORT_ENV]) ?? DEFAULT_PORT,
     sweepIntervalMs: flags.sweepIntervalMs ?? sweepIntervalFromEnv(env[SWEEP_INTERVAL_ENV]) ?? DEFAULT_SWEEP_INTERVAL_MS,
+    shutdownTimeoutMs: flags.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
   });
 }
 
@@ -82,4 +94,11 @@ export function parsePort(text: string): number | null {
   if (!/^\d{1,5}$/.test(text.trim())) return null;
   const port = Number(text.trim());
   return port <= 65_535 ? port : null;
+}
+
+/** A shutdown timeout: a whole number of milliseconds from 0 to `MAX_SHUTDOWN_TIMEOUT_MS`, or `null`. */
+export function parseShutdownTimeoutMs(text: string): number | null {
+  if (!/^\d{1,10}$/.test(text.trim())) return null;
+  const timeoutMs = Number(text.trim());
+  return timeoutMs <= MAX_SHUTDOWN_TIMEOUT_MS ? timeoutMs : null;
 }

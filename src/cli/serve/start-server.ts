@@ -9,7 +9,7 @@ import { systemClock } from '../../plane/system-clock.js';
 import { ALL_TENANTS } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
 import type { QuotaStore } from '../../store/store.js';
-import type { ServeConfig } from './serve-config.js';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, type ServeConfig } from './serve-config.js';
 import { storeApiKeys } from './store-api-keys.js';
 
 /** The name of the operator key `serve` creates on a store that has no key at all. */
@@ -21,18 +21,23 @@ export interface StartedServer {
   readonly url: string;
   /** The all-tenant operator key created because the store had none, or `null`. */
   readonly firstKey: MintedApiKey | null;
+  /** True when the store holds keys but every one is revoked: nobody can call the server until `quotaplane keys create`. */
+  readonly noUsableKey: boolean;
   /**
    * Stops the sweeper (letting a sweep in flight finish), stops accepting connections, lets
-   * in-flight requests finish, then closes the store. Idempotent; resolves when all are done.
+   * in-flight requests finish for up to `config.shutdownTimeoutMs` (default 10 000), then
+   * force-closes the connections still open and closes the store. Idempotent; resolves when all are done.
    */
   close(): Promise<void>;
 }
 
 /**
- * Starts the HTTP service (issue #4 item 1): opens and migrates the store, creates the first
- * all-tenant operator key when the store holds no key at all (decided in one transaction, so two
- * servers starting together create one), builds the app over a plane on the wall clock, and
- * listens. Once listening, it sweeps lapsed leases every `config.sweepIntervalMs` (issue #5; none
+ * Starts the HTTP service (issue #4 item 1): opens and migrates the store, builds the app over a
+ * plane on the wall clock, listens, and only then creates the first all-tenant operator key when
+ * the store holds no key at all (decided in one transaction, so two servers starting together
+ * create one). Creating it after `listen` succeeded means a start that fails to listen leaves no
+ * key nobody was shown. When every stored key is revoked it logs a warning (and says so in
+ * `noUsableKey`). Once listening, it sweeps lapsed leases every `config.sweepIntervalMs` (issue #5; none
  * when 0), logging each sweep that changed something and each that failed. Any number of servers
  * may sweep one store: each run is swept in its own transaction, which re-checks the lease. Throws what `openStore` throws, `UsageError` for a store without API keys, and the
  * listen error (for example `EADDRINUSE`) after closing what it opened.
@@ -41,8 +46,6 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
   const store: QuotaStore = await openStore(config.storeUrl);
   try {
     const keys = storeApiKeys(store);
-    const first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
-    const created = await keys.createFirst(first.key);
     const plane = createPlane({ store });
     const app = await buildApp({ plane, store, keys, logger: options.logger });
     try {
@@ -50,6 +53,22 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
     } catch (error) {
       await app.close();
       throw error;
+    }
+    let created = false;
+    let first: MintedApiKey;
+    let noUsableKey = false;
+    try {
+      first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
+      created = await keys.createFirst(first.key);
+      noUsableKey = !created && (await keys.list()).every((key) => key.revokedAtMs !== null);
+    } catch (error) {
+      await app.close();
+      throw error;
+    }
+    if (noUsableKey) {
+      app.log.warn(
+        "every API key in the store is revoked: no request can authenticate; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
+      );
     }
     const stopSweeper =
       config.sweepIntervalMs === 0
@@ -67,11 +86,12 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
     return {
       url: `http://${host}:${address.port}`,
       firstKey: created ? first : null,
+      noUsableKey,
       close() {
         closing ??= (async () => {
           try {
             await stopSweeper();
-            await app.close();
+            await drainThenClose(app, config.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
           } finally {
             await store.close();
           }
@@ -82,5 +102,23 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
   } catch (error) {
     await store.close();
     throw error;
+  }
+}
+
+// Closes the app, waiting at most `timeoutMs` for open connections (a client that sent half a
+// request and went quiet would hold `close` forever), then cuts the ones still open.
+async function drainThenClose(app: { close(): Promise<void>; server: { closeAllConnections(): void } }, timeoutMs: number): Promise<void> {
+  const closed = app.close();
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<'expired'>((resolve) => {
+    timer = setTimeout(() => resolve('expired'), timeoutMs);
+  });
+  try {
+    if ((await Promise.race([closed.then(() => 'closed' as const), expired])) === 'expired') {
+      app.server.closeAllConnections();
+      await closed;
+    }
+  } finally {
+    clearTimeout(timer);
   }
 }
