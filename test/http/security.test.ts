@@ -57,7 +57,7 @@ const ROUTE_CASES: readonly RouteCase[] = [
       return { runs: ['run-a'] };
     },
     request: { method: 'POST', url: '/v1/runs/run-a/resume', payload: { tenant: 'acme' } },
-    malformed: { request: { method: 'POST', url: '/v1/runs/run-a/resume', payload: { tenant: 'acme', leaseMs: 0 } }, field: 'leaseMs' },
+    malformed: { request: { method: 'POST', url: '/v1/runs/run-a/resume', payload: { tenant: 'acme', leaseMs: 86_400_001 } }, field: 'leaseMs' },
   },
   {
     name: 'POST /v1/runs/{run}/dispatches',

@@ -45,7 +45,7 @@ export const dispatchRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof DispatchBody> }>(
     '/v1/runs/:run/dispatches',
     protectedRoute('runner', {
-      summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423)',
+      summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423; exempt: operator keys only)',
       params: RunParams,
       body: DispatchBody,
       reply: DispatchReply,

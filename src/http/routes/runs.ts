@@ -53,7 +53,7 @@ export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof AdmitBody> }>(
     '/v1/runs',
     protectedRoute('runner', {
-      summary: 'Admit a run: its first pass, or a refusal (Halted 423, Unbounded 422, TooManyRuns/SpentOut 429)',
+      summary: 'Admit a run: its first pass, or a refusal (Halted 423, Unbounded 422, TooManyRuns/SpentOut 429; SpentOut 422 when the hold alone exceeds the ceiling)',
       body: AdmitBody,
       reply: PassGrant,
     }),
