@@ -111,6 +111,16 @@ describe('SQLite store faults', () => {
     await store.close();
   });
 
+  it("tenant('*') is INVALID_ARGUMENT: '*' means every tenant for keys, not a tenant's name", async () => {
+    const store = await openStore(`sqlite:${path}`);
+    try {
+      expect(() => store.tenant('*')).toThrow(/tenant: '\*' means every tenant for API keys and is not a tenant name; name one tenant/);
+      expect(await store.tenants()).toEqual([]);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('a file that is not a SQLite database is STORE_CORRUPT on open', async () => {
     writeFileSync(path, 'this is not a database, just some text long enough to fill a header page '.repeat(20));
     expect((await failure(openStore(`sqlite:${path}`))).code).toBe('STORE_CORRUPT');
