@@ -1,36 +1,97 @@
 import { describe } from './amounts.js';
 import { invalidArgument } from './errors.js';
 
-/** Longest identifier accepted, in characters (DESIGN.md decision 14). */
+/**
+ * Longest identifier accepted, in UTF-16 code units (JavaScript string length), DESIGN.md
+ * decision 14. Every HTTP route accepts an identifier of this length in its path: the service's
+ * router takes path parameters up to {@link MAX_PATH_PARAMETER_LENGTH} characters.
+ */
 export const MAX_IDENTIFIER_LENGTH = 200;
 
-// Printable means no control characters (C0, DEL, C1) and no line or paragraph separators.
-const UNPRINTABLE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u;
+/**
+ * Longest path parameter the HTTP router passes on, in characters: more than any identifier with
+ * any scope prefix (`revision:`), even percent-encoded (one UTF-16 unit encodes to at most 9
+ * characters, `%E4%B8%AD`), so an id that admission accepted is never refused by the router, and
+ * one that is too long is refused by quotaplane's own rule, naming the field (DESIGN.md decision 14).
+ */
+export const MAX_PATH_PARAMETER_LENGTH = 2048;
 
-/** True for 1–200 printable characters (DESIGN.md decision 14). */
+// Control (Cc), format (Cf: bidi overrides, zero-width characters, the BOM), line and paragraph
+// separators (Zl, Zp): characters that print as nothing, reorder what follows, or break a line,
+// so a name holding one can look like another name in a table, a log line or a metric label.
+const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
+
+/**
+ * Why `value` is not an identifier, as the rest of a sentence that begins with the field's name
+ * (`must hold no control or format character, but holds U+202E at position 4 (identifiers are …)`),
+ * or `null` when it is one. The library, the CLI and HTTP's schema validation all answer with this
+ * text (DESIGN.md decision 14).
+ */
+export function identifierProblem(value: unknown): string | null {
+  const problem = firstProblem(value);
+  return problem === null ? null : `${problem} (${IDENTIFIER_RULE})`;
+}
+
+const IDENTIFIER_RULE = `identifiers are 1–${MAX_IDENTIFIER_LENGTH} characters of well-formed Unicode, with no control or format character and no surrounding space`;
+
+function firstProblem(value: unknown): string | null {
+  if (typeof value !== 'string') return `must be a string, got ${describe(value)}`;
+  if (value.length === 0 || value.length > MAX_IDENTIFIER_LENGTH) {
+    return `must be 1–${MAX_IDENTIFIER_LENGTH} characters, got ${value.length}`;
+  }
+  const index = firstLoneSurrogate(value);
+  if (index >= 0) {
+    return `must be well-formed Unicode, but holds a lone surrogate ${codePoint(value.charCodeAt(index))} at position ${index + 1}`;
+  }
+  const hidden = HIDDEN.exec(value);
+  if (hidden !== null) {
+    const position = [...value.slice(0, hidden.index)].length + 1;
+    return `must hold no control or format character, but holds ${codePoint(hidden[0].codePointAt(0) ?? 0)} at position ${position}`;
+  }
+  if (value.trim().length === 0) return 'must not be blank';
+  if (value.trim() !== value) return `must not begin or end with a space, got ${JSON.stringify(value)}`;
+  return null;
+}
+
+/**
+ * True for a well-formed identifier (DESIGN.md decision 14): 1–200 UTF-16 units of well-formed
+ * Unicode (no lone surrogate), no control, format, line or paragraph separator character (so no
+ * bidi override and no zero-width character), and no leading or trailing white space.
+ */
 export function isIdentifier(value: unknown): value is string {
-  return (
-    typeof value === 'string' &&
-    value.length >= 1 &&
-    value.length <= MAX_IDENTIFIER_LENGTH &&
-    !UNPRINTABLE.test(value) &&
-    value.trim().length > 0
-  );
+  return firstProblem(value) === null;
 }
 
 /**
  * Returns `value` when it is a valid identifier (tenant, run, grant, agent name, principal,
- * actor): 1–200 printable characters, not only spaces. Otherwise throws `INVALID_ARGUMENT`
- * naming `field` (DESIGN.md decision 14).
+ * actor; see {@link isIdentifier}). Otherwise throws `INVALID_ARGUMENT` naming `field` and, for a
+ * hidden character, its code point and position, so the library, the CLI and HTTP give one answer
+ * (DESIGN.md decision 14).
  */
 export function requireIdentifier(field: string, value: unknown): string {
-  if (!isIdentifier(value)) {
-    throw invalidArgument(
-      field,
-      `must be 1–${MAX_IDENTIFIER_LENGTH} printable characters, got ${describe(value)}`,
-    );
+  const problem = identifierProblem(value);
+  if (problem !== null) throw invalidArgument(field, problem);
+  return value as string;
+}
+
+function firstLoneSurrogate(value: string): number {
+  for (let index = 0; index < value.length; index += 1) {
+    const unit = value.charCodeAt(index);
+    if (unit >= 0xd800 && unit <= 0xdbff) {
+      const next = value.charCodeAt(index + 1);
+      if (next >= 0xdc00 && next <= 0xdfff) {
+        index += 1;
+        continue;
+      }
+      return index;
+    }
+    if (unit >= 0xdc00 && unit <= 0xdfff) return index;
   }
-  return value;
+  return -1;
+}
+
+function codePoint(value: number): string {
+  return `U+${value.toString(16).toUpperCase().padStart(4, '0')}`;
 }
 
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;

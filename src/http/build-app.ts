@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRepl
 import { createRequire } from 'node:module';
 
 import type { Clock } from '../core/clock.js';
+import { MAX_PATH_PARAMETER_LENGTH } from '../core/identifiers.js';
 import type { Plane } from '../plane/plane.js';
 import { systemClock } from '../plane/system-clock.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
@@ -71,7 +72,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     genReqId: requestIdGenerator(),
     // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash.
-    routerOptions: { ignoreTrailingSlash: true },
+    // A path parameter as long as any identifier reaches the route, whose own rule answers (the
+    // router's default of 100 characters refused ids that admission had accepted).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
     // A path the router cannot decode (`/%ZZ`) fails before any route: answer it in the envelope too.
     frameworkErrors: (error, request, reply) => {
       send(reply, errorProblem(error, { requestId: request.id, retryAfter, logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly') }));

@@ -1,6 +1,14 @@
 import { Ajv, type Options } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
+import { identifierProblem } from '../core/identifiers.js';
+
+/**
+ * The schema keyword that checks a string against quotaplane's identifier rule (DESIGN.md decision
+ * 14), so a request answers with the library's own message, naming the field and the code point.
+ */
+export const IDENTIFIER_KEYWORD = 'x-quotaplane-identifier';
+
 /*
  * Request validation (issue #4 item 1). Fastify's default Ajv removes unknown members and coerces
  * types, which would turn `{ "epoch": "1", "epohc": 2 }` into a valid settle. Bodies here are
@@ -22,10 +30,24 @@ const SHARED: Options = {
  * and `headers`. Each call makes its own Ajv instances, so two apps never share compiled schemas.
  */
 export function strictValidatorCompiler(): FastifySchemaCompiler<unknown> {
-  const bodies = new Ajv({ ...SHARED, coerceTypes: false });
-  const scalars = new Ajv({ ...SHARED, coerceTypes: true });
+  const bodies = withIdentifierKeyword(new Ajv({ ...SHARED, coerceTypes: false }));
+  const scalars = withIdentifierKeyword(new Ajv({ ...SHARED, coerceTypes: true }));
   return ({ schema, httpPart }) => {
     const ajv = httpPart === 'body' ? bodies : scalars;
     return ajv.compile(schema as object);
   };
+}
+
+function withIdentifierKeyword(ajv: Ajv): Ajv {
+  const validate = (enabled: boolean, data: unknown): boolean => {
+    if (!enabled) return true;
+    const problem = identifierProblem(data);
+    if (problem === null) return true;
+    validate.errors = [{ keyword: IDENTIFIER_KEYWORD, message: problem, params: {} }];
+    return false;
+  };
+  validate.errors = null as null | Array<{ keyword: string; message: string; params: Record<string, never> }>;
+  // Checked before the length keywords, so an over-long id gets the same sentence as from the library.
+  ajv.addKeyword({ keyword: IDENTIFIER_KEYWORD, type: 'string', schemaType: 'boolean', errors: true, validate, before: 'maxLength' } as never);
+  return ajv;
 }

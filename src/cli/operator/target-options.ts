@@ -2,7 +2,7 @@ import { type Command, Option } from 'commander';
 
 import { createClient } from '../../client/create-client.js';
 import { isQuotaError } from '../../core/errors.js';
-import { isIdentifier } from '../../core/identifiers.js';
+import { identifierProblem } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
@@ -90,7 +90,8 @@ function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | nu
   if (flags.actor === undefined) {
     throw new UsageError('this command writes, so it needs --actor <name> (recorded as asserted; never taken from $USER)');
   }
-  if (!isIdentifier(flags.actor)) throw new UsageError(`--actor must be 1-200 printable characters, got ${JSON.stringify(flags.actor)}`);
+  const problem = identifierProblem(flags.actor);
+  if (problem !== null) throw new UsageError(`--actor: ${problem}`);
   return { actor: flags.actor, basis: 'asserted' };
 }
 

@@ -3,6 +3,7 @@ import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
+import { IDENTIFIER_KEYWORD } from '../validation.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
 
@@ -26,8 +27,12 @@ export const MAX_DECLARED_CEILINGS = 16;
 /** Most grants a tenant's quota may configure rate ceilings for. */
 export const MAX_CONFIGURED_GRANTS = 256;
 
-/** A tenant, run, grant, agent or principal id: 1–200 characters (DESIGN.md decision 14). */
-export const Identifier = Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH });
+/**
+ * A tenant, run, grant, agent or principal id: 1–200 characters of well-formed Unicode, with no
+ * control or format character and no surrounding space (DESIGN.md decision 14). The custom keyword
+ * answers with the library's own message.
+ */
+export const Identifier = Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, [IDENTIFIER_KEYWORD]: true });
 
 /** A non-negative safe integer (DESIGN.md decision 2). */
 export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
