@@ -1,0 +1,37 @@
+import type { ToolExecutionOptions, ToolSet } from 'ai';
+
+import type { ActiveRun } from '../active-run.js';
+import { gateToolCall, parseToolGrants, type ToolGrants } from '../tool-grants.js';
+
+/** Options of {@link meterTools}: `grants`, which grant each tool's calls dispatch (see `ToolGrants`). */
+export interface MeterToolsOptions {
+  readonly grants: ToolGrants;
+}
+
+/**
+ * Wraps the AI SDK tools of `tools` (a `ToolSet`, as `generateText` takes it) so that each call of a
+ * tool is a dispatch of its grant in `run`, before the tool runs: `run.dispatch(grant, toolCallId)`
+ * (a retried call with the same id is counted once). A `RateLimited` or `UncountableRate` refusal
+ * throws `ToolCallRefusedError` out of `execute`: the tool does not run and the model sees a tool
+ * error that says when to retry. `Withheld` throws `RunWithheldError` and stops the run. Tools
+ * without `execute` (client-side tools) are returned as they are. Answers a new set; `tools` is
+ * not changed. Throws `INVALID_ARGUMENT` naming a malformed grant.
+ */
+export function meterTools<TOOLS extends ToolSet>(run: ActiveRun, tools: TOOLS, options: MeterToolsOptions): TOOLS {
+  const grants = parseToolGrants(options.grants);
+  const metered: Record<string, unknown> = {};
+  for (const [name, tool] of Object.entries(tools)) {
+    const execute = tool.execute;
+    metered[name] =
+      execute === undefined
+        ? tool
+        : {
+            ...tool,
+            execute: async (input: unknown, callOptions: ToolExecutionOptions) => {
+              await gateToolCall(run, grants, name, callOptions.toolCallId);
+              return execute(input as never, callOptions);
+            },
+          };
+  }
+  return metered as TOOLS;
+}
