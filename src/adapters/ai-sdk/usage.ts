@@ -4,7 +4,7 @@ import type { TokenCounts } from '../model-price.js';
 /**
  * Reads a language model's usage report (the AI SDK's `LanguageModelV3Usage`, or the flat V2
  * shape) as {@link TokenCounts}, or `undefined` when it does not report both input and output
- * tokens as counts (absent, `NaN`, negative), so the call is booked at its per-call bound instead
+ * tokens as counts (absent, `NaN`, negative), or reports 0 of both (no real call reads no input), so the call is booked at its per-call bound instead
  * of as zero (DESIGN.md decision 19).
  *
  * The provider's own totals are used: `inputTokens.total` already holds the cached tokens
@@ -24,7 +24,7 @@ export function tokenCountsOf(usage: unknown): TokenCounts | undefined {
   const inputTotal = countOf(input.total) ?? (noCache === undefined ? undefined : noCache + cacheRead + cacheWrite);
   const text = countOf(output.text);
   const outputTotal = countOf(output.total) ?? (text === undefined ? undefined : text + (countOf(output.reasoning) ?? 0));
-  if (inputTotal === undefined || outputTotal === undefined) return undefined;
+  if (inputTotal === undefined || outputTotal === undefined || inputTotal + outputTotal === 0) return undefined;
   return { input: inputTotal, output: outputTotal, cacheRead, cacheWrite };
 }
 
@@ -33,6 +33,6 @@ export function tokenCountsOf(usage: unknown): TokenCounts | undefined {
 function flatCounts(report: Record<string, unknown>): TokenCounts | undefined {
   const input = countOf(report.inputTokens);
   const output = countOf(report.outputTokens);
-  if (input === undefined || output === undefined) return undefined;
+  if (input === undefined || output === undefined || input + output === 0) return undefined;
   return { input, output, cacheRead: countOf(report.cachedInputTokens) ?? 0, cacheWrite: 0 };
 }
