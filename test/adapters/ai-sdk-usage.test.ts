@@ -1,12 +1,14 @@
-import { APICallError, generateText, streamText, wrapLanguageModel } from 'ai';
+import { APICallError, generateText, stepCountIs, streamText, tool, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3, simulateReadableStream } from 'ai/test';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { quotaMiddleware, tokenCountsOf } from '../../src/adapters/ai-sdk/index.js';
+import { meterTools, quotaMiddleware, tokenCountsOf } from '../../src/adapters/ai-sdk/index.js';
 import { withRun } from '../../src/adapters/with-run.js';
 import { QuotaError } from '../../src/core/errors.js';
-import { BUDGET, metered, MODEL_ID, priceOf, PRICES, scriptedModel, text, usage } from './ai-sdk-scenarios.js';
-import { planeTarget, standardQuota, type Target } from './run-fixtures.js';
+import { z } from 'zod';
+
+import { BUDGET, metered, MODEL_ID, priceOf, PRICES, scriptedModel, text, toolCall, usage } from './ai-sdk-scenarios.js';
+import { planeTarget, REFUND, standardQuota, type Target } from './run-fixtures.js';
 
 // Issue #13 item 2: the usage a call books, whatever its provider reported (DESIGN.md decision 19).
 
@@ -164,6 +166,30 @@ describe('caps', () => {
     expect(thrown).toBeInstanceOf(QuotaError);
     expect((thrown as QuotaError).details.field).toBe('prices["unpriced"]');
     expect(model.doGenerateCalls).toHaveLength(0);
+  });
+});
+
+describe('meterTools', () => {
+  it('keeps a tool that streams its output (an async generator) streaming, dispatched before its first value', async () => {
+    const { plane } = await acme();
+    const model = scriptedModel([() => toolCall('call-1', 'progress', { order: 'A-1' }, usage(10, 10)), () => text('done', usage(10, 10))]);
+    const progress = tool({
+      inputSchema: z.object({ order: z.string() }),
+      async *execute({ order }) {
+        yield `refunding ${order}`;
+        yield `refunded ${order}`;
+      },
+    });
+    const done = await withRun(plane, { tenant: 'acme', run: 'run-gen', budget: BUDGET }, async (run) => {
+      const result = await generateText({ model: metered(run, model), tools: meterTools(run, { progress }, { grants: { progress: REFUND } }), stopWhen: stepCountIs(3), prompt: 'go' });
+      // The tool's one dispatch was counted: 2 per minute are allowed, so one more fits and a third does not.
+      return { result, probes: [await run.dispatch(REFUND, 'probe-1'), await run.dispatch(REFUND, 'probe-2')] };
+    });
+    expect(done.ok).toBe(true);
+    if (!done.ok) return;
+    const results = done.value.result.steps.flatMap((step) => step.content).filter((part) => part.type === 'tool-result');
+    expect(results.map((part) => (part as { output: unknown }).output)).toEqual(['refunded A-1']);
+    expect(done.value.probes).toMatchObject([{ ok: true }, { ok: false, refusal: { code: 'RateLimited' } }]);
   });
 });
 

@@ -1,7 +1,7 @@
 import { Agent, Runner, Usage } from '@openai/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { agentsTokenCounts, meterModel } from '../../src/adapters/openai-agents/index.js';
+import { agentsTokenCounts, meterModel, meterModelProvider } from '../../src/adapters/openai-agents/index.js';
 import { withRun } from '../../src/adapters/with-run.js';
 import { QuotaError } from '../../src/core/errors.js';
 import { BUDGET, FakeModel, message, MODEL_NAME, priceOf, PRICES, usage } from './openai-agents-scenarios.js';
@@ -53,6 +53,19 @@ describe('quotaplane/openai-agents usage', () => {
     expect(thrown).toBeInstanceOf(Error);
     expect(unlucky.requests).toHaveLength(2);
     expect((await plane.usage({ tenant: 'acme' })).spent).toEqual({ tokens: 1_000 + 2_000, minorUnits: priceOf(900, 100) + 20_000 });
+  });
+
+  it('meterModelProvider meters every model the Runner asks it for, priced by the agent’s model name', async () => {
+    const { plane } = await acme();
+    const model = new FakeModel([() => message('hi', usage(1000, 100))]);
+    const asked: (string | undefined)[] = [];
+    const provider = { getModel: (name?: string) => (asked.push(name), model) };
+    const done = await withRun(plane, { tenant: 'acme', budget: BUDGET }, (run) =>
+      new Runner({ tracingDisabled: true, modelProvider: meterModelProvider(run, provider, { prices: PRICES }) }).run(new Agent({ name: 'a', model: MODEL_NAME }), 'hi'),
+    );
+    expect(asked).toEqual([MODEL_NAME]);
+    expect(model.requests[0]?.modelSettings.maxTokens).toBe(1_333);
+    expect(done).toMatchObject({ ok: true, spend: { tokens: 1_100, minorUnits: priceOf(1000, 100) }, estimated: false });
   });
 
   it('a run that bounds money needs the model’s name to price it', async () => {

@@ -22,16 +22,28 @@ export function meterTools<TOOLS extends ToolSet>(run: ActiveRun, tools: TOOLS, 
   const metered: Record<string, unknown> = {};
   for (const [name, tool] of Object.entries(tools)) {
     const execute = tool.execute;
-    metered[name] =
-      execute === undefined
-        ? tool
-        : {
-            ...tool,
-            execute: async (input: unknown, callOptions: ToolExecutionOptions) => {
-              await gateToolCall(run, grants, name, callOptions.toolCallId);
-              return execute(input as never, callOptions);
-            },
-          };
+    if (execute === undefined) {
+      metered[name] = tool;
+      continue;
+    }
+    const gate = (callOptions: ToolExecutionOptions) => gateToolCall(run, grants, name, callOptions.toolCallId);
+    // A tool that streams its output (an async generator) stays one, gated before its first value.
+    metered[name] = {
+      ...tool,
+      execute: isAsyncGeneratorFunction(execute)
+        ? async function* (input: unknown, callOptions: ToolExecutionOptions) {
+            await gate(callOptions);
+            yield* execute(input as never, callOptions) as AsyncIterable<unknown>;
+          }
+        : async (input: unknown, callOptions: ToolExecutionOptions) => {
+            await gate(callOptions);
+            return execute(input as never, callOptions);
+          },
+    };
   }
   return metered as TOOLS;
+}
+
+function isAsyncGeneratorFunction(value: unknown): boolean {
+  return typeof value === 'function' && value.constructor.name === 'AsyncGeneratorFunction';
 }
