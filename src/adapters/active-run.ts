@@ -1,4 +1,4 @@
-import { isAmount, saturatingAdd } from '../core/amounts.js';
+import { saturatingAdd } from '../core/amounts.js';
 import type { Budget } from '../core/budget.js';
 import { invalidArgument, isQuotaError } from '../core/errors.js';
 import type { RateCeiling } from '../core/rate.js';
@@ -308,7 +308,3 @@ export class PassBooks implements ActiveRun {
   }
 }
 
-/** True for a spend whose both units are amounts; used to reject NaN or negative usage before booking. */
-export function isSpend(value: Spend): boolean {
-  return isAmount(value.tokens) && isAmount(value.minorUnits);
-}

@@ -189,18 +189,14 @@ function defined<T extends Record<string, unknown>>(fields: T): Partial<T> {
 }
 
 async function settleWithRetries(plane: RunPlane, pending: SettleInput, settings: Settings, bodyError: unknown): Promise<SettleResult> {
-  let lastError: unknown;
-  for (let attempt = 1; attempt <= settings.settleAttempts; attempt += 1) {
+  for (let attempt = 1; ; attempt += 1) {
     try {
       return await withTimeout(plane.settle(pending), settings.settleTimeoutMs, pending);
     } catch (error) {
-      lastError = error;
-      const retryable = isQuotaError(error, 'STORE_UNAVAILABLE');
-      if (!retryable || attempt === settings.settleAttempts) throw new RunSettleError(pending, attempt, error, bodyError);
+      if (!isQuotaError(error, 'STORE_UNAVAILABLE') || attempt >= settings.settleAttempts) throw new RunSettleError(pending, attempt, error, bodyError);
       await new Promise((resolve) => setTimeout(resolve, 100 * 2 ** (attempt - 1)));
     }
   }
-  throw new RunSettleError(pending, settings.settleAttempts, lastError, bodyError);
 }
 
 /** `call`, or `STORE_UNAVAILABLE` when it has not answered within `timeoutMs` (it may still land: the retry is answered by its receipt). */

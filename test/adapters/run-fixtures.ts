@@ -24,13 +24,25 @@ export async function planeTarget(): Promise<Target> {
   return { plane: createPlane({ store, clock: new ManualClock(T0) }), close: () => store.close() };
 }
 
-/** The HTTP client of `buildApp` (the existing service fixture, through app.inject), with an operator key of every tenant. */
+/**
+ * The HTTP client of `buildApp` (the existing service fixture, through app.inject): the run's
+ * verbs go through a runner key of acme, as an agent's would; quotas, halts and the books through
+ * an operator key of every tenant.
+ */
 export async function clientTarget(): Promise<Target> {
   const fixture = await serviceFixture();
-  return {
-    plane: createClient({ url: 'http://quotaplane.test', key: fixture.key.opAll.secret, fetch: injectFetch(fixture.app) }),
-    close: () => fixture.close(),
+  const fetch = injectFetch(fixture.app);
+  const operator = createClient({ url: 'http://quotaplane.test', key: fixture.key.opAll.secret, fetch });
+  const runner = createClient({ url: 'http://quotaplane.test', key: fixture.key.runAcme.secret, fetch });
+  const plane: Plane = {
+    ...operator,
+    admit: runner.admit,
+    resume: runner.resume,
+    heartbeat: runner.heartbeat,
+    dispatch: runner.dispatch,
+    settle: runner.settle,
   };
+  return { plane, close: () => fixture.close() };
 }
 
 /** The tenant's books after a scenario: the period's figures and every run's registry row (ids are the scenario's own). */
