@@ -1,0 +1,32 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { OPENAI_AGENTS_SCENARIOS } from './openai-agents-scenarios.js';
+import { clientTarget, planeTarget, type Target } from './run-fixtures.js';
+
+// Issue #13 "Done when": each scenario runs with the Agents SDK fake Model on the in-process
+// plane and through the HTTP client of the service, and leaves the same books.
+
+const targets: Target[] = [];
+afterEach(async () => {
+  for (const target of targets.splice(0)) await target.close();
+});
+
+async function on(kind: 'plane' | 'client'): Promise<Target> {
+  const target = kind === 'plane' ? await planeTarget() : await clientTarget();
+  targets.push(target);
+  return target;
+}
+
+describe('quotaplane/openai-agents with a fake Model', () => {
+  for (const scenario of OPENAI_AGENTS_SCENARIOS) {
+    describe(scenario.name, () => {
+      it('on createPlane', async () => {
+        expect(await scenario.run((await on('plane')).plane)).toBeDefined();
+      });
+      it('through the HTTP client, with the same books', async () => {
+        const overHttp = await scenario.run((await on('client')).plane);
+        expect(overHttp).toEqual(await scenario.run((await on('plane')).plane));
+      });
+    });
+  }
+});
