@@ -40,7 +40,7 @@ interface KeyRow {
 }
 
 /**
- * The SQLite adapter of {@link ApiKeyStore} (schema version 2, `quotaplane_api_keys`), on the
+ * The SQLite adapter of {@link ApiKeyStore} (`quotaplane_api_keys`), on the
  * store's one connection. Deciding writes are `BEGIN IMMEDIATE`, so `createFirst` is exact across
  * processes sharing the file.
  */

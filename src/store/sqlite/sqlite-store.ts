@@ -73,7 +73,7 @@ export class SqliteQuotaStore implements QuotaStore {
     });
   }
 
-  /** The API keys (schema version 2), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
+  /** The API keys (`quotaplane_api_keys`), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
   apiKeys(): ApiKeyStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteApiKeyStore(this.#conn);
