@@ -3,6 +3,7 @@ import { httpSection } from './http-section.js';
 import { postgresSection } from './postgres-section.js';
 import { sqliteSection } from './sqlite-section.js';
 import { sqliteConcurrencySection } from './sqlite-concurrency-section.js';
+import { sqliteRateWindowSection } from './sqlite-rate-window-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
@@ -13,4 +14,5 @@ export const SECTIONS: readonly BenchSection[] = [
   postgresSection,
   httpSection,
   sqliteConcurrencySection,
+  sqliteRateWindowSection,
 ];
