@@ -4,6 +4,7 @@ import { postgresSection } from './postgres-section.js';
 import { sqliteSection } from './sqlite-section.js';
 import { sqliteConcurrencySection } from './sqlite-concurrency-section.js';
 import { sqliteRateWindowSection } from './sqlite-rate-window-section.js';
+import { sqliteServiceSection } from './sqlite-service-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
@@ -15,4 +16,5 @@ export const SECTIONS: readonly BenchSection[] = [
   httpSection,
   sqliteConcurrencySection,
   sqliteRateWindowSection,
+  sqliteServiceSection,
 ];
