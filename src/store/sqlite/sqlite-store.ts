@@ -23,8 +23,9 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
   /**
-   * How long a transaction waits for another process's write lock before the call fails with
-   * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
+   * How long a decision waits for another process's write lock before the call fails with
+   * `STORE_UNAVAILABLE`, in ms. The wait is retried on timers, never by blocking the event loop;
+   * only opening (and migrating) a file waits synchronously. @defaultValue 5000
    */
   readonly busyTimeoutMs?: number;
   /**
@@ -88,10 +89,11 @@ export class SqliteQuotaStore implements QuotaStore {
 /**
  * Opens (creating if needed) and migrates a SQLite store at `path` (`:memory:` for a private
  * in-memory one). The file is put in WAL mode, so readers never block the one writer, with
- * `synchronous = FULL`: every acknowledged decision is on disk before the call returns, at the
- * price of one WAL sync per commit (NORMAL would survive a process crash but could lose the
- * latest admissions and settlements to a power cut, and the quota books must not forget a
- * decision a caller already acted on).
+ * `synchronous = FULL`: every acknowledged decision is on disk before the call returns (NORMAL
+ * would survive a process crash but could lose the latest admissions and settlements to a power
+ * cut, and the quota books must not forget a decision a caller already acted on). Decisions that
+ * arrive together share one transaction and so one WAL sync (group commit, DESIGN.md decision 16;
+ * see `SqliteConnection`).
  * Throws `INVALID_ARGUMENT` for bad options, `STORE_UNAVAILABLE` when the file cannot be opened or
  * stays locked past the busy timeout, `STORE_CORRUPT` for a file that is not a SQLite database,
  * and `SCHEMA_TOO_NEW` for a database migrated by a newer quotaplane.

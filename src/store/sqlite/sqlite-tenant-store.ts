@@ -91,9 +91,11 @@ import { settleInTransaction } from './sqlite-settle.js';
 
 /**
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
- * arguments first (`INVALID_ARGUMENT` naming the field), then runs as one transaction on the
- * shared connection: `BEGIN IMMEDIATE` for anything that reads then writes (DESIGN.md decision
- * 13), a deferred read transaction for pure reads. Every statement is keyed by `tenant`.
+ * arguments first (`INVALID_ARGUMENT` naming the field), then runs on the shared connection:
+ * anything that writes as one decision queued for group commit (its own savepoint inside a
+ * `BEGIN IMMEDIATE` batch, answered after the COMMIT; DESIGN.md decisions 13 and 16), every write
+ * awaited before the method returns; pure reads as a deferred read transaction. Every statement is
+ * keyed by `tenant`.
  */
 export class SqliteTenantStore implements TenantStore {
   readonly tenant: string;
