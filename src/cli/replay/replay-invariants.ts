@@ -20,7 +20,7 @@ export interface TenantLedger {
   heldByReplay: number;
   /**
    * False once the store, read at a check (after every admission through a server; every 100 rows
-   * and after the last one on a local store), reported a slot count other than `heldByReplay`.
+   * and after the last one on a SQLite store), reported a slot count other than `heldByReplay`.
    */
   runningMatchedHeld: boolean;
   /** Settles the store answered `'settled'` (it wrote the receipt on that call). */

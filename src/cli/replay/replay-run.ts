@@ -26,9 +26,9 @@ export const RUN_MS_PER_GENERATED_TOKEN = 20;
  */
 const LEASE_MARGIN_MS = 60_000;
 /**
- * On a local store, every this many rows (and after the last one) the replay waits for every
- * answer and compares the store's slot count with its own; through a server it does so after
- * every admission.
+ * On a SQLite store, every this many rows (and after the last one) the replay waits for every
+ * answer and compares the store's slot count with its own; elsewhere (a server, PostgreSQL) it
+ * does so after every admission.
  */
 const PIPELINED_CHECK_ROWS = 100;
 /** The epoch of the pass an admission opens (DESIGN.md decision 7). */
@@ -101,9 +101,10 @@ export async function runReplay(
   const pending = new CompletionQueue<Arrival>();
   const settledRuns: PendingCompletion[] = [];
   const flight = new OrderedCalls();
-  // Through a server, requests sent together may arrive in any order, so each one is awaited
-  // before the next; on a local store every call is queued in call order (group commit keeps it).
-  const pipelined = target.remote === undefined;
+  // Only the SQLite store decides concurrent calls strictly in call order (its group commit is
+  // FIFO), so only there are calls sent without awaiting each one. Through a server, requests sent
+  // together may arrive in any order, and PostgreSQL runs them on several connections at once.
+  const pipelined = target.remote === undefined && target.store?.backend === 'sqlite';
   // Tenants admitted to since the store's slot count was last compared with the replay's.
   const unchecked = new Set<string>();
 
@@ -197,7 +198,7 @@ export async function runReplay(
           }
         },
       );
-      // On a local store, compare the store's slot counts with the replay's now and then.
+      // On a SQLite store, compare the store's slot counts with the replay's now and then.
       if (!pipelined || rowCount % PIPELINED_CHECK_ROWS === 0) await settleCalls();
       progress?.update(row.bytesRead, rowCount, performance.now() - started);
     }

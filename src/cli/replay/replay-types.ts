@@ -67,7 +67,7 @@ export interface TenantReport {
  *   replay counts it right after each admission (answers applied in call order) and as the store
  *   reports it at each check (slots grow only at admission, so this covers every instant);
  * - `slotsHeldWhileRunning`: at each check (after every admission through a server; every 100 rows
- *   and after the last one on a local store) the store's slot count equals the tenant's runs the
+ *   and after the last one on a SQLite store) the store's slot count equals the tenant's runs the
  *   replay admitted and has not yet settled; a slot freed early (a server's sweeper judging the
  *   trace's past instants lapsed by the wall clock) or never taken makes it false;
  * - `settledExactlyOnce`: the store wrote a receipt for every admitted run on its settle, answers
