@@ -125,7 +125,7 @@ async function replayConversation(context: BenchContext): Promise<BenchRow> {
       seconds: report.timing.wallMs / 1000,
       perSecond: report.timing.requestsPerSecond,
       commitsPerOperation: null,
-      note: `${report.totals.admitted} admitted, each also settled; slot count read after each`,
+      note: `${report.totals.admitted} admitted, each also settled; calls sent without awaiting each (group commit)`,
     };
   } finally {
     await opened.close();

@@ -139,6 +139,14 @@ export {
   type RateCheck,
 } from './core/rate.js';
 export {
+  countedSince,
+  judgeRateBoundaries,
+  rateBoundaryOrdinal,
+  recordedRateInstantMs,
+  type FullRateCeiling,
+  type RateBoundary,
+} from './core/rate-ordinal.js';
+export {
   compareHaltScopes,
   coveringHalt,
   describeHaltScope,

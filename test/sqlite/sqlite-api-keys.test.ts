@@ -6,7 +6,6 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { hashApiKey, mintApiKey } from '../../src/http/api-key-secret.js';
 import type { ApiKeyStore } from '../../src/store/api-keys.js';
-import { SQLITE_SCHEMA_V1 } from '../../src/store/sqlite/sqlite-schema-v1.js';
 import { openSqliteStore, type SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
 import { tempDir } from '../plane/plane-fixtures.js';
 
@@ -113,25 +112,6 @@ describe('SQLite API keys (schema version 2)', () => {
     expect((await caught(keys.list())).code).toBe('STORE_UNAVAILABLE');
     expect(() => store.apiKeys()).toThrow(QuotaError);
     store = await openSqliteStore(`${dir.dir}/quota.db`);
-  });
-
-  it('migrates a version-1 file to version 2 and keeps its quota rows', async () => {
-    await store.close();
-    const path = `${dir.dir}/v1.db`;
-    const raw = new Database(path);
-    raw.exec('CREATE TABLE quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms INTEGER NOT NULL) STRICT');
-    raw.exec(SQLITE_SCHEMA_V1);
-    raw.prepare('INSERT INTO quotaplane_schema VALUES (1, ?, 1)').run('quota_keyspaces_runs_audit');
-    raw.prepare('INSERT INTO quota_running (tenant, run_id, admitted_at_ms) VALUES (?, ?, ?)').run('acme', 'r1', T0);
-    raw.close();
-
-    store = await openSqliteStore(path);
-    expect(store.migration.fromVersion).toBe(1);
-    expect(store.migration.applied.map((step) => step.version)).toContain(2);
-    expect(await store.tenant('acme').runningRuns(10)).toEqual(['r1']);
-    const minted = mintApiKey({ role: 'runner', tenant: 'acme', atMs: T0 });
-    await store.apiKeys().create(minted.key);
-    expect(await store.apiKeys().findByHash(minted.key.hash)).not.toBeNull();
   });
 });
 

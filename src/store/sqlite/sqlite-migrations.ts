@@ -2,17 +2,13 @@ import type Database from 'better-sqlite3';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
 import { SQLITE_SCHEMA_V1 } from './sqlite-schema-v1.js';
-import { SQLITE_SCHEMA_V2 } from './sqlite-schema-v2.js';
-import { SQLITE_SCHEMA_V3 } from './sqlite-schema-v3.js';
 
 /**
  * The SQLite schema history, oldest first: numbered, forward-only, never edited once released
  * (code-anchors, SQL and migrations). Add a change as a new entry with the next version.
  */
 export const SQLITE_MIGRATIONS: readonly Migration[] = Object.freeze([
-  { version: 1, name: 'quota_keyspaces_runs_audit', sql: SQLITE_SCHEMA_V1 },
-  { version: 2, name: 'api_keys', sql: SQLITE_SCHEMA_V2 },
-  { version: 3, name: 'run_status_since_and_lease_indexes', sql: SQLITE_SCHEMA_V3 },
+  { version: 1, name: 'quota_schema', sql: SQLITE_SCHEMA_V1 },
 ]);
 
 /** The schema version this build writes and the newest it can open. */

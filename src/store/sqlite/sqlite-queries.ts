@@ -102,12 +102,23 @@ export const RATE_KEY_EXISTS = `SELECT 1 AS present FROM quota_rate
 /** Prunes one (tenant, grant) at the store-wide floor only, never by a caller's window (§4.5, C38). */
 export const PRUNE_RATE = `DELETE FROM quota_rate
   WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms <= @floorMs`;
-/** The instants any of the judged windows can still count: strictly after the widest window's start. */
-export const SELECT_RATE_INSTANTS = `SELECT reserved_at_ms FROM quota_rate
-  WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms > @sinceMs`;
-/** Records one dispatch at its instant. */
-export const INSERT_RATE = `INSERT INTO quota_rate (tenant, grant_ref, run_id, dispatch, reserved_at_ms)
-  VALUES (@tenant, @grant, @run, @dispatch, @atMs)`;
+/** The grant's latest ordinal and recorded instant; absent before its first dispatch. */
+export const SELECT_RATE_GRANT = `SELECT last_ordinal, last_at_ms FROM quota_rate_grants
+  WHERE tenant = @tenant AND grant_ref = @grant`;
+/** One dispatch's recorded instant, by ordinal: a primary-key point lookup. */
+export const SELECT_RATE_AT_ORDINAL = `SELECT reserved_at_ms FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND ordinal = @ordinal`;
+/** The oldest dispatch a window counts (recorded strictly after its start): one index seek. */
+export const SELECT_FIRST_COUNTED_RATE = `SELECT ordinal FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms > @sinceMs
+  ORDER BY reserved_at_ms, ordinal LIMIT 1`;
+/** Records one dispatch under its ordinal at its recorded instant. */
+export const INSERT_RATE = `INSERT INTO quota_rate (tenant, grant_ref, ordinal, run_id, dispatch, reserved_at_ms)
+  VALUES (@tenant, @grant, @ordinal, @run, @dispatch, @recordedMs)`;
+/** Moves the grant's latest ordinal and recorded instant on; pruning never touches this row. */
+export const UPSERT_RATE_GRANT = `INSERT INTO quota_rate_grants (tenant, grant_ref, last_ordinal, last_at_ms)
+  VALUES (@tenant, @grant, @ordinal, @recordedMs)
+  ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms`;
 
 // ── tenant quotas ───────────────────────────────────────────────────────────
 

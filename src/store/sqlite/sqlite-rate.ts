@@ -1,20 +1,37 @@
 import {
-  checkRate,
-  isCountableWindow,
-  ratePruneFloorMs,
-  rateWindowStartMs,
-  type RateCeiling,
-} from '../../core/rate.js';
+  countedSince,
+  judgeRateBoundaries,
+  rateBoundaryOrdinal,
+  recordedRateInstantMs,
+} from '../../core/rate-ordinal.js';
+import { isCountableWindow, ratePruneFloorMs, rateWindowStartMs, type RateCeiling } from '../../core/rate.js';
 import type { RateLimitedRefusal, UncountableRateRefusal } from '../../core/refusal.js';
 import type { RateOutcome, RateReservation } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { INSERT_RATE, PRUNE_RATE, RATE_KEY_EXISTS, SELECT_RATE_INSTANTS } from './sqlite-queries.js';
+import {
+  INSERT_RATE,
+  PRUNE_RATE,
+  RATE_KEY_EXISTS,
+  SELECT_FIRST_COUNTED_RATE,
+  SELECT_RATE_AT_ORDINAL,
+  SELECT_RATE_GRANT,
+  UPSERT_RATE_GRANT,
+} from './sqlite-queries.js';
+
+/** The grant's counter row: its latest ordinal and recorded instant (none before its first dispatch). */
+interface RateGrantRow {
+  readonly last_ordinal: number;
+  readonly last_at_ms: number;
+}
+
+function readGrant(conn: SqliteConnection, tenant: string, grant: string): RateGrantRow | undefined {
+  return conn.get<RateGrantRow>(SELECT_RATE_GRANT, { tenant, grant });
+}
 
 /**
- * Judges `ceilings` against the stored dispatches of `(tenant, grant)` at `atMs` with the shared
- * `checkRate` (contract §4.6). Only rows strictly after the widest countable window's start are
- * read (through the `(tenant, grant_ref, reserved_at_ms)` index): older rows count in no window,
- * so the answer is the one `checkRate` gives over every row. Read-only.
+ * Judges `ceilings` against the stored dispatches of `(tenant, grant)` at `atMs` (contract §4.6)
+ * with `judgeRateBoundaries` of `core/rate-ordinal.ts`: one point lookup by ordinal per ceiling,
+ * and on a refusal one index seek for the true count, whatever the window holds. Read-only.
  */
 export function judgeRate(
   conn: SqliteConnection,
@@ -23,25 +40,37 @@ export function judgeRate(
   ceilings: readonly RateCeiling[],
   atMs: number,
 ): RateLimitedRefusal | UncountableRateRefusal | null {
-  const countable = ceilings.filter(isCountableWindow);
-  let instantsMs: number[] = [];
-  // An uncountable ceiling refuses before anything is counted, and no ceiling needs no rows.
-  if (countable.length === ceilings.length && countable.length > 0) {
-    const widestSeconds = Math.max(...countable.map((ceiling) => ceiling.windowSeconds));
-    const sinceMs = rateWindowStartMs(atMs, widestSeconds);
-    instantsMs = conn
-      .all<{ reserved_at_ms: number }>(SELECT_RATE_INSTANTS, { tenant, grant, sinceMs })
-      .map((row) => row.reserved_at_ms);
+  // An uncountable ceiling refuses before anything is read.
+  if (!ceilings.every(isCountableWindow)) {
+    return judgeRateBoundaries({ grant, ceilings, boundaries: [], atMs }) as UncountableRateRefusal;
   }
-  return checkRate({ tenant, grant, ceilings, instantsMs, atMs });
+  const latestOrdinal = readGrant(conn, tenant, grant)?.last_ordinal ?? 0;
+  const boundaries = ceilings.map((ceiling) => {
+    const ordinal = rateBoundaryOrdinal(latestOrdinal, ceiling);
+    if (ordinal === null) return null;
+    return conn.get<{ reserved_at_ms: number }>(SELECT_RATE_AT_ORDINAL, { tenant, grant, ordinal })?.reserved_at_ms ?? null;
+  });
+  const verdict = judgeRateBoundaries({ grant, ceilings, boundaries, atMs });
+  if (verdict === null || verdict.code === 'UncountableRate') return verdict;
+  const sinceMs = rateWindowStartMs(atMs, verdict.ceiling.windowSeconds);
+  const first = conn.get<{ ordinal: number }>(SELECT_FIRST_COUNTED_RATE, { tenant, grant, sinceMs });
+  return {
+    code: 'RateLimited',
+    tenant,
+    grant,
+    ceiling: verdict.ceiling,
+    reached: countedSince(latestOrdinal, first?.ordinal ?? null),
+    retryAtMs: verdict.retryAtMs,
+  };
 }
 
 /**
  * The body of `reserveRate` (contract §6.15), inside the caller's `BEGIN IMMEDIATE` transaction,
  * which serialises every rate reservation on the file and so each `(tenant, grant)`. A present key
  * succeeds unjudged and unpruned; otherwise prune that grant's rows at or before the store-wide
- * floor, judge unless exempt, and insert. A refusal inserts nothing but returns normally, so the
- * prune still commits, as the contract requires.
+ * floor (its counter row stays), judge unless exempt, and record the dispatch under the next
+ * ordinal at `recordedRateInstantMs` (never before the grant's latest). A refusal inserts nothing
+ * but returns normally, so the prune still commits, as the contract requires.
  */
 export function reserveRateInTransaction(conn: SqliteConnection, tenant: string, r: RateReservation): RateOutcome {
   const key = { tenant, grant: r.grant, run: r.run, dispatch: r.dispatch };
@@ -51,6 +80,9 @@ export function reserveRateInTransaction(conn: SqliteConnection, tenant: string,
     const refusal = judgeRate(conn, tenant, r.grant, r.ceilings, r.atMs);
     if (refusal !== null) return { ok: false, refusal };
   }
-  conn.run(INSERT_RATE, { ...key, atMs: r.atMs });
+  const latest = readGrant(conn, tenant, r.grant);
+  const recorded = { ordinal: (latest?.last_ordinal ?? 0) + 1, recordedMs: recordedRateInstantMs(r.atMs, latest?.last_at_ms ?? null) };
+  conn.run(INSERT_RATE, { ...key, ...recorded });
+  conn.run(UPSERT_RATE_GRANT, { tenant, grant: r.grant, ...recorded });
   return { ok: true };
 }

@@ -1,6 +1,7 @@
 /**
- * Version 1 of the SQLite schema: every keyspace of contract §2 plus the run registry, passes,
- * tenant quotas and audit log. Every table leads with `tenant`, so every read is a range over one
+ * Version 1 of the SQLite schema, the first release's (the earlier development steps are folded
+ * into it): every keyspace of contract §2 plus the run registry, passes, tenant quotas, audit log
+ * and the HTTP service's API keys. Every table leads with `tenant`, so every read is a range over one
  * tenant's prefix (contract §2, invariant 9). Tables are STRICT (an amount can only be an integer)
  * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous).
  * Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
@@ -61,17 +62,32 @@ CREATE TABLE quota_halted (
   PRIMARY KEY (tenant, scope)
 ) STRICT, WITHOUT ROWID;
 
--- §2.6 one row per dispatch of a rate-ceilinged grant; the key is the idempotency.
+-- §2.6 one row per dispatch of a rate-ceilinged grant, numbered per (tenant, grant) from 1.
+-- reserved_at_ms is the recorded instant: never earlier than the grant's latest recorded one, so
+-- instants grow with the ordinal and the C-th most recent dispatch is one point lookup by ordinal
+-- (DESIGN.md decision 16). The (run, dispatch) key is the idempotency.
 CREATE TABLE quota_rate (
   tenant          TEXT    NOT NULL,
   grant_ref       TEXT    NOT NULL,
+  ordinal         INTEGER NOT NULL CHECK (ordinal >= 1),
   run_id          TEXT    NOT NULL,
   dispatch        TEXT    NOT NULL,
   reserved_at_ms  INTEGER NOT NULL,
-  PRIMARY KEY (tenant, grant_ref, run_id, dispatch)
+  PRIMARY KEY (tenant, grant_ref, ordinal)
 ) STRICT, WITHOUT ROWID;
--- Pruning and window counts read one (tenant, grant) by instant.
+CREATE UNIQUE INDEX quota_rate_by_key ON quota_rate (tenant, grant_ref, run_id, dispatch);
+-- Pruning, and the first dispatch a window counts, read one (tenant, grant) by instant.
 CREATE INDEX quota_rate_by_instant ON quota_rate (tenant, grant_ref, reserved_at_ms);
+
+-- Per (tenant, grant): the latest ordinal and recorded instant. Pruning never deletes it, so
+-- ordinals keep growing after the rows they counted are gone.
+CREATE TABLE quota_rate_grants (
+  tenant          TEXT    NOT NULL,
+  grant_ref       TEXT    NOT NULL,
+  last_ordinal    INTEGER NOT NULL CHECK (last_ordinal >= 1),
+  last_at_ms      INTEGER NOT NULL,
+  PRIMARY KEY (tenant, grant_ref)
+) STRICT, WITHOUT ROWID;
 
 -- A tenant's configured quota (DESIGN.md decision 5), validated with parseQuota on every read.
 CREATE TABLE quota_tenants (
@@ -91,8 +107,12 @@ CREATE TABLE quota_runs (
   width           INTEGER NOT NULL CHECK (width >= 0),
   admitted_at_ms  INTEGER NOT NULL,
   last_epoch      INTEGER NOT NULL CHECK (last_epoch >= 1),
+  -- when the run entered its status (Unix ms), so attention can say how long it has been there
+  status_since_ms INTEGER,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
+-- The sweep and the listings read one tenant's runs of one status.
+CREATE INDEX quota_runs_by_status ON quota_runs (tenant, status, run_id);
 
 -- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
 -- returns its first grant unchanged.
@@ -109,6 +129,9 @@ CREATE TABLE quota_passes (
   hold_minor_units     INTEGER,
   PRIMARY KEY (tenant, run_id, epoch)
 ) STRICT, WITHOUT ROWID;
+-- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only
+-- these, and a settled pass leaves the index.
+CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
 
 -- The append-only audit log, numbered and hash-chained per tenant.
 CREATE TABLE quota_audit (
@@ -126,4 +149,21 @@ CREATE TABLE quota_audit (
 ) STRICT, WITHOUT ROWID;
 -- auditLog({ action }) reads one tenant's rows of one action, newest first.
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
+
+-- The API keys of the HTTP service (issue #4). A key is not a tenant row (an operator key may
+-- cover every tenant, '*'), so this table does not lead with tenant. Only the SHA-256 of a key's
+-- secret is stored, never the secret, so a copy of the file gives nobody a working key.
+-- revoked_at_ms stays NULL while the key is usable; a revoked key is kept, so keys list still
+-- shows who acted with it.
+CREATE TABLE quotaplane_api_keys (
+  key_id         TEXT    NOT NULL PRIMARY KEY,
+  key_hash       TEXT    NOT NULL UNIQUE,
+  name           TEXT    NOT NULL,
+  role           TEXT    NOT NULL CHECK (role IN ('runner', 'operator')),
+  tenant         TEXT    NOT NULL,
+  created_at_ms  INTEGER NOT NULL,
+  revoked_at_ms  INTEGER,
+  -- a runner key acts for exactly one tenant; only an operator key may cover every tenant
+  CHECK (role = 'operator' OR tenant <> '*')
+) STRICT;
 `;

@@ -23,8 +23,9 @@ export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 /** Options of {@link openSqliteStore}. */
 export interface SqliteStoreOptions {
   /**
-   * How long a transaction waits for another process's write lock before the call fails with
-   * `STORE_UNAVAILABLE`, in ms. @defaultValue 5000
+   * How long a decision waits for another process's write lock before the call fails with
+   * `STORE_UNAVAILABLE`, in ms. The wait is retried on timers, never by blocking the event loop;
+   * only opening (and migrating) a file waits synchronously. @defaultValue 5000
    */
   readonly busyTimeoutMs?: number;
   /**
@@ -64,7 +65,7 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
   async tenants(): Promise<string[]> {
-    const rows = this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
+    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
     return rows.map((row) => {
       if (!isIdentifier(row.tenant)) {
         throw new QuotaError('STORE_CORRUPT', `the store holds rows of an unreadable tenant id ${JSON.stringify(row.tenant)}`);
@@ -73,7 +74,7 @@ export class SqliteQuotaStore implements QuotaStore {
     });
   }
 
-  /** The API keys (schema version 2), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
+  /** The API keys (`quotaplane_api_keys`), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
   apiKeys(): ApiKeyStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteApiKeyStore(this.#conn);
@@ -81,17 +82,18 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */
   async close(): Promise<void> {
-    this.#conn.close();
+    await this.#conn.close();
   }
 }
 
 /**
  * Opens (creating if needed) and migrates a SQLite store at `path` (`:memory:` for a private
  * in-memory one). The file is put in WAL mode, so readers never block the one writer, with
- * `synchronous = FULL`: every acknowledged decision is on disk before the call returns, at the
- * price of one WAL sync per commit (NORMAL would survive a process crash but could lose the
- * latest admissions and settlements to a power cut, and the quota books must not forget a
- * decision a caller already acted on).
+ * `synchronous = FULL`: every acknowledged decision is on disk before the call returns (NORMAL
+ * would survive a process crash but could lose the latest admissions and settlements to a power
+ * cut, and the quota books must not forget a decision a caller already acted on). Decisions that
+ * arrive together share one transaction and so one WAL sync (group commit, DESIGN.md decision 16;
+ * see `SqliteConnection`).
  * Throws `INVALID_ARGUMENT` for bad options, `STORE_UNAVAILABLE` when the file cannot be opened or
  * stays locked past the busy timeout, `STORE_CORRUPT` for a file that is not a SQLite database,
  * and `SCHEMA_TOO_NEW` for a database migrated by a newer quotaplane.
@@ -110,7 +112,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     if (path !== SQLITE_MEMORY_PATH) enableWal(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
     const migration = migrateSqlite(db, Date.now());
-    return new SqliteQuotaStore(new SqliteConnection(db), path, migration);
+    return new SqliteQuotaStore(new SqliteConnection(db, { busyTimeoutMs }), path, migration);
   } catch (error) {
     try {
       db?.close();

@@ -26,7 +26,7 @@ import type { ConformanceGroup } from './types.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
- * §10.2 G1–G5, the port rules P1–P8, the slot race X1), then the run lifecycle, configuration,
+ * §10.2 G1–G5, the port rules P1–P9, the slot race X1), then the run lifecycle, configuration,
  * audit log, tenant isolation and closing of the port (L1–L41), then leases, the sweep and the
  * operator listings and acts (L42–L64). Each group runs on its own fresh store; its steps run in
  * order on that store. Every backend must pass all of it unchanged.

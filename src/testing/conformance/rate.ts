@@ -304,7 +304,11 @@ export const rateGroupsTheSelfTestBreaks = [fullWindowRefuses, windowBoundary, s
 
 const EDGES = 'tool://conformance/edges';
 
-/** P8: the store counts exactly what `checkRate` counts (contract §4.4, case D6 through a store; DESIGN.md decision 1). */
+/**
+ * P8: the store counts exactly what `checkRate` counts (contract §4.4, case D6 through a store;
+ * DESIGN.md decision 1). P9: a dispatch is recorded no earlier than the grant's latest recorded
+ * instant (issue #8 item 7), so a lagging instance's dispatch leaves the window with the newest.
+ */
 export const windowEdges: ConformanceGroup = {
   title: 'a window counts rows strictly after its start, future rows included',
   steps: [
@@ -331,6 +335,26 @@ export const windowEdges: ConformanceGroup = {
           3,
           'a dispatch at t under 3 per 60 s',
         );
+      },
+    },
+    {
+      id: 'P9',
+      title: 'a dispatch from a lagging clock is counted at the latest instant already recorded, so skew errs toward refusing',
+      async run(context) {
+        const handle = acme(context);
+        const skewed = 'tool://conformance/skewed';
+        const twoPerMinute: RateCeiling = { count: 2, windowSeconds: 60 };
+        // One instance's clock runs 5 s ahead; the other's, at t, records its dispatch at t + 5 s.
+        assertOk(await handle.reserveRate(dispatchOf(skewed, runId(97), 0, [twoPerMinute], T_MS + 5000)), 'the dispatch at t + 5 s');
+        assertOk(await handle.reserveRate(dispatchOf(skewed, runId(97), 1, [twoPerMinute], T_MS)), 'the lagging dispatch at t');
+        // At t + 64 s its own instant t would have left a minute window; the recorded one has not.
+        const refused = await handle.rateRoom(skewed, [twoPerMinute], T_MS + 64_000);
+        assert.deepEqual(
+          refused,
+          { ok: false, refusal: { code: 'RateLimited', tenant: ACME, grant: skewed, ceiling: twoPerMinute, reached: 2, retryAtMs: T_MS + 65_000 } },
+          'rateRoom(2 per 60 s) at t + 64 s counts both dispatches until t + 65 s',
+        );
+        assertOk(await handle.rateRoom(skewed, [twoPerMinute], T_MS + 65_000), 'rateRoom(2 per 60 s) at t + 65 s');
       },
     },
   ],
