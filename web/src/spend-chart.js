@@ -1,0 +1,76 @@
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+
+import { html } from './html.js';
+
+const SETTLED = '#1d4ed8';
+const HELD = '#d97706';
+const CEILING = '#b91c1c';
+
+/**
+ * Settled and held spend of one unit over recent billing periods, as bars (uPlot), with the
+ * current ceiling as a dashed line (issue #11 item 4). The chart is drawn on a canvas and hidden
+ * from assistive technology; the same figures are in the table beside it.
+ */
+export function SpendChart({ title, periods, settled, held, ceiling, show }) {
+  const box = useRef(null);
+
+  useEffect(() => {
+    const element = box.current;
+    if (element === null) return undefined;
+    const xs = periods.map((_, index) => index);
+    const bars = (align) => uPlot.paths.bars({ size: [0.38, 48], align });
+    const series = [
+      {},
+      { label: 'settled', stroke: SETTLED, fill: SETTLED, paths: bars(-1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
+      { label: 'held', stroke: HELD, fill: HELD, paths: bars(1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
+    ];
+    const data = [xs, settled, held];
+    if (ceiling !== undefined && ceiling !== null) {
+      series.push({ label: 'ceiling now', stroke: CEILING, dash: [6, 4], width: 1.5, points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) });
+      data.push(periods.map(() => ceiling));
+    }
+    const width = () => Math.max(260, element.clientWidth);
+    const plot = new uPlot(
+      {
+        width: width(),
+        height: 220,
+        legend: { show: true, live: false },
+        cursor: { show: false },
+        scales: { x: { time: false, range: [-0.5, periods.length - 0.5] }, y: { range: (_, min, max) => [0, Math.max(1, max * 1.1)] } },
+        axes: [
+          {
+            splits: () => xs,
+            values: (_, splits) => splits.map((index) => shortPeriod(periods[index] ?? '', periods.length)),
+            grid: { show: false },
+            font: '12px system-ui, sans-serif',
+          },
+          { values: (_, splits) => splits.map((v) => show.short(v)), size: 72, font: '12px system-ui, sans-serif' },
+        ],
+        series,
+      },
+      data,
+      element,
+    );
+    const observer = new ResizeObserver(() => plot.setSize({ width: width(), height: 220 }));
+    observer.observe(element);
+    return () => {
+      observer.disconnect();
+      plot.destroy();
+    };
+  }, [periods.join(','), settled.join(','), held.join(','), ceiling, show]);
+
+  return html`<figure class="chart">
+    <figcaption>${title}</figcaption>
+    <div ref=${box} class="chart-canvas" aria-hidden="true"></div>
+  </figure>`;
+}
+
+// `2026-11` → `Nov`, `2026-11-30` → `30`; the first label and every January or first day say more.
+function shortPeriod(key, n) {
+  const [year, month, day] = key.split('-');
+  const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+  const name = months[Number(month) - 1] ?? '';
+  if (day === undefined) return month === '01' || n <= 3 ? `${name} ${year}` : name;
+  return day === '01' || n <= 3 ? `${day} ${name}` : day;
+}
