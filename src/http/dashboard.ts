@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
  * How the dashboard shows money (issue #11 item 7). Amounts are stored in the deployment's minor
@@ -101,10 +101,10 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
     body: Buffer.from(JSON.stringify({ currency: money.currency, minorUnitsPerUnit: money.minorUnitsPerUnit, refreshMs: DASHBOARD_REFRESH_MS })),
   });
 
-  app.get('/ui/*', { schema: { hide: true } }, async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '';
     if (path === '/ui') return reply.redirect('/ui/', 308);
-    const name = (request.params as { '*': string })['*'] || 'index.html';
+    const name = (request.params as { '*'?: string })['*'] || 'index.html';
     const file = files.get(name);
     reply.headers(SECURITY_HEADERS);
     if (file === undefined) {
@@ -115,7 +115,10 @@ export function registerDashboard(app: FastifyInstance, options: DashboardOption
         .send(built ? 'no such dashboard file\n' : 'the dashboard was not built: run `npm run build` in the quotaplane package\n');
     }
     return reply.type(file.type).send(file.body);
-  });
+  };
+  // With the router's ignoreTrailingSlash, `/ui` also answers `/ui/`; the wildcard answers the files.
+  app.get('/ui', { schema: { hide: true } }, handler);
+  app.get('/ui/*', { schema: { hide: true } }, handler);
 }
 
 function readAssets(dir: string): Map<string, { type: string; body: Buffer }> {

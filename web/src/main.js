@@ -103,4 +103,6 @@ function App({ config }) {
 }
 
 const config = await loadConfig();
-render(html`<${App} config=${config} />`, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the "Loading…" line the page shows before the script runs
+render(html`<${App} config=${config} />`, root);

@@ -40,8 +40,10 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
         scales: { x: { time: false, range: [-0.5, periods.length - 0.5] }, y: { range: (_, min, max) => [0, Math.max(1, max * 1.1)] } },
         axes: [
           {
-            splits: () => xs,
-            values: (_, splits) => splits.map((index) => shortPeriod(periods[index] ?? '', periods.length)),
+            // Whole periods only, as many as fit: every one, or every 2nd, 3rd, …
+            incrs: [1, 2, 3, 4, 6, 12],
+            space: 40,
+            values: (_, splits) => splits.map((index) => shortPeriod(periods[index] ?? '')),
             grid: { show: false },
             font: '12px system-ui, sans-serif',
           },
@@ -66,11 +68,11 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
   </figure>`;
 }
 
-// `2026-11` → `Nov`, `2026-11-30` → `30`; the first label and every January or first day say more.
-function shortPeriod(key, n) {
+// `2026-11` → `Nov`, January → `Jan 26`; `2026-11-30` → `30`, a first day → `1 Nov`.
+function shortPeriod(key) {
   const [year, month, day] = key.split('-');
   const months = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
   const name = months[Number(month) - 1] ?? '';
-  if (day === undefined) return month === '01' || n <= 3 ? `${name} ${year}` : name;
-  return day === '01' || n <= 3 ? `${day} ${name}` : day;
+  if (day === undefined) return month === '01' ? `${name} ${year.slice(2)}` : name;
+  return day === '01' ? `1 ${name}` : String(Number(day));
 }
