@@ -112,6 +112,7 @@ describe('operator dashboard in Chromium', () => {
     expect(await page.getByRole('status').filter({ hasText: 'Read at' }).innerText()).toMatch(/Read at \d\d:\d\d:\d\d UTC/);
     // Money is shown as currency from micro-USD: globex settled 1,140,000 minor units today.
     expect(await rowOf('globex').locator('td[data-label="Money this period"]').innerText()).toContain('$1.14');
+    await page.setViewportSize({ width: 1200, height: 640 });
     await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
 
     await page.getByLabel('Search tenants').fill('glo');

@@ -11,8 +11,9 @@ export function Meter({ label, settled, held = 0, ceiling, show, heldWord = 'hel
   const ratio = !limited ? 0 : ceiling === 0 ? (used > 0 ? Infinity : 1) : used / ceiling;
   const atCeiling = limited && used >= ceiling;
   const scale = limited ? Math.max(ceiling, used, 1) : Math.max(used, 1);
-  const pct = (n) => `${Math.min(100, (n / scale) * 100).toFixed(2)}%`;
-  const words = `${show(settled)}${held > 0 ? ` + ${show(held)} ${heldWord}` : ''}`;
+  // With no ceiling there is nothing to fill: the bar stays striped and empty rather than look full.
+  const pct = (n) => (limited ? `${Math.min(100, (n / scale) * 100).toFixed(2)}%` : '0%');
+  const words = held > 0 ? `${show(settled)} settled + ${show(held)} ${heldWord}` : show(settled);
   return html`<div class=${`meter${atCeiling ? ' at-ceiling' : ''}`}>
     <div class="meter-text">
       <span class="meter-label">${label}</span>

@@ -122,6 +122,6 @@ function TenantRow({ row, money }) {
         ? html`<span class="muted">none</span>`
         : html`<ul class="plain">${halts.map((halt) => html`<li><strong class="badge badge-danger">halted</strong> ${halt.scope}</li>`)}</ul>`}
     </td>
-    <td data-label="Attention">${row.attention === 0 ? html`<span class="muted">none</span>` : html`<strong class="badge badge-warn">${count(row.attention)}</strong>`}</td>
+    <td data-label="Attention">${row.attention === 0 ? html`<span class="muted">none</span>` : html`<strong class="badge badge-warn">${count(row.attention)} item${row.attention === 1 ? '' : 's'}</strong>`}</td>
   </tr>`;
 }
