@@ -1,7 +1,7 @@
 import type { Period } from '../core/period.js';
 import { requireTenant } from '../core/identifiers.js';
 import { UNLIMITED_QUOTA, type TenantQuota } from '../core/quota.js';
-import { MAX_HISTORY_PERIODS, recentPeriodKeys } from '../core/recent-periods.js';
+import { recentPeriodKeys } from '../core/recent-periods.js';
 import type { Spend } from '../core/spend.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireRecord } from './plane-input.js';
@@ -40,7 +40,6 @@ export interface SpendHistory {
   readonly quota: TenantQuota | null;
 }
 
-export { MAX_HISTORY_PERIODS };
 
 /**
  * `Plane.spendHistory`: read-only; one quota read, then two reads per period (settled and held),

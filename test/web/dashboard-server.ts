@@ -33,6 +33,9 @@ const DIGEST = 'ab'.repeat(32);
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
+/** The grant acme's quota puts rate ceilings on. */
+export const REFUND_GRANT = 'tool://payments/refund';
+
 /** The hostile agent name a seeded run carries: it must show as text. */
 export const HOSTILE_AGENT = '<script>alert(2)</script>';
 
@@ -98,7 +101,13 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
     if (!pass.ok) throw new Error(`seed admission of ${input.run} refused: ${pass.message}`);
   };
 
-  await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1_000_000, maxMinorUnitsPerPeriod: 25_000_000 });
+  await plane.setQuota('acme', {
+    period: 'monthly',
+    maxConcurrentRuns: 2,
+    maxTokensPerPeriod: 1_000_000,
+    maxMinorUnitsPerPeriod: 25_000_000,
+    rateCeilings: { [REFUND_GRANT]: [{ count: 5, windowSeconds: 600 }, { count: 100, windowSeconds: 86_400 }] },
+  });
   // Spend settled in each of the last five months, so the chart has history.
   for (let back = 5; back >= 1; back -= 1) {
     const atMs = monthsBefore(nowMs, back);
@@ -111,6 +120,11 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
   // Two runs at work: the tenant is at its concurrency ceiling.
   await admitted({ tenant: 'acme', run: 'run-support-1', budget, agent: { name: 'support-bot', digest: DIGEST }, leaseMs: DAY_MS });
   await admitted({ tenant: 'acme', run: 'run-hostile', budget, agent: { name: HOSTILE_AGENT, digest: DIGEST }, leaseMs: DAY_MS });
+  // Three refunds in the last few minutes: 3 of 5 in the ten-minute window.
+  for (const dispatch of ['refund-1', 'refund-2', 'refund-3']) {
+    const counted = await plane.dispatch({ tenant: 'acme', run: 'run-support-1', grant: REFUND_GRANT, dispatch, ceilings: [], atMs: nowMs - 120_000 });
+    if (!counted.ok) throw new Error(`seed dispatch ${dispatch} refused: ${counted.message}`);
+  }
 
   await plane.setQuota('globex', { period: 'daily', maxTokensPerPeriod: 200_000, maxMinorUnitsPerPeriod: 2_000_000 });
   for (let i = 0; i < 3; i += 1) {

@@ -178,6 +178,12 @@ describe('operator dashboard in Chromium', () => {
     expect(await lifted.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
     expect(await thrown.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
     await page.getByText(/Hash chain verified: \d+ rows/).waitFor();
+    // The rate ceilings show their window counts.
+    const rates = page.locator('section[aria-labelledby="rates"] tbody tr');
+    expect(await rates.allInnerTexts()).toEqual([
+      expect.stringMatching(/tool:\/\/payments\/refund\s+at most 5 per 600 s\s+3 of 5 dispatches/),
+      expect.stringMatching(/tool:\/\/payments\/refund\s+at most 100 per 86,400 s\s+3 of 100 dispatches/),
+    ]);
   });
 
   it('shows the validation message from the API when a quota edit is refused, and replaces nothing', async () => {
