@@ -10,7 +10,9 @@ import { type DashboardServer, HOSTILE_AGENT, startDashboardServer } from './das
 // The operator dashboard (issue #11) in a real Chromium against a real `quotaplane serve` on a
 // SQLite file. Every wait is for an element or an answer, bounded by ACTION_TIMEOUT_MS; none sleeps.
 
-const ACTION_TIMEOUT_MS = 15_000;
+const ACTION_TIMEOUT_MS = 30_000;
+// A whole test: sign-in, a few pages, an act or two. Generous, because two cores are shared.
+const TEST_TIMEOUT_MS = 180_000;
 const SHOTS = join(import.meta.dirname, '..', '..', '.test-results', 'dashboard');
 const HOSTILE_REASON = '<img src=x onerror=alert(1)>';
 
@@ -41,7 +43,7 @@ afterAll(async () => {
   await server?.stop();
 });
 
-describe('operator dashboard in Chromium', () => {
+describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
   let context: BrowserContext;
   let page: Page;
   // Every alert/confirm/prompt the page opens, and every Content-Security-Policy violation it reports.
@@ -221,6 +223,7 @@ describe('operator dashboard in Chromium', () => {
     await page.locator('table.audit').getByText(HOSTILE_REASON).first().waitFor();
     await page.getByText(HOSTILE_AGENT, { exact: true }).first().waitFor();
     await page.screenshot({ path: join(SHOTS, 'tenant.png'), fullPage: true });
+    await page.locator('section[aria-labelledby="history"]').screenshot({ path: join(SHOTS, 'tenant-history.png') });
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('main script').count()).toBe(0);
     expect(dialogs).toEqual([]);
@@ -244,6 +247,7 @@ describe('operator dashboard in Chromium', () => {
     expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(SHOTS, 'tenant-narrow.png'), fullPage: true });
+    await page.locator('section[aria-labelledby="runs"]').screenshot({ path: join(SHOTS, 'tenant-narrow-runs.png') });
   });
 
   it('reaches every control by keyboard, each with a name and a visible focus', async () => {

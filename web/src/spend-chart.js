@@ -26,7 +26,7 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
       { label: 'held', stroke: HELD, fill: HELD, paths: bars(1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
     ];
     const data = [xs, settled, held];
-    if (ceiling !== undefined && ceiling !== null) {
+    if (ceilingOnChart(ceiling, settled, held)) {
       series.push({ label: 'ceiling now', stroke: CEILING, dash: [6, 4], width: 1.5, points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) });
       data.push(periods.map(() => ceiling));
     }
@@ -62,10 +62,24 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
     };
   }, [periods.join(','), settled.join(','), held.join(','), ceiling, show]);
 
+  const limited = ceiling !== undefined && ceiling !== null;
   return html`<figure class="chart">
-    <figcaption>${title}</figcaption>
+    <figcaption>
+      ${title}
+      <span class="muted small">
+        ${!limited ? ' · no ceiling' : ceilingOnChart(ceiling, settled, held) ? '' : ` · ceiling now ${show(ceiling)}, far above these bars`}
+      </span>
+    </figcaption>
     <div ref=${box} class="chart-canvas" aria-hidden="true"></div>
   </figure>`;
+}
+
+// The ceiling is drawn when it is within reach of the bars; a ceiling far above them would flatten
+// every bar to nothing, so the caption names it instead.
+function ceilingOnChart(ceiling, settled, held) {
+  if (ceiling === undefined || ceiling === null) return false;
+  const highest = Math.max(0, ...settled, ...held);
+  return ceiling <= Math.max(highest * 2, 1);
 }
 
 // `2026-11` → `Nov`, January → `Jan 26`; `2026-11-30` → `30`, a first day → `1 Nov`.
