@@ -235,6 +235,26 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(dialogs).toEqual([]);
   });
 
+  it('settles a stranded run with its real spend behind a confirmation, audited under the key name', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('acme');
+    await page.getByRole('button', { name: 'Settle run run-stranded' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Settle pass 1 of run run-stranded?' });
+    await confirm.getByLabel('Tokens spent').fill('1500');
+    // A blank money field is not read as 0: the API names the missing member.
+    await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
+    await confirm.getByRole('alert').filter({ hasText: 'minorUnits' }).waitFor();
+    await confirm.getByLabel(/Money spent, in minor units/).fill('20000');
+    await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await page.getByText('Run run-stranded pass 1: settled.').waitFor();
+    const settled = page.locator('table.audit tbody tr').filter({ has: page.locator('td[data-label="Action"]', { hasText: /^run\.settle$/ }) });
+    await settled.first().waitFor();
+    expect(await settled.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
+    expect(await settled.first().locator('td[data-label="Detail"]').innerText()).toMatch(/"tokens": 1500/);
+    await page.locator('section[aria-labelledby="runs"] tbody tr').filter({ hasText: 'run-stranded' }).waitFor({ state: 'detached' });
+  });
+
   it('stays readable at a narrow window width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(server.keys.operator);
