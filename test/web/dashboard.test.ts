@@ -255,6 +255,24 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     await page.locator('section[aria-labelledby="runs"] tbody tr').filter({ hasText: 'run-stranded' }).waitFor({ state: 'detached' });
   });
 
+  it('refreshes by itself, and says when the server is unreachable while keeping what it read', async () => {
+    await signIn(server.keys.operator);
+    const freshness = page.locator('p.freshness');
+    await freshness.filter({ hasText: 'Read at' }).waitFor();
+    const first = await freshness.innerText();
+    // The next read (every 5 s) changes the time shown, without a reload.
+    // (A string polled with waitForFunction would be eval, which the page's policy refuses: a locator instead.)
+    await page.locator('p.freshness', { hasNotText: first }).filter({ hasText: 'Read at' }).waitFor({ timeout: 30_000 });
+    // Cut the page off from the API: the banner says so, and the tenants stay on screen.
+    await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+    const banner = page.getByRole('alert').filter({ hasText: 'The server is unreachable' });
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.innerText()).toMatch(/Showing what was read at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+    expect(await rowOf('acme').count()).toBe(1);
+    await page.unroute('**/v1/**');
+    await freshness.filter({ hasText: 'Read at' }).waitFor({ timeout: 30_000 });
+  });
+
   it('stays readable at a narrow window width', async () => {
     await page.setViewportSize({ width: 390, height: 844 });
     await signIn(server.keys.operator);
