@@ -1,5 +1,4 @@
-import { useEffect, useRef } from 'preact/hooks';
-import uPlot from 'uplot';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { html } from './html.js';
 
@@ -14,10 +13,27 @@ const CEILING = '#b91c1c';
  */
 export function SpendChart({ title, periods, settled, held, ceiling, show }) {
   const box = useRef(null);
+  const [failed, setFailed] = useState(false);
 
   useEffect(() => {
     const element = box.current;
     if (element === null) return undefined;
+    let cleanup = () => {};
+    let cancelled = false;
+    // uPlot is loaded when a chart is first drawn: it reads the browser's locale as it loads, and a
+    // locale Intl refuses (`en-US@posix` under LANG=C) would otherwise stop the whole page.
+    import('uplot')
+      .then(({ default: uPlot }) => {
+        if (!cancelled) cleanup = draw(uPlot, element);
+      })
+      .catch(() => setFailed(true));
+    return () => {
+      cancelled = true;
+      cleanup();
+    };
+  }, [periods.join(','), settled.join(','), held.join(','), ceiling, show]);
+
+  function draw(uPlot, element) {
     const xs = periods.map((_, index) => index);
     const bars = (align) => uPlot.paths.bars({ size: [0.38, 48], align });
     const series = [
@@ -60,7 +76,7 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
       observer.disconnect();
       plot.destroy();
     };
-  }, [periods.join(','), settled.join(','), held.join(','), ceiling, show]);
+  }
 
   const limited = ceiling !== undefined && ceiling !== null;
   return html`<figure class="chart">
@@ -70,6 +86,7 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
         ${!limited ? ' · no ceiling' : ceilingOnChart(ceiling, settled, held) ? '' : ` · ceiling now ${show(ceiling)}, far above these bars`}
       </span>
     </figcaption>
+    ${failed ? html`<p class="muted">The chart could not be drawn in this browser; the table below has the figures.</p>` : null}
     <div ref=${box} class="chart-canvas" aria-hidden="true"></div>
   </figure>`;
 }
