@@ -12,6 +12,12 @@ if (build.status !== 0) {
   console.log('0 passed, 1 failed');
   process.exit(1);
 }
+// The dashboard's browser tests drive the built assets (dist/web), so build those too.
+const webBuild = spawnSync('node', ['scripts/build-web.mjs'], { stdio: 'inherit' });
+if (webBuild.status !== 0) {
+  console.log('0 passed, 1 failed');
+  process.exit(1);
+}
 
 const reportPath = '.test-results/vitest.json';
 mkdirSync('.test-results', { recursive: true });

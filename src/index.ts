@@ -108,6 +108,9 @@ export type {
   Usage,
   UsageInput,
 } from './plane/plane.js';
+export type { PeriodSpend, SpendHistory, SpendHistoryInput } from './plane/spend-history.js';
+export type { RateWindow, RateWindows, RateWindowsInput } from './plane/rate-windows.js';
+export { MAX_HISTORY_PERIODS, recentPeriodKeys } from './core/recent-periods.js';
 export type { Clock } from './core/clock.js';
 
 // ── errors ─────────────────────────────────────────────────────────────────────

@@ -186,6 +186,14 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     auditLog: (input) => listing<AuditLogPage>(input, '/audit', ({ action }) => ({ action })),
     tenants: async () => (await value<{ tenants: string[] }>('GET', '/v1/tenants')).tenants,
+    spendHistory: (input) => {
+      const { tenant, periods, atMs } = requestBody(input);
+      return value('GET', `${tenantPath(tenant, '/spend')}${queryString({ periods, atMs })}`);
+    },
+    rateWindows: (input) => {
+      const { tenant, atMs } = requestBody(input);
+      return value('GET', `${tenantPath(tenant, '/rates')}${queryString({ atMs })}`);
+    },
   };
   return Object.freeze(client);
 }

@@ -9,6 +9,7 @@ import { systemClock } from '../plane/system-clock.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { authenticate, authorize } from './auth.js';
+import { registerDashboard, type DashboardOptions } from './dashboard.js';
 import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults } from './errors.js';
 import { createServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, requestIdGenerator } from './request-id.js';
@@ -30,6 +31,7 @@ export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
  * - `bodyLimitBytes`: largest body accepted, bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}.
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
+ * - `dashboard`: serve the operator dashboard at `/ui/` (issue #11) with these options; default none.
  */
 export interface BuildAppOptions {
   readonly plane: Plane;
@@ -40,6 +42,7 @@ export interface BuildAppOptions {
   readonly bodyLimitBytes?: number | undefined;
   readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
   readonly routes?: readonly RouteModule[] | undefined;
+  readonly dashboard?: DashboardOptions | undefined;
 }
 
 /**
@@ -146,6 +149,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     },
   });
   for (const route of options.routes ?? ROUTES) route(app, context);
+  if (options.dashboard !== undefined) registerDashboard(app, options.dashboard);
   await app.ready();
   return app;
 }

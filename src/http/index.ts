@@ -7,4 +7,5 @@ export { DEFAULT_RETRY_AFTER, PROBLEM_CONTENT_TYPE, statusOf, type Problem, type
 export type { RouteAccess } from './auth.js';
 export type { RouteContext, RouteModule } from './route-context.js';
 export { ROUTES } from './routes/index.js';
+export { DASHBOARD_CSP, DEFAULT_MONEY_DISPLAY, type DashboardOptions, type MoneyDisplay } from './dashboard.js';
 export { createMemoryApiKeyStore } from '../store/memory-api-keys.js';

@@ -14,9 +14,11 @@ import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
 import { requireLeaseMs, requireRecord } from './plane-input.js';
 import { getQuota, setQuota } from './quota.js';
+import { rateWindows } from './rate-windows.js';
 import { release } from './release.js';
 import { resume } from './resume.js';
 import { settle } from './settle.js';
+import { spendHistory } from './spend-history.js';
 import { sweep } from './sweep.js';
 import { systemClock } from './system-clock.js';
 import { usage } from './usage.js';
@@ -82,5 +84,7 @@ export function createPlane(options: PlaneOptions): Plane {
     liftedHalts: (input) => liftedHalts(context, input),
     auditLog: (input) => auditLog(context, input),
     tenants: () => tenants(context),
+    spendHistory: (input) => spendHistory(context, input),
+    rateWindows: (input) => rateWindows(context, input),
   } satisfies Plane);
 }

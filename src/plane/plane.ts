@@ -16,6 +16,8 @@ import type {
 } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
+import type { RateWindows, RateWindowsInput } from './rate-windows.js';
+import type { SpendHistory, SpendHistoryInput } from './spend-history.js';
 import type { LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
 import type {
   AttentionInput,
@@ -361,4 +363,12 @@ export interface Plane {
   auditLog(input: AuditLogInput): Promise<AuditLogPage>;
   /** Every tenant the store has rows of, in byte order. */
   tenants(): Promise<string[]>;
+  /**
+   * A tenant's settled and held spend over its recent billing periods, oldest first (issue #11:
+   * the dashboard's chart): `periods` (1 … 36, default 12) ending with the one holding `atMs`.
+   * Read-only; throws `INVALID_ARGUMENT` naming `periods` or `tenant`.
+   */
+  spendHistory(input: SpendHistoryInput): Promise<SpendHistory>;
+  /** A tenant's configured rate ceilings with how many dispatches each window holds at `atMs` (issue #11). Read-only. */
+  rateWindows(input: RateWindowsInput): Promise<RateWindows>;
 }

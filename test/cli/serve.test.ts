@@ -122,18 +122,31 @@ describe('startServer', () => {
   });
 });
 
+/** The money display `serve` gives the dashboard when nothing names one. */
+const MICRO_USD = { currency: 'USD', minorUnitsPerUnit: 1_000_000 };
+
 describe('serve configuration', () => {
   it('flags win over QUOTAPLANE_STORE and QUOTAPLANE_PORT, which win over the defaults', () => {
-    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000, shutdownTimeoutMs: 10_000 });
+    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000, shutdownTimeoutMs: 10_000, ...MICRO_USD });
     const env = { QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db', QUOTAPLANE_PORT: '8080', QUOTAPLANE_SWEEP_INTERVAL_MS: '0' };
-    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0, shutdownTimeoutMs: 10_000 });
+    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0, shutdownTimeoutMs: 10_000, ...MICRO_USD });
     expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '0.0.0.0', sweepIntervalMs: 250 }, env)).toEqual({
       storeUrl: 'sqlite:x.db',
       host: '0.0.0.0',
       port: 0,
       sweepIntervalMs: 250,
       shutdownTimeoutMs: 10_000,
+      ...MICRO_USD,
     });
+  });
+
+  it('shows money as micro-USD unless --currency / --minor-units-per-unit or their variables say otherwise, and names a bad one', async () => {
+    expect(resolveServeConfig({}, { QUOTAPLANE_CURRENCY: 'EUR', QUOTAPLANE_MINOR_UNITS_PER_UNIT: '100' })).toMatchObject({ currency: 'EUR', minorUnitsPerUnit: 100 });
+    expect(resolveServeConfig({ currency: 'JPY', minorUnitsPerUnit: 1 }, { QUOTAPLANE_CURRENCY: 'EUR' })).toMatchObject({ currency: 'JPY', minorUnitsPerUnit: 1 });
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_CURRENCY: 'euro' })).toThrow(/QUOTAPLANE_CURRENCY/);
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_MINOR_UNITS_PER_UNIT: '250' })).toThrow(/QUOTAPLANE_MINOR_UNITS_PER_UNIT/);
+    const flag = await runCli(['serve', '--minor-units-per-unit', '3']);
+    expect([flag.status, flag.stderr]).toEqual([2, expect.stringMatching(/--minor-units-per-unit/)]);
   });
 
   it('a QUOTAPLANE_SWEEP_INTERVAL_MS or --sweep-interval-ms that is not a whole number of ms up to 2^31 - 1 is a usage error naming it', async () => {

@@ -308,6 +308,22 @@ const ROUTE_CASES: readonly RouteCase[] = [
     malformed: { request: { method: 'GET', url: '/v1/tenants?prefix=a' }, field: 'prefix' },
   },
   {
+    name: 'GET /v1/tenants/{tenant}/spend',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/spend?periods=3' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/spend?periods=37' }, field: 'periods' },
+  },
+  {
+    name: 'GET /v1/tenants/{tenant}/rates',
+    access: 'operator',
+    hasBody: false,
+    okStatus: 200,
+    request: { method: 'GET', url: '/v1/tenants/acme/rates' },
+    malformed: { request: { method: 'GET', url: '/v1/tenants/acme/rates?atMs=-1' }, field: 'atMs' },
+  },
+  {
     name: 'GET /metrics',
     access: 'operator-all-tenants',
     hasBody: false,

@@ -7,6 +7,9 @@ import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
 import { listenFailureMessage } from '../serve/listen-failure.js';
 import {
+  CURRENCY_ENV,
+  MINOR_UNITS_PER_UNIT_ENV,
+  parseMinorUnitsPerUnit,
   parseIntervalMs,
   parsePort,
   parseShutdownTimeoutMs,
@@ -24,6 +27,8 @@ interface ServeFlags {
   port?: number;
   sweepIntervalMs?: number;
   shutdownTimeoutMs?: number;
+  currency?: string;
+  minorUnitsPerUnit?: number;
   logLevel: string;
 }
 
@@ -43,8 +48,12 @@ store is closed.
 
 A port in use or an address this machine cannot listen on exits 4 with a message naming it.
 
+The operator dashboard is at /ui/ on the same port (sign in with an operator key). It shows
+money in the deployment's minor units divided by --minor-units-per-unit (default 1000000) as
+--currency (default USD): micro-USD unless told otherwise.
+
 Environment: ${STORE_ENV} (store URL), ${PORT_ENV} (port), ${SWEEP_INTERVAL_ENV} (sweep
-interval in ms); flags win.`;
+interval in ms), ${CURRENCY_ENV}, ${MINOR_UNITS_PER_UNIT_ENV}; flags win.`;
 
 /** Ways `serve` can be asked to stop: the process signals, by default. */
 export type StopSignal = () => Promise<string>;
@@ -92,6 +101,12 @@ export function registerServe(
         shutdownTimeoutOption,
       ),
     )
+    .addOption(new Option('--currency <code>', `currency the dashboard shows money in, ISO 4217 (default: $${CURRENCY_ENV} or USD)`))
+    .addOption(
+      new Option('--minor-units-per-unit <n>', `minor units in one currency unit, a power of ten (default: $${MINOR_UNITS_PER_UNIT_ENV} or 1000000, micro-USD)`).argParser(
+        minorUnitsOption,
+      ),
+    )
     .addOption(
       new Option('--log-level <level>', 'request log level (JSON lines on stdout)')
         .choices(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
@@ -123,6 +138,7 @@ export function registerServe(
       }
       const sweeping = config.sweepIntervalMs === 0 ? 'no sweeper' : `sweeping lapsed leases every ${config.sweepIntervalMs} ms`;
       writeLine(io.stdout, `quotaplane: serving ${server.url} on store ${config.storeUrl}, ${sweeping} (SIGTERM or Ctrl-C stops it)`);
+      writeLine(io.stdout, `quotaplane: operator dashboard at ${server.url}/ui/ (money shown in ${config.currency}, ${config.minorUnitsPerUnit} minor units to one)`);
       const signal = await stopped;
       writeLine(io.stdout, `quotaplane: ${signal}: stopping the sweeper, finishing in-flight requests, then closing the store`);
       await server.close();
@@ -141,6 +157,12 @@ function intervalOption(value: string): number {
   const intervalMs = parseIntervalMs(value);
   if (intervalMs === null) throw new InvalidArgumentError('Use a whole number of milliseconds, 0 to turn the sweeper off.');
   return intervalMs;
+}
+
+function minorUnitsOption(value: string): number {
+  const scale = parseMinorUnitsPerUnit(value);
+  if (scale === null) throw new InvalidArgumentError('Use a power of ten from 1 to 1000000000000, such as 100 for cents or 1000000 for micro-units.');
+  return scale;
 }
 
 function shutdownTimeoutOption(value: string): number {

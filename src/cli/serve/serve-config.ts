@@ -1,3 +1,4 @@
+import { DEFAULT_MONEY_DISPLAY, requireMoneyDisplay } from '../../http/dashboard.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { UsageError } from '../usage-error.js';
 
@@ -22,6 +23,10 @@ export const STORE_ENV = 'QUOTAPLANE_STORE';
 export const PORT_ENV = 'QUOTAPLANE_PORT';
 /** Environment variable naming the sweep interval in ms (`--sweep-interval-ms` wins; 0 disables the sweeper). */
 export const SWEEP_INTERVAL_ENV = 'QUOTAPLANE_SWEEP_INTERVAL_MS';
+/** Environment variable naming the currency the dashboard shows money in (`--currency` wins; default USD). */
+export const CURRENCY_ENV = 'QUOTAPLANE_CURRENCY';
+/** Environment variable naming how many minor units make one currency unit (`--minor-units-per-unit` wins; default 1000000). */
+export const MINOR_UNITS_PER_UNIT_ENV = 'QUOTAPLANE_MINOR_UNITS_PER_UNIT';
 
 /**
  * Where and how `serve` runs: the store URL, the host and port it listens on (0 = any free port),
@@ -35,6 +40,10 @@ export interface ServeConfig {
   readonly port: number;
   readonly sweepIntervalMs: number;
   readonly shutdownTimeoutMs?: number | undefined;
+  /** The dashboard's currency, ISO 4217 (issue #11); default USD. */
+  readonly currency?: string | undefined;
+  /** Minor units per currency unit the dashboard divides by, a power of ten; default 1 000 000 (micro-USD). */
+  readonly minorUnitsPerUnit?: number | undefined;
 }
 
 /** Environment variables as `process.env` holds them. */
@@ -48,10 +57,13 @@ export type Environment = Readonly<Record<string, string | undefined>>;
  * when it is malformed.
  */
 export function resolveServeConfig(
-  flags: { store?: string; host?: string; port?: number; sweepIntervalMs?: number; shutdownTimeoutMs?: number },
+  flags: { store?: string; host?: string; port?: number; sweepIntervalMs?: number; shutdownTimeoutMs?: number; currency?: string; minorUnitsPerUnit?: number },
   env: Environment,
 ): ServeConfig {
+  const money = moneyFrom(flags, env);
   return Object.freeze({
+    currency: money.currency,
+    minorUnitsPerUnit: money.minorUnitsPerUnit,
     storeUrl: resolveStoreUrl(flags.store, env),
     host: flags.host ?? DEFAULT_HOST,
     port: flags.port ?? portFromEnv(env[PORT_ENV]) ?? DEFAULT_PORT,
@@ -101,4 +113,28 @@ export function parseShutdownTimeoutMs(text: string): number | null {
   if (!/^\d{1,10}$/.test(text.trim())) return null;
   const timeoutMs = Number(text.trim());
   return timeoutMs <= MAX_SHUTDOWN_TIMEOUT_MS ? timeoutMs : null;
+}
+
+/** A minor-unit scale as text: a power of ten from 1 to 10^12, or `null`. */
+export function parseMinorUnitsPerUnit(text: string): number | null {
+  if (!/^10*$/.test(text.trim()) || text.trim().length > 13) return null;
+  return Number(text.trim());
+}
+
+// The dashboard's money display: each member from its flag, else its environment variable, else micro-USD.
+function moneyFrom(flags: { currency?: string; minorUnitsPerUnit?: number }, env: Environment): { currency: string; minorUnitsPerUnit: number } {
+  const currencyText = flags.currency ?? (env[CURRENCY_ENV] || undefined);
+  const scaleText = env[MINOR_UNITS_PER_UNIT_ENV] || undefined;
+  let minorUnitsPerUnit = flags.minorUnitsPerUnit ?? DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit;
+  if (flags.minorUnitsPerUnit === undefined && scaleText !== undefined) {
+    const parsed = parseMinorUnitsPerUnit(scaleText);
+    if (parsed === null) throw new UsageError(`${MINOR_UNITS_PER_UNIT_ENV} must be a power of ten from 1 to 1000000000000, got ${JSON.stringify(scaleText)}`);
+    minorUnitsPerUnit = parsed;
+  }
+  const money = { currency: currencyText ?? DEFAULT_MONEY_DISPLAY.currency, minorUnitsPerUnit };
+  try {
+    return requireMoneyDisplay(money);
+  } catch (error) {
+    throw new UsageError(`${flags.currency !== undefined ? '--currency' : CURRENCY_ENV}: ${(error as Error).message}`);
+  }
 }

@@ -3,6 +3,7 @@ import type { FastifyBaseLogger } from 'fastify';
 
 import { mintApiKey, type MintedApiKey } from '../../http/api-key-secret.js';
 import { buildApp } from '../../http/build-app.js';
+import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
 import { systemClock } from '../../plane/system-clock.js';
@@ -47,7 +48,13 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
   try {
     const keys = storeApiKeys(store);
     const plane = createPlane({ store });
-    const app = await buildApp({ plane, store, keys, logger: options.logger });
+    const app = await buildApp({
+      plane,
+      store,
+      keys,
+      logger: options.logger,
+      dashboard: { money: { currency: config.currency ?? DEFAULT_MONEY_DISPLAY.currency, minorUnitsPerUnit: config.minorUnitsPerUnit ?? DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit } },
+    });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {

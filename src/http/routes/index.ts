@@ -4,12 +4,14 @@ import { auditRoutes } from './audit.js';
 import { dispatchRoutes } from './dispatches.js';
 import { haltRoutes } from './halts.js';
 import { healthRoutes } from './health.js';
+import { keyRoutes } from './key.js';
 import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { quotaRoutes } from './quota.js';
 import { reservationRoutes } from './reservations.js';
 import { runRoutes } from './runs.js';
 import { slotRoutes } from './slots.js';
+import { spendHistoryRoutes } from './spend-history.js';
 import { sweepRoutes } from './sweep.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantRunRoutes } from './tenant-runs.js';
@@ -35,4 +37,6 @@ export const ROUTES: readonly RouteModule[] = [
   auditRoutes,
   sweepRoutes,
   tenantRoutes,
+  spendHistoryRoutes,
+  keyRoutes,
 ];

@@ -1,0 +1,330 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+
+import { launchChromium } from './browser.js';
+import { type DashboardServer, HOSTILE_AGENT, startDashboardServer } from './dashboard-server.js';
+
+// The operator dashboard (issue #11) in a real Chromium against a real `quotaplane serve` on a
+// SQLite file. Every wait is for an element or an answer, bounded by ACTION_TIMEOUT_MS; none sleeps.
+
+const ACTION_TIMEOUT_MS = 30_000;
+// A whole test: sign-in, a few pages, an act or two. Generous, because two cores are shared.
+const TEST_TIMEOUT_MS = 180_000;
+const SHOTS = join(import.meta.dirname, '..', '..', '.test-results', 'dashboard');
+const HOSTILE_REASON = '<img src=x onerror=alert(1)>';
+
+// Runs in the page: the elements whose box reaches past the window's right edge, as tag.class.
+const STICKING_OUT = `[...document.querySelectorAll('body *')]
+  .filter((element) => element.getBoundingClientRect().right > document.documentElement.clientWidth + 0.5)
+  .map((element) => element.tagName.toLowerCase() + (element.className ? '.' + String(element.className).split(' ').join('.') : ''))`;
+
+// Runs in the page: the focused element, the name a person hears for it (its aria-label, its
+// <label>, or its text), and its computed outline.
+const FOCUSED_CONTROL = `(() => {
+  const element = document.activeElement;
+  const style = getComputedStyle(element);
+  const label = element.getAttribute('aria-label') ?? (element.id ? document.querySelector('label[for="' + element.id + '"]')?.textContent : null) ?? element.textContent ?? '';
+  return { tag: element.tagName, label: label.trim(), outline: style.outlineStyle + ' ' + style.outlineWidth };
+})()`;
+
+let server: DashboardServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  [server, browser] = await Promise.all([startDashboardServer(), launchChromium()]);
+}, 120_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
+  let context: BrowserContext;
+  let page: Page;
+  // Every alert/confirm/prompt the page opens, and every Content-Security-Policy violation it reports.
+  let dialogs: string[];
+  let cspViolations: string[];
+  let pageErrors: string[];
+
+  beforeEach(async () => {
+    // A locale of its own: a headless browser would otherwise take one from the environment
+    // (`en-US@posix` under LANG=C), which Intl refuses.
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US', timezoneId: 'Europe/Berlin' });
+    context.setDefaultTimeout(ACTION_TIMEOUT_MS);
+    page = await context.newPage();
+    dialogs = [];
+    cspViolations = [];
+    pageErrors = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('dialog', (dialog) => {
+      dialogs.push(`${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    page.on('console', (message) => {
+      if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
+    });
+  });
+
+  afterEach(async () => {
+    expect(cspViolations).toEqual([]);
+    expect(pageErrors).toEqual([]);
+    await context.close();
+  });
+
+  async function signIn(key: string): Promise<void> {
+    const response = await page.goto(`${server.url}/ui/`);
+    expect(response?.status()).toBe(200);
+    await page.getByLabel('Operator key').fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function openTenant(tenant: string): Promise<void> {
+    await page.getByRole('link', { name: tenant, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: `Tenant “${tenant}”` }).or(page.getByRole('heading', { level: 1, name: `Tenant ${tenant}` })).first().waitFor();
+    await page.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor();
+  }
+
+  const rowOf = (tenant: string): Locator => page.locator('table.tenants tbody tr').filter({ has: page.getByRole('link', { name: tenant, exact: true }) });
+
+  it('serves /ui/ with a strict Content-Security-Policy and no inline script or style', async () => {
+    const response = await page.goto(`${server.url}/ui/`);
+    const csp = response?.headers()['content-security-policy'] ?? '';
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("style-src 'self'");
+    expect(csp).not.toContain('unsafe-inline');
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(await page.locator('script:not([src]), style').count()).toBe(0);
+  });
+
+  it('signs in with an operator key and shows a tenant at its ceiling on the overview', async () => {
+    await signIn(server.keys.operator);
+    await page.getByRole('heading', { level: 1, name: 'All tenants' }).waitFor();
+    await page.getByText('Signed in as').waitFor();
+    const acme = rowOf('acme');
+    await acme.waitFor();
+    expect(await acme.locator('td[data-label="Running"]').innerText()).toMatch(/2 runs of 2 runs\s*at ceiling/);
+    // Sorted closest to a ceiling first: acme (2 of 2 runs) leads.
+    expect(await page.locator('table.tenants tbody tr th a').first().innerText()).toBe('acme');
+    expect(await rowOf('umbrella').locator('td[data-label="Halts"]').innerText()).toContain('tenant');
+    expect(await page.getByRole('status').filter({ hasText: 'Read at' }).innerText()).toMatch(/Read at \d\d:\d\d:\d\d UTC/);
+    // Money is shown as currency from micro-USD: globex settled 1,140,000 minor units today.
+    expect(await rowOf('globex').locator('td[data-label="Money this period"]').innerText()).toContain('$1.14');
+    await page.setViewportSize({ width: 1200, height: 640 });
+    await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+
+    await page.getByLabel('Search tenants').fill('glo');
+    await page.locator('table.tenants tbody tr').filter({ hasText: 'globex' }).waitFor();
+    expect(await page.locator('table.tenants tbody tr').count()).toBe(1);
+  });
+
+  it('refuses a runner key with a message that says an operator key is needed', async () => {
+    await signIn(server.keys.runner);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.innerText()).toMatch(/runner key \('acme-workers', tenant 'acme'\).*needs an operator key/);
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.getByLabel('Operator key').fill('qp_not-a-real-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor();
+  });
+
+  it('shows an operator key of one tenant that tenant only, and sign-out forgets the key', async () => {
+    await signIn(server.keys.globexOperator);
+    await rowOf('globex').waitFor();
+    expect(await page.locator('table.tenants tbody tr').count()).toBe(1);
+    expect(await page.getByText("operator of tenant 'globex'").count()).toBe(1);
+    // The key is in this tab's sessionStorage, never in the URL.
+    expect(page.url()).not.toContain('qp_');
+    await page.goto(`${server.url}/ui/#/tenant/acme`);
+    await page.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Operator key').waitFor();
+    expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    await page.reload();
+    await page.getByLabel('Operator key').waitFor();
+  });
+
+  it('throws and lifts an agent halt behind confirmations, and finds both in the audit log under the key name', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('acme');
+    const haltForm = page.locator('form', { has: page.getByRole('heading', { name: 'Throw a halt' }) });
+    await haltForm.getByLabel('Scope').selectOption('agent');
+    await haltForm.getByLabel('Agent name').fill('support-bot');
+    await haltForm.getByLabel('Reason (required)').fill('refund loop on ticket 4411');
+    await haltForm.getByRole('button', { name: 'Throw halt…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Throw this halt?' });
+    await confirm.getByText('agent:support-bot').waitFor();
+    await confirm.getByRole('button', { name: 'Throw halt', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+
+    const standing = page.locator('section#halts table, section[aria-labelledby="halts"] table').first();
+    await standing.getByText('refund loop on ticket 4411').waitFor();
+    await page.getByRole('button', { name: 'Lift halt on agent:support-bot' }).click();
+    const lift = page.getByRole('dialog', { name: 'Lift this halt?' });
+    await lift.getByText('refund loop on ticket 4411').waitFor();
+    await lift.getByRole('button', { name: 'Lift halt', exact: true }).click();
+    await page.getByText('Halt on agent:support-bot lifted.').waitFor();
+    await page.getByText('No halt stands.').waitFor();
+
+    const audit = page.locator('table.audit tbody tr');
+    const lifted = audit.filter({ has: page.locator('td[data-label="Action"]', { hasText: /^lift$/ }) }).filter({ hasText: 'agent:support-bot' });
+    const thrown = audit.filter({ has: page.locator('td[data-label="Action"]', { hasText: /^halt$/ }) }).filter({ hasText: 'agent:support-bot' });
+    await lifted.first().waitFor();
+    await thrown.first().waitFor();
+    expect(await lifted.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
+    expect(await thrown.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
+    await page.getByText(/Hash chain verified: \d+ rows/).waitFor();
+    // The rate ceilings show their window counts.
+    const rates = page.locator('section[aria-labelledby="rates"] tbody tr');
+    expect(await rates.allInnerTexts()).toEqual([
+      expect.stringMatching(/tool:\/\/payments\/refund\s+at most 5 per 600 s\s+3 of 5 dispatches/),
+      expect.stringMatching(/tool:\/\/payments\/refund\s+at most 100 per 86,400 s\s+3 of 100 dispatches/),
+    ]);
+  });
+
+  it('shows the validation message from the API when a quota edit is refused, and replaces nothing', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('globex');
+    await page.getByRole('button', { name: 'Edit quota…' }).click();
+    await page.getByLabel('Tokens per period ceiling (tokens)').fill('-5');
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Replace the quota?' });
+    // The whole quota is shown before it replaces the old one.
+    expect(await confirm.locator('tbody').innerText()).toMatch(/Tokens per period ceiling\s+200,000 tokens\s+-5/);
+    await confirm.getByRole('button', { name: 'Replace quota' }).click();
+    const problem = page.locator('#quota-problem');
+    await problem.waitFor();
+    expect(await problem.innerText()).toMatch(/maxTokensPerPeriod/);
+    expect(await page.getByLabel('Tokens per period ceiling (tokens)').getAttribute('aria-invalid')).toBe('true');
+    const stored = await fetch(`${server.url}/v1/tenants/globex/quota`, { headers: { authorization: `Bearer ${server.keys.operator}` } });
+    expect(((await stored.json()) as { quota: { maxTokensPerPeriod?: number } }).quota.maxTokensPerPeriod).toBe(200_000);
+  });
+
+  it('shows a hostile halt reason and agent name as text: no element is made and no dialog fires', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('acme');
+    const haltForm = page.locator('form', { has: page.getByRole('heading', { name: 'Throw a halt' }) });
+    await haltForm.getByLabel('Scope').selectOption('subject');
+    await haltForm.getByLabel('Principal').fill('mallory@evil.example');
+    await haltForm.getByLabel('Reason (required)').fill(HOSTILE_REASON);
+    await haltForm.getByRole('button', { name: 'Throw halt…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Throw this halt?' });
+    await confirm.getByText(HOSTILE_REASON, { exact: true }).waitFor();
+    await confirm.getByRole('button', { name: 'Throw halt', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+
+    await page.locator('td.reason').getByText(HOSTILE_REASON, { exact: true }).first().waitFor();
+    await page.locator('table.audit').getByText(HOSTILE_REASON).first().waitFor();
+    await page.getByText(HOSTILE_AGENT, { exact: true }).first().waitFor();
+    await page.screenshot({ path: join(SHOTS, 'tenant.png'), fullPage: true });
+    await page.locator('section[aria-labelledby="history"]').screenshot({ path: join(SHOTS, 'tenant-history.png') });
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.locator('main script').count()).toBe(0);
+    expect(dialogs).toEqual([]);
+
+    // Leave acme as it was for the other tests.
+    await page.getByRole('button', { name: 'Lift halt on subject:mallory@evil.example' }).click();
+    await page.getByRole('dialog', { name: 'Lift this halt?' }).getByRole('button', { name: 'Lift halt', exact: true }).click();
+    await page.getByText('No halt stands.').waitFor();
+    expect(dialogs).toEqual([]);
+  });
+
+  it('settles a stranded run with its real spend behind a confirmation, audited under the key name', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('acme');
+    await page.getByRole('button', { name: 'Settle run run-stranded' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Settle pass 1 of run run-stranded?' });
+    await confirm.getByLabel('Tokens spent').fill('1500');
+    // A blank money field is not read as 0: the API names the missing member.
+    await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
+    await confirm.getByRole('alert').filter({ hasText: 'minorUnits' }).waitFor();
+    await confirm.getByLabel(/Money spent, in minor units/).fill('20000');
+    await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await page.getByText('Run run-stranded pass 1: settled.').waitFor();
+    const settled = page.locator('table.audit tbody tr').filter({ has: page.locator('td[data-label="Action"]', { hasText: /^run\.settle$/ }) });
+    await settled.first().waitFor();
+    expect(await settled.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
+    expect(await settled.first().locator('td[data-label="Detail"]').innerText()).toMatch(/"tokens": 1500/);
+    await page.locator('section[aria-labelledby="runs"] tbody tr').filter({ hasText: 'run-stranded' }).waitFor({ state: 'detached' });
+  });
+
+  it('refreshes by itself, and says when the server is unreachable while keeping what it read', async () => {
+    await signIn(server.keys.operator);
+    const freshness = page.locator('p.freshness');
+    await freshness.filter({ hasText: 'Read at' }).waitFor();
+    const first = await freshness.innerText();
+    // The next read (every 5 s) changes the time shown, without a reload.
+    // (A string polled with waitForFunction would be eval, which the page's policy refuses: a locator instead.)
+    await page.locator('p.freshness', { hasNotText: first }).filter({ hasText: 'Read at' }).waitFor({ timeout: 30_000 });
+    // Cut the page off from the API: the banner says so, and the tenants stay on screen.
+    await page.route('**/v1/**', (route) => route.abort('connectionrefused'));
+    const banner = page.getByRole('alert').filter({ hasText: 'The server is unreachable' });
+    await banner.waitFor({ timeout: 30_000 });
+    expect(await banner.innerText()).toMatch(/Showing what was read at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+    expect(await rowOf('acme').count()).toBe(1);
+    await page.unroute('**/v1/**');
+    await freshness.filter({ hasText: 'Read at' }).waitFor({ timeout: 30_000 });
+  });
+
+  it('still shows a tenant, and says the chart cannot be drawn, in a browser whose locale Intl refuses', async () => {
+    const odd = await browser.newContext({ locale: 'en-US@posix', timezoneId: 'UTC' });
+    try {
+      const oddPage = await odd.newPage();
+      const errors: string[] = [];
+      oddPage.on('pageerror', (error) => errors.push(error.message));
+      await oddPage.goto(`${server.url}/ui/`);
+      await oddPage.getByLabel('Operator key').fill(server.keys.operator);
+      await oddPage.getByRole('button', { name: 'Sign in' }).click();
+      await oddPage.getByRole('link', { name: 'acme', exact: true }).click();
+      await oddPage.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor();
+      // Either the chart draws (a browser that accepts the tag) or it says why not; the page stands.
+      await oddPage.locator('figure.chart canvas').or(oddPage.getByText('The chart could not be drawn in this browser')).first().waitFor();
+      expect(errors).toEqual([]);
+    } finally {
+      await odd.close();
+    }
+  });
+
+  it('stays readable at a narrow window width', async () => {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await signIn(server.keys.operator);
+    await rowOf('acme').waitFor();
+    // Nothing is wider than the window: no sideways scrolling (the message names what sticks out).
+    expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(SHOTS, 'overview-narrow.png'), fullPage: true });
+    await openTenant('acme');
+    expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: join(SHOTS, 'tenant-narrow.png'), fullPage: true });
+    await page.locator('section[aria-labelledby="runs"]').screenshot({ path: join(SHOTS, 'tenant-narrow-runs.png') });
+  });
+
+  it('reaches every control by keyboard, each with a name and a visible focus', async () => {
+    await signIn(server.keys.operator);
+    await rowOf('umbrella').waitFor();
+    const seen: { tag: string; label: string; outline: string }[] = [];
+    // Tab from the page's heading to the last tenant link; every stop must have a name and an outline.
+    while (seen.length < 20 && seen.at(-1)?.label !== 'umbrella') {
+      await page.keyboard.press('Tab');
+      seen.push(await page.evaluate<{ tag: string; label: string; outline: string }>(FOCUSED_CONTROL));
+    }
+    for (const focus of seen) {
+      expect(focus.tag, JSON.stringify(focus)).not.toBe('BODY');
+      expect(focus.label, JSON.stringify(focus)).not.toBe('');
+      expect(focus.outline, JSON.stringify(focus)).toMatch(/solid 3px/);
+    }
+    expect(seen.map((focus) => focus.label)).toEqual(expect.arrayContaining(['Search tenants', 'Sort by', 'acme', 'globex', 'umbrella']));
+    // The top bar comes before the heading: Shift+Tab back from the heading reaches Sign out.
+    await page.getByRole('heading', { level: 1, name: 'All tenants' }).focus();
+    await page.keyboard.press('Shift+Tab');
+    expect((await page.evaluate<{ label: string }>(FOCUSED_CONTROL)).label).toBe('Sign out');
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * The dashboard's only way to the server: the same /v1 HTTP API every client uses. The key goes in
+ * the Authorization header of each request, never in a URL, a cookie or a log.
+ */
+
+/** Where /v1 is: one level above the page (the page is served at /ui/). */
+const API_BASE = new URL('../', document.baseURI);
+
+/** A failed call: `code` is the problem's code (or `UNREACHABLE`), `status` the HTTP status (0 when unreachable). */
+export class ApiError extends Error {
+  constructor(code, status, message, field, problem) {
+    super(message);
+    this.code = code;
+    this.status = status;
+    this.field = field;
+    this.problem = problem;
+  }
+}
+
+/** Encodes one path segment (a tenant, a run). */
+export const seg = (value) => encodeURIComponent(value);
+
+/** An API client bound to one key. */
+export function createApi(key) {
+  async function call(method, path, body) {
+    const headers = { authorization: `Bearer ${key}`, accept: 'application/json, application/problem+json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    let response;
+    try {
+      response = await fetch(new URL(path, API_BASE), {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        cache: 'no-store',
+        credentials: 'omit',
+        referrerPolicy: 'no-referrer',
+      });
+    } catch {
+      throw new ApiError('UNREACHABLE', 0, 'The quotaplane server could not be reached. Is it running? Nothing is known to have changed.');
+    }
+    const text = await response.text();
+    let parsed;
+    try {
+      parsed = text === '' ? undefined : JSON.parse(text);
+    } catch {
+      parsed = undefined;
+    }
+    if (response.ok) return parsed;
+    const detail = typeof parsed?.detail === 'string' ? parsed.detail : `the server answered HTTP ${response.status}`;
+    throw new ApiError(typeof parsed?.code === 'string' ? parsed.code : `HTTP_${response.status}`, response.status, detail, parsed?.field, parsed);
+  }
+  return {
+    get: (path) => call('GET', path),
+    post: (path, body) => call('POST', path, body ?? {}),
+    put: (path, body) => call('PUT', path, body),
+  };
+}
+
+/** The dashboard's settings from the server: currency, minor units per unit, refresh period in ms. */
+export async function loadConfig() {
+  try {
+    const response = await fetch(new URL('config.json', document.baseURI), { cache: 'no-store' });
+    if (response.ok) return await response.json();
+  } catch {
+    // fall through to the defaults the server would give
+  }
+  return { currency: 'USD', minorUnitsPerUnit: 1_000_000, refreshMs: 5000 };
+}

@@ -1,0 +1,311 @@
+import { useState } from 'preact/hooks';
+
+import { seg } from './api.js';
+import { ConfirmDialog } from './confirm-dialog.js';
+import { tokens, utc } from './format.js';
+import { html } from './html.js';
+
+/*
+ * The operator's acts (issue #11 item 5): throw and lift halts, release or settle a run, replace
+ * the quota. Each goes through a confirmation dialog and then one /v1 call; the server records it
+ * in the audit log under the key's name (basis `authenticated`), as for the CLI and the API.
+ */
+
+const SCOPE_FORMS = [
+  { value: 'tenant', label: 'the whole tenant', needs: null },
+  { value: 'agent', label: 'one agent (by name)', needs: 'Agent name' },
+  { value: 'revision', label: 'one agent revision (manifest SHA-256)', needs: 'Revision digest (64 hex digits)' },
+  { value: 'subject', label: 'one subject (a principal in delegation chains)', needs: 'Principal' },
+];
+
+/** Throwing a halt on any scope form with a required reason. */
+export function HaltForm({ tenant, api, onActed }) {
+  const [form, setForm] = useState('tenant');
+  const [target, setTarget] = useState('');
+  const [reason, setReason] = useState('');
+  const [problem, setProblem] = useState(null);
+  const [confirming, setConfirming] = useState(false);
+  const shape = SCOPE_FORMS.find((option) => option.value === form);
+  const scope = form === 'tenant' ? 'tenant' : `${form}:${target.trim()}`;
+
+  const review = (event) => {
+    event.preventDefault();
+    if (shape.needs !== null && target.trim() === '') return setProblem({ field: 'halt-target', text: `${shape.needs} is required for this scope.` });
+    if (reason.trim() === '') return setProblem({ field: 'halt-reason', text: 'A reason is required: say why, for whoever lifts it.' });
+    setProblem(null);
+    setConfirming(true);
+  };
+
+  return html`<form class="act" onSubmit=${review} novalidate aria-labelledby="throw-halt-title">
+    <h3 id="throw-halt-title">Throw a halt</h3>
+    <div class="row">
+      <div class="field">
+        <label for="halt-form">Scope</label>
+        <select id="halt-form" value=${form} onChange=${(event) => setForm(event.currentTarget.value)}>
+          ${SCOPE_FORMS.map((option) => html`<option value=${option.value}>${option.label}</option>`)}
+        </select>
+      </div>
+      ${shape.needs === null
+        ? null
+        : html`<div class="field grow">
+            <label for="halt-target">${shape.needs}</label>
+            <input id="halt-target" value=${target} onInput=${(event) => setTarget(event.currentTarget.value)}
+              aria-invalid=${problem?.field === 'halt-target' ? 'true' : undefined} aria-describedby=${problem?.field === 'halt-target' ? 'halt-problem' : undefined} />
+          </div>`}
+    </div>
+    <div class="field">
+      <label for="halt-reason">Reason (required)</label>
+      <textarea id="halt-reason" rows="2" maxlength="2000" value=${reason} onInput=${(event) => setReason(event.currentTarget.value)}
+        aria-invalid=${problem?.field === 'halt-reason' ? 'true' : undefined} aria-describedby=${problem?.field === 'halt-reason' ? 'halt-problem' : undefined}></textarea>
+    </div>
+    ${problem === null ? null : html`<p id="halt-problem" class="error" role="alert">${problem.text}</p>`}
+    <button type="submit" class="danger">Throw halt…</button>
+    ${confirming
+      ? html`<${ConfirmDialog}
+          title="Throw this halt?"
+          confirmLabel="Throw halt"
+          danger=${true}
+          onConfirm=${async () => {
+            const answer = await api.post(`v1/tenants/${seg(tenant)}/halts`, { scope, reason });
+            onActed(`Halt on ${answer.scope} thrown; it stops ${answer.reach}.`);
+            setTarget('');
+            setReason('');
+          }}
+          onClose=${() => setConfirming(false)}
+        >
+          <dl class="facts">
+            <dt>Tenant</dt><dd>${tenant}</dd>
+            <dt>Scope</dt><dd><code>${scope}</code></dd>
+            <dt>Reason</dt><dd class="reason">${reason}</dd>
+          </dl>
+          <p>${form === 'subject' ? 'A subject halt stops new admissions and reaches running work: its heartbeats and dispatches answer Withheld.' : 'It stops new admissions in its scope; running work continues.'} It is recorded in the audit log under your key's name.</p>
+        </${ConfirmDialog}>`
+      : null}
+  </form>`;
+}
+
+/** Lifting a standing halt, with the halt shown first. */
+export function LiftButton({ tenant, api, halt, onActed }) {
+  const [confirming, setConfirming] = useState(false);
+  return html`<button type="button" class="secondary" onClick=${() => setConfirming(true)} aria-label=${`Lift halt on ${halt.scope}`}>Lift…</button>
+    ${confirming
+      ? html`<${ConfirmDialog}
+          title="Lift this halt?"
+          confirmLabel="Lift halt"
+          onConfirm=${async () => {
+            const answer = await api.post(`v1/tenants/${seg(tenant)}/halts/lift`, { scope: halt.scope });
+            onActed(
+              answer.removed
+                ? `Halt on ${halt.scope} lifted.`
+                : answer.wasStanding
+                  ? `The halt on ${halt.scope} changed while lifting (re-thrown or lifted by someone else); see the audit log.`
+                  : `No halt stood on ${halt.scope} any more.`,
+            );
+          }}
+          onClose=${() => setConfirming(false)}
+        >
+          <p>This halt stands now:</p>
+          <dl class="facts">
+            <dt>Scope</dt><dd><code>${halt.scope}</code> (${halt.covers})</dd>
+            <dt>Reason</dt><dd class="reason">${halt.reason}</dd>
+            <dt>Thrown by</dt><dd>${halt.by.actor} (${halt.by.basis}) at ${utc(halt.atMs)}</dd>
+          </dl>
+          <p>Lifting is recorded in the audit log under your key's name before the halt is removed.</p>
+        </${ConfirmDialog}>`
+      : null}`;
+}
+
+/** Release or settle one run (typically a stranded one). */
+export function RunActions({ tenant, api, run, hold, money, onActed }) {
+  const [dialog, setDialog] = useState(null);
+  const [spend, setSpend] = useState({ tokens: '', minorUnits: '', concludes: true });
+  const runPath = `v1/tenants/${seg(tenant)}/runs/${seg(run.run)}`;
+  return html`<div class="buttons">
+    <button type="button" class="secondary" onClick=${() => setDialog('settle')} aria-label=${`Settle run ${run.run}`}>Settle…</button>
+    <button type="button" class="secondary" onClick=${() => setDialog('release')} aria-label=${`Release run ${run.run}`}>Release…</button>
+    ${dialog === 'release'
+      ? html`<${ConfirmDialog}
+          title=${`Release run ${run.run}?`}
+          confirmLabel="Release run"
+          danger=${true}
+          onConfirm=${async () => {
+            const answer = await api.post(`${runPath}/release`, {});
+            onActed(answer.outcome === 'released' ? `Run ${run.run} released.` : `Run ${run.run} was already closed.`);
+          }}
+          onClose=${() => setDialog(null)}
+        >
+          <p>Its slot${hold ? ` and its hold (${tokens(hold.remaining.tokens)}, ${money(hold.remaining.minorUnits)})` : ''} are given back and the run is closed as released, without settling any spend. Use this when the run did nothing billable, or its spend is unknown and will not be settled. Recorded in the audit log under your key's name.</p>
+        </${ConfirmDialog}>`
+      : null}
+    ${dialog === 'settle'
+      ? html`<${ConfirmDialog}
+          title=${`Settle pass ${run.lastEpoch} of run ${run.run}?`}
+          confirmLabel="Settle"
+          onConfirm=${async () => {
+            const body = {
+              epoch: run.lastEpoch,
+              spend: { tokens: numberOrText(spend.tokens), minorUnits: numberOrText(spend.minorUnits) },
+              concludes: spend.concludes,
+            };
+            const answer = await api.post(`${runPath}/settle`, body);
+            onActed(`Run ${run.run} pass ${run.lastEpoch}: ${answer.outcome}.`);
+          }}
+          onClose=${() => setDialog(null)}
+        >
+          <p>Record the real spend of pass ${run.lastEpoch}; the rest of its hold is given back${spend.concludes ? ' and the run concludes' : ''}. Recorded in the audit log under your key's name.</p>
+          <div class="field"><label for="settle-tokens">Tokens spent</label><input id="settle-tokens" inputmode="numeric" value=${spend.tokens} onInput=${(event) => setSpend({ ...spend, tokens: event.currentTarget.value })} /></div>
+          <div class="field"><label for="settle-minor">Money spent, in minor units (${money.unitName})</label><input id="settle-minor" inputmode="numeric" value=${spend.minorUnits} onInput=${(event) => setSpend({ ...spend, minorUnits: event.currentTarget.value })} /></div>
+          <div class="check"><input id="settle-concludes" type="checkbox" checked=${spend.concludes} onChange=${(event) => setSpend({ ...spend, concludes: event.currentTarget.checked })} /><label for="settle-concludes">This concludes the run</label></div>
+        </${ConfirmDialog}>`
+      : null}
+  </div>`;
+}
+
+// A field as the API should judge it: blank → 0 is never assumed; a number when the text is one,
+// else the text itself, so the server's validation names the field and says what is wrong.
+function numberOrText(text) {
+  const trimmed = String(text).trim();
+  if (trimmed === '') return undefined;
+  const value = Number(trimmed);
+  return Number.isFinite(value) ? value : trimmed;
+}
+
+const QUOTA_FIELDS = [
+  { name: 'maxConcurrentRuns', label: 'Concurrent runs ceiling', unit: 'runs' },
+  { name: 'maxTokensPerPeriod', label: 'Tokens per period ceiling', unit: 'tokens' },
+  { name: 'maxMinorUnitsPerPeriod', label: 'Money per period ceiling', unit: 'minor units' },
+];
+
+/**
+ * The quota: shown, editable, with the whole new quota shown before it replaces the old one, and
+ * the API's validation message (naming the field) when it refuses.
+ */
+export function QuotaEditor({ tenant, api, quota, money, onActed }) {
+  const [editing, setEditing] = useState(null);
+  const [confirming, setConfirming] = useState(false);
+  const [problem, setProblem] = useState(null);
+  const current = quota ?? { period: 'monthly' };
+
+  const start = () => {
+    setProblem(null);
+    setEditing({
+      maxConcurrentRuns: current.maxConcurrentRuns?.toString() ?? '',
+      maxTokensPerPeriod: current.maxTokensPerPeriod?.toString() ?? '',
+      maxMinorUnitsPerPeriod: current.maxMinorUnitsPerPeriod?.toString() ?? '',
+      period: current.period,
+      rateCeilings: current.rateCeilings === undefined ? '' : JSON.stringify(current.rateCeilings, null, 2),
+    });
+  };
+
+  const proposed = () => {
+    if (editing === null) return null;
+    const next = { period: editing.period };
+    for (const field of QUOTA_FIELDS) {
+      const value = numberOrText(editing[field.name]);
+      if (value !== undefined) next[field.name] = value;
+    }
+    if (editing.rateCeilings.trim() !== '') next.rateCeilings = JSON.parse(editing.rateCeilings);
+    return next;
+  };
+
+  const review = (event) => {
+    event.preventDefault();
+    try {
+      proposed();
+    } catch {
+      setProblem({ field: 'rateCeilings', message: 'is not JSON: write an object of grant → [{ "count": N, "windowSeconds": S }], or leave it empty.' });
+      return;
+    }
+    setProblem(null);
+    setConfirming(true);
+  };
+
+  const describeCeiling = (name, value) => {
+    if (value === undefined) return 'no ceiling (unlimited)';
+    if (typeof value !== 'number') return String(value);
+    if (name === 'maxTokensPerPeriod') return tokens(value);
+    if (name === 'maxMinorUnitsPerPeriod') return `${money(value)} (${money.exact(value)})`;
+    return `${value} run${value === 1 ? '' : 's'}`;
+  };
+
+  return html`<section class="card" aria-labelledby="quota-title">
+    <h2 id="quota-title">Quota</h2>
+    ${quota === null ? html`<p>No quota was set: no ceilings, monthly periods.</p>` : null}
+    <dl class="facts">
+      ${QUOTA_FIELDS.map((field) => html`<dt>${field.label}</dt><dd>${describeCeiling(field.name, current[field.name])}</dd>`)}
+      <dt>Billing period</dt><dd>${current.period} (UTC)</dd>
+      <dt>Rate ceilings</dt><dd>${current.rateCeilings === undefined ? 'none configured' : `${Object.keys(current.rateCeilings).length} grant(s): see Rate ceilings`}</dd>
+    </dl>
+    ${editing === null
+      ? html`<button type="button" onClick=${start}>Edit quota…</button>`
+      : html`<form class="act" onSubmit=${review} novalidate aria-labelledby="quota-edit-title">
+          <h3 id="quota-edit-title">Edit the quota</h3>
+          <p class="muted small">Empty means no ceiling (unlimited); 0 allows nothing. The whole quota is replaced.</p>
+          ${QUOTA_FIELDS.map(
+            (field) => html`<div class="field">
+              <label for=${`quota-${field.name}`}>${field.label} (${field.unit})</label>
+              <input id=${`quota-${field.name}`} inputmode="numeric" value=${editing[field.name]}
+                onInput=${(event) => setEditing({ ...editing, [field.name]: event.currentTarget.value })}
+                aria-invalid=${problem?.field === field.name ? 'true' : undefined}
+                aria-describedby=${problem?.field === field.name ? 'quota-problem' : undefined} />
+            </div>`,
+          )}
+          <div class="field">
+            <label for="quota-period">Billing period</label>
+            <select id="quota-period" value=${editing.period} onChange=${(event) => setEditing({ ...editing, period: event.currentTarget.value })}>
+              <option value="monthly">monthly (UTC calendar month)</option>
+              <option value="daily">daily (UTC calendar day)</option>
+            </select>
+          </div>
+          <div class="field">
+            <label for="quota-rateCeilings">Rate ceilings (JSON: grant → list of { count, windowSeconds })</label>
+            <textarea id="quota-rateCeilings" rows="4" value=${editing.rateCeilings}
+              onInput=${(event) => setEditing({ ...editing, rateCeilings: event.currentTarget.value })}
+              aria-invalid=${problem?.field?.startsWith('rateCeilings') ? 'true' : undefined}></textarea>
+          </div>
+          ${problem === null ? null : html`<p id="quota-problem" class="error" role="alert"><strong>${problem.field}</strong> ${problem.message}</p>`}
+          <div class="buttons">
+            <button type="submit">Review the new quota…</button>
+            <button type="button" class="secondary" onClick=${() => setEditing(null)}>Cancel</button>
+          </div>
+        </form>`}
+    ${confirming
+      ? html`<${ConfirmDialog}
+          title="Replace the quota?"
+          confirmLabel="Replace quota"
+          onConfirm=${async () => {
+            try {
+              await api.put(`v1/tenants/${seg(tenant)}/quota`, proposed());
+            } catch (error) {
+              // Validation refusals go back to the form, next to the field they name.
+              if (error.status === 400) {
+                setProblem({ field: error.field ?? 'quota', message: error.message });
+                return;
+              }
+              throw error;
+            }
+            setEditing(null);
+            onActed('Quota replaced; it applies to the next admission.');
+          }}
+          onClose=${() => setConfirming(false)}
+        >
+          <p>The whole quota of <q>${tenant}</q> is replaced by this one (recorded in the audit log under your key's name):</p>
+          <div class="table-wrap"><table>
+            <thead><tr><th scope="col">Setting</th><th scope="col">Now</th><th scope="col">After</th></tr></thead>
+            <tbody>
+              ${QUOTA_FIELDS.map(
+                (field) => html`<tr>
+                  <th scope="row">${field.label}</th>
+                  <td>${describeCeiling(field.name, current[field.name])}</td>
+                  <td>${describeCeiling(field.name, proposed()[field.name])}</td>
+                </tr>`,
+              )}
+              <tr><th scope="row">Billing period</th><td>${current.period}</td><td>${proposed().period}</td></tr>
+            </tbody>
+          </table></div>
+          <p class="small">Sent as:</p>
+          <pre class="detail">${JSON.stringify(proposed(), null, 2)}</pre>
+        </${ConfirmDialog}>`
+      : null}
+  </section>`;
+}

@@ -1,0 +1,276 @@
+import { useState } from 'preact/hooks';
+
+import { seg } from './api.js';
+import { count, duration, periodName, rateCeiling, tokens, utc } from './format.js';
+import { Freshness } from './freshness.js';
+import { html } from './html.js';
+import { Meter } from './meter.js';
+import { usePoll } from './poll.js';
+import { SpendChart } from './spend-chart.js';
+import { HaltForm, LiftButton, QuotaEditor, RunActions } from './tenant-actions.js';
+
+// Everything the tenant page shows, read in parallel through the /v1 API.
+async function loadTenant(api, tenant) {
+  const base = `v1/tenants/${seg(tenant)}`;
+  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history] = await Promise.all([
+    api.get(`${base}/usage`),
+    api.get(`${base}/halts`),
+    api.get(`${base}/halts?state=lifted&limit=20`),
+    api.get(`${base}/runs?status=running,stranded,withheld&limit=200`),
+    api.get(`${base}/reservations?limit=1000`),
+    api.get(`${base}/rates`),
+    api.get(`${base}/attention?limit=100`),
+    api.get(`${base}/audit?limit=50`),
+    api.get(`${base}/audit/verify`),
+    api.get(`${base}/spend?periods=12`),
+  ]);
+  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history };
+}
+
+/** One tenant (issue #11 item 4): its figures, quota, spend history, runs, holds, rate windows, halts, attention and audit log. */
+export function TenantPage({ tenant, api, config, money }) {
+  const poll = usePoll(() => loadTenant(api, tenant), [api, tenant], config.refreshMs);
+  const [message, setMessage] = useState(null);
+  const data = poll.data;
+  const acted = (text) => {
+    setMessage(text);
+    poll.reload();
+  };
+
+  return html`
+    <p class="crumbs"><a href="#/">All tenants</a> / <span>${tenant}</span></p>
+    <div class="page-head">
+      <h1 tabindex="-1">Tenant <q>${tenant}</q></h1>
+      <${Freshness} poll=${poll} />
+    </div>
+    ${message === null ? null : html`<p class="notice" role="status">${message}</p>`}
+    ${poll.error?.status === 404 && data === undefined
+      ? html`<p role="alert">This key does not cover tenant “${tenant}”, or the name is not a tenant name.</p>`
+      : null}
+    ${data === undefined
+      ? null
+      : html`
+          <${ThisPeriod} usage=${data.usage} money=${money} />
+          <${HaltsSection} tenant=${tenant} api=${api} data=${data} onActed=${acted} />
+          <${AttentionSection} attention=${data.attention} />
+          <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} onActed=${acted} />
+          <${HistorySection} history=${data.history} money=${money} />
+          <${RatesSection} rates=${data.rates} />
+          <${QuotaEditor} tenant=${tenant} api=${api} quota=${data.usage.quota} money=${money} onActed=${acted} />
+          <${AuditSection} audit=${data.audit} verify=${data.verify} />
+        `}
+  `;
+}
+
+function Section({ id, title, children }) {
+  return html`<section class="card" aria-labelledby=${id}><h2 id=${id}>${title}</h2>${children}</section>`;
+}
+
+function ThisPeriod({ usage, money }) {
+  const quota = usage.quota ?? {};
+  return html`<${Section} id="this-period" title=${`This period: ${periodName(usage.period, quota.period)}`}>
+    <div class="meters">
+      <${Meter} label="Running runs" settled=${usage.running} ceiling=${quota.maxConcurrentRuns} show=${(n) => `${count(n)} run${n === 1 ? '' : 's'}`} />
+      <${Meter} label="Tokens" settled=${usage.spent.tokens} held=${usage.reserved.tokens} ceiling=${quota.maxTokensPerPeriod} show=${tokens} />
+      <${Meter} label="Money" settled=${usage.spent.minorUnits} held=${usage.reserved.minorUnits} ceiling=${quota.maxMinorUnitsPerPeriod} show=${money} />
+    </div>
+    <p class="muted small">Settled spend, plus spend held for open runs. Money in ${money.unitName}.</p>
+  </${Section}>`;
+}
+
+function HaltsSection({ tenant, api, data, onActed }) {
+  const standing = data.halts.halts;
+  const lifted = data.lifted.lifted;
+  return html`<${Section} id="halts" title="Halts">
+    ${standing.length === 0
+      ? html`<p>No halt stands.</p>`
+      : html`<div class="table-wrap"><table>
+          <caption>Standing halts</caption>
+          <thead><tr><th scope="col">Scope</th><th scope="col">Reason</th><th scope="col">Thrown by</th><th scope="col">Since</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+          <tbody>
+            ${standing.map(
+              (halt) => html`<tr>
+                <td data-label="Scope"><code>${halt.scope}</code><div class="muted small">${halt.covers}</div></td>
+                <td data-label="Reason" class="reason">${halt.reason}</td>
+                <td data-label="Thrown by">${halt.by.actor} <span class="muted small">(${halt.by.basis})</span></td>
+                <td data-label="Since">${utc(halt.atMs)}</td>
+                <td data-label="Action"><${LiftButton} tenant=${tenant} api=${api} halt=${halt} onActed=${onActed} /></td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`}
+    <${HaltForm} tenant=${tenant} api=${api} onActed=${onActed} />
+    <details>
+      <summary>Recently lifted halts (${lifted.length}${data.lifted.truncated ? '+' : ''})</summary>
+      ${lifted.length === 0
+        ? html`<p>None recorded.</p>`
+        : html`<div class="table-wrap"><table>
+            <thead><tr><th scope="col">Scope</th><th scope="col">Reason</th><th scope="col">Thrown</th><th scope="col">Lifted</th></tr></thead>
+            <tbody>
+              ${lifted.map(
+                (row) => html`<tr>
+                  <td data-label="Scope"><code>${row.scope}</code></td>
+                  <td data-label="Reason" class="reason">${row.reason}</td>
+                  <td data-label="Thrown">${utc(row.thrownAtMs)} by ${row.thrownBy.actor}</td>
+                  <td data-label="Lifted">${utc(row.liftedAtMs)} by ${row.by.actor}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table></div>`}
+    </details>
+  </${Section}>`;
+}
+
+function AttentionSection({ attention }) {
+  return html`<${Section} id="attention" title=${`Needs attention (${attention.conditions.length}${attention.truncated ? '+' : ''})`}>
+    ${attention.conditions.length === 0
+      ? html`<p>Nothing needs a person.</p>`
+      : html`<ul class="attention">
+          ${attention.conditions.map(
+            (condition) => html`<li>
+              <strong>${condition.kind}</strong> · run <code>${condition.run}</code> · for ${duration(condition.ageMs)}
+              <div>${condition.summary}</div>
+              <div class="muted">What ends it: ${condition.remedy.text}</div>
+            </li>`,
+          )}
+        </ul>`}
+  </${Section}>`;
+}
+
+function RunsSection({ tenant, api, data, money, onActed }) {
+  const holds = new Map(data.reservations.reservations.map((hold) => [hold.run, hold]));
+  const runs = data.runs.runs;
+  const heldRuns = data.reservations.reservations;
+  return html`<${Section} id="runs" title="Running, stranded and withheld runs">
+    ${runs.length === 0
+      ? html`<p>No run is running, stranded or withheld.</p>`
+      : html`<div class="table-wrap"><table>
+          <thead><tr><th scope="col">Run</th><th scope="col">Status</th><th scope="col">Agent</th><th scope="col">Hold</th><th scope="col">Lease</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+          <tbody>
+            ${runs.map((run) => {
+              const hold = holds.get(run.run);
+              return html`<tr>
+                <td data-label="Run"><code>${run.run}</code><div class="muted small">pass ${run.lastEpoch}${run.chain ? ` · for ${run.chain.join(' → ')}` : ''}</div></td>
+                <td data-label="Status"><span class=${`badge ${run.status === 'running' ? 'badge-ok' : 'badge-warn'}`}>${run.status}</span><div class="muted small">since ${utc(run.statusSinceMs)}</div></td>
+                <td data-label="Agent">${run.agent === null ? html`<span class="muted">none</span>` : run.agent.name}</td>
+                <td data-label="Hold">${hold === undefined ? html`<span class="muted">none</span>` : html`${tokens(hold.remaining.tokens)}, ${money(hold.remaining.minorUnits)} <span class="muted small">in ${hold.period}</span>`}</td>
+                <td data-label="Lease">${run.leaseExpiresAtMs < Date.now() ? 'lapsed ' : 'until '}${utc(run.leaseExpiresAtMs)}</td>
+                <td data-label="Actions"><${RunActions} tenant=${tenant} api=${api} run=${run} hold=${hold} money=${money} onActed=${onActed} /></td>
+              </tr>`;
+            })}
+          </tbody>
+        </table></div>`}
+    ${data.runs.truncated ? html`<p class="muted">Only the first 200 runs are shown.</p>` : null}
+    <h3>Reservations (holds)</h3>
+    ${heldRuns.length === 0
+      ? html`<p>No spend is held.</p>`
+      : html`<div class="table-wrap"><table>
+          <thead><tr><th scope="col">Run</th><th scope="col">Period</th><th scope="col">Tokens held</th><th scope="col">Money held</th></tr></thead>
+          <tbody>
+            ${heldRuns.map(
+              (hold) => html`<tr>
+                <td data-label="Run"><code>${hold.run}</code></td>
+                <td data-label="Period">${hold.period}</td>
+                <td data-label="Tokens held">${tokens(hold.remaining.tokens)}</td>
+                <td data-label="Money held" title=${money.exact(hold.remaining.minorUnits)}>${money(hold.remaining.minorUnits)}</td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`}
+  </${Section}>`;
+}
+
+function HistorySection({ history, money }) {
+  const periods = history.periods.map((row) => row.period);
+  const quota = history.quota ?? {};
+  return html`<${Section} id="history" title=${`Spend over the last ${periods.length} ${history.periodKind === 'daily' ? 'days' : 'months'} (UTC)`}>
+    <div class="charts">
+      <${SpendChart}
+        title="Tokens per period"
+        periods=${periods}
+        settled=${history.periods.map((row) => row.spent.tokens)}
+        held=${history.periods.map((row) => row.reserved.tokens)}
+        ceiling=${quota.maxTokensPerPeriod}
+        show=${tokens}
+      />
+      <${SpendChart}
+        title=${`Money per period (${money.unitName})`}
+        periods=${periods}
+        settled=${history.periods.map((row) => row.spent.minorUnits)}
+        held=${history.periods.map((row) => row.reserved.minorUnits)}
+        ceiling=${quota.maxMinorUnitsPerPeriod}
+        show=${money}
+      />
+    </div>
+    <details>
+      <summary>The same figures as a table</summary>
+      <div class="table-wrap"><table>
+        <thead><tr><th scope="col">Period</th><th scope="col">Tokens settled</th><th scope="col">Tokens held</th><th scope="col">Money settled</th><th scope="col">Money held</th></tr></thead>
+        <tbody>
+          ${history.periods.map(
+            (row) => html`<tr>
+              <th scope="row" data-label="Period">${periodName(row.period, history.periodKind)}</th>
+              <td data-label="Tokens settled">${tokens(row.spent.tokens)}</td>
+              <td data-label="Tokens held">${tokens(row.reserved.tokens)}</td>
+              <td data-label="Money settled">${money(row.spent.minorUnits)}</td>
+              <td data-label="Money held">${money(row.reserved.minorUnits)}</td>
+            </tr>`,
+          )}
+        </tbody>
+      </table></div>
+    </details>
+  </${Section}>`;
+}
+
+function RatesSection({ rates }) {
+  return html`<${Section} id="rates" title="Rate ceilings">
+    ${rates.windows.length === 0
+      ? html`<p>The quota configures no rate ceiling. (Callers may still declare their own per dispatch.)</p>`
+      : html`<div class="table-wrap"><table>
+          <thead><tr><th scope="col">Grant</th><th scope="col">Ceiling</th><th scope="col">In the window now</th></tr></thead>
+          <tbody>
+            ${rates.windows.map(
+              (window) => html`<tr>
+                <td data-label="Grant"><code>${window.grant}</code></td>
+                <td data-label="Ceiling">${rateCeiling(window.ceiling)}</td>
+                <td data-label="In the window now">
+                  ${window.counted === null
+                    ? html`<span class="muted">cannot be counted (window outside 1 s … 31 days)</span>`
+                    : html`${count(window.counted)} of ${count(window.ceiling.count)} dispatches${window.counted >= window.ceiling.count ? html` <strong class="badge badge-danger">full</strong>` : ''}`}
+                </td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`}
+    <p class="muted small">Counted at ${utc(rates.atMs)}.</p>
+  </${Section}>`;
+}
+
+function AuditSection({ audit, verify }) {
+  const chain = verify.tenants[0];
+  return html`<${Section} id="audit" title="Audit log">
+    ${chain === undefined
+      ? html`<p class="muted">No audit row yet.</p>`
+      : chain.ok
+        ? html`<p class="verified">Hash chain verified: ${count(chain.rows)} row${chain.rows === 1 ? '' : 's'}, every hash matches.</p>`
+        : html`<p class="error" role="alert">Hash chain does NOT verify: row ${chain.firstMismatch?.seq} (${chain.firstMismatch?.problem}): ${chain.firstMismatch?.message}</p>`}
+    ${audit.rows.length === 0
+      ? null
+      : html`<div class="table-wrap"><table class="audit">
+          <caption>Newest first${audit.truncated ? ' (the latest 50)' : ''}</caption>
+          <thead><tr><th scope="col">#</th><th scope="col">When</th><th scope="col">Who</th><th scope="col">Action</th><th scope="col">Subject</th><th scope="col">Detail</th></tr></thead>
+          <tbody>
+            ${audit.rows.map(
+              (row) => html`<tr>
+                <td data-label="#">${row.seq}</td>
+                <td data-label="When">${utc(row.atMs)}</td>
+                <td data-label="Who">${row.by.actor} <span class="muted small">(${row.by.basis})</span></td>
+                <td data-label="Action"><code>${row.action}</code></td>
+                <td data-label="Subject" class="reason">${row.subject}</td>
+                <td data-label="Detail"><pre class="detail">${JSON.stringify(row.detail, null, 1)}</pre></td>
+              </tr>`,
+            )}
+          </tbody>
+        </table></div>`}
+  </${Section}>`;
+}
