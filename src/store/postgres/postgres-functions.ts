@@ -1,4 +1,5 @@
 import { admitFunctionSql } from './postgres-sql-admit.js';
+import { batchFunctionSql } from './postgres-sql-batch.js';
 import { checkFunctionsSql } from './postgres-sql-checks.js';
 import { counterFunctionsSql } from './postgres-sql-counters.js';
 import { passFunctionsSql } from './postgres-sql-passes.js';
@@ -21,5 +22,6 @@ export function postgresFunctions(s: string): string {
     rateFunctionSql(s),
     passFunctionsSql(s),
     admitFunctionSql(s),
+    batchFunctionSql(s),
   ].join('\n');
 }

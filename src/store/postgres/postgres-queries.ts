@@ -9,17 +9,11 @@ export function postgresQueries(s: string) {
   const MAX = '9007199254740991';
   return {
     // ── decision functions (one round trip each; see postgres-sql-*.ts) ──────
-    reserve: `SELECT * FROM ${s}.quota_reserve($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    settle: `SELECT ${s}.quota_settle($1, $2, $3, $4, $5, $6, $7, $8) AS outcome`,
-    reserveRate: `SELECT * FROM ${s}.quota_reserve_rate($1, $2, $3, $4, $5, $6, $7, $8)`,
+    /** Several decisions in one round trip and one transaction (postgres-sql-batch.ts). */
+    batch: `SELECT ${s}.quota_batch($1::jsonb) AS answers`,
     judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
-    admit: `SELECT * FROM ${s}.quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-      $17, $18, $19, $20, $21)`,
-    resume: `SELECT * FROM ${s}.quota_resume($1, $2, $3, $4, $5, $6)`,
+    /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
-    dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    heartbeat: `SELECT * FROM ${s}.quota_heartbeat($1, $2, $3, $4, $5)`,
-    sweepRun: `SELECT * FROM ${s}.quota_sweep_run($1, $2, $3)`,
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
     /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */
