@@ -31,6 +31,7 @@ import {
   halted,
   quotaOf,
   rateRefusal,
+  type RateFigures,
   spentOut,
   tooManyRuns,
   unbounded,
@@ -91,8 +92,7 @@ interface HeartbeatRow extends RunFacts {
   readonly lease_expires_at_ms: number | null;
 }
 
-interface DispatchRow extends RunFacts {
-  readonly instants: unknown;
+interface DispatchRow extends RunFacts, RateFigures {
   readonly configured_counts: readonly (string | number)[] | null;
   readonly configured_windows: readonly (string | number)[] | null;
 }
@@ -295,7 +295,7 @@ export function settleOutcome(tenant: string, outcome: string | undefined, run: 
 /** The answer of a rate decision (`reserveRate`, `rateRoom`, `dispatch`), refusals rebuilt with `checkRate`. */
 export function rateOutcome(
   tenant: string,
-  row: { outcome: string; instants: unknown } | undefined,
+  row: ({ outcome: string } & RateFigures) | undefined,
   grant: string,
   ceilings: readonly RateCeiling[],
   atMs: number,
@@ -306,7 +306,7 @@ export function rateOutcome(
       return { ok: true };
     case 'limited':
     case 'uncountable':
-      return { ok: false, refusal: rateRefusal(tenant, grant, ceilings, row.instants, atMs) };
+      return { ok: false, refusal: rateRefusal(tenant, grant, ceilings, row, atMs) };
     default:
       throw decisionMismatch('rate', `unknown outcome ${String(row?.outcome)}`);
   }

@@ -77,17 +77,32 @@ CREATE TABLE ${s}.quota_halted (
   PRIMARY KEY (tenant, scope)
 );
 
--- §2.6 one row per dispatch of a rate-ceilinged grant; the key is the idempotency.
+-- §2.6 one row per dispatch of a rate-ceilinged grant, numbered per (tenant, grant) from 1.
+-- reserved_at_ms is the recorded instant: never earlier than the grant's latest recorded one, so
+-- instants grow with the ordinal, and the C-th most recent dispatch is one point lookup by ordinal
+-- (DESIGN.md decision 16). The (run, dispatch) key is the idempotency.
 CREATE TABLE ${s}.quota_rate (
   tenant          TEXT COLLATE "C" NOT NULL,
   grant_ref       TEXT COLLATE "C" NOT NULL,
+  ordinal         BIGINT NOT NULL CHECK (ordinal >= 1),
   run_id          TEXT COLLATE "C" NOT NULL,
   dispatch        TEXT COLLATE "C" NOT NULL,
   reserved_at_ms  BIGINT NOT NULL,
-  PRIMARY KEY (tenant, grant_ref, run_id, dispatch)
+  PRIMARY KEY (tenant, grant_ref, ordinal)
 );
--- Pruning and window counts read one (tenant, grant) by instant.
+CREATE UNIQUE INDEX quota_rate_by_key ON ${s}.quota_rate (tenant, grant_ref, run_id, dispatch);
+-- Pruning, and the first dispatch a window counts, read one (tenant, grant) by instant.
 CREATE INDEX quota_rate_by_instant ON ${s}.quota_rate (tenant, grant_ref, reserved_at_ms);
+
+-- Per (tenant, grant): the latest ordinal and recorded instant, updated in place. Pruning never
+-- deletes it, so ordinals keep growing after the rows they numbered are gone.
+CREATE TABLE ${s}.quota_rate_grants (
+  tenant        TEXT COLLATE "C" NOT NULL,
+  grant_ref     TEXT COLLATE "C" NOT NULL,
+  last_ordinal  BIGINT NOT NULL CHECK (last_ordinal >= 1),
+  last_at_ms    BIGINT NOT NULL,
+  PRIMARY KEY (tenant, grant_ref)
+) WITH (fillfactor = 50);
 
 -- A tenant's configured quota (DESIGN.md decision 5), validated with parseQuota on every read.
 -- JSONB so the admission function can read the ceilings without a second round trip.

@@ -207,7 +207,8 @@ CREATE FUNCTION ${s}.quota_dispatch(
   p_counts bigint[], p_windows bigint[], p_at_ms bigint, p_exempt boolean, p_epoch bigint, p_lease_ms bigint,
   OUT outcome text, OUT run_status text, OUT last_epoch bigint, OUT pass_found boolean,
   OUT pass_settled_at_ms bigint, OUT chain_json text, OUT halts json,
-  OUT instants bigint[], OUT configured_counts bigint[], OUT configured_windows bigint[])
+  OUT ceiling_index integer, OUT reached bigint, OUT retry_at_ms bigint,
+  OUT configured_counts bigint[], OUT configured_windows bigint[])
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_chain jsonb;
@@ -257,7 +258,9 @@ BEGIN
     p_tenant, p_grant, p_run, p_dispatch,
     p_counts || configured_counts, p_windows || configured_windows, p_at_ms, p_exempt);
   outcome := v_judged.outcome;
-  instants := v_judged.instants;
+  ceiling_index := v_judged.ceiling_index;
+  reached := v_judged.reached;
+  retry_at_ms := v_judged.retry_at_ms;
 END
 $fn$;
 

@@ -69,7 +69,7 @@ import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
-import { decisionMismatch, spentOut, tooManyRuns, type ReserveFigures } from './postgres-outcomes.js';
+import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
 
@@ -78,9 +78,8 @@ interface SpendRow {
   readonly minor_units: number;
 }
 
-interface RateRow {
+interface RateRow extends RateFigures {
   readonly outcome: string;
-  readonly instants: unknown;
 }
 
 /**
