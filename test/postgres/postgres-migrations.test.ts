@@ -125,6 +125,7 @@ describe('PostgreSQL migrations', () => {
       'quota_halted',
       'quota_passes',
       'quota_rate',
+      'quota_rate_grants',
       'quota_reserved',
       'quota_running',
       'quota_runs',
