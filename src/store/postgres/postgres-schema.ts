@@ -5,7 +5,7 @@
  * small tables keep figures as counters updated in place (DESIGN.md decision 16: a decision never
  * scans a set or a period): `quota_figures.running` (the size of the tenant's slot set) and the
  * `held_*` columns of `quota_spent` (the sum of the tenant's holds in that period). Only the
- * functions of `postgres-sql-counters.ts` change a slot or a hold, and each moves its counter in
+ * functions of `postgres-sql-counters.ts` and `quota_settle` change a slot or a hold, and each moves its counter in
  * the same transaction. Counter tables have a fillfactor of 50 and no index on a counted column,
  * so their updates stay HOT (no index entries, little WAL). Every table leads with `tenant`, so every read
  * is a range over one tenant's prefix (contract §2, invariant 9). Instants are Unix ms in BIGINT

@@ -37,13 +37,21 @@ CREATE FUNCTION ${s}.quota_admit(
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_quota jsonb;
+  v_halted boolean;
   v_period_kind text;
   v_bounds_spend boolean;
   v_reserve record;
   v_first record;
 BEGIN
-  SELECT r.status INTO run_status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
-  IF FOUND THEN
+  -- The run, the halts and the stored quota in one statement (one snapshot, one executor start).
+  SELECT (SELECT r.status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run),
+         EXISTS (SELECT 1 FROM ${s}.quota_halted h
+                  WHERE h.tenant = p_tenant
+                    AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))),
+         CASE WHEN p_quota_given THEN NULL
+              ELSE (SELECT t.quota_json FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant) END
+    INTO run_status, v_halted, v_quota;
+  IF run_status IS NOT NULL THEN
     SELECT * INTO v_first FROM ${s}.quota_first_grant(p_tenant, p_run, run_status);
     outcome := v_first.outcome;
     grant_period := v_first.grant_period;
@@ -53,9 +61,7 @@ BEGIN
     RETURN;
   END IF;
 
-  IF EXISTS (SELECT 1 FROM ${s}.quota_halted h
-              WHERE h.tenant = p_tenant
-                AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))) THEN
+  IF v_halted THEN
     outcome := 'halted';
     SELECT json_agg(json_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
                                       'by_basis', h.by_basis, 'at_ms', h.at_ms::text) ORDER BY h.scope)
@@ -69,7 +75,6 @@ BEGIN
     limit_minor_units := p_given_limit_minor_units;
     v_period_kind := p_given_period;
   ELSE
-    SELECT t.quota_json INTO v_quota FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant;
     max_runs := (v_quota ->> 'maxConcurrentRuns')::numeric::bigint;
     limit_tokens := (v_quota ->> 'maxTokensPerPeriod')::numeric::bigint;
     limit_minor_units := (v_quota ->> 'maxMinorUnitsPerPeriod')::numeric::bigint;

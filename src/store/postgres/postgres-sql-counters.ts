@@ -9,12 +9,12 @@
  * - `quota_slot_give`: the run leaves the set; −1 and `true` when it was a member.
  * - `quota_held_move`: adds amounts of one sign to one period's hold sums (creating its row).
  * - `quota_hold_put`: a new hold in a period.
- * - `quota_hold_shrink`: the hold less a spend, floored at 0 per unit.
  * - `quota_hold_drop`: the hold deleted; answers whether there was one.
  * - `quota_hold_carry`: the hold moved whole to another period (one period loses what the other gains).
  *
- * The hold row is locked before its period's figures, and a slot before the tenant's figures, the
- * order every caller takes them in.
+ * `quota_settle` shrinks or drops a hold itself, moving the period's settled total and hold sums
+ * in one update. The hold row is locked before its period's figures, and a slot before the
+ * tenant's figures, the order every caller takes them in.
  */
 export function counterFunctionsSql(s: string): string {
   return `
@@ -70,25 +70,6 @@ BEGIN
   INSERT INTO ${s}.quota_reserved (tenant, run_id, period, tokens, minor_units)
     VALUES (p_tenant, p_run, p_period, p_tokens, p_minor_units);
   PERFORM ${s}.quota_held_move(p_tenant, p_period, p_tokens, p_minor_units);
-END
-$fn$;
-
-CREATE FUNCTION ${s}.quota_hold_shrink(p_tenant text, p_run text, p_tokens bigint, p_minor_units bigint) RETURNS void
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_old record;
-BEGIN
-  SELECT period, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
-   WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
-  IF NOT FOUND THEN
-    RETURN;
-  END IF;
-  UPDATE ${s}.quota_reserved
-     SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
-   WHERE tenant = p_tenant AND run_id = p_run;
-  PERFORM ${s}.quota_held_move(p_tenant, v_old.period,
-    greatest(v_old.tokens - p_tokens, 0)::numeric - v_old.tokens,
-    greatest(v_old.minor_units - p_minor_units, 0)::numeric - v_old.minor_units);
 END
 $fn$;
 
