@@ -12,6 +12,9 @@ export interface BatchSettings {
   readonly lanes: number;
 }
 
+/** Queued decisions per batch before the queue is split over several batches in flight. */
+const DECISIONS_PER_LANE = 8;
+
 /** The most decisions one batch may carry: PostgreSQL caches 64 subtransactions per backend. */
 export const MAX_BATCH = 64;
 
@@ -37,8 +40,10 @@ type ItemAnswer = { readonly ok: unknown } | { readonly error: { readonly code: 
  * - FIFO per tenant: decisions leave the queue in arrival order, at most `maxBatch` at a time; a
  *   batch goes out as soon as a lane is free (on the next event-loop turn, so calls made together
  *   travel together), so a lone caller waits for nobody. A decision whose tenant is in a batch
- *   still in flight waits for the next batch (that batch holds the tenant's lock until it commits),
- *   so lanes run in parallel for different tenants and never queue behind one another's locks.
+ *   still in flight waits for a later batch (that batch holds the tenant's lock until it commits).
+ *   When the queue holds more than 8 decisions per free lane, it is split over several batches
+ *   (all of a tenant's decisions in one), which commit side by side on their own connections and
+ *   never queue behind one another's locks.
  * - A decision that raises in the database is rolled back alone; only its caller gets the error.
  * - Callers are answered only after the statement returned, that is after its transaction
  *   committed. If the batch fails as a whole (connection lost, statement cancelled, commit
@@ -80,9 +85,11 @@ export class PostgresBatcher {
   }
 
   #drain(): void {
-    while (this.#inFlight < this.#settings.lanes && this.#queue.length > 0) {
-      const batch = this.#take();
-      if (batch.length === 0) return;
+    const free = this.#settings.lanes - this.#inFlight;
+    if (free <= 0 || this.#queue.length === 0) return;
+    // Parallel batches only when each would carry several decisions: a batch's fixed cost (its
+    // round trip, its locks, its commit) is shared by what it carries.
+    for (const batch of this.#take(Math.min(free, Math.ceil(this.#queue.length / DECISIONS_PER_LANE)))) {
       const tenants = new Set(batch.map((pending) => pending.values[0] as string));
       for (const tenant of tenants) this.#busyTenants.add(tenant);
       this.#inFlight += 1;
@@ -94,18 +101,27 @@ export class PostgresBatcher {
     }
   }
 
-  // The oldest decisions whose tenants no batch in flight holds, up to maxBatch. A batch holds its
-  // tenants' locks until it commits, so one sent for a busy tenant would only wait for them; left
-  // queued (in order), such decisions go together in the next batch instead.
-  #take(): Pending[] {
-    const batch: Pending[] = [];
+  // Up to `lanes` batches of the oldest decisions whose tenants no batch in flight holds, each
+  // tenant's decisions in one batch (in order), tenants dealt round-robin so the batches commit
+  // side by side. A batch holds its tenants' locks until it commits, so one sent for a busy tenant
+  // would only wait for them; left queued (in order), such decisions go in a later batch instead.
+  #take(lanes: number): Pending[][] {
+    const batches: Pending[][] = [];
+    const laneOf = new Map<string, number>();
     const kept: Pending[] = [];
     for (const pending of this.#queue) {
-      if (batch.length < this.#settings.maxBatch && !this.#busyTenants.has(pending.values[0] as string)) batch.push(pending);
+      const tenant = pending.values[0] as string;
+      let lane = laneOf.get(tenant);
+      if (lane === undefined && !this.#busyTenants.has(tenant)) {
+        lane = laneOf.size % lanes;
+        laneOf.set(tenant, lane);
+      }
+      const batch = lane === undefined ? undefined : (batches[lane] ??= []);
+      if (batch !== undefined && batch.length < this.#settings.maxBatch) batch.push(pending);
       else kept.push(pending);
     }
     this.#queue = kept;
-    return batch;
+    return batches.filter((batch) => batch.length > 0);
   }
 
   async #send(batch: readonly Pending[]): Promise<void> {
