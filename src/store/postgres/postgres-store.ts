@@ -82,7 +82,7 @@ export class PostgresQuotaStore implements QuotaStore {
     return rows.map((row) => row.tenant);
   }
 
-  /** The API keys (schema version 3), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
+  /** The API keys (table `quotaplane_api_keys`), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
   apiKeys(): ApiKeyStore {
     if (this.#db.isClosed) throw closedStoreError();
     return this.#apiKeys;
