@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { AdmitOutcome } from '../../src/store/types.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
@@ -147,11 +148,18 @@ describe('PostgreSQL batched decisions', () => {
     }
   });
 
-  it('refuses a maxBatch above 64, naming the field', async () => {
-    const error = await openPostgresStore(url, { schema, maxBatch: 65 }).then(
-      () => null,
-      (caught: unknown) => caught as QuotaError,
-    );
-    expect({ code: error?.code, field: error?.details.field }).toEqual({ code: 'INVALID_ARGUMENT', field: 'maxBatch' });
+  it('refuses a maxBatch above 64 or a batchLanes of 0, naming the field, through openStore too', async () => {
+    for (const [options, field] of [
+      [{ maxBatch: 65 }, 'maxBatch'],
+      [{ batchLanes: 0 }, 'batchLanes'],
+    ] as const) {
+      for (const open of [openPostgresStore, openStore]) {
+        const error = await open(url, { schema, ...options }).then(
+          () => null,
+          (caught: unknown) => caught as QuotaError,
+        );
+        expect({ code: error?.code, field: error?.details.field }).toEqual({ code: 'INVALID_ARGUMENT', field });
+      }
+    }
   });
 });
