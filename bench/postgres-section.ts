@@ -19,22 +19,35 @@ interface Shape {
   readonly tenants: number;
 }
 
-// One caller; eight on one tenant (admissions of one tenant serialise on its lock); eight on eight
-// tenants (they never wait for one another). The peer gets the same callers on one key or eight.
+// The concurrency users run (issue #8 item 6): one caller; eight on eight tenants; sixty-four on
+// eight tenants (eight callers per tenant, whose decisions serialise on its lock and share its
+// batches). The peer gets the same callers on as many keys.
 const SHAPES: readonly Shape[] = [
   { label: '1 caller', callers: 1, tenants: 1 },
-  { label: '8 callers, 1 tenant', callers: 8, tenants: 1 },
   { label: '8 callers, 8 tenants', callers: 8, tenants: 8 },
+  { label: '64 callers, 8 tenants', callers: 64, tenants: 8 },
 ];
 
 /**
- * The PostgreSQL section (issue #3 item 8): quotaplane's admission cycle per second with 1 and 8
- * concurrent callers (8 on one tenant and on eight), interleaved with rate-limiter-flexible's
- * `RateLimiterPostgres.consume()` at the same concurrency on the same server, plus p50/p99 of
- * `admit` (and of `consume()`). It starts its own embedded PostgreSQL with durable settings
- * (fsync and synchronous_commit on), or uses `QUOTAPLANE_BENCH_PG_URL`; there it works in two
- * fresh schemas and drops them at the end. Each library gets a pool of as many connections as it
- * has callers, so the database sees the same number of sessions from both.
+ * quotaplane's pool: batching lets a few connections carry many callers (see the README's
+ * PostgreSQL pool sizing), so it gets up to 8. The peer issues one query per call, so it gets a
+ * connection per caller, its best setting.
+ */
+function quotaplanePoolSize(callers: number): number {
+  return Math.min(8, Math.max(4, callers));
+}
+
+/** How many dispatches a grant's window holds before the rate-window measurement starts. */
+const WINDOW_CONTENTS = [0, 10_000, 100_000] as const;
+
+/**
+ * The PostgreSQL section (issue #8 item 6): quotaplane's admission cycle per second with 1, 8 and
+ * 64 concurrent callers, interleaved with rate-limiter-flexible's `RateLimiterPostgres.consume()`
+ * at the same concurrency on the same server, with the ratio (cycles/s over consumes/s) and p50/p99
+ * of `admit` (and of `consume()`); then one `reserveRate` under a ceiling of 10,000,000 a day with
+ * 0, 10,000 and 100,000 dispatches already in its window (issue #8 item 7), interleaved. It starts
+ * its own embedded PostgreSQL with durable settings (fsync and synchronous_commit on), or uses
+ * `QUOTAPLANE_BENCH_PG_URL`; there it works in two fresh schemas and drops them at the end.
  */
 export const postgresSection: BenchSection = {
   name: 'postgres',
@@ -74,6 +87,8 @@ async function measureOn(context: BenchContext, url: string, serverLabel: string
       context.log(`postgres: ${shape.label}: quotaplane admit + settle and rate-limiter-flexible consume(), interleaved`);
       rows.push(...(await measureShape(context, url, schema, peerSchema, shape, serverNote)));
     }
+    context.log(`postgres: one dispatch with ${WINDOW_CONTENTS.join(', ')} dispatches in its window, interleaved`);
+    rows.push(...(await measureRateWindows(context, url, schema, admin, serverNote)));
     return rows;
   } finally {
     // Only our own two schemas; on an embedded server they go with the data directory anyway.
@@ -96,34 +111,98 @@ async function measureShape(
   shape: Shape,
   serverNote: string,
 ): Promise<BenchRow[]> {
-  const store = await openPostgresStore(url, { schema, poolSize: shape.callers });
+  const poolSize = quotaplanePoolSize(shape.callers);
+  const store = await openPostgresStore(url, { schema, poolSize });
   const peerPool = new pg.Pool({ connectionString: url, max: shape.callers });
   try {
     const tag = `c${shape.callers}t${shape.tenants}`;
-    const [cycles, consumes] = await concurrentInterleavedLoops(
+    const [cycles, consumes] = (await concurrentInterleavedLoops(
       [await admissionCycle(store, tag, shape), await rateLimiterConsume(peerPool, peerSchema, tag, shape)],
       shape.callers,
       context.loopMs,
-    );
-    const pool = `pool of ${shape.callers}`;
+      5,
+      shape.callers > 8 ? 5 : 20,
+    )) as [ConcurrentResult, ConcurrentResult];
+    const ratio = consumes.operations > 0 && cycles.seconds > 0 ? cycles.operations / cycles.seconds / (consumes.operations / consumes.seconds) : 0;
     return [
       {
         section: 'postgres',
         name: `quotaplane admit + settle (cycle), ${shape.label}`,
-        ...figures(cycles as ConcurrentResult, 'admit'),
+        ...figures(cycles, 'admit'),
         commitsPerOperation: 2,
-        note: `${serverNote}; ${pool}`,
+        note: `${ratio.toFixed(2)}× rlf consumes/s; batched decisions, pool of ${poolSize}; ${serverNote}`,
       },
       {
         section: 'postgres',
-        name: `rate-limiter-flexible consume(), ${shape.label.replace('tenant', 'key')}`,
-        ...figures(consumes as ConcurrentResult, 'consume()'),
+        name: `rate-limiter-flexible consume(), ${shape.label.replace('tenants', 'keys').replace('tenant', 'key')}`,
+        ...figures(consumes, 'consume()'),
         commitsPerOperation: 1,
-        note: `RateLimiterPostgres on the same server; ${pool}`,
+        note: `RateLimiterPostgres on the same server; pool of ${shape.callers}`,
       },
     ];
   } finally {
     await peerPool.end();
+    await store.close();
+  }
+}
+
+/**
+ * One `reserveRate` per call on grants whose windows already hold 0, 10,000 and 100,000
+ * dispatches (written in one statement each, numbered as the store numbers them, the newest at the
+ * start), under a ceiling of 10,000,000 a day, so every call is judged and recorded. The three run
+ * interleaved from one caller; the note gives each one's cost against the empty window's.
+ */
+async function measureRateWindows(
+  context: BenchContext,
+  url: string,
+  schema: string,
+  admin: pg.Client,
+  serverNote: string,
+): Promise<BenchRow[]> {
+  const store = await openPostgresStore(url, { schema });
+  try {
+    const tenant = 'bench-rate';
+    const startMs = Date.now();
+    const ceilings = [{ count: 10_000_000, windowSeconds: 86_400 }];
+    const calls: CallerCall[] = [];
+    for (const contents of WINDOW_CONTENTS) {
+      const grant = `tool://bench/window-${contents}`;
+      if (contents > 0) {
+        await admin.query(
+          `INSERT INTO "${schema}".quota_rate (tenant, grant_ref, ordinal, run_id, dispatch, reserved_at_ms)
+           SELECT $1, $2, i, 'seed', 's' || i, $3::bigint - $4::bigint + i FROM generate_series(1, $4::bigint) AS i`,
+          [tenant, grant, startMs, contents],
+        );
+        await admin.query(
+          `INSERT INTO "${schema}".quota_rate_grants (tenant, grant_ref, last_ordinal, last_at_ms) VALUES ($1, $2, $3, $4)`,
+          [tenant, grant, contents, startMs],
+        );
+      }
+      let next = 0;
+      const handle = store.tenant(tenant);
+      calls.push(async () => {
+        next += 1;
+        const started = performance.now();
+        const outcome = await handle.reserveRate({ grant, run: 'bench', dispatch: `d${next}`, ceilings, atMs: Date.now(), exempt: false });
+        if (!outcome.ok) throw new Error(`the bench dispatch was refused: ${outcome.refusal.code}`);
+        return performance.now() - started;
+      });
+    }
+    await admin.query(`ANALYZE "${schema}".quota_rate`);
+    const results = (await concurrentInterleavedLoops(calls, 1, context.loopMs)) as ConcurrentResult[];
+    const emptyUs = results[0] !== undefined && results[0].operations > 0 ? (results[0].seconds * 1e6) / results[0].operations : 0;
+    return WINDOW_CONTENTS.map((contents, index) => {
+      const result = results[index] as ConcurrentResult;
+      const eachUs = result.operations > 0 ? (result.seconds * 1e6) / result.operations : 0;
+      return {
+        section: 'postgres',
+        name: `quotaplane reserveRate, ${contents.toLocaleString('en-US')} dispatches in the window`,
+        ...figures(result, 'reserveRate'),
+        commitsPerOperation: 1,
+        note: `${emptyUs > 0 ? (eachUs / emptyUs).toFixed(2) : '?'}× the empty window's time; ceiling 10,000,000 a day; ${serverNote}`,
+      };
+    });
+  } finally {
     await store.close();
   }
 }

@@ -18,6 +18,15 @@ export interface OpenStoreOptions {
   readonly create?: boolean;
   /** PostgreSQL only: the schema that holds quotaplane's tables. */
   readonly schema?: string;
+  /** PostgreSQL only: connections in this instance's pool. @defaultValue 4 */
+  readonly poolSize?: number;
+  /**
+   * PostgreSQL only: most decisions one batch carries (one round trip, one transaction, one
+   * subtransaction each), 1 … 64. @defaultValue 32
+   */
+  readonly maxBatch?: number;
+  /** PostgreSQL only: most batches in flight at once, each on its own connection. @defaultValue half the pool, at least 1 */
+  readonly batchLanes?: number;
 }
 
 /** The store URL forms {@link openStore} accepts, as its error message lists them. */

@@ -24,7 +24,7 @@ interface KeyRow {
 const COLUMNS = 'key_id, name, role, tenant, created_at_ms, revoked_at_ms';
 
 /**
- * The PostgreSQL adapter of {@link ApiKeyStore} (schema version 3, `quotaplane_api_keys`), on the
+ * The PostgreSQL adapter of {@link ApiKeyStore} (table `quotaplane_api_keys`), on the
  * store's pool; the same behaviour as the SQLite adapter. `createFirst` decides and inserts under
  * a transaction-scoped advisory lock, so servers starting together on one database create one
  * first key between them.

@@ -88,6 +88,17 @@ function unavailable(detail: string, code: string | null, cause: unknown): Quota
   );
 }
 
+/**
+ * The fault every caller of a failed batch gets (the connection broke, the statement was
+ * cancelled, or its transaction could not commit): nothing in the batch was acknowledged or
+ * committed, so each caller fails closed and may retry (DESIGN.md decisions 12 and 16).
+ */
+export function batchFailedError(cause: unknown): QuotaError {
+  const translated = toQuotaError(cause);
+  const code = typeof translated.details.code === 'string' ? translated.details.code : null;
+  return unavailable(`a batch of decisions failed as a whole, so none of it committed: ${translated.message}`, code, cause);
+}
+
 /** The fault of a call on a store after `close()` (store.ts `QuotaStore.close`). */
 export function closedStoreError(): QuotaError {
   return new QuotaError(

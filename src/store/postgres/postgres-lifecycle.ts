@@ -23,6 +23,7 @@ import type {
 } from '../types.js';
 import { corrupt, decodeChain, decodeSpend } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import {
   coveringScopeKeys,
@@ -30,6 +31,7 @@ import {
   halted,
   quotaOf,
   rateRefusal,
+  type RateFigures,
   spentOut,
   tooManyRuns,
   unbounded,
@@ -40,16 +42,18 @@ import { decodeOptionalSpend } from './postgres-rows.js';
 
 /*
  * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
- * call of a server-side function (one round trip, one transaction; see postgres-sql-*.ts), whose
+ * call of a server-side function (see postgres-sql-*.ts), sent through the store's batcher so
+ * concurrent decisions share one round trip and one transaction (postgres-batcher.ts), whose
  * outcome is turned here into the port's answer or fault with the shared rules of `core/` and
  * `store/pass-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
  * audit row's hash is computed here.
  */
 
-/** What every composite needs: the pool, the statements, and the tenant it is confined to. */
+/** What every composite needs: the pool, the statements, the batcher, and the tenant it is confined to. */
 export interface LifecycleContext {
   readonly db: PostgresConnection;
   readonly q: PostgresQueries;
+  readonly batch: PostgresBatcher;
   readonly tenant: string;
 }
 
@@ -88,8 +92,7 @@ interface HeartbeatRow extends RunFacts {
   readonly lease_expires_at_ms: number | null;
 }
 
-interface DispatchRow extends RunFacts {
-  readonly instants: unknown;
+interface DispatchRow extends RunFacts, RateFigures {
   readonly configured_counts: readonly (string | number)[] | null;
   readonly configured_windows: readonly (string | number)[] | null;
 }
@@ -102,10 +105,10 @@ interface SettlePassRow {
 
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
-  const { db, q, tenant } = context;
+  const { batch, tenant } = context;
   const given = r.quota;
-  const row = await db.row<AdmitRow>(
-    q.admit,
+  const row = await batch.decide<AdmitRow | undefined>(
+    'admit',
     [
       tenant,
       r.run,
@@ -129,7 +132,6 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
       given?.maxMinorUnitsPerPeriod ?? null,
       given?.period ?? null,
     ],
-    'admit',
   );
   if (row === undefined) throw decisionMismatch('admission', 'no answer');
   const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
@@ -158,12 +160,15 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
 
 /** A resume (store.ts `resume`): see `quota_resume` in `postgres-sql-passes.ts`. */
 export async function resume(context: LifecycleContext, r: ResumeRequest): Promise<ResumeOutcome> {
-  const { db, q, tenant } = context;
-  const row = await db.row<ResumeRow>(
-    q.resume,
-    [tenant, r.run, r.atMs, r.leaseMs, periodKey('monthly', r.atMs), periodKey('daily', r.atMs)],
-    'resume',
-  );
+  const { batch, tenant } = context;
+  const row = await batch.decide<ResumeRow | undefined>('resume', [
+    tenant,
+    r.run,
+    r.atMs,
+    r.leaseMs,
+    periodKey('monthly', r.atMs),
+    periodKey('daily', r.atMs),
+  ]);
   if (row === undefined) throw decisionMismatch('resume', 'no answer');
   if (row.outcome === 'resumed') return grant(tenant, r.run, Number(row.grant_epoch), row);
   const refusal = openRunFault(tenant, r.run, 'resume', row);
@@ -176,12 +181,12 @@ export async function resume(context: LifecycleContext, r: ResumeRequest): Promi
  * audit row when the receipt is new.
  */
 export async function settlePass(context: LifecycleContext, r: SettlePassRequest): Promise<SettlePassOutcome> {
-  const { db, q, tenant } = context;
+  const { db, q, batch, tenant } = context;
   const values = [tenant, r.run, r.epoch, r.spend.tokens, r.spend.minorUnits, r.concludes, r.atMs];
   const by = r.by;
   const row =
     by === undefined
-      ? await db.row<SettlePassRow>(q.settlePass, values, 'settle-pass')
+      ? await batch.decide<SettlePassRow | undefined>('settlePass', values)
       : await db.transaction(async (tx) => {
           const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values);
           if (settled?.outcome === 'settled') {
@@ -221,9 +226,9 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
 
 /** A run's dispatch (store.ts `dispatch`): see `quota_dispatch`. */
 export async function dispatch(context: LifecycleContext, r: DispatchRequest): Promise<DispatchOutcome> {
-  const { db, q, tenant } = context;
-  const row = await db.row<DispatchRow>(
-    q.dispatch,
+  const { batch, tenant } = context;
+  const row = await batch.decide<DispatchRow | undefined>(
+    'dispatch',
     [
       tenant,
       r.run,
@@ -236,7 +241,6 @@ export async function dispatch(context: LifecycleContext, r: DispatchRequest): P
       r.epoch ?? null,
       r.leaseMs ?? null,
     ],
-    'dispatch',
   );
   if (row === undefined) throw decisionMismatch('dispatch', 'no answer');
   switch (row.outcome) {
@@ -259,8 +263,8 @@ export async function dispatch(context: LifecycleContext, r: DispatchRequest): P
 
 /** A heartbeat (store.ts `heartbeat`): see `quota_heartbeat`. */
 export async function heartbeat(context: LifecycleContext, r: HeartbeatRequest): Promise<HeartbeatOutcome> {
-  const { db, q, tenant } = context;
-  const row = await db.row<HeartbeatRow>(q.heartbeat, [tenant, r.run, r.epoch, r.atMs, r.leaseMs], 'heartbeat');
+  const { batch, tenant } = context;
+  const row = await batch.decide<HeartbeatRow | undefined>('heartbeat', [tenant, r.run, r.epoch, r.atMs, r.leaseMs]);
   if (row === undefined) throw decisionMismatch('heartbeat', 'no answer');
   switch (row.outcome) {
     case 'renewed':
@@ -291,7 +295,7 @@ export function settleOutcome(tenant: string, outcome: string | undefined, run: 
 /** The answer of a rate decision (`reserveRate`, `rateRoom`, `dispatch`), refusals rebuilt with `checkRate`. */
 export function rateOutcome(
   tenant: string,
-  row: { outcome: string; instants: unknown } | undefined,
+  row: ({ outcome: string } & RateFigures) | undefined,
   grant: string,
   ceilings: readonly RateCeiling[],
   atMs: number,
@@ -302,7 +306,7 @@ export function rateOutcome(
       return { ok: true };
     case 'limited':
     case 'uncountable':
-      return { ok: false, refusal: rateRefusal(tenant, grant, ceilings, row.instants, atMs) };
+      return { ok: false, refusal: rateRefusal(tenant, grant, ceilings, row, atMs) };
     default:
       throw decisionMismatch('rate', `unknown outcome ${String(row?.outcome)}`);
   }

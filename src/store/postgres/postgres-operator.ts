@@ -54,8 +54,12 @@ export async function listLapsedRuns(
 
 /** store.ts `sweepRun` (DESIGN.md decision 8): see `quota_sweep_run`. */
 export async function sweepRun(context: LifecycleContext, request: { run: string; atMs: number }): Promise<SweptRun> {
-  const { db, q, tenant } = context;
-  const row = await db.row<{ released_slot: boolean; stranded: boolean }>(q.sweepRun, [tenant, request.run, request.atMs], 'sweep-run');
+  const { batch, tenant } = context;
+  const row = await batch.decide<{ released_slot: boolean; stranded: boolean } | undefined>('sweepRun', [
+    tenant,
+    request.run,
+    request.atMs,
+  ]);
   return { run: request.run, releasedSlot: row?.released_slot === true, stranded: row?.stranded === true };
 }
 

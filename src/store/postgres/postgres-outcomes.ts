@@ -3,7 +3,7 @@ import { QuotaError } from '../../core/errors.js';
 import { coveringHalt, haltScopeKey, type HaltTarget } from '../../core/halt-scope.js';
 import type { Period } from '../../core/period.js';
 import type { TenantQuota } from '../../core/quota.js';
-import { checkRate, type RateCeiling } from '../../core/rate.js';
+import { checkRate, describeRateCeiling, isCountableWindow, type RateCeiling } from '../../core/rate.js';
 import type { HaltedRefusal, RateLimitedRefusal, SpentOutRefusal, TooManyRunsRefusal, UncountableRateRefusal, UnboundedRefusal } from '../../core/refusal.js';
 import { concurrencyRefusal } from '../../core/reserve-decision.js';
 import { checkSpend } from '../../core/spend-check.js';
@@ -103,19 +103,44 @@ export function coveringScopeKeys(target: HaltTarget): string[] {
   return keys;
 }
 
-/** The rate refusal, rebuilt with `checkRate` over the instants the server counted from. */
+/** What a rate decision reports with a refusal (see `postgres-sql-rate.ts`). */
+export interface RateFigures {
+  /** 1-based position of the first uncountable or full ceiling in the judged list. */
+  readonly ceiling_index?: number | null;
+  /** The full ceiling's true count. */
+  readonly reached?: number | null;
+  /** When a retry fits every ceiling. */
+  readonly retry_at_ms?: number | null;
+}
+
+/**
+ * The rate refusal from the figures the server judged on. An uncountable window is found again
+ * with `checkRate` (it decides before anything is counted); a full ceiling's `RateLimited` value
+ * carries the server's true count and retry instant, checked to be readable and consistent with
+ * the list it judged (the ceiling exists; the count reached it, unless its count is 0; the retry
+ * is not before `atMs`).
+ */
 export function rateRefusal(
   tenant: string,
   grant: string,
   ceilings: readonly RateCeiling[],
-  instants: unknown,
+  figures: RateFigures,
   atMs: number,
 ): RateLimitedRefusal | UncountableRateRefusal {
-  const instantsMs = Array.isArray(instants) ? (instants as unknown[]).map(Number) : [];
-  if (instantsMs.some((instant) => !Number.isSafeInteger(instant))) throw corrupt(tenant, `an unreadable dispatch instant of ${grant}`);
-  const refusal = checkRate({ tenant, grant, ceilings, instantsMs, atMs });
-  if (refusal === null) throw decisionMismatch('rate', `${grant} refused though every window has room`);
-  return refusal;
+  const ceiling = ceilings[Number(figures.ceiling_index) - 1];
+  if (ceiling === undefined) throw decisionMismatch('rate', `${grant} refused naming ceiling ${String(figures.ceiling_index)} of ${ceilings.length}`);
+  if (!isCountableWindow(ceiling)) {
+    const refusal = checkRate({ tenant, grant, ceilings, instantsMs: [], atMs });
+    if (refusal?.code !== 'UncountableRate' || refusal.ceiling !== ceiling) throw decisionMismatch('rate', `${grant} refused as uncountable out of list order`);
+    return refusal;
+  }
+  const reached = figures.reached;
+  const retryAtMs = figures.retry_at_ms;
+  if (!Number.isSafeInteger(reached) || !Number.isSafeInteger(retryAtMs)) throw corrupt(tenant, `unreadable dispatch figures of ${grant}`);
+  if ((reached as number) < ceiling.count || (retryAtMs as number) < atMs) {
+    throw decisionMismatch('rate', `${grant} refused with ${String(reached)} counted under ${describeRateCeiling(ceiling)}, retry at ${String(retryAtMs)}`);
+  }
+  return { code: 'RateLimited', tenant, grant, ceiling, reached: reached as number, retryAtMs: retryAtMs as number };
 }
 
 /** A quota holding just the ceilings and period a server-side decision reported it used. */

@@ -1,14 +1,11 @@
 /**
- * As migration 4 defines it (migration 2's is `postgres-sql-admit-v2.ts`): a run is registered
- * `running` since its admission (`status_since_ms`), and a retry of a closed run (`concluded` or
- * `released`, answered by migration 4's `quota_first_grant`) is refused.
- *
  * Server-side admission (store.ts `admit`, DESIGN.md decision 6) for the quoted schema `s`: one
  * function call, one round trip, one transaction, mirroring `admitInTransaction` of the SQLite
  * adapter step for step:
  *
  * 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
- *    (`existing`), unless it is closed (`closed`) or lost its first pass (`first-pass-missing`).
+ *    (`existing`), unless it is closed (`concluded` or `released`: `closed`) or lost its first pass
+ *    (`first-pass-missing`).
  * 2. Halts: TypeScript passes the scope keys that would cover this run (`haltCovers` as a key set:
  *    `tenant`, `agent:<name>`, `revision:<digest>`, `subject:<each principal>`). If any of the
  *    tenant's halt rows has one of those keys, or cannot be read, every halt row comes back as JSON
@@ -26,7 +23,7 @@
  */
 export function admitFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_admit(
+CREATE FUNCTION ${s}.quota_admit(
   p_tenant text, p_run text, p_agent_name text, p_agent_digest text, p_chain_json text, p_budget_json text,
   p_max_tokens bigint, p_max_call_tokens bigint, p_max_minor_units bigint, p_max_call_minor_units bigint,
   p_width bigint, p_at_ms bigint, p_lease_ms bigint, p_month_key text, p_day_key text, p_cover_keys text[],
@@ -40,13 +37,21 @@ CREATE OR REPLACE FUNCTION ${s}.quota_admit(
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_quota jsonb;
+  v_halted boolean;
   v_period_kind text;
   v_bounds_spend boolean;
   v_reserve record;
   v_first record;
 BEGIN
-  SELECT r.status INTO run_status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
-  IF FOUND THEN
+  -- The run, the halts and the stored quota in one statement (one snapshot, one executor start).
+  SELECT (SELECT r.status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run),
+         EXISTS (SELECT 1 FROM ${s}.quota_halted h
+                  WHERE h.tenant = p_tenant
+                    AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))),
+         CASE WHEN p_quota_given THEN NULL
+              ELSE (SELECT t.quota_json FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant) END
+    INTO run_status, v_halted, v_quota;
+  IF run_status IS NOT NULL THEN
     SELECT * INTO v_first FROM ${s}.quota_first_grant(p_tenant, p_run, run_status);
     outcome := v_first.outcome;
     grant_period := v_first.grant_period;
@@ -56,9 +61,7 @@ BEGIN
     RETURN;
   END IF;
 
-  IF EXISTS (SELECT 1 FROM ${s}.quota_halted h
-              WHERE h.tenant = p_tenant
-                AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))) THEN
+  IF v_halted THEN
     outcome := 'halted';
     SELECT json_agg(json_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
                                       'by_basis', h.by_basis, 'at_ms', h.at_ms::text) ORDER BY h.scope)
@@ -72,7 +75,6 @@ BEGIN
     limit_minor_units := p_given_limit_minor_units;
     v_period_kind := p_given_period;
   ELSE
-    SELECT t.quota_json INTO v_quota FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant;
     max_runs := (v_quota ->> 'maxConcurrentRuns')::numeric::bigint;
     limit_tokens := (v_quota ->> 'maxTokensPerPeriod')::numeric::bigint;
     limit_minor_units := (v_quota ->> 'maxMinorUnitsPerPeriod')::numeric::bigint;

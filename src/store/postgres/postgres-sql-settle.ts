@@ -7,18 +7,25 @@
  * `CONFLICT`); both changed nothing. Otherwise the receipt is applied once: accrue to its period
  * as a `numeric` add clamped to 2^53 − 1 (adding BIGINTs could overflow before any clamp), shrink
  * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
- * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
+ * The hold moves before the period's figures (its row is locked first), and when the receipt accrues
+ * to the period the hold is in, the settled total and the hold sums move in one update.
+ * Settlement takes no advisory lock of its own (a batch holds its tenants' locks): it moves spend from a hold to the settled total inside one
  * transaction, so any one-statement snapshot sees consistent totals.
  */
 export function settleFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_settle(
+CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean)
 RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_same boolean;
+  v_hold_period text;
+  v_old_tokens bigint;
+  v_old_minor_units bigint;
+  v_held_tokens numeric := 0;
+  v_held_minor_units numeric := 0;
 BEGIN
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
@@ -30,22 +37,47 @@ BEGIN
       FROM ${s}.quota_settled r WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.epoch = p_epoch;
     RETURN CASE WHEN v_same THEN 'already-settled' ELSE 'conflict' END;
   END IF;
-  IF p_period IS NOT NULL THEN
-    INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
-      VALUES (p_tenant, p_period, p_tokens, p_minor_units)
-      ON CONFLICT (tenant, period) DO UPDATE SET
-        tokens = least(q.tokens::numeric + excluded.tokens, 9007199254740991)::bigint,
-        minor_units = least(q.minor_units::numeric + excluded.minor_units, 9007199254740991)::bigint;
-  END IF;
+  -- The hold first (its row is locked before its period's), then the period's figures: one
+  -- update when the receipt accrues to the period the hold is in, the usual case.
   IF p_concludes THEN
-    DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run;
+    DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run
+      RETURNING period, tokens, minor_units INTO v_hold_period, v_old_tokens, v_old_minor_units;
+    v_held_tokens := -v_old_tokens::numeric;
+    v_held_minor_units := -v_old_minor_units::numeric;
   ELSE
-    UPDATE ${s}.quota_reserved
-       SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
-     WHERE tenant = p_tenant AND run_id = p_run;
+    SELECT period, tokens, minor_units INTO v_hold_period, v_old_tokens, v_old_minor_units
+      FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
+    IF FOUND THEN
+      UPDATE ${s}.quota_reserved
+         SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
+       WHERE tenant = p_tenant AND run_id = p_run;
+      v_held_tokens := greatest(v_old_tokens - p_tokens, 0)::numeric - v_old_tokens;
+      v_held_minor_units := greatest(v_old_minor_units - p_minor_units, 0)::numeric - v_old_minor_units;
+    END IF;
+  END IF;
+  IF p_period IS NOT NULL AND p_period = v_hold_period THEN
+    UPDATE ${s}.quota_spent SET
+        tokens = least(tokens::numeric + p_tokens, 9007199254740991)::bigint,
+        minor_units = least(minor_units::numeric + p_minor_units, 9007199254740991)::bigint,
+        held_tokens = held_tokens + v_held_tokens,
+        held_minor_units = held_minor_units + v_held_minor_units
+      WHERE tenant = p_tenant AND period = p_period;
+  END IF;
+  -- A zero hold never created its period's row, so nothing above may have found one.
+  IF p_period IS NULL OR p_period IS DISTINCT FROM v_hold_period OR NOT FOUND THEN
+    IF v_hold_period IS NOT NULL AND p_period IS DISTINCT FROM v_hold_period THEN
+      PERFORM ${s}.quota_held_move(p_tenant, v_hold_period, v_held_tokens, v_held_minor_units);
+    END IF;
+    IF p_period IS NOT NULL THEN
+      INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
+        VALUES (p_tenant, p_period, p_tokens, p_minor_units)
+        ON CONFLICT (tenant, period) DO UPDATE SET
+          tokens = least(q.tokens::numeric + excluded.tokens, 9007199254740991)::bigint,
+          minor_units = least(q.minor_units::numeric + excluded.minor_units, 9007199254740991)::bigint;
+    END IF;
   END IF;
   IF p_release_slot THEN
-    DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run;
+    PERFORM ${s}.quota_slot_give(p_tenant, p_run);
   END IF;
   RETURN 'settled';
 END

@@ -4,6 +4,7 @@ import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import type { QuotaStore, TenantStore } from '../store.js';
+import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
 import { migratePostgres } from './postgres-migrations.js';
@@ -23,6 +24,10 @@ import { PostgresTenantStore } from './postgres-tenant-store.js';
  *   `max_connections`.
  * - `statementTimeoutMs`: server-side cap on one statement, default 10 000; the client also
  *   gives up 2 s after that when a server stops answering without closing the connection.
+ * - `maxBatch`: most decisions one batch carries (one round trip, one transaction, one subtransaction
+ *   each), default 32, at most 64 (PostgreSQL's per-backend subtransaction cache).
+ * - `batchLanes`: most batches in flight at once, each on its own pooled connection; default half
+ *   the pool (at least 1), leaving connections for reads and operator transactions.
  * - `onPoolError`: called with an error of an idle pooled connection (the server restarted, a
  *   network blip); default ignores it, since the next call simply opens a new connection.
  */
@@ -31,6 +36,8 @@ export interface PostgresStoreOptions {
   readonly busyTimeoutMs?: number | undefined;
   readonly poolSize?: number | undefined;
   readonly statementTimeoutMs?: number | undefined;
+  readonly maxBatch?: number | undefined;
+  readonly batchLanes?: number | undefined;
   readonly onPoolError?: ((error: Error) => void) | undefined;
 }
 
@@ -47,18 +54,27 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
   readonly #apiKeys: PostgresApiKeyStore;
+  readonly #batch: PostgresBatcher;
 
   /** Use {@link openPostgresStore}; `s` is `schema` quoted. */
-  constructor(db: PostgresConnection, queries: PostgresQueries, schema: string, s: string, migration: MigrationReport) {
+  constructor(
+    db: PostgresConnection,
+    queries: PostgresQueries,
+    schema: string,
+    s: string,
+    migration: MigrationReport,
+    batch: BatchSettings,
+  ) {
     this.#db = db;
     this.#q = queries;
+    this.#batch = new PostgresBatcher(db, queries.batch, batch);
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
   }
 
   tenant(tenant: string): TenantStore {
-    return new PostgresTenantStore(this.#db, this.#q, requireTenant('tenant', tenant));
+    return new PostgresTenantStore(this.#db, this.#q, this.#batch, requireTenant('tenant', tenant));
   }
 
   async tenants(): Promise<string[]> {
@@ -66,7 +82,7 @@ export class PostgresQuotaStore implements QuotaStore {
     return rows.map((row) => row.tenant);
   }
 
-  /** The API keys (schema version 3), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
+  /** The API keys (table `quotaplane_api_keys`), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
   apiKeys(): ApiKeyStore {
     if (this.#db.isClosed) throw closedStoreError();
     return this.#apiKeys;
@@ -122,12 +138,17 @@ export async function openPostgresStore(givenUrl: string, options: PostgresStore
   const s = quoteSchemaName(schema);
   const busyTimeoutMs = positiveInteger('busyTimeoutMs', options.busyTimeoutMs, 5_000);
   const poolSize = positiveInteger('poolSize', options.poolSize, 4);
+  const batch = {
+    maxBatch: positiveInteger('maxBatch', options.maxBatch, defaultBatchSettings(poolSize).maxBatch),
+    lanes: positiveInteger('batchLanes', options.batchLanes, defaultBatchSettings(poolSize).lanes),
+  };
+  if (batch.maxBatch > MAX_BATCH) throw invalidArgument('maxBatch', `must be at most ${MAX_BATCH} (PostgreSQL's subtransaction cache), got ${batch.maxBatch}`);
   const statementTimeoutMs = positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000);
   const onPoolError = options.onPoolError ?? (() => {});
   const pool = createPool({ url, poolSize, busyTimeoutMs, statementTimeoutMs }, onPoolError);
   try {
     const migration = await migratePostgres(pool, schema, s, Date.now());
-    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration);
+    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw toQuotaError(error);

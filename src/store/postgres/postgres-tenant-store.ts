@@ -65,10 +65,11 @@ import type {
 } from '../types.js';
 import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
-import { decisionMismatch, spentOut, tooManyRuns, type ReserveFigures } from './postgres-outcomes.js';
+import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
 
@@ -77,17 +78,17 @@ interface SpendRow {
   readonly minor_units: number;
 }
 
-interface RateRow {
+interface RateRow extends RateFigures {
   readonly outcome: string;
-  readonly instants: unknown;
 }
 
 /**
  * One tenant's handle on a PostgreSQL store (store.ts `TenantStore`). Every method validates its
  * arguments first (`INVALID_ARGUMENT` naming the field, the same shared validators as SQLite),
  * then runs as one transaction. The hot operations (`admit`, `reserve`, `settle`, `settlePass`,
- * `resume`, `reserveRate`, `dispatch`, `rateRoom`) are one call of a server-side function: one
- * round trip, decided inside the database under the locks of contract §7.1, with refusal values
+ * `resume`, `reserveRate`, `dispatch`, `heartbeat`, `sweepRun`) are one call of a server-side
+ * function, sent through the store's batcher (concurrent calls share one round trip and one
+ * transaction), decided inside the database under the locks of contract §7.1, with refusal values
  * rebuilt from the returned figures by the pure functions of `core/`. Every statement is keyed by
  * `tenant`.
  */
@@ -95,14 +96,16 @@ export class PostgresTenantStore implements TenantStore {
   readonly tenant: string;
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
+  readonly #batch: PostgresBatcher;
   readonly #context: lifecycle.LifecycleContext;
 
   /** Use `PostgresQuotaStore.tenant()`; `tenant` must already be a validated identifier. */
-  constructor(db: PostgresConnection, queries: PostgresQueries, tenant: string) {
+  constructor(db: PostgresConnection, queries: PostgresQueries, batch: PostgresBatcher, tenant: string) {
     this.#db = db;
     this.#q = queries;
+    this.#batch = batch;
     this.tenant = tenant;
-    this.#context = { db, q: queries, tenant };
+    this.#context = { db, q: queries, batch, tenant };
   }
 
   // ── contract §6 ────────────────────────────────────────────────────────────
@@ -113,8 +116,8 @@ export class PostgresTenantStore implements TenantStore {
     const quota = parseStoredQuota(record.quota, 'quota');
     const hold = requireSpendHold('hold', record.hold);
     const atMs = requireInstantMs('atMs', record.atMs);
-    const row = await this.#db.row<ReserveFigures & { outcome: string }>(
-      this.#q.reserve,
+    const row = await this.#batch.decide<(ReserveFigures & { outcome: string }) | undefined>(
+      'reserve',
       [
         this.tenant,
         run,
@@ -126,7 +129,6 @@ export class PostgresTenantStore implements TenantStore {
         quota.maxMinorUnitsPerPeriod ?? null,
         atMs,
       ],
-      'reserve',
     );
     switch (row?.outcome) {
       case 'ok':
@@ -213,11 +215,16 @@ export class PostgresTenantStore implements TenantStore {
 
   async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {
     const s = requireSettlement('settlement', settlement);
-    const row = await this.#db.row<{ outcome: string }>(
-      this.#q.settle,
-      [this.tenant, s.run, s.epoch, s.period, s.spend.tokens, s.spend.minorUnits, s.releaseSlot, s.concludes],
-      'settle',
-    );
+    const row = await this.#batch.decide<{ outcome: string } | undefined>('settle', [
+      this.tenant,
+      s.run,
+      s.epoch,
+      s.period,
+      s.spend.tokens,
+      s.spend.minorUnits,
+      s.releaseSlot,
+      s.concludes,
+    ]);
     return lifecycle.settleOutcome(this.tenant, row?.outcome, s.run, s.epoch);
   }
 
@@ -238,8 +245,8 @@ export class PostgresTenantStore implements TenantStore {
 
   async reserveRate(reservation: RateReservation): Promise<RateOutcome> {
     const r = requireRateReservation('reservation', reservation);
-    const row = await this.#db.row<RateRow>(
-      this.#q.reserveRate,
+    const row = await this.#batch.decide<RateRow | undefined>(
+      'reserveRate',
       [
         this.tenant,
         r.grant,
@@ -250,7 +257,6 @@ export class PostgresTenantStore implements TenantStore {
         r.atMs,
         r.exempt,
       ],
-      'reserve-rate',
     );
     return lifecycle.rateOutcome(this.tenant, row, r.grant, r.ceilings, r.atMs);
   }

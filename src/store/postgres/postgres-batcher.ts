@@ -1,0 +1,152 @@
+import { QuotaError } from '../../core/errors.js';
+import type { BatchedDecision } from './postgres-batch-ops.js';
+import type { PostgresConnection, SqlValues } from './postgres-connection.js';
+import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
+import { decisionMismatch } from './postgres-outcomes.js';
+
+/** How a store groups its decisions: see {@link PostgresBatcher}. */
+export interface BatchSettings {
+  /** Most decisions in one batch (one round trip, one transaction); PostgreSQL caches 64 subtransactions per backend. */
+  readonly maxBatch: number;
+  /** Most batches in flight at once, each on its own pooled connection. */
+  readonly lanes: number;
+}
+
+/** Queued decisions per batch before the queue is split over several batches in flight. */
+const DECISIONS_PER_LANE = 8;
+
+/** The most decisions one batch may carry: PostgreSQL caches 64 subtransactions per backend. */
+export const MAX_BATCH = 64;
+
+/** The defaults: 32 decisions a batch, one batch in flight per two pooled connections (at least one). */
+export function defaultBatchSettings(poolSize: number): BatchSettings {
+  return { maxBatch: 32, lanes: Math.max(1, Math.floor(poolSize / 2)) };
+}
+
+interface Pending {
+  readonly op: BatchedDecision;
+  readonly values: SqlValues;
+  readonly resolve: (row: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type ItemAnswer = { readonly ok: unknown } | { readonly error: { readonly code: string; readonly message: string } };
+
+/**
+ * Group commit for one PostgreSQL store instance (DESIGN.md decision 16, issue #8): decisions
+ * that arrive while earlier ones are in flight share one round trip, one `quota_batch` call that
+ * runs each in its own subtransaction inside one transaction (see `postgres-sql-batch.ts`).
+ *
+ * - FIFO per tenant: decisions leave the queue in arrival order, at most `maxBatch` at a time; a
+ *   batch goes out as soon as a lane is free (on the next event-loop turn, so calls made together
+ *   travel together), so a lone caller waits for nobody. A decision whose tenant is in a batch
+ *   still in flight waits for a later batch (that batch holds the tenant's lock until it commits).
+ *   When the queue holds more than 8 decisions per free lane, it is split over several batches
+ *   (all of a tenant's decisions in one), which commit side by side on their own connections and
+ *   never queue behind one another's locks.
+ * - A decision that raises in the database is rolled back alone; only its caller gets the error.
+ * - Callers are answered only after the statement returned, that is after its transaction
+ *   committed. If the batch fails as a whole (connection lost, statement cancelled, commit
+ *   refused), every caller in it is rejected with `STORE_UNAVAILABLE`: nothing in it was
+ *   acknowledged, and nothing in it committed.
+ */
+export class PostgresBatcher {
+  readonly #db: PostgresConnection;
+  readonly #query: string;
+  readonly #settings: BatchSettings;
+  #queue: Pending[] = [];
+  #inFlight = 0;
+  #scheduled = false;
+  readonly #busyTenants = new Set<string>();
+
+  /** `query` is the `quota_batch` call with one `$1` jsonb parameter. */
+  constructor(db: PostgresConnection, query: string, settings: BatchSettings) {
+    this.#db = db;
+    this.#query = query;
+    this.#settings = settings;
+  }
+
+  /** Queues one decision (`values` as the function takes them) and answers its row once committed. */
+  decide<Row>(op: BatchedDecision, values: SqlValues): Promise<Row> {
+    if (this.#db.isClosed) return Promise.reject(closedStoreError());
+    return new Promise<Row>((resolve, reject) => {
+      this.#queue.push({ op, values, resolve: resolve as (row: unknown) => void, reject });
+      this.#schedule();
+    });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#inFlight >= this.#settings.lanes) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#drain();
+    });
+  }
+
+  #drain(): void {
+    const free = this.#settings.lanes - this.#inFlight;
+    if (free <= 0 || this.#queue.length === 0) return;
+    // Parallel batches only when each would carry several decisions: a batch's fixed cost (its
+    // round trip, its locks, its commit) is shared by what it carries.
+    for (const batch of this.#take(Math.min(free, Math.ceil(this.#queue.length / DECISIONS_PER_LANE)))) {
+      const tenants = new Set(batch.map((pending) => pending.values[0] as string));
+      for (const tenant of tenants) this.#busyTenants.add(tenant);
+      this.#inFlight += 1;
+      void this.#send(batch).finally(() => {
+        for (const tenant of tenants) this.#busyTenants.delete(tenant);
+        this.#inFlight -= 1;
+        if (this.#queue.length > 0) this.#schedule();
+      });
+    }
+  }
+
+  // Up to `lanes` batches of the oldest decisions whose tenants no batch in flight holds, each
+  // tenant's decisions in one batch (in order), tenants dealt round-robin so the batches commit
+  // side by side. A batch holds its tenants' locks until it commits, so one sent for a busy tenant
+  // would only wait for them; left queued (in order), such decisions go in a later batch instead.
+  #take(lanes: number): Pending[][] {
+    const batches: Pending[][] = [];
+    const laneOf = new Map<string, number>();
+    const kept: Pending[] = [];
+    for (const pending of this.#queue) {
+      const tenant = pending.values[0] as string;
+      let lane = laneOf.get(tenant);
+      if (lane === undefined && !this.#busyTenants.has(tenant)) {
+        lane = laneOf.size % lanes;
+        laneOf.set(tenant, lane);
+      }
+      const batch = lane === undefined ? undefined : (batches[lane] ??= []);
+      if (batch !== undefined && batch.length < this.#settings.maxBatch) batch.push(pending);
+      else kept.push(pending);
+    }
+    this.#queue = kept;
+    return batches.filter((batch) => batch.length > 0);
+  }
+
+  async #send(batch: readonly Pending[]): Promise<void> {
+    let answers: unknown;
+    try {
+      const items = batch.map((pending) => ({ op: pending.op, args: pending.values }));
+      const rows = await this.#db.rows<{ answers: unknown }>(this.#query, [JSON.stringify(items)], 'batch');
+      answers = rows[0]?.answers;
+    } catch (error) {
+      const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
+      for (const pending of batch) pending.reject(fault);
+      return;
+    }
+    if (!Array.isArray(answers) || answers.length !== batch.length) {
+      const fault = decisionMismatch('batch', `answered ${Array.isArray(answers) ? answers.length : 'no'} results for ${batch.length} decisions`);
+      for (const pending of batch) pending.reject(fault);
+      return;
+    }
+    batch.forEach((pending, index) => {
+      const answer = answers[index] as ItemAnswer;
+      if ('error' in answer) {
+        pending.reject(toQuotaError(Object.assign(new Error(answer.error.message), { code: answer.error.code })));
+      } else {
+        pending.resolve(answer.ok);
+      }
+    });
+  }
+}
