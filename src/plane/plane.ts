@@ -154,8 +154,9 @@ export type HeartbeatResult = LeaseRenewal | Refused<WithheldRefusal>;
  * - `grant`: the tool reference, e.g. `tool://payments/refund`.
  * - `dispatch`: the first attempt's idempotency key; retries and resumed passes pass the same one
  *   and are counted once.
- * - `ceilings`: `[{ count, windowSeconds }]` the caller declares; the tenant's configured
- *   `quota.rateCeilings[grant]` apply as well, and every one must have room.
+ * - `ceilings`: `[{ count, windowSeconds }]` the caller declares; optional, default none (`[]`).
+ *   The tenant's configured `quota.rateCeilings[grant]` apply as well, declared or not, and every
+ *   one must have room.
  * - `exempt`: a compensating call, counted but never refused; default false.
  * - `atMs`: default the plane clock.
  */
@@ -164,7 +165,7 @@ export interface DispatchInput {
   readonly run: string;
   readonly grant: string;
   readonly dispatch: string;
-  readonly ceilings: readonly RateCeiling[];
+  readonly ceilings?: readonly RateCeiling[] | undefined;
   readonly exempt?: boolean | undefined;
   readonly atMs?: number | undefined;
   /**
