@@ -13,7 +13,7 @@ import { fetchTransport, type TransportAnswer, undiciTransport } from './http-tr
 import { decodeProblem } from './problem-decoding.js';
 
 /** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
-export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'halt' | 'lift' | 'halts'>;
+export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'updateQuota' | 'halt' | 'lift' | 'halts'>;
 
 /**
  * A typed client of `quotaplane serve`: every verb of the {@link Plane} over HTTP, so code written
@@ -135,6 +135,7 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
+    updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
     halt: (input) => {
       const { tenant, scope, reason, atMs } = requestBody(input);
       return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });

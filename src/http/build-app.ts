@@ -79,6 +79,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(strictValidatorCompiler());
+  // `PATCH …/quota` takes a JSON Merge Patch (RFC 7396) under its own media type, parsed as JSON.
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   app.decorateRequest('apiKey', null);
 
   app.setErrorHandler((error, request, reply) =>

@@ -160,6 +160,7 @@ export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics 
         usage: (input) => timed('usage', () => plane.usage(input)),
         setQuota: (tenant, quota, by) => timed('setQuota', () => plane.setQuota(tenant, quota, by)),
         getQuota: (tenant) => timed('getQuota', () => plane.getQuota(tenant)),
+        updateQuota: (tenant, patch, by) => timed('updateQuota', () => plane.updateQuota(tenant, patch, by)),
         halt: (input) => timed('halt', () => plane.halt(input)),
         lift: (input) => timed('lift', () => plane.lift(input)),
         halts: (tenant) => timed('halts', () => plane.halts(tenant)),

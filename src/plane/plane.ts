@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { QuotaPatch } from '../core/quota-patch.js';
 import type { RateCeiling } from '../core/rate.js';
 import type {
   HaltedRefusal,
@@ -305,6 +306,13 @@ export interface Plane {
   setQuota(tenant: string, quota: TenantQuota, by?: Operator): Promise<TenantQuota>;
   /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
   getQuota(tenant: string): Promise<TenantQuota | null>;
+  /**
+   * Changes part of the tenant's quota (issue #10 item 13) with JSON Merge Patch semantics
+   * (`QuotaPatch`: an absent member is kept, `null` removes a ceiling, rate ceilings merge per
+   * grant), validated as `setQuota` validates, and audits it as `quota.update` with the old and new
+   * quota and the patch. Returns the whole quota stored. Throws `INVALID_ARGUMENT` naming the field.
+   */
+  updateQuota(tenant: string, patch: QuotaPatch, by?: Operator): Promise<TenantQuota>;
   /** The tenant's spent, reserved and running figures for one period, with its quota. */
   usage(input: UsageInput): Promise<Usage>;
   /**

@@ -25,7 +25,7 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
         'SHA-256 hash chain and name the first row that does not match (exit status 1).',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
-    .addOption(new Option('--action <action>', 'only rows of this action: halt, lift, quota.set, run.release, run.settle'))
+    .addOption(new Option('--action <action>', 'only rows of this action: halt, lift, quota.set, quota.update, run.release, run.settle'))
     .addOption(limitOption())
     .addOption(new Option('--verify', "recompute the hash chains instead of listing rows").default(false))
     .action(async (flags: AuditFlags) => {
