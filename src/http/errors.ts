@@ -270,6 +270,9 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
       const { field, message } = validationField(fastify);
       return envelope('INVALID_ARGUMENT', `${field}: ${message}`, { field }, context);
     }
+    if (fastify.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      return envelope('INVALID_ARGUMENT', 'path: a path parameter is longer than any identifier (200 characters, percent-encoded)', { field: 'path' }, context);
+    }
     if (fastify.code === 'FST_ERR_BAD_URL') {
       return envelope('INVALID_ARGUMENT', 'path: is not a valid URL path (check its percent-encoding)', { field: 'path' }, context);
     }

@@ -15,6 +15,8 @@ export interface RouteContext {
   readonly clock: Clock;
   readonly metrics: ServiceMetrics;
   readonly retryAfter: RetryAfterDefaults;
+  /** Why the service is not ready now (store not open yet, stopping), or `null`: `/readyz` answers 503 with it. */
+  readonly readiness: () => string | null;
 }
 
 /**
