@@ -69,12 +69,12 @@ describe('quotaplane keys', () => {
     expect(existsSync(join(dir.path, 'keys.db'))).toBe(false);
   });
 
-  it('list and revoke at a path with no store exit 2 naming the path, and create no file', async () => {
+  it('list and revoke at a path with no store exit 3 (configuration) naming the path, and create no file', async () => {
     const path = join(dir.path, 'typo.db');
     for (const args of [['keys', 'list'], ['keys', 'revoke', 'key_x']]) {
       const missing = await runCli([...args, '--store', `sqlite:${path}`]);
-      expect(missing.status).toBe(2);
-      expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or start \`quotaplane serve --store`);
+      expect(missing.status).toBe(3);
+      expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or create one with \`quotaplane migrate --store`);
     }
     expect(existsSync(path)).toBe(false);
     expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', `sqlite:${path}`])).status).toBe(0);

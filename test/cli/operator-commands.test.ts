@@ -394,12 +394,12 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect((await json(['halts'])).body).toEqual({ halts: [], truncated: false });
     for (const missingPath of [join(dir.path, 'no', 'such', 'dir', 'q.db'), join(dir.path, 'typo.db')]) {
       const missing = await runCli(['status', '--store', `sqlite:${missingPath}`]);
-      expect(missing.status).toBe(2);
+      expect(missing.status).toBe(3);
       expect(missing.stderr).toContain(`no quotaplane store at ${missingPath}; check --store`);
       expect(existsSync(missingPath)).toBe(false);
     }
-    const unreachable = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
-    expect(unreachable.status).toBe(4);
+    const directory = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
+    expect([directory.status, directory.stderr]).toEqual([3, expect.stringContaining('is a directory, not a SQLite file')]);
     expect((await json(['attention'])).status).toBe(1);
   });
 
@@ -414,7 +414,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
     // The README carries the same table: one row per status, each meaning starting as --help's does.
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8').replaceAll('`', '');
     const statuses = [...stdout.matchAll(/^ {2}(\d+) +(.+)$/gm)].map((match) => [match[1], match[2]]);
-    expect(statuses.map(([code]) => code)).toEqual(['0', '1', '2', '4', '5', '70']);
+    expect(statuses.map(([code]) => code)).toEqual(['0', '1', '2', '3', '4', '5', '70']);
     for (const [code, meaning] of statuses) {
       const firstWords = (meaning ?? '').split(/[:(,]/)[0]?.trim() ?? '';
       expect(readme, `README exit status ${code}`).toMatch(new RegExp(`^\\| ${code} \\| ${firstWords.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));

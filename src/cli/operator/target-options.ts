@@ -7,6 +7,7 @@ import type { Operator } from '../../core/operator.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { openExistingStore } from '../open-existing-store.js';
+import { redactStoreUrl } from '../../store/store-url.js';
 import { outputFor } from '../command-output.js';
 import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
@@ -99,7 +100,7 @@ async function storeTarget(url: string, by: Operator | null): Promise<OperatorTa
     if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
     throw error;
   });
-  return planeOperatorTarget(createPlane({ store }), { description: `store ${url}`, by, close: () => store.close() });
+  return planeOperatorTarget(createPlane({ store }), { description: `store ${redactStoreUrl(url)}`, by, close: () => store.close() });
 }
 
 function serverTarget(url: string, key: string): OperatorTarget {
