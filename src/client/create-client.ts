@@ -1,5 +1,5 @@
 import { describe } from '../core/amounts.js';
-import { invalidArgument, QuotaError } from '../core/errors.js';
+import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
 import { requireIdentifier } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
@@ -8,6 +8,8 @@ import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
+import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
 import { decodeProblem } from './problem-decoding.js';
@@ -36,6 +38,8 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
 export interface QuotaplaneClient extends Plane {
   /** The server's base URL, as given. */
   readonly url: string;
+  /** The server's API keys (`/v1/keys`, operator keys only; issue #10 item 9), audited under the key's name. */
+  readonly keys: ApiKeyAdmin;
 }
 
 /**
@@ -187,6 +191,18 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     auditLog: (input) => listing<AuditLogPage>(input, '/audit', ({ action }) => ({ action })),
     tenants: async () => (await value<{ tenants: string[] }>('GET', '/v1/tenants')).tenants,
+    keys: {
+      create: (input) => value<CreatedApiKey>('POST', '/v1/keys', requestBody(input)),
+      list: async () => (await value<{ keys: ApiKeyRecord[] }>('GET', '/v1/keys')).keys,
+      revoke: async (id) => {
+        try {
+          return await value<RevokedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/revoke`, {});
+        } catch (error) {
+          if (isQuotaError(error, 'NOT_FOUND')) return { id, outcome: 'not-found' as const };
+          throw error;
+        }
+      },
+    },
   };
   return Object.freeze(client);
 }

@@ -67,6 +67,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const metrics = createServiceMetrics({ plane: options.plane, ...(options.metricsTenants === undefined ? {} : { tenantSeries: options.metricsTenants }) });
   const context: RouteContext = {
     readiness: options.readiness ?? (() => null),
+    keys: options.keys,
     plane: metrics.meter(options.plane),
     store: options.store,
     clock: options.clock ?? systemClock,

@@ -4,6 +4,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { isQuotaError } from '../../core/errors.js';
 import { mintApiKey, type MintedApiKey } from '../../http/api-key-secret.js';
 import { buildApp } from '../../http/build-app.js';
+import { KEYS_AUDIT_TENANT } from '../../plane/api-key-admin.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
 import { systemClock } from '../../plane/system-clock.js';
@@ -104,6 +105,16 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   try {
     first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
     created = await keys.createFirst(first.key);
+    // The first key is audited as every key creation is (issue #10 item 9), by this start.
+    if (created) {
+      await store.tenant(KEYS_AUDIT_TENANT).appendAudit({
+        atMs: first.key.createdAtMs,
+        by: { actor: 'quotaplane-serve', basis: 'asserted' },
+        action: 'key.create',
+        subject: first.key.id,
+        detail: { name: first.key.name, role: first.key.role, tenant: first.key.tenant },
+      });
+    }
     noUsableKey = !created && (await keys.list()).every((key) => key.revokedAtMs !== null);
   } catch (error) {
     await app.close();

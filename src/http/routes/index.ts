@@ -4,6 +4,7 @@ import { auditRoutes } from './audit.js';
 import { dispatchRoutes } from './dispatches.js';
 import { haltRoutes } from './halts.js';
 import { healthRoutes } from './health.js';
+import { keyRoutes } from './keys.js';
 import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { quotaRoutes } from './quota.js';
@@ -35,4 +36,5 @@ export const ROUTES: readonly RouteModule[] = [
   auditRoutes,
   sweepRoutes,
   tenantRoutes,
+  keyRoutes,
 ];
