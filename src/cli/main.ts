@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 
 import { isQuotaError } from '../core/errors.js';
-import { outputFor } from './command-output.js';
+import { outputFor, reflowDescriptions } from './command-output.js';
 import { registerAttention } from './commands/attention.js';
 import { registerAudit } from './commands/audit.js';
 import { registerHalt } from './commands/halt.js';
@@ -70,6 +70,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   registerAudit(program, io, setStatus);
   registerSweep(program, io, setStatus);
   registerMigrate(program, io, setStatus);
+  reflowDescriptions(program);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

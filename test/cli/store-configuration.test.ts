@@ -48,7 +48,7 @@ describe('read-only commands on SQLite', () => {
     }
     // serve, migrate and keys create do not add quotaplane's tables to it either.
     expect((await runCli(['migrate', '--store', path])).status).toBe(3);
-    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', path])).status).toBe(3);
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', path, '--actor', 'ops'])).status).toBe(3);
     expect(readFileSync(path).equals(before)).toBe(true);
   });
 

@@ -113,3 +113,16 @@ function serverTarget(url: string, key: string): OperatorTarget {
   }
   return planeOperatorTarget(client, { description: `server ${client.url}`, by: SERVER_RECORDS_THE_KEY, close: async () => {} });
 }
+
+/**
+ * The target flags a remedy printed for a person carries (issue #10 item 10): the ones the command
+ * was given, so the line runs as is. Never a secret: a key travels as `"$QUOTAPLANE_KEY"` and a
+ * store URL with a password as `"$QUOTAPLANE_STORE"`. `writes` is what a remedy that writes adds
+ * on a store (`--actor <name>`; a server records the key's name).
+ */
+export function remedyTargetFlags(flags: TargetChoiceFlags, env: Readonly<Record<string, string | undefined>>): { target: string; writes: string } {
+  const choice = chooseTarget(flags, env);
+  if (choice.kind === 'server') return { target: `--url ${choice.url} --key "$${KEY_ENV}"`, writes: '' };
+  const store = redactStoreUrl(choice.url) === choice.url ? choice.url : `"$${STORE_ENV}"`;
+  return { target: `--store ${store}`, writes: '--actor <name>' };
+}
