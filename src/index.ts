@@ -167,3 +167,7 @@ export {
   type UncountableRateRefusal,
   type WithheldRefusal,
 } from './core/refusal.js';
+export { applyQuotaPatch, type QuotaPatch } from './core/quota-patch.js';
+export { redactStoreUrl } from './store/store-url.js';
+export { type MisconfigurationReason } from './store/store-configuration.js';
+export { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';
