@@ -1,5 +1,5 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRequire } from 'node:module';
 
 import type { Clock } from '../core/clock.js';
@@ -83,7 +83,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     genReqId: requestIdGenerator(),
     // One log line per request, written when it ends (see the onResponse hook), not Fastify's two.
-    disableRequestLogging: true,
+    logController: new LogController({ disableRequestLogging: true }),
     // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash. A path
     // parameter may be any identifier, percent-encoded: up to 12 characters per code point.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_IDENTIFIER_LENGTH * 12 },
