@@ -102,20 +102,19 @@ function refusesConnections(url: string): Promise<boolean> {
 describe('serve on PostgreSQL, operated', () => {
   it('a failed start never prints the password: a mistyped scheme (exit 2), a wrong password (exit 3, not retried), an unreachable server (retried, then exit 4)', async () => {
     const url = new URL(pg.url);
-    const mistyped = serve(['--store', pg.url.replace(/^postgres:/, 'postgress:')]);
-    expect(await mistyped.exited).toBe(2);
-    expect(mistyped.stderr()).toMatch(/postgress:\/\/postgres:\*\*\*@/);
-
     const wrong = new URL(url);
     wrong.password = `${password}-wrong`;
+    const nowhere = new URL(url);
+    nowhere.port = '1';
+    // The three starts run side by side: each is a process of its own.
+    const mistyped = serve(['--store', pg.url.replace(/^postgres:/, 'postgress:')]);
     const refused = serve(['--store', wrong.toString()]);
+    const unreachable = serve(['--store', nowhere.toString(), '--startup-timeout-ms', '1200']);
+    expect(await mistyped.exited).toBe(2);
+    expect(mistyped.stderr()).toMatch(/postgress:\/\/postgres:\*\*\*@/);
     expect(await refused.exited).toBe(3);
     expect(refused.stderr()).toMatch(/configuration: the server refused the password/);
     expect(refused.output()).not.toMatch(/not reachable yet/);
-
-    const nowhere = new URL(url);
-    nowhere.port = '1';
-    const unreachable = serve(['--store', nowhere.toString(), '--startup-timeout-ms', '1200']);
     expect(await unreachable.exited).toBe(4);
     const attempts = unreachable.stdout().split('\n').filter((line) => line.includes('not reachable yet'));
     expect(attempts.length).toBeGreaterThanOrEqual(2);
@@ -125,7 +124,7 @@ describe('serve on PostgreSQL, operated', () => {
       expect(served.output()).not.toContain(password);
       expect(served.output()).not.toContain(`${password}-wrong`);
     }
-  }, 60_000);
+  }, 180_000);
 
   it('waits for a server that is not up yet (healthz 200, readyz 503 meanwhile), logs store faults without the password, and on SIGTERM with the server frozen stops accepting at once', async () => {
     await pg.stop();
@@ -179,5 +178,5 @@ describe('serve on PostgreSQL, operated', () => {
     }
     // No output channel of the start, the fault or the stop holds the password.
     expect(served.output()).not.toContain(password);
-  }, 90_000);
+  }, 180_000);
 });
