@@ -185,3 +185,9 @@ export type { ActiveRun, Allowance, CallTicket, RecordedSpend, RunDispatchOption
 export type { RunPlane } from './adapters/run-plane.js';
 export { RunBudgetExhaustedError, RunRefusedError, RunSettleError, RunWithheldError, ToolCallRefusedError } from './adapters/run-errors.js';
 export { costOf, parsePriceTable, type ModelPrice, type PriceTable, type TokenCounts } from './adapters/model-price.js';
+
+// ── operability (issue #10)
+export { applyQuotaPatch, type QuotaPatch } from './core/quota-patch.js';
+export { redactStoreUrl } from './store/store-url.js';
+export { type MisconfigurationReason } from './store/store-configuration.js';
+export { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';

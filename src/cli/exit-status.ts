@@ -14,6 +14,12 @@ export const EXIT = Object.freeze({
   /** Usage: a bad flag, argument or input file; the message names it. */
   USAGE: 2,
   /**
+   * Configuration: the store named cannot be used as configured, and retrying will not help (a
+   * wrong password, no such database, schema or file, no quotaplane store there, a path that cannot
+   * be created or written, a store that needs `quotaplane migrate`; issue #10 item 4).
+   */
+  CONFIGURATION: 3,
+  /**
    * Operational: the store or the server is unreachable or cannot be used (unavailable, corrupt,
    * newer schema; a server that does not answer, or answers 503).
    */
@@ -36,7 +42,10 @@ export const EXIT_STATUS_HELP = [
   '      an audit row does not match (audit --verify), no such run or pass, or a',
   '      settle disagrees with its receipt',
   '  2   usage: a bad flag, argument or input file (the message names it)',
-  '  4   the store or the server is unreachable or cannot be used',
+  '  3   configuration: the store named cannot be used as configured (wrong',
+  '      password, no such database, schema or file, no quotaplane store there,',
+  '      a path that cannot be written, a store that needs quotaplane migrate)',
+  '  4   the store or the server is unreachable or cannot answer now (retry later)',
   '  5   output truncated by --limit (wins over 1)',
   '  70  internal error (a bug in quotaplane)',
 ].join('\n');

@@ -2,13 +2,14 @@ import { createRequire } from 'node:module';
 import { Command, CommanderError } from 'commander';
 
 import { isQuotaError } from '../core/errors.js';
-import { outputFor } from './command-output.js';
+import { outputFor, reflowDescriptions } from './command-output.js';
 import { registerAttention } from './commands/attention.js';
 import { registerAudit } from './commands/audit.js';
 import { registerHalt } from './commands/halt.js';
 import { registerHalts } from './commands/halts.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLift } from './commands/lift.js';
+import { registerMigrate } from './commands/migrate.js';
 import { registerQuota } from './commands/quota.js';
 import { registerRelease } from './commands/release.js';
 import { registerReplay } from './commands/replay.js';
@@ -31,6 +32,7 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  * (see {@link EXIT}); it never calls `process.exit` and never rejects.
  *
  * Failures print one line on stderr: usage errors (a bad flag, argument or input file: status 2),
+ * a store that cannot be used as configured (status 3),
  * a run or pass that does not exist or a settle that disagrees with its receipt (status 1), a
  * store or server that cannot be reached or used (status 4), or an internal fault (status 70).
  */
@@ -67,6 +69,8 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   registerQuota(program, io, setStatus);
   registerAudit(program, io, setStatus);
   registerSweep(program, io, setStatus);
+  registerMigrate(program, io, setStatus);
+  reflowDescriptions(program);
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -96,6 +100,9 @@ function failureStatus(error: unknown, io: CliIo): ExitStatus {
       case 'SCHEMA_TOO_NEW':
         writeLine(io.stderr, `error: ${error.message}`);
         return EXIT.STORE_UNREACHABLE;
+      case 'STORE_MISCONFIGURED':
+        writeLine(io.stderr, `error: configuration: ${error.message}`);
+        return EXIT.CONFIGURATION;
       case 'CONFLICT':
       case 'NOT_FOUND':
         // A negative answer about what was named (no such run, a settle that disagrees), not a bug.

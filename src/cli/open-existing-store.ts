@@ -1,23 +1,13 @@
-import { isQuotaError } from '../core/errors.js';
 import { openStore } from '../store/open-store.js';
 import type { QuotaStore } from '../store/store.js';
-import { UsageError } from './usage-error.js';
 
 /**
- * Opens the store a command only reads or acts on, never creating one: a SQLite path with no
- * file is a usage error (exit 2) naming the path, so `status --store ./typo.db` does not answer
- * "no tenants" from a database it just made. Only `serve`, `keys create` and `replay` create a
- * store. Other faults pass through as `openStore` throws them.
+ * Opens the store a command reads or acts on, never creating, migrating or otherwise altering one
+ * (issue #10 item 3): where there is no quotaplane store (a mistyped path or `?schema=`, another
+ * application's database) or the store needs migrating, it throws `STORE_MISCONFIGURED`, which
+ * `main` prints naming what is wrong and exits 3, and the file or schema is left as it was. Only
+ * `serve`, `migrate`, `keys create` and `replay` create or migrate a store.
  */
 export async function openExistingStore(url: string): Promise<QuotaStore> {
-  try {
-    return await openStore(url, { create: false });
-  } catch (error) {
-    if (isQuotaError(error, 'STORE_UNAVAILABLE') && error.details.missing === true) {
-      throw new UsageError(
-        `${error.message}; check --store, or start \`quotaplane serve --store ${url}\` to create one`,
-      );
-    }
-    throw error;
-  }
+  return openStore(url, { create: false, migrate: false });
 }

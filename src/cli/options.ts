@@ -32,6 +32,19 @@ export function wholeNumberBetween(min: number, max: number): (value: string) =>
 /** An amount: a non-negative safe integer (DESIGN.md decision 2; 0 means nothing is allowed). */
 export const amount = wholeNumber(0);
 
+/**
+ * An amount, or the word `unlimited` (a merge patch then removes the ceiling). Answered as is:
+ * commander turns a parser's `null` into an empty string, so the word is mapped by the caller.
+ */
+export function amountOrUnlimited(value: string): number | 'unlimited' {
+  if (value.trim() === 'unlimited') return 'unlimited';
+  try {
+    return amount(value);
+  } catch {
+    throw new InvalidArgumentError("Use a whole number of at least 0, or 'unlimited' to remove the ceiling.");
+  }
+}
+
 /** A finite number greater than 0 (decimals allowed). */
 export function positiveNumber(value: string): number {
   const parsed = /^\d+(\.\d+)?$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;

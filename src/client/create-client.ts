@@ -1,5 +1,5 @@
 import { describe } from '../core/amounts.js';
-import { invalidArgument, QuotaError } from '../core/errors.js';
+import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
 import { requireIdentifier } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
@@ -8,12 +8,14 @@ import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
+import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
+import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
 import { decodeProblem } from './problem-decoding.js';
 
 /** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
-export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'halt' | 'lift' | 'halts'>;
+export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'updateQuota' | 'halt' | 'lift' | 'halts'>;
 
 /**
  * A typed client of `quotaplane serve`: every verb of the {@link Plane} over HTTP, so code written
@@ -36,6 +38,8 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
 export interface QuotaplaneClient extends Plane {
   /** The server's base URL, as given. */
   readonly url: string;
+  /** The server's API keys (`/v1/keys`, operator keys only; issue #10 item 9), audited under the key's name. */
+  readonly keys: ApiKeyAdmin;
 }
 
 /**
@@ -135,6 +139,7 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
+    updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
     halt: (input) => {
       const { tenant, scope, reason, atMs } = requestBody(input);
       return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });
@@ -193,6 +198,18 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     rateWindows: (input) => {
       const { tenant, atMs } = requestBody(input);
       return value('GET', `${tenantPath(tenant, '/rates')}${queryString({ atMs })}`);
+    },
+    keys: {
+      create: (input) => value<CreatedApiKey>('POST', '/v1/keys', requestBody(input)),
+      list: async () => (await value<{ keys: ApiKeyRecord[] }>('GET', '/v1/keys')).keys,
+      revoke: async (id) => {
+        try {
+          return await value<RevokedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/revoke`, {});
+        } catch (error) {
+          if (isQuotaError(error, 'NOT_FOUND')) return { id, outcome: 'not-found' as const };
+          throw error;
+        }
+      },
     },
   };
   return Object.freeze(client);

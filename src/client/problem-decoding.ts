@@ -19,6 +19,7 @@ const QUOTA_ERROR_CODES: ReadonlySet<string> = new Set<QuotaErrorCode>([
   'STORE_UNAVAILABLE',
   'STORE_CORRUPT',
   'SCHEMA_TOO_NEW',
+  'STORE_MISCONFIGURED',
   'INTERNAL',
 ]);
 

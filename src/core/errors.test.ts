@@ -21,6 +21,7 @@ it('only STORE_UNAVAILABLE is retryable', () => {
     'STORE_UNAVAILABLE',
     'STORE_CORRUPT',
     'SCHEMA_TOO_NEW',
+    'STORE_MISCONFIGURED',
     'INTERNAL',
   ];
   for (const code of codes) expect(new QuotaError(code, 'x').retryable).toBe(code === 'STORE_UNAVAILABLE');

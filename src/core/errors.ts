@@ -12,6 +12,11 @@
  * - `STORE_UNAVAILABLE`: the store could not answer; callers fail closed (DESIGN.md decision 12).
  * - `STORE_CORRUPT`: a stored row cannot be read; it is never skipped (contract §5.2).
  * - `SCHEMA_TOO_NEW`: the database was migrated by a newer quotaplane than this one.
+ * - `STORE_MISCONFIGURED`: the store named cannot be used as configured, and waiting will not help
+ *   (issue #10 item 4): a wrong password, a database, schema or file that does not exist, no
+ *   quotaplane store where one was named (another application's database, an empty file), a path
+ *   that cannot be created or written, or a store an older quotaplane wrote that needs
+ *   `quotaplane migrate`. `details.reason` names which; the message names what (never a secret).
  * - `INTERNAL`: a bug.
  */
 export type QuotaErrorCode =
@@ -21,6 +26,7 @@ export type QuotaErrorCode =
   | 'STORE_UNAVAILABLE'
   | 'STORE_CORRUPT'
   | 'SCHEMA_TOO_NEW'
+  | 'STORE_MISCONFIGURED'
   | 'INTERNAL';
 
 /** A fault raised by quotaplane. `retryable` is true only for `STORE_UNAVAILABLE`. */

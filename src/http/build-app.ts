@@ -1,8 +1,9 @@
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyReply } from 'fastify';
 import { createRequire } from 'node:module';
 
 import type { Clock } from '../core/clock.js';
+import { QuotaError } from '../core/errors.js';
 import { MAX_PATH_PARAMETER_LENGTH } from '../core/identifiers.js';
 import type { Plane } from '../plane/plane.js';
 import { systemClock } from '../plane/system-clock.js';
@@ -13,6 +14,7 @@ import { registerDashboard, type DashboardOptions } from './dashboard.js';
 import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults } from './errors.js';
 import { createServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, requestIdGenerator } from './request-id.js';
+import { problemCodeOf, requestLogLine } from './request-log.js';
 import type { RouteContext, RouteModule } from './route-context.js';
 import { ROUTES } from './routes/index.js';
 import { strictValidatorCompiler } from './validation.js';
@@ -32,6 +34,11 @@ export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
  * - `dashboard`: serve the operator dashboard at `/ui/` (issue #11) with these options; default none.
+ * - `readiness`: why the service is not ready now (the store is not open yet, the server is
+ *   stopping), or `null` when it is; `/readyz` answers 503 with that reason before it reads the
+ *   store. Default: always ready as far as the caller knows.
+ * - `metricsTenants`: how many tenants get their own per-tenant series on `/metrics` (the busiest
+ *   ones; the rest are summed into `tenant="other"`); default `DEFAULT_METRICS_TENANTS`.
  */
 export interface BuildAppOptions {
   readonly plane: Plane;
@@ -43,6 +50,8 @@ export interface BuildAppOptions {
   readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
   readonly routes?: readonly RouteModule[] | undefined;
   readonly dashboard?: DashboardOptions | undefined;
+  readonly readiness?: (() => string | null) | undefined;
+  readonly metricsTenants?: number | undefined;
 }
 
 /**
@@ -58,8 +67,10 @@ export interface BuildAppOptions {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const retryAfter: RetryAfterDefaults = { ...DEFAULT_RETRY_AFTER, ...(options.retryAfter ?? {}) };
-  const metrics = createServiceMetrics({ plane: options.plane });
+  const metrics = createServiceMetrics({ plane: options.plane, ...(options.metricsTenants === undefined ? {} : { tenantSeries: options.metricsTenants }) });
   const context: RouteContext = {
+    readiness: options.readiness ?? (() => null),
+    keys: options.keys,
     plane: metrics.meter(options.plane),
     store: options.store,
     clock: options.clock ?? systemClock,
@@ -74,29 +85,41 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     genReqId: requestIdGenerator(),
-    // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash.
-    // A path parameter as long as any identifier reaches the route, whose own rule answers (the
-    // router's default of 100 characters refused ids that admission had accepted).
+    // One log line per request, written when it ends (see the onResponse hook), not Fastify's two.
+    logController: new LogController({ disableRequestLogging: true }),
+    // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash. A path
+    // parameter as long as any identifier, percent-encoded, reaches the route, whose own rule
+    // answers (the router's default of 100 characters refused ids that admission had accepted).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: MAX_PATH_PARAMETER_LENGTH },
-    // A path the router cannot decode (`/%ZZ`) fails before any route: answer it in the envelope too.
+    // A path the router cannot decode (`/%ZZ`) or a parameter longer than any identifier fails
+    // before any route and before the onSend hook: answer it in the envelope, with its request id.
     frameworkErrors: (error, request, reply) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
       send(reply, errorProblem(error, { requestId: request.id, retryAfter, logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly') }));
     },
   }) as unknown as FastifyInstance;
 
   app.setValidatorCompiler(strictValidatorCompiler());
+  // Bodies are JSON only: without Fastify's text/plain parser a text body answers 415, as documented.
+  app.removeContentTypeParser('text/plain');
+  // `PATCH …/quota` takes a JSON Merge Patch (RFC 7396) under its own media type, parsed as JSON.
+  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   app.decorateRequest('apiKey', null);
+  app.decorateRequest('problemCode', null);
 
-  app.setErrorHandler((error, request, reply) =>
-    send(
+  app.setErrorHandler((error, request, reply) => {
+    // A store that could not answer is an operational fault: logged with its cause at warn (the
+    // request failed closed), where a 500 is logged at error by logInternal.
+    if (error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE') request.log.warn({ err: error }, 'the store could not answer; failed closed');
+    return send(
       reply,
       errorProblem(error, {
         requestId: request.id,
         retryAfter,
         logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly'),
       }),
-    ),
-  );
+    );
+  });
   app.setNotFoundHandler((request, reply) =>
     send(
       reply,
@@ -127,12 +150,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onSend', async (request, reply) => {
+  app.addHook('onSend', async (request, reply, payload) => {
     reply.header(REQUEST_ID_HEADER, request.id);
     if (closing) reply.header('connection', 'close');
+    if (reply.statusCode >= 400 && typeof payload === 'string') request.problemCode = problemCodeOf(payload);
   });
   app.addHook('onResponse', async (request, reply) => {
     metrics.observeRequest(request.method, request.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    request.log.info(requestLogLine(request, reply), 'request');
   });
 
   await app.register(swagger, {

@@ -35,7 +35,7 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
  *   with a different payload, a resume of a concluded run); `PAYLOAD_TOO_LARGE`: 413;
  *   `UNSUPPORTED_MEDIA_TYPE`: 415;
  * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; DESIGN.md decision 12);
- * - `STORE_CORRUPT`, `SCHEMA_TOO_NEW`, `INTERNAL`: 500 with a generic message, logged.
+ * - `STORE_CORRUPT`, `SCHEMA_TOO_NEW`, `STORE_MISCONFIGURED`, `INTERNAL`: 500 with a generic message, logged.
  */
 export function statusOf(code: ProblemCode): number {
   switch (code) {
@@ -65,6 +65,7 @@ export function statusOf(code: ProblemCode): number {
       return 503;
     case 'STORE_CORRUPT':
     case 'SCHEMA_TOO_NEW':
+    case 'STORE_MISCONFIGURED':
     case 'INTERNAL':
       return 500;
   }
@@ -87,6 +88,7 @@ const TITLES: Readonly<Record<ProblemCode, string>> = {
   STORE_UNAVAILABLE: 'Quota store unavailable',
   STORE_CORRUPT: 'Internal error',
   SCHEMA_TOO_NEW: 'Internal error',
+  STORE_MISCONFIGURED: 'Internal error',
   INTERNAL: 'Internal error',
 };
 
@@ -269,6 +271,9 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
     if (fastify.validation !== undefined) {
       const { field, message } = validationField(fastify);
       return envelope('INVALID_ARGUMENT', `${field}: ${message}`, { field }, context);
+    }
+    if (fastify.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+      return envelope('INVALID_ARGUMENT', 'path: a path parameter is longer than any identifier (200 characters, percent-encoded)', { field: 'path' }, context);
     }
     if (fastify.code === 'FST_ERR_BAD_URL') {
       return envelope('INVALID_ARGUMENT', 'path: is not a valid URL path (check its percent-encoding)', { field: 'path' }, context);

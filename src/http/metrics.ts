@@ -16,7 +16,12 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_http_request_duration_seconds{method, route, status_code}`: latency of each request;
  * - `quotaplane_tenant_running_runs{tenant}`, `quotaplane_tenant_reserved_tokens{tenant}`,
  *   `quotaplane_tenant_reserved_minor_units{tenant}`: read from the store on each scrape, for the
- *   tenant's current period;
+ *   tenant's current period. Bounded (issue #10 item 8): only the busiest `tenantSeries` tenants
+ *   (most running runs, then most reserved tokens, then minor units, then name) get their own
+ *   series; every other tenant is summed into one `tenant="other"` series (a tenant literally
+ *   named `other` is always summed there), so a flood of tenant names cannot grow `/metrics`;
+ * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
+ *   into `other`;
  * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
  */
 export interface ServiceMetrics {
@@ -27,8 +32,19 @@ export interface ServiceMetrics {
   meter(plane: Plane): Plane;
 }
 
-/** Builds the metrics of one app; the per-tenant gauges read `plane.usage` for every tenant of `plane.tenants()` on each scrape. */
-export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics {
+/** How many tenants get their own per-tenant series on `/metrics` by default. */
+export const DEFAULT_METRICS_TENANTS = 50;
+
+/** The `tenant` label of the series every tenant beyond the busiest ones is summed into. */
+export const OTHER_TENANTS_LABEL = 'other';
+
+/**
+ * Builds the metrics of one app; the per-tenant gauges read `plane.usage` for every tenant of
+ * `plane.tenants()` on each scrape and keep their own series for the busiest `tenantSeries`
+ * (default {@link DEFAULT_METRICS_TENANTS}; 0 sums every tenant into `other`).
+ */
+export function createServiceMetrics(options: { plane: Plane; tenantSeries?: number }): ServiceMetrics {
+  const tenantSeries = options.tenantSeries ?? DEFAULT_METRICS_TENANTS;
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
 
@@ -71,13 +87,13 @@ export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics 
 
   // The three gauges are filled from one read of every tenant per scrape: prom-client collects
   // metrics concurrently, so they share the read in flight instead of each reading the store.
-  let inFlight: Promise<Usage[]> | null = null;
-  const tenantUsage = (): Promise<Usage[]> => {
+  let inFlight: Promise<TenantFigures> | null = null;
+  const tenantUsage = (): Promise<TenantFigures> => {
     inFlight ??= (async () => {
       const tenants = await options.plane.tenants();
       const figures: Usage[] = [];
       for (const tenant of tenants) figures.push(await options.plane.usage({ tenant }));
-      return figures;
+      return boundTenantFigures(figures, tenantSeries);
     })().finally(() => {
       inFlight = null;
     });
@@ -92,9 +108,21 @@ export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics 
       async collect() {
         const figures = await tenantUsage();
         this.reset();
-        for (const usage of figures) this.set({ tenant: usage.tenant }, value(usage));
+        for (const usage of figures.own) this.set({ tenant: usage.tenant }, value(usage));
+        if (figures.other.length > 0) this.set({ tenant: OTHER_TENANTS_LABEL }, figures.other.reduce((sum, usage) => sum + value(usage), 0));
       },
     });
+  new Gauge({
+    name: `${METRIC_PREFIX}tenants`,
+    help: 'Tenants with rows in the store, by whether they have their own per-tenant series (own) or are summed into tenant="other".',
+    labelNames: ['series'] as const,
+    registers: [registry],
+    async collect() {
+      const figures = await tenantUsage();
+      this.set({ series: 'own' }, figures.own.length);
+      this.set({ series: 'other' }, figures.other.length);
+    },
+  });
   tenantGauge('tenant_running_runs', 'Runs holding a slot, per tenant, read on scrape.', (usage) => usage.running);
   tenantGauge('tenant_reserved_tokens', "Tokens held by open runs in the tenant's current period, read on scrape.", (usage) => usage.reserved.tokens);
   tenantGauge(
@@ -160,10 +188,36 @@ export function createServiceMetrics(options: { plane: Plane }): ServiceMetrics 
         usage: (input) => timed('usage', () => plane.usage(input)),
         setQuota: (tenant, quota, by) => timed('setQuota', () => plane.setQuota(tenant, quota, by)),
         getQuota: (tenant) => timed('getQuota', () => plane.getQuota(tenant)),
+        updateQuota: (tenant, patch, by) => timed('updateQuota', () => plane.updateQuota(tenant, patch, by)),
         halt: (input) => timed('halt', () => plane.halt(input)),
         lift: (input) => timed('lift', () => plane.lift(input)),
         halts: (tenant) => timed('halts', () => plane.halts(tenant)),
       };
     },
   };
+}
+
+/** The per-tenant figures of one scrape: the busiest tenants, each on its own, and the rest. */
+interface TenantFigures {
+  readonly own: readonly Usage[];
+  readonly other: readonly Usage[];
+}
+
+// The busiest `limit` tenants by what they hold now (running runs, then reserved tokens, then
+// reserved minor units; ties by name, so the choice is stable between scrapes), and the rest.
+function boundTenantFigures(figures: readonly Usage[], limit: number): TenantFigures {
+  const ranked = [...figures].sort(
+    (a, b) =>
+      b.running - a.running ||
+      b.reserved.tokens - a.reserved.tokens ||
+      b.reserved.minorUnits - a.reserved.minorUnits ||
+      (a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0),
+  );
+  const own: Usage[] = [];
+  const other: Usage[] = [];
+  for (const usage of ranked) {
+    if (own.length < limit && usage.tenant !== OTHER_TENANTS_LABEL) own.push(usage);
+    else other.push(usage);
+  }
+  return { own, other };
 }

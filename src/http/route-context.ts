@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../core/clock.js';
 import type { Refused } from '../core/refusal.js';
 import type { Plane } from '../plane/plane.js';
+import type { ApiKeyStore } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { actingTenant, callerInstant } from './auth.js';
 import { PROBLEM_CONTENT_TYPE, refusalProblem, type RetryAfterDefaults } from './errors.js';
@@ -12,9 +13,13 @@ import type { ServiceMetrics } from './metrics.js';
 export interface RouteContext {
   readonly plane: Plane;
   readonly store: QuotaStore;
+  /** The API keys requests are checked against; the key routes manage them. */
+  readonly keys: ApiKeyStore;
   readonly clock: Clock;
   readonly metrics: ServiceMetrics;
   readonly retryAfter: RetryAfterDefaults;
+  /** Why the service is not ready now (store not open yet, stopping), or `null`: `/readyz` answers 503 with it. */
+  readonly readiness: () => string | null;
 }
 
 /**

@@ -13,7 +13,7 @@ import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
 import { requireLeaseMs, requireRecord } from './plane-input.js';
-import { getQuota, setQuota } from './quota.js';
+import { getQuota, setQuota, updateQuota } from './quota.js';
 import { rateWindows } from './rate-windows.js';
 import { release } from './release.js';
 import { resume } from './resume.js';
@@ -70,6 +70,7 @@ export function createPlane(options: PlaneOptions): Plane {
     dispatch: (input) => dispatch(context, input),
     setQuota: (tenant, quota, by) => setQuota(context, tenant, quota, by),
     getQuota: (tenant) => getQuota(context, tenant),
+    updateQuota: (tenant, patch, by) => updateQuota(context, tenant, patch, by),
     usage: (input) => usage(context, input),
     halt: (input) => halt(context, input),
     lift: (input) => lift(context, input),

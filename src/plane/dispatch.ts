@@ -20,7 +20,8 @@ export async function dispatch(context: PlaneContext, input: DispatchInput): Pro
   const run = normaliseRunId('run', request.run);
   const grant = requireIdentifier('grant', request.grant);
   const key = requireIdentifier('dispatch', request.dispatch);
-  const ceilings = parseRateCeilings(request.ceilings, 'ceilings');
+  // Omitted ceilings mean the caller declares none: the quota's configured ceilings for the grant still apply.
+  const ceilings = request.ceilings === undefined ? [] : parseRateCeilings(request.ceilings, 'ceilings');
   const exempt = request.exempt === undefined ? false : requireBoolean('exempt', request.exempt);
   const atMs = instantOf(context, request.atMs);
   const lease =

@@ -1,3 +1,4 @@
+import { KEYS_AUDIT_TENANT } from './api-key-admin.js';
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import { requireIdentifier, requireTenant } from '../core/identifiers.js';
@@ -96,7 +97,10 @@ export async function auditLog(context: PlaneContext, input: AuditLogInput): Pro
   return { rows: items, truncated };
 }
 
-/** `Plane.tenants`. */
+/**
+ * `Plane.tenants`: the store's tenants, without {@link KEYS_AUDIT_TENANT}, whose only rows are the
+ * audit rows of keys for every tenant (it is no customer; `verifyAudit` still walks its chain).
+ */
 export async function tenants(context: PlaneContext): Promise<string[]> {
-  return storeCall('tenants', () => context.store.tenants());
+  return (await storeCall('tenants', () => context.store.tenants())).filter((tenant) => tenant !== KEYS_AUDIT_TENANT);
 }

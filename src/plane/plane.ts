@@ -3,6 +3,7 @@ import type { Clock } from '../core/clock.js';
 import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { QuotaPatch } from '../core/quota-patch.js';
 import type { RateCeiling } from '../core/rate.js';
 import type {
   HaltedRefusal,
@@ -156,8 +157,9 @@ export type HeartbeatResult = LeaseRenewal | Refused<WithheldRefusal>;
  * - `grant`: the tool reference, e.g. `tool://payments/refund`.
  * - `dispatch`: the first attempt's idempotency key; retries and resumed passes pass the same one
  *   and are counted once.
- * - `ceilings`: `[{ count, windowSeconds }]` the caller declares; the tenant's configured
- *   `quota.rateCeilings[grant]` apply as well, and every one must have room.
+ * - `ceilings`: `[{ count, windowSeconds }]` the caller declares; optional, default none (`[]`).
+ *   The tenant's configured `quota.rateCeilings[grant]` apply as well, declared or not, and every
+ *   one must have room.
  * - `exempt`: a compensating call, counted but never refused; default false.
  * - `atMs`: default the plane clock.
  */
@@ -166,7 +168,7 @@ export interface DispatchInput {
   readonly run: string;
   readonly grant: string;
   readonly dispatch: string;
-  readonly ceilings: readonly RateCeiling[];
+  readonly ceilings?: readonly RateCeiling[] | undefined;
   readonly exempt?: boolean | undefined;
   readonly atMs?: number | undefined;
   /**
@@ -306,6 +308,13 @@ export interface Plane {
   setQuota(tenant: string, quota: TenantQuota, by?: Operator): Promise<TenantQuota>;
   /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
   getQuota(tenant: string): Promise<TenantQuota | null>;
+  /**
+   * Changes part of the tenant's quota (issue #10 item 13) with JSON Merge Patch semantics
+   * (`QuotaPatch`: an absent member is kept, `null` removes a ceiling, rate ceilings merge per
+   * grant), validated as `setQuota` validates, and audits it as `quota.update` with the old and new
+   * quota and the patch. Returns the whole quota stored. Throws `INVALID_ARGUMENT` naming the field.
+   */
+  updateQuota(tenant: string, patch: QuotaPatch, by?: Operator): Promise<TenantQuota>;
   /** The tenant's spent, reserved and running figures for one period, with its quota. */
   usage(input: UsageInput): Promise<Usage>;
   /**

@@ -1,6 +1,7 @@
 import { requireTenant } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { parseQuota, type TenantQuota } from '../core/quota.js';
+import { applyQuotaPatch } from '../core/quota-patch.js';
 import { type PlaneContext, instantOf } from './plane-context.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
@@ -42,4 +43,35 @@ export async function setQuota(
 export async function getQuota(context: PlaneContext, tenant: unknown): Promise<TenantQuota | null> {
   const id = requireTenant('tenant', tenant);
   return storeCall('getQuota', () => tenantHandle(context.store, id).getQuota());
+}
+
+/**
+ * `Plane.updateQuota` (issue #10 item 13): applies a JSON Merge Patch (`core/quota-patch.ts`) to
+ * the stored quota and stores the result, audited as `quota.update` with `{ old, new, patch }`.
+ * The stored quota is read just before the write, in its own read, as `setQuota` does: a patch
+ * racing another change of the same tenant's quota is applied to what it read (the audit log shows
+ * both, each with its full before and after).
+ */
+export async function updateQuota(
+  context: PlaneContext,
+  tenant: unknown,
+  patch: unknown,
+  by: unknown,
+): Promise<TenantQuota> {
+  const id = requireTenant('tenant', tenant);
+  const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');
+  const handle = tenantHandle(context.store, id);
+  const previous = await storeCall('getQuota', () => handle.getQuota());
+  const next = applyQuotaPatch(previous, patch, 'patch');
+  const atMs = instantOf(context, undefined);
+  await storeCall('setQuota', () =>
+    handle.setQuota(next, {
+      atMs,
+      by: operator,
+      action: 'quota.update',
+      subject: 'quota',
+      detail: { old: previous, new: next, patch: patch as Record<string, unknown> },
+    }),
+  );
+  return next;
 }

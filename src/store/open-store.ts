@@ -1,6 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import type { QuotaStore } from './store.js';
+import { redactStoreUrl } from './store-url.js';
 import { openSqliteStore, SQLITE_MEMORY_PATH } from './sqlite/sqlite-store.js';
 
 /** Options of {@link openStore}; each applies only to the backends that name it. */
@@ -11,11 +12,19 @@ export interface OpenStoreOptions {
    */
   readonly busyTimeoutMs?: number;
   /**
-   * SQLite: whether a missing file is created (and migrated). `false` for read-only callers: a
-   * missing file throws `STORE_UNAVAILABLE` with `details.missing = true` and `details.path`
-   * instead of leaving an empty store at a mistyped path. PostgreSQL ignores it. @defaultValue true
+   * Whether a missing store is created: a SQLite file, or a PostgreSQL schema and its tables.
+   * `false` for read-only callers: where there is no quotaplane store, the open throws
+   * `STORE_MISCONFIGURED` with `details.reason = 'no-store'` and creates nothing (issue #10 item 3).
+   * A SQLite file or a PostgreSQL schema that holds another application's tables is refused
+   * either way (`foreign`). @defaultValue true
    */
   readonly create?: boolean;
+  /**
+   * Whether a store an older quotaplane wrote is migrated. `false` for read-only callers: such a
+   * store throws `STORE_MISCONFIGURED` (`needs-migration`, naming `quotaplane migrate`) and is not
+   * changed. @defaultValue true
+   */
+  readonly migrate?: boolean;
   /** PostgreSQL only: the schema that holds quotaplane's tables. */
   readonly schema?: string;
   /** PostgreSQL only: connections in this instance's pool. @defaultValue 4 */
@@ -53,8 +62,10 @@ const POSTGRES_MODULE = './postgres/postgres-store.js';
  *   created if missing unless `options.create` is `false`;
  * - `sqlite::memory:`: a private in-memory SQLite database (gone on close);
  * - `postgres://…` or `postgresql://…`: PostgreSQL, loaded on demand.
- * Throws `INVALID_ARGUMENT` on field `url` for anything else, listing the accepted forms; the
- * backend's own faults (`STORE_UNAVAILABLE`, `STORE_CORRUPT`, `SCHEMA_TOO_NEW`) otherwise.
+ * Throws `INVALID_ARGUMENT` on field `url` for anything else, listing the accepted forms (the URL
+ * shown with its password as `***`); `STORE_MISCONFIGURED` when the store named cannot be used as
+ * configured (see `store-configuration.ts`); the backend's own faults (`STORE_UNAVAILABLE`,
+ * `STORE_CORRUPT`, `SCHEMA_TOO_NEW`) otherwise.
  * @example const store = await openStore('sqlite:./quotaplane.db'); const acme = store.tenant('acme');
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<QuotaStore> {
@@ -68,6 +79,7 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   return openSqliteStore(path, {
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.create === undefined ? {} : { create: options.create }),
+    ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
   });
 }
 
@@ -86,6 +98,6 @@ function sqlitePath(url: string): string | null {
 function badUrl(url: unknown) {
   return invalidArgument(
     'url',
-    `must name a store as ${STORE_URL_FORMS.map((form) => `'${form}'`).join(', ')}; got ${describe(url)}`,
+    `must name a store as ${STORE_URL_FORMS.map((form) => `'${form}'`).join(', ')}; got ${describe(typeof url === 'string' ? redactStoreUrl(url) : url)}`,
   );
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { redactStoreUrl } from './store-url.js';
+import { redactSecrets, redactStoreUrl } from './store-url.js';
 
 describe('redactStoreUrl', () => {
   it('hides the password of a postgres URL and keeps the rest', () => {
@@ -14,5 +14,20 @@ describe('redactStoreUrl', () => {
     expect(redactStoreUrl('postgres://app@db/quota')).toBe('postgres://app@db/quota');
     expect(redactStoreUrl('sqlite:/tmp/q.db')).toBe('sqlite:/tmp/q.db');
     expect(redactStoreUrl('./quota.db')).toBe('./quota.db');
+  });
+
+  it('hides the password of a mistyped scheme, one holding an @, and every password= parameter (issue #10 item 1)', () => {
+    expect(redactStoreUrl('postgress://app:s3cret@db/quota')).toBe('postgress://app:***@db/quota');
+    expect(redactStoreUrl('postgres://app:p@ss@db/quota')).toBe('postgres://app:***@db/quota');
+    expect(redactStoreUrl('postgres://db/quota?user=app&password=s3cret&sslmode=require')).toBe(
+      'postgres://db/quota?user=app&password=***&sslmode=require',
+    );
+  });
+
+  it('redactSecrets takes the raw and the decoded password out of any text', () => {
+    const url = 'postgres://app:s%40cret@db/quota';
+    expect(redactSecrets(`could not open ${url}: password s@cret refused (s%40cret)`, url)).toBe(
+      'could not open postgres://app:***@db/quota: password *** refused (***)',
+    );
   });
 });

@@ -17,7 +17,7 @@ describe('quotaplane keys', () => {
   afterEach(() => dir.remove());
 
   it('create prints the key once and stores only its hash; list shows the record without it', async () => {
-    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'acme-worker', '--store', store]);
+    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'acme-worker', '--store', store, '--actor', 'ops']);
     expect(created.status).toBe(0);
     const secret = /qp_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0] as string;
     expect(secret).toBeDefined();
@@ -35,7 +35,7 @@ describe('quotaplane keys', () => {
   });
 
   it("--json answers one document; an operator key for '*' covers every tenant", async () => {
-    const created = await runCli(['keys', 'create', '--tenant', '*', '--role', 'operator', '--store', store, '--json']);
+    const created = await runCli(['keys', 'create', '--tenant', '*', '--role', 'operator', '--store', store, '--actor', 'ops', '--json']);
     expect(created.status).toBe(0);
     const document = JSON.parse(created.stdout) as Record<string, unknown>;
     expect(document).toMatchObject({ role: 'operator', tenant: '*', revokedAtMs: null });
@@ -47,13 +47,13 @@ describe('quotaplane keys', () => {
   });
 
   it('revoke revokes once, says so again idempotently, and exits 1 for an id that names no key', async () => {
-    const created = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'operator', '--store', store, '--json'])).stdout) as {
+    const created = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'operator', '--store', store, '--actor', 'ops', '--json'])).stdout) as {
       id: string;
     };
-    const revoked = await runCli(['keys', 'revoke', created.id, '--store', store]);
+    const revoked = await runCli(['keys', 'revoke', created.id, '--store', store, '--actor', 'ops']);
     expect(revoked).toMatchObject({ status: 0, stdout: `revoked ${created.id}\n` });
-    expect((await runCli(['keys', 'revoke', created.id, '--store', store])).stdout).toContain('already revoked');
-    const missing = await runCli(['keys', 'revoke', 'key_01JB0000000000000000000000', '--store', store]);
+    expect((await runCli(['keys', 'revoke', created.id, '--store', store, '--actor', 'ops'])).stdout).toContain('already revoked');
+    const missing = await runCli(['keys', 'revoke', 'key_01JB0000000000000000000000', '--store', store, '--actor', 'ops']);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('no key has the id');
     const listed = JSON.parse((await runCli(['keys', 'list', '--store', store, '--json'])).stdout) as { keys: { revokedAtMs: unknown }[] };
@@ -61,23 +61,23 @@ describe('quotaplane keys', () => {
   });
 
   it("refuses a runner key for '*', an unknown role and a missing tenant as usage errors (exit 2), creating nothing", async () => {
-    const everyTenant = await runCli(['keys', 'create', '--tenant', '*', '--role', 'runner', '--store', store]);
+    const everyTenant = await runCli(['keys', 'create', '--tenant', '*', '--role', 'runner', '--store', store, '--actor', 'ops']);
     expect(everyTenant.status).toBe(2);
     expect(everyTenant.stderr).toContain('--tenant');
-    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'admin', '--store', store])).status).toBe(2);
-    expect((await runCli(['keys', 'create', '--role', 'runner', '--store', store])).status).toBe(2);
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'admin', '--store', store, '--actor', 'ops'])).status).toBe(2);
+    expect((await runCli(['keys', 'create', '--role', 'runner', '--store', store, '--actor', 'ops'])).status).toBe(2);
     expect(existsSync(join(dir.path, 'keys.db'))).toBe(false);
   });
 
-  it('list and revoke at a path with no store exit 2 naming the path, and create no file', async () => {
+  it('list and revoke at a path with no store exit 3 (configuration) naming the path, and create no file', async () => {
     const path = join(dir.path, 'typo.db');
-    for (const args of [['keys', 'list'], ['keys', 'revoke', 'key_x']]) {
+    for (const args of [['keys', 'list'], ['keys', 'revoke', 'key_x', '--actor', 'ops']]) {
       const missing = await runCli([...args, '--store', `sqlite:${path}`]);
-      expect(missing.status).toBe(2);
-      expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or start \`quotaplane serve --store`);
+      expect(missing.status).toBe(3);
+      expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or create one with \`quotaplane migrate --store`);
     }
     expect(existsSync(path)).toBe(false);
-    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', `sqlite:${path}`])).status).toBe(0);
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', `sqlite:${path}`, '--actor', 'ops'])).status).toBe(0);
     expect((await runCli(['keys', 'list', '--store', `sqlite:${path}`])).status).toBe(0);
   });
 });

@@ -147,6 +147,15 @@ async function everyVerb(server: Served): Promise<void> {
   const set = await bothWays(server, ['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '2', '--max-tokens-per-period', '1000000', '--rate', 'tool://payments/refund=20/3600'], 'ops-alice');
   expect(set.store).toMatchObject({ status: 0, body: { tenant: 'acme', quota: { period: 'monthly', maxConcurrentRuns: 2, rateCeilings: { 'tool://payments/refund': [{ count: 20, windowSeconds: 3600 }] } } } });
   expect((await bothWays(server, ['quota', 'get', '--tenant', 'acme'])).store.body.quota.maxConcurrentRuns).toBe(2);
+  // quota update changes the ceilings named and keeps the rest; 'unlimited' removes one (issue #10 item 13).
+  const update = await bothWays(server, ['quota', 'update', '--tenant', 'acme', '--max-concurrent-runs', '3', '--max-tokens-per-period', 'unlimited'], 'ops-alice');
+  expect(update.store).toMatchObject({ status: 0, body: { tenant: 'acme', quota: { period: 'monthly', maxConcurrentRuns: 3, rateCeilings: { 'tool://payments/refund': [{ count: 20, windowSeconds: 3600 }] } } } });
+  expect(update.store.body.quota.maxTokensPerPeriod).toBeUndefined();
+  const dropRate = await bothWays(server, ['quota', 'update', '--tenant', 'acme', '--max-concurrent-runs', '2', '--max-tokens-per-period', '1000000', '--rate', 'tool://payments/refund=none'], 'ops-alice');
+  expect(dropRate.store.body.quota).toEqual({ period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1000000 });
+  await bothWays(server, ['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '2', '--max-tokens-per-period', '1000000', '--rate', 'tool://payments/refund=20/3600'], 'ops-alice');
+  const [updateRow] = (await bothWays(server, ['audit', '--tenant', 'acme', '--action', 'quota.update', '--limit', '1'])).store.body.rows ?? [];
+  expect(updateRow).toMatchObject({ action: 'quota.update', detail: { old: { maxConcurrentRuns: 3 }, new: { maxConcurrentRuns: 2, maxTokensPerPeriod: 1000000 }, patch: { rateCeilings: { 'tool://payments/refund': null } } } });
 
   const halt = await bothWays(server, ['halt', 'subject:svc-billing', '--tenant', 'acme', '--reason', 'credential leaked'], 'ops-alice');
   expect(halt.store).toMatchObject({ status: 0, body: { tenant: 'acme', scope: 'subject:svc-billing', reach: 'admission and running work', by: { actor: 'ops-alice', basis: 'asserted' } } });
@@ -223,10 +232,13 @@ async function everyVerb(server: Served): Promise<void> {
     'run.settle:ops-bob',
     'halt:ops-alice',
     'quota.set:ops-alice',
+    'quota.update:ops-alice',
+    'quota.update:ops-alice',
+    'quota.set:ops-alice',
     'quota.set:library',
   ]);
-  expect(audit.served.body.rows.map((row: any) => row.by.basis)).toEqual(['authenticated', 'authenticated', 'authenticated', 'authenticated', 'authenticated', 'asserted']);
-  expect((await bothWays(server, ['audit', '--verify'])).store).toMatchObject({ status: 0, body: { ok: true, tenants: [{ tenant: 'acme', rows: 6, ok: true }, { tenant: 'globex', rows: 0, ok: true }] } });
+  expect(audit.served.body.rows.map((row: any) => row.by.basis)).toEqual([...Array(8).fill('authenticated'), 'asserted']);
+  expect((await bothWays(server, ['audit', '--verify'])).store).toMatchObject({ status: 0, body: { ok: true, tenants: [{ tenant: 'acme', rows: 9, ok: true }, { tenant: 'globex', rows: 0, ok: true }] } });
   expect((await bothWays(server, ['attention', '--tenant', 'acme'])).store.status).toBe(0);
 }
 
@@ -382,12 +394,12 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect((await json(['halts'])).body).toEqual({ halts: [], truncated: false });
     for (const missingPath of [join(dir.path, 'no', 'such', 'dir', 'q.db'), join(dir.path, 'typo.db')]) {
       const missing = await runCli(['status', '--store', `sqlite:${missingPath}`]);
-      expect(missing.status).toBe(2);
+      expect(missing.status).toBe(3);
       expect(missing.stderr).toContain(`no quotaplane store at ${missingPath}; check --store`);
       expect(existsSync(missingPath)).toBe(false);
     }
-    const unreachable = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
-    expect(unreachable.status).toBe(4);
+    const directory = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
+    expect([directory.status, directory.stderr]).toEqual([3, expect.stringContaining('is a directory, not a SQLite file')]);
     expect((await json(['attention'])).status).toBe(1);
   });
 
@@ -402,7 +414,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
     // The README carries the same table: one row per status, each meaning starting as --help's does.
     const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8').replaceAll('`', '');
     const statuses = [...stdout.matchAll(/^ {2}(\d+) +(.+)$/gm)].map((match) => [match[1], match[2]]);
-    expect(statuses.map(([code]) => code)).toEqual(['0', '1', '2', '4', '5', '70']);
+    expect(statuses.map(([code]) => code)).toEqual(['0', '1', '2', '3', '4', '5', '70']);
     for (const [code, meaning] of statuses) {
       const firstWords = (meaning ?? '').split(/[:(,]/)[0]?.trim() ?? '';
       expect(readme, `README exit status ${code}`).toMatch(new RegExp(`^\\| ${code} \\| ${firstWords.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { renderReplayTable } from '../../src/cli/replay/replay-report.js';
 import type { ReplayReport } from '../../src/cli/replay/replay-types.js';
 import { serviceFixture, type ServiceFixture } from '../http/http-fixtures.js';
 import { HEADER, runCli, temporaryDirectory, writeTrace } from './cli-helpers.js';
@@ -81,5 +82,13 @@ describe('quotaplane replay --url', () => {
     const badUrl = await runCli(['replay', trace, '--url', 'localhost:7070', '--key', 'qp_x']);
     expect(badUrl.status).toBe(2);
     expect(badUrl.stderr).toContain('--url');
+  });
+
+  it('when a slot was freed early, the report says a sweeper is the likely cause and every server on the store needs it off (issue #10 item 12)', async () => {
+    const remote = await runCli(['replay', busyTrace(), ...FLAGS, '--url', url, '--key', fixture.key.opAll.secret]);
+    const report = JSON.parse(remote.stdout) as ReplayReport;
+    expect(renderReplayTable(report)).not.toContain('sweeper');
+    const swept = renderReplayTable({ ...report, ok: false, invariants: { ...report.invariants, slotsHeldWhileRunning: false } });
+    expect(swept).toMatch(/slotsHeldWhileRunning is false: .*sweeper.*Every server on this store must run with --sweep-interval-ms 0/);
   });
 });

@@ -122,12 +122,12 @@ describe('quotaplane replay', () => {
     expect(stderr.trim()).toMatch(/^error: --store must name a store as 'sqlite:<path>', .*; got "mysql:\/\/db\/quota"$/);
   });
 
-  it('exits 4 when the store cannot be opened, and says why', async () => {
+  it('exits 3 (configuration) when the store cannot be created where named, and says why', async () => {
     const { status, stdout, stderr } = await runCli(['replay', smallTrace(), '--store', `sqlite:${join(dir.path, 'no', 'such', 'dir.db')}`]);
-    expect(status).toBe(4);
+    expect(status).toBe(3);
     expect(stdout).toBe('');
     expect(stderr.trim().split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(/^error: .*cannot be opened/);
+    expect(stderr).toMatch(/^error: configuration: cannot create .*its directory .* does not exist/);
   });
 
   it('isolates its tenants by a unique prefix in a given store, so a second replay is not skewed', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -78,6 +79,19 @@ describe('serve startup faults', () => {
     expect(result.status).toBe(0);
     expect(result.stderr).toMatch(/every API key in this store is revoked.*quotaplane keys create/);
     expect(result.stdout).not.toMatch(/qp_/);
+  });
+
+  it('--first-key-file writes the first key to a file created with mode 0600, and no output channel shows it (issue #10 item 1)', async () => {
+    const dir = tempDir();
+    const keyFile = join(dir, 'first-key');
+    const result = await serveOnce(['--store', `sqlite:${join(dir, 'q.db')}`, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'info', '--first-key-file', keyFile]);
+    expect(result.status).toBe(0);
+    const secret = readFileSync(keyFile, 'utf8').trim();
+    expect(secret).toMatch(/^qp_[A-Za-z0-9_-]{43}$/);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(result.stderr).toContain(`written to ${keyFile} (mode 0600)`);
+    expect(result.stdout + result.stderr).not.toContain(secret);
+    expect(result.stdout + result.stderr).not.toMatch(/qp_[A-Za-z0-9_-]{43}/);
   });
 
   it('--shutdown-timeout-ms defaults to 10000, and one that is not a whole number of ms is a usage error naming it', async () => {

@@ -22,32 +22,34 @@ function tempDir(): string {
 }
 
 describe('quotaplane serve as a process', () => {
-  it('starts on a new SQLite file, prints the first operator key once, serves with it, and stops on SIGTERM closing the store', async () => {
+  it('starts on a new SQLite file, shows the first operator key once on stderr only, logs only JSON on stdout, serves, and stops on SIGTERM closing the store', async () => {
     const dir = tempDir();
     const db = join(dir, 'served.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'bin.ts'), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'silent'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'bin.ts'), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'info'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, QUOTAPLANE_PROT: '8080' },
     });
     cleanups.push(() => {
       if (child.exitCode === null) child.kill('SIGKILL');
     });
     let stdout = '';
     let stderr = '';
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
-      child.stdout.on('data', (chunk: Buffer) => {
-        stdout += chunk.toString();
-        const match = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(stdout);
+      child.stderr.on('data', (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const match = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
         if (match?.[1] !== undefined) resolve(match[1]);
       });
       void exited.then((code) => reject(new Error(`serve exited with ${code} before serving: ${stdout}${stderr}`)));
     });
 
-    const secrets = stdout.match(/qp_[A-Za-z0-9_-]{43}/g) ?? [];
+    const secrets = stderr.match(/qp_[A-Za-z0-9_-]{43}/g) ?? [];
     expect(secrets).toHaveLength(1);
-    expect(stdout).toContain('operator key for every tenant');
+    expect(stderr).toContain('operator key for every tenant');
+    expect(stderr).toContain('QUOTAPLANE_PROT is not a quotaplane setting and is ignored (did you mean QUOTAPLANE_PORT?)');
     const key = secrets[0] as string;
 
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
@@ -62,10 +64,18 @@ describe('quotaplane serve as a process', () => {
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    expect(stdout).toContain('sweeping lapsed leases every 5000 ms');
-    expect(stdout).toContain('SIGTERM: stopping the sweeper, finishing in-flight requests, then closing the store');
-    expect(stdout).toMatch(/quotaplane: stopped\n$/);
-    expect(stderr).toBe('');
+    expect(stderr).toContain('sweeping lapsed leases every 5000 ms');
+    expect(stderr).toContain('SIGTERM: no new connections; finishing requests in flight, then closing the store');
+    expect(stderr).toMatch(/quotaplane: stopped\n$/);
+    // Stdout is JSON log lines only (issue #10 item 7), one per request, and never holds the key (item 1).
+    const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.filter((line) => line.msg === 'request').map((line) => [line.method, line.route, line.status])).toEqual([
+      ['GET', '/healthz', 200],
+      ['GET', '/v1/tenants', 401],
+      ['PUT', '/v1/tenants/:tenant/quota', 200],
+      ['GET', '/v1/tenants', 200],
+    ]);
+    expect(stdout).not.toContain(key);
     // SQLite removes the write-ahead log when the last connection closes cleanly.
     expect(existsSync(`${db}-wal`)).toBe(false);
 
@@ -122,22 +132,59 @@ describe('startServer', () => {
   });
 });
 
-/** The money display `serve` gives the dashboard when nothing names one. */
-const MICRO_USD = { currency: 'USD', minorUnitsPerUnit: 1_000_000 };
-
 describe('serve configuration', () => {
   it('flags win over QUOTAPLANE_STORE and QUOTAPLANE_PORT, which win over the defaults', () => {
-    expect(resolveServeConfig({}, {})).toEqual({ storeUrl: 'sqlite:./quotaplane.db', host: '127.0.0.1', port: 7070, sweepIntervalMs: 5000, shutdownTimeoutMs: 10_000, ...MICRO_USD });
-    const env = { QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db', QUOTAPLANE_PORT: '8080', QUOTAPLANE_SWEEP_INTERVAL_MS: '0' };
-    expect(resolveServeConfig({}, env)).toEqual({ storeUrl: 'sqlite:/var/lib/q.db', host: '127.0.0.1', port: 8080, sweepIntervalMs: 0, shutdownTimeoutMs: 10_000, ...MICRO_USD });
-    expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '0.0.0.0', sweepIntervalMs: 250 }, env)).toEqual({
-      storeUrl: 'sqlite:x.db',
+    const defaults = {
+      storeUrl: 'sqlite:./quotaplane.db',
+      host: '127.0.0.1',
+      port: 7070,
+      logLevel: 'info',
+      sweepIntervalMs: 5000,
+      startupTimeoutMs: 30_000,
+      shutdownTimeoutMs: 10_000,
+      bodyLimitBytes: 65_536,
+      metricsTenants: 50,
+      currency: 'USD',
+      minorUnitsPerUnit: 1_000_000,
+    };
+    expect(resolveServeConfig({}, {})).toEqual(defaults);
+    const env = {
+      QUOTAPLANE_STORE: 'sqlite:/var/lib/q.db',
+      QUOTAPLANE_PORT: '8080',
+      QUOTAPLANE_SWEEP_INTERVAL_MS: '0',
+      QUOTAPLANE_HOST: '0.0.0.0',
+      QUOTAPLANE_LOG_LEVEL: 'warn',
+      QUOTAPLANE_STARTUP_TIMEOUT_MS: '1000',
+      QUOTAPLANE_SHUTDOWN_TIMEOUT_MS: '250',
+      QUOTAPLANE_BODY_LIMIT_BYTES: '1024',
+      QUOTAPLANE_METRICS_TENANTS: '5',
+      QUOTAPLANE_FIRST_KEY_FILE: '/run/secrets/first-key',
+    };
+    const fromEnv = {
+      storeUrl: 'sqlite:/var/lib/q.db',
       host: '0.0.0.0',
+      port: 8080,
+      logLevel: 'warn',
+      sweepIntervalMs: 0,
+      startupTimeoutMs: 1000,
+      shutdownTimeoutMs: 250,
+      bodyLimitBytes: 1024,
+      metricsTenants: 5,
+      firstKeyFile: '/run/secrets/first-key',
+      currency: 'USD',
+      minorUnitsPerUnit: 1_000_000,
+    };
+    expect(resolveServeConfig({}, env)).toEqual(fromEnv);
+    expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '::1', sweepIntervalMs: 250, logLevel: 'debug', metricsTenants: 0 }, env)).toEqual({
+      ...fromEnv,
+      storeUrl: 'sqlite:x.db',
+      host: '::1',
       port: 0,
       sweepIntervalMs: 250,
-      shutdownTimeoutMs: 10_000,
-      ...MICRO_USD,
+      logLevel: 'debug',
+      metricsTenants: 0,
     });
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_LOG_LEVEL: 'loud' })).toThrow(/QUOTAPLANE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
   });
 
   it('shows money as micro-USD unless --currency / --minor-units-per-unit or their variables say otherwise, and names a bad one', async () => {

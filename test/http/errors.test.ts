@@ -33,6 +33,7 @@ describe('the code → status switch (issue #4 item 4)', () => {
       STORE_UNAVAILABLE: 503,
       STORE_CORRUPT: 500,
       SCHEMA_TOO_NEW: 500,
+      STORE_MISCONFIGURED: 500,
       INTERNAL: 500,
     };
     for (const [code, status] of Object.entries(expected)) expect([code, statusOf(code as ProblemCode)]).toEqual([code, status]);

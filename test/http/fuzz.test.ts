@@ -33,6 +33,8 @@ const segment = fc.oneof(
 
 function expectEnvelopeUnless2xx(status: number, headers: Record<string, unknown>, body: string): void {
   expect(status, body).toBeLessThan(500);
+  // Every answer carries its request id, the ones Fastify makes before a route runs too (issue #10 item 7).
+  expect(headers['x-request-id'], body).toMatch(/^req_/);
   if (status >= 400) {
     expect(headers['content-type']).toMatch(/^application\/problem\+json/);
     expect((JSON.parse(body) as { status: number }).status).toBe(status);

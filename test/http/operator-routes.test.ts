@@ -22,6 +22,30 @@ describe('operator routes', () => {
     expect(audit).toMatchObject({ action: 'quota.set', by: { actor: 'ops-acme', basis: 'authenticated' } });
   });
 
+  it('PATCH quota (JSON Merge Patch) changes one ceiling and keeps the rest; null removes one; audited as quota.update with old and new (issue #10 item 13)', async () => {
+    const grant = 'tool://payments/refund';
+    await send('PUT', '/v1/tenants/acme/quota', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 2_000_000, rateCeilings: { [grant]: [{ count: 20, windowSeconds: 3600 }] } });
+    const patched = await f.app.inject({
+      method: 'PATCH',
+      url: '/v1/tenants/acme/quota',
+      payload: JSON.stringify({ maxConcurrentRuns: 8, maxTokensPerPeriod: null }),
+      headers: { ...bearer(f.key.opAcme), 'content-type': 'application/merge-patch+json' },
+    });
+    expect(patched.statusCode).toBe(200);
+    const after = { period: 'daily', maxConcurrentRuns: 8, rateCeilings: { [grant]: [{ count: 20, windowSeconds: 3600 }] } };
+    expect(patched.json()).toEqual({ tenant: 'acme', quota: after });
+    expect((await get('/v1/tenants/acme/quota')).json()).toEqual({ tenant: 'acme', quota: after });
+    const [audit] = await f.store.tenant('acme').auditLog({ limit: 1 });
+    expect(audit).toMatchObject({
+      action: 'quota.update',
+      by: { actor: 'ops-acme', basis: 'authenticated' },
+      detail: { old: { maxConcurrentRuns: 4, maxTokensPerPeriod: 2_000_000 }, new: after, patch: { maxConcurrentRuns: 8, maxTokensPerPeriod: null } },
+    });
+    const unknown = await f.app.inject({ method: 'PATCH', url: '/v1/tenants/acme/quota', payload: { maxConcurentRuns: 1 }, headers: bearer(f.key.opAcme) });
+    expect(expectProblem(unknown, 400, 'INVALID_ARGUMENT').detail).toMatch(/maxConcurentRuns/);
+    expect((await get('/v1/tenants/acme/quota')).json()).toEqual({ tenant: 'acme', quota: after });
+  });
+
   it('PUT quota applies to the very next admission', async () => {
     await send('PUT', '/v1/tenants/acme/quota', { maxConcurrentRuns: 0 });
     const refused = await send('POST', '/v1/runs', { run: 'run-1' }, f.key.runAcme);

@@ -105,6 +105,13 @@ describe('runner routes', () => {
     expect(await f.store.tenant('acme').runningRuns(10)).toEqual(['run-1']);
   });
 
+  it('a dispatch body without ceilings is accepted and the quota’s configured ceilings for the grant still apply (issue #10 item 11)', async () => {
+    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 3600 }] } });
+    await post('/v1/runs', { run: 'run-1' });
+    expect((await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-1' })).json()).toEqual({ ok: true });
+    expectProblem(await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-2' }), 429, 'RateLimited');
+  });
+
   it('dispatches count against the window: RateLimited 429 with Retry-After until the oldest leaves; UncountableRate 422', async () => {
     await post('/v1/runs', { run: 'run-1' });
     const ceilings = [{ count: 1, windowSeconds: 60 }];

@@ -74,7 +74,7 @@ const ROUTE_CASES: readonly RouteCase[] = [
       payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1', ceilings: [{ count: 5, windowSeconds: 60 }] },
     },
     malformed: {
-      request: { method: 'POST', url: '/v1/runs/run-a/dispatches', payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1' } },
+      request: { method: 'POST', url: '/v1/runs/run-a/dispatches', payload: { tenant: 'acme', grant: GRANT, dispatch: 'd-1', ceilings: 'five per minute' } },
       field: 'ceilings',
     },
   },

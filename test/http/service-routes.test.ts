@@ -36,6 +36,8 @@ describe('service routes', () => {
         '/readyz',
         '/v1/attention',
         '/v1/key',
+        '/v1/keys',
+        '/v1/keys/{id}/revoke',
         '/v1/runs',
         '/v1/runs/{run}/dispatches',
         '/v1/runs/{run}/heartbeat',

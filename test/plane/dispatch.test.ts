@@ -34,6 +34,16 @@ describe('plane.dispatch on SQLite', () => {
     expect(await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k0', ceilings })).toEqual({ ok: true });
   });
 
+  it('a dispatch without ceilings is counted against the quota’s configured ceilings for the grant (issue #10 item 11)', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } });
+    const { run } = await openRun();
+    expect(await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k0' })).toEqual({ ok: true });
+    const refused = await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k1' });
+    expect(refused.ok === false && refused.refusal).toMatchObject({ code: 'RateLimited', ceiling: { count: 1, windowSeconds: 60 }, reached: 1 });
+  });
+
   it('an uncountable window refuses UncountableRate', async () => {
     fixture = await memoryPlane();
     const { run } = await openRun();

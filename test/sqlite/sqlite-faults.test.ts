@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -121,24 +121,30 @@ describe('SQLite store faults', () => {
     }
   });
 
-  it('a file that is not a SQLite database is STORE_CORRUPT on open', async () => {
-    writeFileSync(path, 'this is not a database, just some text long enough to fill a header page '.repeat(20));
-    expect((await failure(openStore(`sqlite:${path}`))).code).toBe('STORE_CORRUPT');
+  it('a file that is not a SQLite database is STORE_MISCONFIGURED (foreign) on open, and is left as it was (issue #10 item 4)', async () => {
+    const text = 'this is not a database, just some text long enough to fill a header page '.repeat(20);
+    writeFileSync(path, text);
+    const error = await failure(openStore(`sqlite:${path}`));
+    expect([error.code, error.details.reason]).toEqual(['STORE_MISCONFIGURED', 'foreign']);
+    expect(readFileSync(path, 'utf8')).toBe(text);
   });
 
-  it('create: false opens an existing file but answers a missing one with STORE_UNAVAILABLE naming it, creating nothing', async () => {
+  it('create: false opens an existing store but answers a missing one with STORE_MISCONFIGURED (no-store) naming it, creating nothing', async () => {
     const missing = await failure(openStore(`sqlite:${path}`, { create: false }));
-    expect(missing.code).toBe('STORE_UNAVAILABLE');
-    expect(missing.details).toEqual({ path, missing: true });
-    expect(missing.message).toBe(`no quotaplane store at ${path}`);
+    expect(missing.code).toBe('STORE_MISCONFIGURED');
+    expect(missing.details).toEqual({ reason: 'no-store', where: path });
+    expect(missing.message).toMatch(new RegExp(`^no quotaplane store at ${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}; check --store`));
+    expect(missing.retryable).toBe(false);
     expect(existsSync(path)).toBe(false);
     await (await openStore(`sqlite:${path}`)).close();
     await (await openStore(`sqlite:${path}`, { create: false })).close();
     await (await openStore('sqlite::memory:', { create: false })).close();
   });
 
-  it('a file in a missing directory is STORE_UNAVAILABLE on open', async () => {
-    expect((await failure(openStore(`sqlite:${join(dir, 'missing', 'quota.db')}`))).code).toBe('STORE_UNAVAILABLE');
+  it('a file in a missing directory is STORE_MISCONFIGURED (not-writable) on open, naming the directory', async () => {
+    const error = await failure(openStore(`sqlite:${join(dir, 'missing', 'quota.db')}`));
+    expect([error.code, error.details.reason]).toEqual(['STORE_MISCONFIGURED', 'not-writable']);
+    expect(error.message).toContain(join(dir, 'missing'));
   });
 
   it.each([

@@ -6,7 +6,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, tenantName } from '../options.js';
 import { duration, instant, writeAnswer } from '../operator/format.js';
-import { limitOption, operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { limitOption, operatorCommand, withTarget, type TargetFlags, remedyTargetFlags } from '../operator/target-options.js';
 
 interface AttentionFlags extends TargetFlags {
   readonly tenant?: string;
@@ -38,6 +38,10 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
       const report = await withTarget(flags, 'reads', (target) =>
         target.attention({ tenant: flags.tenant, limit: flags.limit, holdStaleAfterMs: flags.holdStaleAfterMs }),
       );
+      // Remedies a person copies carry the flags this command was given (never a secret).
+      const remedyTarget = remedyTargetFlags(flags, process.env);
+      const targetFlags = (line: string): string =>
+        ` ${remedyTarget.target}${/^quotaplane (release|settle|lift|halt) /.test(line) && remedyTarget.writes !== '' ? ` ${remedyTarget.writes}` : ''}`;
       writeAnswer(io, flags.json, report, () => {
         if (!report.needsAttention) return `nothing needs attention (${instant(report.atMs)})\n`;
         const blocks = report.conditions.map((condition) => {
@@ -46,7 +50,7 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
             `${condition.kind}  ${condition.tenant}  ${condition.run}${pass}  for ${duration(condition.ageMs)} (since ${instant(condition.sinceMs)})`,
             `  ${condition.summary}`,
             `  remedy: ${condition.remedy.text}`,
-            ...condition.remedy.cli.map((line) => `    ${line}`),
+            ...condition.remedy.cli.map((line) => `    ${line}${targetFlags(line)}`),
           ].join('\n');
         });
         const cut = report.truncated ? `\nmore conditions than --limit ${flags.limit} of kind ${report.truncatedKinds.join(', ')}\n` : '';

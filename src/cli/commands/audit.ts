@@ -8,6 +8,9 @@ import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 
+/** The actions the audit log records, which `--action` takes (any other value is refused, listing these). */
+export const AUDIT_ACTIONS: readonly string[] = Object.freeze(['halt', 'lift', 'quota.set', 'quota.update', 'run.release', 'run.settle', 'key.create', 'key.revoke']);
+
 interface AuditFlags extends TargetFlags {
   readonly tenant?: string;
   readonly action?: string;
@@ -25,7 +28,7 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
         'SHA-256 hash chain and name the first row that does not match (exit status 1).',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
-    .addOption(new Option('--action <action>', 'only rows of this action: halt, lift, quota.set, run.release, run.settle'))
+    .addOption(new Option('--action <action>', 'only rows of this action').choices(AUDIT_ACTIONS))
     .addOption(limitOption())
     .addOption(new Option('--verify', "recompute the hash chains instead of listing rows").default(false))
     .action(async (flags: AuditFlags) => {

@@ -1,32 +1,44 @@
 import { type Command, Option } from 'commander';
 
+import { createClient } from '../../client/create-client.js';
+import { isQuotaError } from '../../core/errors.js';
+import { isIdentifier } from '../../core/identifiers.js';
 import { mintApiKey } from '../../http/api-key-secret.js';
+import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
 import { ALL_TENANTS, type ApiKeyRecord, type ApiKeyRole } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
-import { openExistingStore } from '../open-existing-store.js';
 import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
-import { resolveStoreUrl, STORE_ENV, type Environment } from '../serve/serve-config.js';
+import { openExistingStore } from '../open-existing-store.js';
+import { instant, renderTable } from '../operator/format.js';
+import { chooseTarget, KEY_ENV, URL_ENV } from '../operator/target-choice.js';
+import { DEFAULT_STORE_URL, STORE_ENV, type Environment } from '../serve/serve-config.js';
 import { storeApiKeys } from '../serve/store-api-keys.js';
 import { UsageError } from '../usage-error.js';
 
-interface StoreFlags {
+interface TargetFlags {
   store?: string;
+  url?: string;
+  key?: string;
+  actor?: string;
   json: boolean;
 }
 
-interface CreateFlags extends StoreFlags {
+interface CreateFlags extends TargetFlags {
   tenant: string;
   role: ApiKeyRole;
   name?: string;
 }
 
 /**
- * Registers `quotaplane keys create|list|revoke` (issue #4 item 3): API keys of the HTTP service,
- * kept in the store as SHA-256 hashes. `create` prints the key once. `env` is where
- * `QUOTAPLANE_STORE` is read (default `process.env`).
+ * Registers `quotaplane keys create|list|revoke` (issue #4 item 3, issue #10 item 9): API keys of
+ * the HTTP service, kept in the store as SHA-256 hashes, managed on a store (`--store`, who acts
+ * named by `--actor`) or through a server (`--url`/`--key` with an operator key, recorded as the
+ * key's name). `create` prints the key once. Creation and revocation are audit rows. `env` is
+ * where `QUOTAPLANE_STORE`, `QUOTAPLANE_URL` and `QUOTAPLANE_KEY` are read (default `process.env`);
+ * with none of them and no flag, the store is `sqlite:./quotaplane.db`.
  */
 export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExitStatus, options: { env?: Environment } = {}): void {
   const env = options.env ?? process.env;
@@ -34,56 +46,58 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     .command('keys')
     .summary('create, list and revoke API keys of the HTTP service')
     .description(
-      'API keys for `quotaplane serve`. A runner key acts for its own tenant only; an operator key for\n' +
-        `one tenant, or for every tenant with --tenant '${ALL_TENANTS}'. Only a hash of each key is stored:\n` +
-        'a key is shown once, when it is created.',
+      'API keys for `quotaplane serve`. A runner key acts for its own tenant only; an operator key for ' +
+        `one tenant, or for every tenant with --tenant '${ALL_TENANTS}'. Only a hash of each key is stored: ` +
+        'a key is shown once, when it is created. Each verb works on a store (--store, SQLite or PostgreSQL) ' +
+        'or through a running server (--url with an operator --key); creating and revoking are audited.',
     )
     .configureOutput(outputFor(io, 'quotaplane keys --help'));
 
-  const storeOption = () =>
-    new Option('--store <url>', `store URL: sqlite:<path> or <path>.db (default: $${STORE_ENV} or sqlite:./quotaplane.db)`);
-  const jsonOption = () => new Option('--json', 'print one JSON document').default(false);
+  const targetOptions = (command: Command, writes: boolean): Command => {
+    command
+      .addOption(new Option('--store <url>', `a store: sqlite:<path>, <path>.db or postgres://… (default: $${STORE_ENV}, else ${DEFAULT_STORE_URL})`))
+      .addOption(new Option('--url <url>', `through a running quotaplane serve instead (default: $${URL_ENV})`))
+      .addOption(new Option('--key <key>', `with --url: an operator key; the server records its name (default: $${KEY_ENV})`))
+      .addOption(new Option('--json', 'print one JSON document').default(false));
+    if (writes) command.addOption(new Option('--actor <name>', 'with --store: who acts, recorded in the audit log as asserted (required there)'));
+    return command;
+  };
 
-  keys
-    .command('create')
-    .summary('create a key and print it once')
-    .requiredOption('--tenant <tenant>', `the tenant it acts for; '${ALL_TENANTS}' for every tenant (operator keys only)`)
-    .addOption(new Option('--role <role>', 'runner (run lifecycle of its tenant) or operator (quotas, halts, listings)').choices(['runner', 'operator']).makeOptionMandatory())
-    .option('--name <name>', 'who acts with it, recorded on halts, lifts and quota changes (default: the key id)')
-    .addOption(storeOption())
-    .addOption(jsonOption())
+  targetOptions(
+    keys
+      .command('create')
+      .summary('create a key and print it once (audited as key.create)')
+      .requiredOption('--tenant <tenant>', `the tenant it acts for; '${ALL_TENANTS}' for every tenant (operator keys only)`)
+      .addOption(new Option('--role <role>', 'runner (run lifecycle of its tenant) or operator (quotas, halts, listings)').choices(['runner', 'operator']).makeOptionMandatory())
+      .option('--name <name>', 'who acts with it, recorded on halts, lifts and quota changes (default: the key id)'),
+    true,
+  )
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, 'quotaplane keys create --help'))
     .action(async (flags: CreateFlags) => {
       if (flags.role === 'runner' && flags.tenant === ALL_TENANTS) {
         throw new UsageError(`--tenant: a runner key acts for one tenant; name it, or use --role operator for '${ALL_TENANTS}'`);
       }
-      await withKeys(resolveStoreUrl(flags.store, env), { create: true }, async (store) => {
-        const minted = mintApiKey({ role: flags.role, tenant: flags.tenant, name: flags.name, atMs: Date.now() });
-        await store.create(minted.key);
-        const { hash: _hash, ...record } = minted.key;
+      await withKeyAdmin(flags, env, 'create', async (admin) => {
+        const created = await admin.create({ tenant: flags.tenant, role: flags.role, name: flags.name });
         if (flags.json) {
-          io.stdout.write(`${JSON.stringify({ ...record, revokedAtMs: null, key: minted.secret }, null, 2)}\n`);
+          io.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
         } else {
-          writeLine(io.stdout, `created ${record.id}: ${describeKey(record)}, name ${record.name}`);
+          writeLine(io.stdout, `created ${created.id}: ${describeKey(created)}, name ${created.name}`);
           writeLine(io.stdout, 'The key is shown only this once: store it now.');
           writeLine(io.stdout);
-          writeLine(io.stdout, `    ${minted.secret}`);
+          writeLine(io.stdout, `    ${created.key}`);
           writeLine(io.stdout);
         }
       });
       setExitStatus(EXIT.OK);
     });
 
-  keys
-    .command('list')
-    .summary('list every key (never the keys themselves), revoked ones included')
-    .addOption(storeOption())
-    .addOption(jsonOption())
+  targetOptions(keys.command('list').summary('list every key (never the keys themselves), revoked ones included'), false)
     .configureOutput(outputFor(io, 'quotaplane keys list --help'))
-    .action(async (flags: StoreFlags) => {
-      await withKeys(resolveStoreUrl(flags.store, env), { create: false }, async (store) => {
-        const listed = await store.list();
+    .action(async (flags: TargetFlags) => {
+      await withKeyAdmin(flags, env, 'read', async (admin) => {
+        const listed = await admin.list();
         if (flags.json) {
           io.stdout.write(`${JSON.stringify({ keys: listed }, null, 2)}\n`);
           return;
@@ -95,25 +109,26 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
         io.stdout.write(
           renderTable(
             ['id', 'name', 'role', 'tenant', 'created', 'revoked'],
-            listed.map((key) => [key.id, key.name, key.role, key.tenant, iso(key.createdAtMs), key.revokedAtMs === null ? '' : iso(key.revokedAtMs)]),
+            listed.map((key) => [key.id, key.name, key.role, key.tenant, instant(key.createdAtMs), key.revokedAtMs === null ? '' : instant(key.revokedAtMs)]),
           ),
         );
       });
       setExitStatus(EXIT.OK);
     });
 
-  keys
-    .command('revoke')
-    .summary('revoke a key: every request with it answers 401 from now on')
-    .argument('<id>', 'the key id (key_…), as keys list shows it')
-    .addOption(storeOption())
-    .addOption(jsonOption())
+  targetOptions(
+    keys
+      .command('revoke')
+      .summary('revoke a key: every request with it answers 401 from now on (audited as key.revoke)')
+      .argument('<id>', 'the key id (key_…), as keys list shows it'),
+    true,
+  )
     .addHelpText('after', '\nExit status 1 when no key has that id.\n')
     .configureOutput(outputFor(io, 'quotaplane keys revoke --help'))
-    .action(async (id: string, flags: StoreFlags) => {
+    .action(async (id: string, flags: TargetFlags) => {
       let status: typeof EXIT.OK | typeof EXIT.FINDING = EXIT.OK;
-      await withKeys(resolveStoreUrl(flags.store, env), { create: false }, async (store) => {
-        const outcome = await store.revoke(id, Date.now());
+      await withKeyAdmin(flags, env, 'revoke', async (admin) => {
+        const { outcome } = await admin.revoke(id);
         if (outcome === 'not-found') status = EXIT.FINDING;
         if (flags.json) {
           io.stdout.write(`${JSON.stringify({ id, outcome }, null, 2)}\n`);
@@ -126,15 +141,31 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     });
 }
 
-// Only `keys create` may create the store; listing or revoking at a mistyped path must not.
-async function withKeys(
-  url: string,
-  open: { create: boolean },
-  body: (keys: ReturnType<typeof storeApiKeys>) => Promise<void>,
-): Promise<void> {
-  const store = open.create ? await openStore(url) : await openExistingStore(url);
+// The key admin of the target: through a server, or on a store (created only by `keys create`,
+// which may make the first store; listing or revoking at a mistyped path must not).
+async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create' | 'revoke' | 'read', body: (admin: ApiKeyAdmin) => Promise<void>): Promise<void> {
+  const nothingNamed = [flags.store, flags.url, env[STORE_ENV], env[URL_ENV]].every((value) => value === undefined || value === '');
+  const choice = nothingNamed ? { kind: 'store' as const, url: DEFAULT_STORE_URL } : chooseTarget(flags, env);
+  if (choice.kind === 'server') {
+    let client;
+    try {
+      client = createClient({ url: choice.url, key: choice.key });
+    } catch (error) {
+      if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--${error.details.field === 'key' ? 'key' : 'url'}: ${error.message}`);
+      throw error;
+    }
+    await body(client.keys);
+    return;
+  }
+  let by = null;
+  if (verb !== 'read') {
+    if (flags.actor === undefined) throw new UsageError(`keys ${verb} writes, so on a store it needs --actor <name> (recorded in the audit log as asserted; never taken from $USER)`);
+    if (!isIdentifier(flags.actor)) throw new UsageError(`--actor must be 1-200 printable characters, got ${JSON.stringify(flags.actor)}`);
+    by = { actor: flags.actor, basis: 'asserted' as const };
+  }
+  const store = verb === 'create' ? await openStore(choice.url) : await openExistingStore(choice.url);
   try {
-    await body(storeApiKeys(store));
+    await body(storeApiKeyAdmin({ store, keys: storeApiKeys(store), by, mint: mintApiKey, nowMs: () => Date.now() }));
   } finally {
     await store.close();
   }
@@ -143,15 +174,4 @@ async function withKeys(
 function describeKey(key: Pick<ApiKeyRecord, 'role' | 'tenant'>): string {
   const tenant = key.tenant === ALL_TENANTS ? 'every tenant' : `tenant '${key.tenant}'`;
   return `${key.role} key for ${tenant}`;
-}
-
-// Columns padded to their widest cell, two spaces apart, header first.
-function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
-  const line = (cells: readonly string[]) => cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ').trimEnd();
-  return `${[line(header), ...rows.map(line)].join('\n')}\n`;
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, 'Z');
 }

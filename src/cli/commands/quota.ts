@@ -1,11 +1,12 @@
 import { Option, type Command } from 'commander';
 
 import { parseQuota, type TenantQuota } from '../../core/quota.js';
+import type { QuotaPatch } from '../../core/quota-patch.js';
 import type { RateCeiling } from '../../core/rate.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { amount, tenantName } from '../options.js';
+import { amount, amountOrUnlimited, tenantName } from '../options.js';
 import { writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
@@ -57,8 +58,8 @@ function quotaText(tenant: string, quota: TenantQuota | null): string {
 export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   const quota = program
     .command('quota')
-    .summary("read or replace a tenant's quota")
-    .description("Read (get) or replace (set) a tenant's quota.")
+    .summary("read, replace or change part of a tenant's quota")
+    .description("Read (get), replace (set) or change part of (update) a tenant's quota.")
     .configureOutput(outputFor(io, 'quotaplane quota --help'));
   operatorCommand(quota, 'get', io, 'reads')
     .summary("print a tenant's quota")
@@ -96,4 +97,59 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `set the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
       setExitStatus(EXIT.OK);
     });
+  operatorCommand(quota, 'update', io, 'writes')
+    .summary("change part of a tenant's quota, keeping the rest (audited as quota.update)")
+    .description(
+      "Change only the ceilings given and keep every other one (a JSON Merge Patch of the quota, as PATCH /v1/tenants/{tenant}/quota). " +
+        "'unlimited' removes a ceiling; --rate <grant>=none removes that grant's rate ceilings, and --rate <grant>=<count>/<windowSeconds> (repeatable) replaces them. " +
+        'The change applies to the next admission on every instance and is audited with the old and the new quota.',
+    )
+    .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
+    .addOption(new Option('--period <period>', 'billing period (UTC)').choices(['monthly', 'daily']))
+    .addOption(new Option('--max-concurrent-runs <runs|unlimited>', 'concurrent-run ceiling').argParser(amountOrUnlimited))
+    .addOption(new Option('--max-tokens-per-period <tokens|unlimited>', 'token ceiling per period').argParser(amountOrUnlimited))
+    .addOption(
+      new Option('--max-minor-units-per-period <minorUnits|unlimited>', 'money ceiling per period, in minor units').argParser(amountOrUnlimited),
+    )
+    .addOption(new Option('--rate <grant=count/windowSeconds|grant=none>', "a grant's rate ceilings to replace, or none to remove (repeatable)").argParser(rateCeiling).default([]))
+    .action(async (flags: QuotaUpdateFlags) => {
+      const patch = quotaPatch(flags);
+      if (Object.keys(patch).length === 0) {
+        throw new UsageError('quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period or --rate)');
+      }
+      const stored = await withTarget(flags, 'writes', (target) => target.updateQuota(flags.tenant, patch));
+      writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `updated the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
+      setExitStatus(EXIT.OK);
+    });
+}
+
+interface QuotaUpdateFlags extends TargetFlags {
+  readonly tenant: string;
+  readonly period?: 'monthly' | 'daily';
+  readonly maxConcurrentRuns?: number | 'unlimited';
+  readonly maxTokensPerPeriod?: number | 'unlimited';
+  readonly maxMinorUnitsPerPeriod?: number | 'unlimited';
+  readonly rate: string[];
+}
+
+// The merge patch the flags of `quota update` describe: only what was given.
+function quotaPatch(flags: QuotaUpdateFlags): QuotaPatch {
+  const patch: { -readonly [K in keyof QuotaPatch]: QuotaPatch[K] } = {};
+  if (flags.period !== undefined) patch.period = flags.period;
+  const ceiling = (value: number | 'unlimited') => (value === 'unlimited' ? null : value);
+  if (flags.maxConcurrentRuns !== undefined) patch.maxConcurrentRuns = ceiling(flags.maxConcurrentRuns);
+  if (flags.maxTokensPerPeriod !== undefined) patch.maxTokensPerPeriod = ceiling(flags.maxTokensPerPeriod);
+  if (flags.maxMinorUnitsPerPeriod !== undefined) patch.maxMinorUnitsPerPeriod = ceiling(flags.maxMinorUnitsPerPeriod);
+  if (flags.rate.length > 0) {
+    const grants: Record<string, RateCeiling[] | null> = {};
+    const replaced = flags.rate.filter((value) => {
+      const removal = /^(.+)=none$/.exec(value);
+      if (removal === null) return true;
+      grants[removal[1] ?? ''] = null;
+      return false;
+    });
+    Object.assign(grants, rateCeilings(replaced) ?? {});
+    patch.rateCeilings = grants;
+  }
+  return patch;
 }

@@ -6,7 +6,7 @@ import type { TenantQuota } from '../../core/quota.js';
 import type { Usage } from '../../plane/plane.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
-import type { CliIo } from '../io.js';
+import { type CliIo, writeLine } from '../io.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
@@ -27,11 +27,21 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
     .summary("a tenant's ceilings, running runs, spend this period and standing halts")
     .description(
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
-        'slot, the spend settled and reserved in the current billing period, and the standing halts.',
+        'slot, the spend settled and reserved in the current billing period, and the standing halts. ' +
+        'A --tenant the store has never seen is said so on stderr (exit status 1), not shown as a tenant without ceilings.',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
-      await withTarget(flags, 'reads', async (target) => {
+      const known = await withTarget(flags, 'reads', async (target) => {
+        // A tenant the store has never seen would read as one with no ceilings: say so instead.
+        if (flags.tenant !== undefined && !(await target.tenants()).includes(flags.tenant)) {
+          writeAnswer(io, flags.json, { tenants: [] }, () => '');
+          writeLine(
+            io.stderr,
+            `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+          );
+          return false;
+        }
         const tenants: (Usage & { ceilings: Record<string, number | null>; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
         for (const tenant of await tenantsOf(target, flags.tenant)) {
           const usage = await target.usage(tenant);
@@ -54,7 +64,8 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           });
           return `${blocks.join('\n\n')}\n`;
         });
+        return true;
       });
-      setExitStatus(EXIT.OK);
+      setExitStatus(known ? EXIT.OK : EXIT.FINDING);
     });
 }

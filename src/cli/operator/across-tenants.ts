@@ -1,4 +1,5 @@
-import type { CliIo } from '../io.js';
+import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
+import { type CliIo, writeLine } from '../io.js';
 import { renderTable, writeAnswer } from './format.js';
 
 /**
@@ -53,5 +54,9 @@ export async function printTenantListing<T>(io: CliIo, json: boolean, listing: T
   writeAnswer(io, json, { [listing.member]: listed.items, truncated: listed.truncated }, () =>
     listed.items.length === 0 ? `${listing.empty}\n` : renderTable(listing.header, listed.items.map(listing.row)),
   );
+  // A person reading a table must not take a cut list for the whole (scripts read `truncated`).
+  if (listed.truncated && !json) {
+    writeLine(io.stderr, `quotaplane: showing the first ${listed.items.length}; there are more: raise --limit (up to ${MAX_LIST_LIMIT}) or narrow with --tenant`);
+  }
   return listed.truncated;
 }

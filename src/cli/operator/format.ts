@@ -1,3 +1,5 @@
+import stringWidth from 'string-width';
+
 import type { Operator } from '../../core/operator.js';
 import type { Spend } from '../../core/spend.js';
 import type { CliIo } from '../io.js';
@@ -7,12 +9,16 @@ import type { CliIo } from '../io.js';
  * Scripts read `--json`; these are for a person at a terminal.
  */
 
-/** Columns padded to their widest cell, two spaces apart; the header row first. No trailing spaces. */
+/**
+ * Columns padded to their widest cell, two spaces apart; the header row first. No trailing
+ * spaces. Widths are display widths (`string-width`: a CJK character or an emoji takes two
+ * columns, a combining mark none), so names in any script line up on a terminal (issue #10 item 10).
+ */
 export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
+  const widths = header.map((title, column) => Math.max(stringWidth(title), ...rows.map((row) => stringWidth(row[column] ?? ''))));
   const line = (cells: readonly string[]) =>
     cells
-      .map((cell, column) => cell.padEnd(widths[column] ?? 0))
+      .map((cell, column) => cell + ' '.repeat(Math.max((widths[column] ?? 0) - stringWidth(cell), 0)))
       .join('  ')
       .trimEnd();
   return [line(header), ...rows.map(line)].join('\n') + '\n';

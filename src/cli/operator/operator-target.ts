@@ -1,6 +1,7 @@
 import type { Halt } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
+import type { QuotaPatch } from '../../core/quota-patch.js';
 import type { Spend } from '../../core/spend.js';
 import type {
   AttentionInput,
@@ -46,6 +47,8 @@ export interface OperatorTarget {
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
   setQuota(tenant: string, quota: TenantQuota): Promise<TenantQuota>;
+  /** Changes part of the quota (JSON Merge Patch, issue #10 item 13), audited as `quota.update`. */
+  updateQuota(tenant: string, patch: QuotaPatch): Promise<TenantQuota>;
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
@@ -82,6 +85,7 @@ export function planeOperatorTarget(
     attention: (input) => plane.attention(input),
     getQuota: (tenant) => plane.getQuota(tenant),
     setQuota: (tenant, quota) => plane.setQuota(tenant, quota, operator('quota set')),
+    updateQuota: (tenant, patch) => plane.updateQuota(tenant, patch, operator('quota update')),
     auditLog: (input) => plane.auditLog(input),
     verifyAudit: (input) => plane.verifyAudit(input),
     sweep: (input) => plane.sweep(input),

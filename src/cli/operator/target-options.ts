@@ -7,6 +7,7 @@ import type { Operator } from '../../core/operator.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { openExistingStore } from '../open-existing-store.js';
+import { redactStoreUrl } from '../../store/store-url.js';
 import { outputFor } from '../command-output.js';
 import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
@@ -100,7 +101,7 @@ async function storeTarget(url: string, by: Operator | null): Promise<OperatorTa
     if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
     throw error;
   });
-  return planeOperatorTarget(createPlane({ store }), { description: `store ${url}`, by, close: () => store.close() });
+  return planeOperatorTarget(createPlane({ store }), { description: `store ${redactStoreUrl(url)}`, by, close: () => store.close() });
 }
 
 function serverTarget(url: string, key: string): OperatorTarget {
@@ -112,4 +113,17 @@ function serverTarget(url: string, key: string): OperatorTarget {
     throw error;
   }
   return planeOperatorTarget(client, { description: `server ${client.url}`, by: SERVER_RECORDS_THE_KEY, close: async () => {} });
+}
+
+/**
+ * The target flags a remedy printed for a person carries (issue #10 item 10): the ones the command
+ * was given, so the line runs as is. Never a secret: a key travels as `"$QUOTAPLANE_KEY"` and a
+ * store URL with a password as `"$QUOTAPLANE_STORE"`. `writes` is what a remedy that writes adds
+ * on a store (`--actor <name>`; a server records the key's name).
+ */
+export function remedyTargetFlags(flags: TargetChoiceFlags, env: Readonly<Record<string, string | undefined>>): { target: string; writes: string } {
+  const choice = chooseTarget(flags, env);
+  if (choice.kind === 'server') return { target: `--url ${choice.url} --key "$${KEY_ENV}"`, writes: '' };
+  const store = redactStoreUrl(choice.url) === choice.url ? choice.url : `"$${STORE_ENV}"`;
+  return { target: `--store ${store}`, writes: '--actor <name>' };
 }

@@ -49,6 +49,13 @@ export function renderReplayTable(report: ReplayReport): string {
   const width = Math.max(...Object.keys(invariants).map((name) => name.length));
   for (const [name, holds] of Object.entries(invariants)) lines.push(`  ${name.padEnd(width)}  ${String(holds)}`);
   lines.push(report.ok ? 'every invariant holds' : 'an invariant is FALSE: the books are not exact');
+  if (!invariants.slotsHeldWhileRunning) {
+    lines.push(
+      'slotsHeldWhileRunning is false: something freed a slot before the replay settled its run. Most likely a sweeper: ' +
+        "a server's sweeper judges the replay's past leases by the wall clock. Every server on this store must run with " +
+        '--sweep-interval-ms 0 (QUOTAPLANE_SWEEP_INTERVAL_MS=0) while a replay goes through it.',
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 

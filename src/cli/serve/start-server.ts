@@ -1,20 +1,29 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 
+import { isQuotaError } from '../../core/errors.js';
 import { mintApiKey, type MintedApiKey } from '../../http/api-key-secret.js';
 import { buildApp } from '../../http/build-app.js';
 import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
+import { KEYS_AUDIT_TENANT } from '../../plane/api-key-admin.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
 import { systemClock } from '../../plane/system-clock.js';
 import { ALL_TENANTS } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
 import type { QuotaStore } from '../../store/store.js';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, type ServeConfig } from './serve-config.js';
-import { storeApiKeys } from './store-api-keys.js';
+import { redactStoreUrl } from '../../store/store-url.js';
+import { PendingStore } from './pending-store.js';
+import { DEFAULT_SHUTDOWN_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS } from './serve-settings.js';
+import type { ServeConfig } from './serve-config.js';
 
 /** The name of the operator key `serve` creates on a store that has no key at all. */
 export const FIRST_KEY_NAME = 'first-operator';
+
+/** First pause between two attempts to open a store that is not reachable yet, in ms; it doubles up to {@link MAX_RETRY_PAUSE_MS}. */
+export const FIRST_RETRY_PAUSE_MS = 250;
+/** Longest pause between two attempts to open the store, in ms. */
+export const MAX_RETRY_PAUSE_MS = 5_000;
 
 /** A running server: its URL, the first key when this start created it (shown once), and how to stop it. */
 export interface StartedServer {
@@ -25,90 +34,188 @@ export interface StartedServer {
   /** True when the store holds keys but every one is revoked: nobody can call the server until `quotaplane keys create`. */
   readonly noUsableKey: boolean;
   /**
-   * Stops the sweeper (letting a sweep in flight finish), stops accepting connections, lets
-   * in-flight requests finish for up to `config.shutdownTimeoutMs` (default 10 000), then
-   * force-closes the connections still open and closes the store. Idempotent; resolves when all are done.
+   * Stops (issue #10 item 6): `/readyz` answers 503 and the listener stops accepting connections
+   * at once, whatever the store is doing; requests in flight get up to `config.shutdownTimeoutMs`
+   * (default 10 000) to finish, then their connections are cut; the sweeper is stopped and the
+   * store closed within the same limit (a store that does not close in time is left behind, with
+   * a warning). Idempotent; resolves when all are done.
    */
   close(): Promise<void>;
 }
 
+/** Options of {@link startServer}. */
+export interface StartOptions {
+  /** Request and operational logs (JSON lines); default none. */
+  readonly logger?: FastifyBaseLogger | undefined;
+  /** Aborting it gives up waiting for the store (a SIGTERM during the start). */
+  readonly signal?: AbortSignal | undefined;
+  /** Called as soon as the port listens, before the store is open. */
+  readonly onListening?: ((url: string) => void) | undefined;
+}
+
 /**
- * Starts the HTTP service (issue #4 item 1): opens and migrates the store, builds the app over a
- * plane on the wall clock, listens, and only then creates the first all-tenant operator key when
- * the store holds no key at all (decided in one transaction, so two servers starting together
- * create one). Creating it after `listen` succeeded means a start that fails to listen leaves no
- * key nobody was shown. When every stored key is revoked it logs a warning (and says so in
- * `noUsableKey`). Once listening, it sweeps lapsed leases every `config.sweepIntervalMs` (issue #5; none
- * when 0), logging each sweep that changed something and each that failed. Any number of servers
- * may sweep one store: each run is swept in its own transaction, which re-checks the lease. Throws what `openStore` throws, `UsageError` for a store without API keys, and the
- * listen error (for example `EADDRINUSE`) after closing what it opened.
+ * Starts the HTTP service: builds the app in front of a store that is not open yet, listens (so
+ * `/healthz` answers at once and `/readyz` 503 until the store is usable; issue #10 item 5), then
+ * opens and migrates the store, retrying a store that is not reachable yet (`STORE_UNAVAILABLE`)
+ * with backoff (250 ms doubling to 5 s) for up to `config.startupTimeoutMs` (default 30 000),
+ * logging each attempt at `warn`. A configuration error (`STORE_MISCONFIGURED`), a corrupt store
+ * or one too new is not retried. Once the store is open it creates the first all-tenant operator
+ * key when the store holds no key at all (one transaction, so two servers starting together create
+ * one), warns when every key is revoked, and sweeps lapsed leases every `config.sweepIntervalMs`
+ * (none when 0). Throws the listen error (for example `EADDRINUSE`) or the store's fault, after
+ * closing what it opened.
  */
-export async function startServer(config: ServeConfig, options: { logger?: FastifyBaseLogger | undefined } = {}): Promise<StartedServer> {
-  const store: QuotaStore = await openStore(config.storeUrl);
-  try {
-    const keys = storeApiKeys(store);
-    const plane = createPlane({ store });
-    const app = await buildApp({
-      plane,
-      store,
-      keys,
-      logger: options.logger,
-      dashboard: { money: { currency: config.currency ?? DEFAULT_MONEY_DISPLAY.currency, minorUnitsPerUnit: config.minorUnitsPerUnit ?? DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit } },
-    });
-    try {
-      await app.listen({ host: config.host, port: config.port });
-    } catch (error) {
-      await app.close();
-      throw error;
-    }
-    let created = false;
-    let first: MintedApiKey;
-    let noUsableKey = false;
-    try {
-      first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
-      created = await keys.createFirst(first.key);
-      noUsableKey = !created && (await keys.list()).every((key) => key.revokedAtMs !== null);
-    } catch (error) {
-      await app.close();
-      throw error;
-    }
-    if (noUsableKey) {
-      app.log.warn(
-        "every API key in the store is revoked: no request can authenticate; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
-      );
-    }
-    const stopSweeper =
-      config.sweepIntervalMs === 0
-        ? async () => {}
-        : startSweeper(plane, {
-            intervalMs: config.sweepIntervalMs,
-            onSweep: (result) => {
-              if (result.swept.length > 0) app.log.info({ swept: result.swept }, `swept ${result.swept.length} run(s) whose lease lapsed`);
-            },
-            onError: (error) => app.log.warn({ err: error }, 'sweep of lapsed leases failed; the next one retries'),
-          });
-    const address = app.server.address() as AddressInfo;
-    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    let closing: Promise<void> | null = null;
-    return {
-      url: `http://${host}:${address.port}`,
-      firstKey: created ? first : null,
-      noUsableKey,
-      close() {
-        closing ??= (async () => {
-          try {
-            await stopSweeper();
-            await drainThenClose(app, config.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
-          } finally {
-            await store.close();
-          }
-        })();
-        return closing;
+export async function startServer(config: ServeConfig, options: StartOptions = {}): Promise<StartedServer> {
+  const logger = options.logger;
+  const pending = new PendingStore(/^postgres(ql)?:\/\//.test(config.storeUrl) ? 'postgres' : 'sqlite');
+  const keys = pending.apiKeys();
+  const plane = createPlane({ store: pending });
+  let stopping = false;
+  const app = await buildApp({
+    plane,
+    store: pending,
+    keys,
+    logger,
+    bodyLimitBytes: config.bodyLimitBytes,
+    metricsTenants: config.metricsTenants,
+    readiness: () => (stopping ? 'the server is stopping' : pending.isOpen ? null : 'the store is not open yet'),
+    dashboard: {
+      money: {
+        currency: config.currency ?? DEFAULT_MONEY_DISPLAY.currency,
+        minorUnitsPerUnit: config.minorUnitsPerUnit ?? DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit,
       },
-    };
+    },
+  });
+  try {
+    await app.listen({ host: config.host, port: config.port });
   } catch (error) {
+    await app.close();
+    throw error;
+  }
+  const address = app.server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  options.onListening?.(url);
+
+  let store: QuotaStore;
+  try {
+    store = await openWithRetry(config, app.log, options.signal);
+  } catch (error) {
+    await app.close();
+    throw error;
+  }
+  pending.open(store);
+
+  let first: MintedApiKey;
+  let created = false;
+  let noUsableKey = false;
+  try {
+    first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
+    created = await keys.createFirst(first.key);
+    // The first key is audited as every key creation is (issue #10 item 9), by this start.
+    if (created) {
+      await store.tenant(KEYS_AUDIT_TENANT).appendAudit({
+        atMs: first.key.createdAtMs,
+        by: { actor: 'quotaplane-serve', basis: 'asserted' },
+        action: 'key.create',
+        subject: first.key.id,
+        detail: { name: first.key.name, role: first.key.role, tenant: first.key.tenant },
+      });
+    }
+    noUsableKey = !created && (await keys.list()).every((key) => key.revokedAtMs !== null);
+  } catch (error) {
+    await app.close();
     await store.close();
     throw error;
+  }
+  if (noUsableKey) {
+    app.log.warn(
+      "every API key in the store is revoked: no request can authenticate; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
+    );
+  }
+  const sweepIntervalMs = config.sweepIntervalMs;
+  const stopSweeper =
+    sweepIntervalMs === 0
+      ? async () => {}
+      : startSweeper(plane, {
+          intervalMs: sweepIntervalMs,
+          onSweep: (result) => {
+            if (result.swept.length > 0) app.log.info({ swept: result.swept }, `swept ${result.swept.length} run(s) whose lease lapsed`);
+          },
+          onError: (error) => app.log.warn({ err: error }, 'sweep of lapsed leases failed; the next one retries'),
+        });
+  let closing: Promise<void> | null = null;
+  return {
+    url,
+    firstKey: created ? first : null,
+    noUsableKey,
+    close() {
+      closing ??= (async () => {
+        stopping = true;
+        const limitMs = config.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS;
+        const deadline = Date.now() + limitMs;
+        // The listener closes first and at once: the sweeper may be waiting on a hung store.
+        const drained = drainThenClose(app, limitMs);
+        const sweeperStopped = stopSweeper();
+        await drained;
+        if (!(await within(sweeperStopped, deadline - Date.now()))) app.log.warn('the sweeper did not stop within the drain limit; stopping without it');
+        if (!(await within(store.close(), Math.max(deadline - Date.now(), 1000)))) {
+          app.log.warn('the store did not close within the drain limit; leaving its connections behind');
+        }
+      })();
+      return closing;
+    },
+  };
+}
+
+// Opens the store, retrying one that cannot answer yet with backoff until the startup timeout.
+async function openWithRetry(config: ServeConfig, log: FastifyBaseLogger, signal: AbortSignal | undefined): Promise<QuotaStore> {
+  const deadline = Date.now() + (config.startupTimeoutMs ?? DEFAULT_STARTUP_TIMEOUT_MS);
+  let pauseMs = FIRST_RETRY_PAUSE_MS;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await openStore(config.storeUrl);
+    } catch (error) {
+      const retryable = isQuotaError(error, 'STORE_UNAVAILABLE');
+      const leftMs = deadline - Date.now();
+      if (!retryable || leftMs <= 0 || signal?.aborted === true) throw error;
+      const waitMs = Math.min(pauseMs, leftMs);
+      log.warn(
+        { attempt, retryInMs: waitMs, store: redactStoreUrl(config.storeUrl), err: error },
+        `the store is not reachable yet (attempt ${attempt}); retrying in ${waitMs} ms`,
+      );
+      if (!(await pause(waitMs, signal))) throw error;
+      pauseMs = Math.min(pauseMs * 2, MAX_RETRY_PAUSE_MS);
+    }
+  }
+}
+
+// Waits `ms`; answers false when `signal` aborted first.
+function pause(ms: number, signal: AbortSignal | undefined): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve(false);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+// True when `promise` settled within `ms` (its rejection counts as settled).
+async function within(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), Math.max(ms, 0));
+  });
+  try {
+    return await Promise.race([promise.then(() => true, () => true), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -116,16 +223,8 @@ export async function startServer(config: ServeConfig, options: { logger?: Fasti
 // request and went quiet would hold `close` forever), then cuts the ones still open.
 async function drainThenClose(app: { close(): Promise<void>; server: { closeAllConnections(): void } }, timeoutMs: number): Promise<void> {
   const closed = app.close();
-  let timer: NodeJS.Timeout | undefined;
-  const expired = new Promise<'expired'>((resolve) => {
-    timer = setTimeout(() => resolve('expired'), timeoutMs);
-  });
-  try {
-    if ((await Promise.race([closed.then(() => 'closed' as const), expired])) === 'expired') {
-      app.server.closeAllConnections();
-      await closed;
-    }
-  } finally {
-    clearTimeout(timer);
+  if (!(await within(closed, timeoutMs))) {
+    app.server.closeAllConnections();
+    await closed;
   }
 }

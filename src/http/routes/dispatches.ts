@@ -17,7 +17,9 @@ const DispatchBody = strictObject({
   tenant: Type.Optional(Identifier),
   grant: Identifier,
   dispatch: Identifier,
-  ceilings: Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }),
+  ceilings: Type.Optional(
+    Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS, description: "The caller's own ceilings; optional (the quota's configured ceilings for the grant apply either way)" }),
+  ),
   exempt: Type.Optional(
     Type.Boolean({ description: 'A compensating dispatch that checks no ceiling; operator keys only (a runner key gets 400 naming exempt)' }),
   ),

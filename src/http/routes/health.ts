@@ -32,6 +32,8 @@ export const healthRoutes: RouteModule = (app, context) => {
       schema: { summary: 'The store answers: ready to decide', tags: ['service'], response: { 200: ReadyReply, ...PROBLEM_REPLIES } },
     },
     async () => {
+      const notReady = context.readiness();
+      if (notReady !== null) throw new HttpProblem('STORE_UNAVAILABLE', `not ready: ${notReady}`);
       try {
         await context.store.tenant(READINESS_PROBE_TENANT).running();
       } catch (error) {

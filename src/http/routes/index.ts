@@ -4,7 +4,8 @@ import { auditRoutes } from './audit.js';
 import { dispatchRoutes } from './dispatches.js';
 import { haltRoutes } from './halts.js';
 import { healthRoutes } from './health.js';
-import { keyRoutes } from './key.js';
+import { keyIdentityRoutes } from './key.js';
+import { keyRoutes } from './keys.js';
 import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { quotaRoutes } from './quota.js';
@@ -38,5 +39,6 @@ export const ROUTES: readonly RouteModule[] = [
   sweepRoutes,
   tenantRoutes,
   spendHistoryRoutes,
+  keyIdentityRoutes,
   keyRoutes,
 ];

@@ -18,7 +18,7 @@ const KeyReply = strictObject({
  * could not learn by calling the routes. The dashboard reads it at sign-in to refuse a runner key
  * with a clear message and to know which tenant an operator key of one tenant covers.
  */
-export const keyRoutes: RouteModule = (app) => {
+export const keyIdentityRoutes: RouteModule = (app) => {
   app.get(
     '/v1/key',
     protectedRoute('runner', { summary: 'Who the key sending this request is: its name, role and tenant', querystring: NoQuery, reply: KeyReply }),

@@ -1,16 +1,44 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { NoQuery, strictObject, TenantParams, TenantQuota, TenantQuotaInput } from '../schemas/common.js';
+import {
+  Amount,
+  Identifier,
+  MAX_CONFIGURED_GRANTS,
+  MAX_DECLARED_CEILINGS,
+  NoQuery,
+  RateCeiling,
+  strictObject,
+  TenantParams,
+  TenantQuota,
+  TenantQuotaInput,
+} from '../schemas/common.js';
+
+const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
+/** A JSON Merge Patch of a quota (RFC 7396, core/quota-patch.ts): absent keeps, `null` removes, rate ceilings merge per grant. */
+const QuotaPatchBody = strictObject({
+  maxConcurrentRuns: nullable(Amount),
+  maxTokensPerPeriod: nullable(Amount),
+  maxMinorUnitsPerPeriod: nullable(Amount),
+  period: nullable(Type.Union([Type.Literal('monthly'), Type.Literal('daily')])),
+  rateCeilings: nullable(
+    Type.Record(Identifier, Type.Union([Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), Type.Null()]), {
+      maxProperties: MAX_CONFIGURED_GRANTS,
+    }),
+  ),
+});
 
 const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([TenantQuota, Type.Null()]) });
 
 /**
  * A tenant's quota (issue #4 item 2): `GET /v1/tenants/{tenant}/quota` answers it (`null` when
  * none was set: no ceilings, monthly periods); `PUT` replaces it, audited as `quota.set` under the
- * key's name with basis `authenticated`, and it applies to the very next admission (DESIGN.md decision 5).
+ * key's name with basis `authenticated`, and it applies to the very next admission (DESIGN.md decision 5);
+ * `PATCH` changes part of it (JSON Merge Patch, `application/merge-patch+json` or `application/json`),
+ * audited as `quota.update` (issue #10 item 13).
  */
 export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(
@@ -38,6 +66,22 @@ export const quotaRoutes: RouteModule = (app, context) => {
         { ...request.body, period: request.body.period ?? 'monthly' },
         operatorOf(request),
       );
+      return { tenant: request.params.tenant, quota };
+    },
+  );
+
+  app.patch<{ Params: Static<typeof TenantParams>; Body: Static<typeof QuotaPatchBody> }>(
+    '/v1/tenants/:tenant/quota',
+    protectedRoute('operator', {
+      summary:
+        "Change part of a tenant's quota (JSON Merge Patch, RFC 7396; audited as quota.update with the old and new quota): " +
+        'members left out are kept, null removes a ceiling, rate ceilings merge per grant',
+      params: TenantParams,
+      body: QuotaPatchBody,
+      reply: QuotaReply,
+    }),
+    async (request) => {
+      const quota = await context.plane.updateQuota(request.params.tenant, request.body, operatorOf(request));
       return { tenant: request.params.tenant, quota };
     },
   );

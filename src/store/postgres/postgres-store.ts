@@ -7,7 +7,8 @@ import type { QuotaStore, TenantStore } from '../store.js';
 import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
-import { migratePostgres } from './postgres-migrations.js';
+import { migratePostgres, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
+import { inspectPostgresSchema, postgresOpenConfigurationError, withoutSecrets } from './postgres-open-check.js';
 import { createPool } from './postgres-pool.js';
 import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
 import { DEFAULT_POSTGRES_SCHEMA, quoteSchemaName } from './postgres-schema-name.js';
@@ -39,6 +40,10 @@ export interface PostgresStoreOptions {
   readonly maxBatch?: number | undefined;
   readonly batchLanes?: number | undefined;
   readonly onPoolError?: ((error: Error) => void) | undefined;
+  /** Create the schema and tables when there is no store (default true); see `OpenStoreOptions.create`. */
+  readonly create?: boolean | undefined;
+  /** Migrate a store an older quotaplane wrote (default true); see `OpenStoreOptions.migrate`. */
+  readonly migrate?: boolean | undefined;
 }
 
 /**
@@ -123,8 +128,11 @@ function positiveInteger(field: string, value: number | undefined, fallback: num
  * does not, and naming two different ones is `INVALID_ARGUMENT`): creates a pool, brings the schema to this build's version (creating it
  * on first use; concurrent openers wait for one another), and answers the store. Throws
  * `INVALID_ARGUMENT` for a bad option, `SCHEMA_TOO_NEW` when a newer quotaplane migrated the
- * schema (nothing is changed), and `STORE_UNAVAILABLE` when the server cannot be reached; the
- * pool is closed again on any failure.
+ * schema (nothing is changed), `STORE_MISCONFIGURED` when the store cannot be used as configured
+ * (a refused password, no such database, no store where `create: false` expects one, another
+ * application's schema, a store that needs migrating with `migrate: false`; issue #10 items 3
+ * and 4), and `STORE_UNAVAILABLE` when the server cannot be reached; the pool is closed again on
+ * any failure. No message holds the URL's password.
  */
 export async function openPostgresStore(givenUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresQuotaStore> {
   if (typeof givenUrl !== 'string' || !/^postgres(ql)?:\/\//.test(givenUrl)) {
@@ -145,12 +153,19 @@ export async function openPostgresStore(givenUrl: string, options: PostgresStore
   if (batch.maxBatch > MAX_BATCH) throw invalidArgument('maxBatch', `must be at most ${MAX_BATCH} (PostgreSQL's subtransaction cache), got ${batch.maxBatch}`);
   const statementTimeoutMs = positiveInteger('statementTimeoutMs', options.statementTimeoutMs, 10_000);
   const onPoolError = options.onPoolError ?? (() => {});
+  const intent = { create: options.create ?? true, migrate: options.migrate ?? true };
   const pool = createPool({ url, poolSize, busyTimeoutMs, statementTimeoutMs }, onPoolError);
   try {
-    const migration = await migratePostgres(pool, schema, s, Date.now());
+    // Look before creating anything: a schema of another application, or no store for a caller
+    // that only reads, is refused without a change (issue #10 item 3).
+    const found = await inspectPostgresSchema(pool, givenUrl, schema, s, intent, POSTGRES_SCHEMA_VERSION);
+    const migration =
+      found === POSTGRES_SCHEMA_VERSION
+        ? { backend: 'postgres', fromVersion: found, toVersion: found, applied: [] }
+        : await migratePostgres(pool, schema, s, Date.now());
     return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch);
   } catch (error) {
     await pool.end().catch(() => undefined);
-    throw toQuotaError(error);
+    throw withoutSecrets(postgresOpenConfigurationError(error, givenUrl) ?? toQuotaError(error), givenUrl);
   }
 }

@@ -10,7 +10,8 @@ import type { QuotaStore, TenantStore } from '../store.js';
 import { SqliteApiKeyStore } from './sqlite-api-keys.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
-import { migrateSqlite } from './sqlite-migrations.js';
+import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
+import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
 import { LIST_TENANTS } from './sqlite-queries.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
 
@@ -29,11 +30,17 @@ export interface SqliteStoreOptions {
    */
   readonly busyTimeoutMs?: number;
   /**
-   * Whether a missing file is created. `false`: a missing file (or directory) throws
-   * `STORE_UNAVAILABLE` with `details.missing = true` and `details.path`, so a read-only caller
-   * with a mistyped path neither creates nor migrates a database there. @defaultValue true
+   * Whether a missing or empty file is created. `false`: a missing file (or directory) throws
+   * `STORE_MISCONFIGURED` (`details.reason = 'no-store'`, `details.where` the path), so a
+   * read-only caller with a mistyped path neither creates nor migrates a database there. A file
+   * with another application's tables is refused either way (`foreign`). @defaultValue true
    */
   readonly create?: boolean;
+  /**
+   * Whether a file an older quotaplane wrote is migrated. `false` for read-only callers: such a
+   * file throws `STORE_MISCONFIGURED` (`needs-migration`) and is not changed. @defaultValue true
+   */
+  readonly migrate?: boolean;
 }
 
 /**
@@ -106,12 +113,18 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
   if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0 || busyTimeoutMs > 2_147_483_647) {
     throw invalidArgument('busyTimeoutMs', `must be a whole number of milliseconds from 0 to 2147483647, got ${describe(busyTimeoutMs)}`);
   }
+  const intent = { create: options.create ?? true, migrate: options.migrate ?? true };
   let db: Database.Database | undefined;
   try {
-    db = openDatabase(path, busyTimeoutMs, options.create ?? true);
+    db = openDatabase(path, busyTimeoutMs, intent.create);
+    // Look before writing anything (WAL mode rewrites the header): a file that is refused stays as it was.
+    const foundVersion = path === SQLITE_MEMORY_PATH ? null : inspectSqliteFile(db, path, intent, SQLITE_SCHEMA_VERSION);
     if (path !== SQLITE_MEMORY_PATH) enableWal(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
-    const migration = migrateSqlite(db, Date.now());
+    const migration =
+      foundVersion === SQLITE_SCHEMA_VERSION
+        ? { backend: 'sqlite', fromVersion: foundVersion, toVersion: foundVersion, applied: [] }
+        : migrateSqlite(db, Date.now());
     return new SqliteQuotaStore(new SqliteConnection(db, { busyTimeoutMs }), path, migration);
   } catch (error) {
     try {
@@ -119,7 +132,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     } catch {
       // The open already failed; that error is the one to report.
     }
-    throw toQuotaError(error);
+    throw sqliteOpenConfigurationError(error, path) ?? toQuotaError(error);
   }
 }
 
@@ -131,7 +144,7 @@ function openDatabase(path: string, busyTimeoutMs: number, create: boolean): Dat
     // better-sqlite3 answers a missing file with SQLITE_CANTOPEN and a missing directory with a
     // TypeError; both mean there is no store here, which the caller reports as such.
     if (existsSync(path)) throw error;
-    throw new QuotaError('STORE_UNAVAILABLE', `no quotaplane store at ${path}`, { details: { path, missing: true }, cause: error });
+    throw noStoreAt(path, error);
   }
 }
 

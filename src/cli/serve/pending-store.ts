@@ -1,0 +1,69 @@
+import { QuotaError } from '../../core/errors.js';
+import type { ApiKeyRecord, ApiKeyStore, NewApiKey, RevokeOutcome } from '../../store/api-keys.js';
+import type { QuotaStore, TenantStore } from '../../store/store.js';
+
+/**
+ * A store `serve` listens in front of before the real one is open (issue #10 item 5): every call
+ * fails closed with `STORE_UNAVAILABLE` ("not open yet") until {@link PendingStore.open} hands it
+ * the store, and then passes straight through. So the port answers `/healthz` at once and every
+ * other request a 503, while the start waits for a store that is not reachable yet.
+ */
+export class PendingStore implements QuotaStore {
+  readonly backend: string;
+  #store: QuotaStore | null = null;
+  readonly #keys: ApiKeyStore;
+
+  /** `backend` is what the URL names (`sqlite`, `postgres`), reported until the store is open. */
+  constructor(backend: string) {
+    this.backend = backend;
+    const keys = (): ApiKeyStore => {
+      const store = this.#ready();
+      const apiKeys = store.apiKeys?.();
+      if (apiKeys === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store keeps no API keys`);
+      return apiKeys;
+    };
+    this.#keys = {
+      create: async (key: NewApiKey) => keys().create(key),
+      createFirst: async (key: NewApiKey) => keys().createFirst(key),
+      findByHash: async (hash: string): Promise<ApiKeyRecord | null> => keys().findByHash(hash),
+      list: async () => keys().list(),
+      revoke: async (id: string, atMs: number): Promise<RevokeOutcome> => keys().revoke(id, atMs),
+    };
+  }
+
+  /** The store, once open; from then on every call goes to it. */
+  open(store: QuotaStore): void {
+    this.#store = store;
+  }
+
+  /** True once {@link open} ran. */
+  get isOpen(): boolean {
+    return this.#store !== null;
+  }
+
+  tenant(tenant: string): TenantStore {
+    return this.#ready().tenant(tenant);
+  }
+
+  async tenants(): Promise<string[]> {
+    return this.#ready().tenants();
+  }
+
+  apiKeys(): ApiKeyStore {
+    return this.#keys;
+  }
+
+  /** Closes the real store when it was opened; nothing otherwise. */
+  async close(): Promise<void> {
+    await this.#store?.close();
+  }
+
+  #ready(): QuotaStore {
+    if (this.#store === null) {
+      throw new QuotaError('STORE_UNAVAILABLE', 'the store is not open yet: the server is starting and waits for it; retry shortly', {
+        details: { backend: this.backend, starting: true },
+      });
+    }
+    return this.#store;
+  }
+}

@@ -1,0 +1,250 @@
+import { DEFAULT_BODY_LIMIT_BYTES } from '../../http/build-app.js';
+import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
+import { DEFAULT_METRICS_TENANTS } from '../../http/metrics.js';
+import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
+
+/** The levels `--log-level` takes, most severe first (`silent` logs nothing). */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+/** One of {@link LOG_LEVELS}. */
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Largest whole number of milliseconds a Node timer can wait (2^31 − 1). */
+export const MAX_TIMER_MS = 2_147_483_647;
+/** How long `serve` waits for a store that is not reachable yet before it gives up, by default (ms). */
+export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
+/** How long `serve` lets requests in flight drain after SIGTERM by default (ms). */
+export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
+
+/**
+ * One setting of `quotaplane serve` (issue #10 item 2): its flag, the environment variable that
+ * sets it when the flag is absent, its default and unit as the help and the README show them, and
+ * how its text is read (`null` for a value it refuses; `expected` says what it takes). The README
+ * carries one table of these, checked against `serve --help` by a test.
+ */
+export interface ServeSetting<T = unknown> {
+  /** The key in `ServeConfig`. */
+  readonly key: string;
+  /** `--port`. */
+  readonly flag: string;
+  /** `<port>`: the value's name in the help. */
+  readonly value: string;
+  /** `QUOTAPLANE_PORT`. */
+  readonly env: string;
+  /** The default as shown (`7070`, `none`). */
+  readonly shownDefault: string;
+  /** `ms`, `bytes`, `tenants`, or `''` for none. */
+  readonly unit: string;
+  /** What it sets, one sentence without its default. */
+  readonly description: string;
+  /** What a valid value looks like, for the error message. */
+  readonly expected: string;
+  readonly parse: (text: string) => T | null;
+  readonly fallback: T | undefined;
+}
+
+function wholeNumberUpTo(max: number, min = 0): (text: string) => number | null {
+  return (text) => {
+    if (!/^\d{1,16}$/.test(text.trim())) return null;
+    const value = Number(text.trim());
+    return Number.isSafeInteger(value) && value >= min && value <= max ? value : null;
+  };
+}
+
+const text = (value: string): string | null => (value === '' ? null : value);
+
+/** Every setting of `serve`, in the order the help and the README list them. */
+export const SERVE_SETTINGS = Object.freeze([
+  {
+    key: 'storeUrl',
+    flag: '--store',
+    value: '<url>',
+    env: 'QUOTAPLANE_STORE',
+    shownDefault: 'sqlite:./quotaplane.db',
+    unit: '',
+    description: 'the store: sqlite:<path>, <path>.db or postgres://…',
+    expected: 'a store URL',
+    parse: text,
+    fallback: 'sqlite:./quotaplane.db',
+  },
+  {
+    key: 'host',
+    flag: '--host',
+    value: '<host>',
+    env: 'QUOTAPLANE_HOST',
+    shownDefault: '127.0.0.1',
+    unit: '',
+    description: 'the address to listen on (127.0.0.1: this machine only; 0.0.0.0: every interface)',
+    expected: 'an address or host name',
+    parse: text,
+    fallback: '127.0.0.1',
+  },
+  {
+    key: 'port',
+    flag: '--port',
+    value: '<port>',
+    env: 'QUOTAPLANE_PORT',
+    shownDefault: '7070',
+    unit: '',
+    description: 'the port to listen on, 0 for any free one',
+    expected: 'a port number from 0 to 65535',
+    parse: wholeNumberUpTo(65_535),
+    fallback: 7070,
+  },
+  {
+    key: 'logLevel',
+    flag: '--log-level',
+    value: '<level>',
+    env: 'QUOTAPLANE_LOG_LEVEL',
+    shownDefault: 'info',
+    unit: '',
+    description: `the level of the JSON log lines on stdout: ${LOG_LEVELS.join(', ')}`,
+    expected: `one of ${LOG_LEVELS.join(', ')}`,
+    parse: (value: string) => ((LOG_LEVELS as readonly string[]).includes(value) ? value : null),
+    fallback: 'info',
+  },
+  {
+    key: 'sweepIntervalMs',
+    flag: '--sweep-interval-ms',
+    value: '<ms>',
+    env: 'QUOTAPLANE_SWEEP_INTERVAL_MS',
+    shownDefault: String(DEFAULT_SWEEP_INTERVAL_MS),
+    unit: 'ms',
+    description: 'the pause between sweeps of lapsed leases, 0 for no sweeper in this process',
+    expected: `a whole number of milliseconds from 0 (no sweeper) to ${MAX_SWEEP_INTERVAL_MS}`,
+    parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS),
+    fallback: DEFAULT_SWEEP_INTERVAL_MS,
+  },
+  {
+    key: 'startupTimeoutMs',
+    flag: '--startup-timeout-ms',
+    value: '<ms>',
+    env: 'QUOTAPLANE_STARTUP_TIMEOUT_MS',
+    shownDefault: String(DEFAULT_STARTUP_TIMEOUT_MS),
+    unit: 'ms',
+    description: 'how long to keep retrying a store that is not reachable yet, with backoff, before giving up (exit 4)',
+    expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`,
+    parse: wholeNumberUpTo(MAX_TIMER_MS),
+    fallback: DEFAULT_STARTUP_TIMEOUT_MS,
+  },
+  {
+    key: 'shutdownTimeoutMs',
+    flag: '--shutdown-timeout-ms',
+    value: '<ms>',
+    env: 'QUOTAPLANE_SHUTDOWN_TIMEOUT_MS',
+    shownDefault: String(DEFAULT_SHUTDOWN_TIMEOUT_MS),
+    unit: 'ms',
+    description: 'on SIGTERM, how long requests in flight may drain before their connections are cut',
+    expected: `a whole number of milliseconds from 0 to ${MAX_TIMER_MS}`,
+    parse: wholeNumberUpTo(MAX_TIMER_MS),
+    fallback: DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  },
+  {
+    key: 'bodyLimitBytes',
+    flag: '--body-limit-bytes',
+    value: '<bytes>',
+    env: 'QUOTAPLANE_BODY_LIMIT_BYTES',
+    shownDefault: String(DEFAULT_BODY_LIMIT_BYTES),
+    unit: 'bytes',
+    description: 'the largest request body accepted; larger ones answer 413',
+    expected: 'a whole number of bytes from 1 to 1073741824',
+    parse: wholeNumberUpTo(1_073_741_824, 1),
+    fallback: DEFAULT_BODY_LIMIT_BYTES,
+  },
+  {
+    key: 'metricsTenants',
+    flag: '--metrics-tenants',
+    value: '<count>',
+    env: 'QUOTAPLANE_METRICS_TENANTS',
+    shownDefault: String(DEFAULT_METRICS_TENANTS),
+    unit: 'tenants',
+    description: 'how many of the busiest tenants get their own series on /metrics; the rest are summed into tenant="other"',
+    expected: 'a whole number from 0 to 10000',
+    parse: wholeNumberUpTo(10_000),
+    fallback: DEFAULT_METRICS_TENANTS,
+  },
+  {
+    key: 'firstKeyFile',
+    flag: '--first-key-file',
+    value: '<path>',
+    env: 'QUOTAPLANE_FIRST_KEY_FILE',
+    shownDefault: 'none',
+    unit: '',
+    description: 'write the first operator key made on a store with no key to this file (created with mode 0600) instead of the terminal',
+    expected: 'a file path',
+    parse: text,
+    fallback: undefined,
+  },
+  {
+    key: 'currency',
+    flag: '--currency',
+    value: '<code>',
+    env: 'QUOTAPLANE_CURRENCY',
+    shownDefault: DEFAULT_MONEY_DISPLAY.currency,
+    unit: '',
+    description: 'the currency the dashboard shows money in, an ISO 4217 code',
+    expected: 'an ISO 4217 code of three capital letters, such as USD or EUR',
+    parse: (value: string) => (/^[A-Z]{3}$/.test(value) ? value : null),
+    fallback: DEFAULT_MONEY_DISPLAY.currency,
+  },
+  {
+    key: 'minorUnitsPerUnit',
+    flag: '--minor-units-per-unit',
+    value: '<n>',
+    env: 'QUOTAPLANE_MINOR_UNITS_PER_UNIT',
+    shownDefault: String(DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit),
+    unit: 'minor units',
+    description: 'how many of the deployment\'s minor units make one currency unit on the dashboard (1000000: micro-USD)',
+    expected: 'a power of ten from 1 to 1000000000000, such as 100 for cents or 1000000 for micro-units',
+    parse: (value: string) => (/^10{0,12}$/.test(value.trim()) ? Number(value.trim()) : null),
+    fallback: DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit,
+  },
+] as const satisfies readonly ServeSetting[]);
+
+/**
+ * `QUOTAPLANE_*` variables quotaplane reads somewhere besides `serve`'s settings: the operator
+ * commands' server and key, and the test and bench servers. Any other is reported at start-up.
+ */
+export const OTHER_KNOWN_ENV: readonly string[] = Object.freeze([
+  'QUOTAPLANE_URL',
+  'QUOTAPLANE_KEY',
+  'QUOTAPLANE_TEST_PG_URL',
+  'QUOTAPLANE_BENCH_PG_URL',
+  'QUOTAPLANE_CHROMIUM',
+]);
+
+/**
+ * The `QUOTAPLANE_*` names in `env` that no setting reads, each with the closest known name when
+ * one is near (a typo such as `QUOTAPLANE_PROT`), in name order.
+ */
+export function unknownQuotaplaneVariables(env: Readonly<Record<string, string | undefined>>): { name: string; closest: string | null }[] {
+  const known = [...SERVE_SETTINGS.map((setting) => setting.env), ...OTHER_KNOWN_ENV];
+  return Object.keys(env)
+    .filter((name) => name.startsWith('QUOTAPLANE_') && !known.includes(name))
+    .sort()
+    .map((name) => {
+      let closest: string | null = null;
+      let best = 4;
+      for (const candidate of known) {
+        const distance = editDistance(name, candidate);
+        if (distance < best) {
+          best = distance;
+          closest = candidate;
+        }
+      }
+      return { name, closest };
+    });
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    let diagonal = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j += 1) {
+      const above = row[j] ?? 0;
+      row[j] = Math.min(above + 1, (row[j - 1] ?? 0) + 1, diagonal + (a[i - 1] === b[j - 1] ? 0 : 1));
+      diagonal = above;
+    }
+  }
+  return row[b.length] ?? 0;
+}

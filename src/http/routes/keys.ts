@@ -1,0 +1,91 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
+import { keyCoversTenant } from '../../store/api-keys.js';
+import { mintApiKey } from '../api-key-secret.js';
+import { operatorOf, requestKey } from '../auth.js';
+import { HttpProblem, notFoundProblem } from '../errors.js';
+import type { RouteContext, RouteModule } from '../route-context.js';
+import { protectedRoute } from '../route-options.js';
+import { Identifier, NoQuery, strictObject } from '../schemas/common.js';
+import type { FastifyRequest } from 'fastify';
+
+const Role = Type.Union([Type.Literal('runner'), Type.Literal('operator')]);
+
+const KeyRecord = strictObject({
+  id: Type.String(),
+  name: Type.String(),
+  role: Role,
+  tenant: Type.String(),
+  createdAtMs: Type.Integer(),
+  revokedAtMs: Type.Union([Type.Integer(), Type.Null()]),
+});
+
+const CreateKeyBody = strictObject({
+  tenant: Type.String({ minLength: 1, maxLength: 200, description: "the tenant the key acts for, or '*' for every tenant (operator keys only)" }),
+  role: Role,
+  name: Type.Optional(Identifier),
+});
+
+const CreatedKey = strictObject({ ...KeyRecord.properties, key: Type.String({ description: 'the key itself, shown only in this answer' }) });
+const KeyList = strictObject({ keys: Type.Array(KeyRecord) });
+const KeyParams = strictObject({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const RevokeReply = strictObject({ id: Type.String(), outcome: Type.Union([Type.Literal('revoked'), Type.Literal('already-revoked')]) });
+
+// The keys the calling operator key may manage: those of the tenants it covers (every key for an
+// operator key of every tenant), recorded under its own name.
+function adminFor(request: FastifyRequest, context: RouteContext): ApiKeyAdmin {
+  const caller = requestKey(request);
+  return storeApiKeyAdmin({
+    store: context.store,
+    keys: context.keys,
+    by: operatorOf(request),
+    mint: mintApiKey,
+    nowMs: () => context.clock.nowMs(),
+    covers: (keyTenant) => keyCoversTenant(caller, keyTenant),
+  });
+}
+
+/**
+ * API keys over HTTP (issue #10 item 9), operator keys only: `POST /v1/keys` creates one and
+ * answers its secret once (201); `GET /v1/keys` lists the keys of the tenants the calling key
+ * covers (never a secret); `POST /v1/keys/{id}/revoke` revokes one. A key for a tenant the caller
+ * does not cover, or for every tenant from a one-tenant operator key, answers 404 as any uncovered
+ * tenant does. Creation and revocation are audited (`key.create`, `key.revoke`) under the calling
+ * key's name, authenticated, before the key changes.
+ */
+export const keyRoutes: RouteModule = (app, context) => {
+  app.post<{ Body: Static<typeof CreateKeyBody> }>(
+    '/v1/keys',
+    {
+      ...protectedRoute('operator', {
+        summary: 'Create an API key; its secret is in this answer only (audited as key.create)',
+        body: CreateKeyBody,
+        reply: CreatedKey,
+      }),
+    },
+    async (request, reply) => {
+      if (!keyCoversTenant(requestKey(request), request.body.tenant)) throw notFoundProblem();
+      const created = await adminFor(request, context).create(request.body);
+      return reply.code(201).send(created);
+    },
+  );
+  app.get(
+    '/v1/keys',
+    protectedRoute('operator', { summary: 'The API keys of the tenants this key covers, revoked ones included (never a secret)', querystring: NoQuery, reply: KeyList }),
+    async (request) => ({ keys: await adminFor(request, context).list() }),
+  );
+  app.post<{ Params: Static<typeof KeyParams> }>(
+    '/v1/keys/:id/revoke',
+    protectedRoute('operator', {
+      summary: 'Revoke an API key: every request with it answers 401 from now on (audited as key.revoke)',
+      params: KeyParams,
+      reply: RevokeReply,
+    }),
+    async (request) => {
+      const revoked = await adminFor(request, context).revoke(request.params.id);
+      if (revoked.outcome === 'not-found') throw new HttpProblem('NOT_FOUND', `no key ${request.params.id} that this key may manage`);
+      return revoked;
+    },
+  );
+};

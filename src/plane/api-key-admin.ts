@@ -1,0 +1,94 @@
+import { invalidArgument } from '../core/errors.js';
+import type { Operator } from '../core/operator.js';
+import { ALL_TENANTS, requireNewApiKey, type ApiKeyRecord, type ApiKeyRole, type ApiKeyStore, type NewApiKey, type RevokeOutcome } from '../store/api-keys.js';
+import type { QuotaStore } from '../store/store.js';
+import { storeCall } from './store-call.js';
+
+/**
+ * The tenant whose audit chain holds the creation and revocation of keys for every tenant
+ * (`tenant: '*'`), which belong to no one tenant's chain. Keys of one tenant are audited in that
+ * tenant's chain. `audit --verify` checks this chain as it checks every other.
+ */
+export const KEYS_AUDIT_TENANT = 'quotaplane:keys';
+
+/** A key just created: its record and the secret, shown this once (issue #10 item 9). */
+export interface CreatedApiKey extends ApiKeyRecord {
+  /** The key itself (`qp_…`); only its SHA-256 is stored. */
+  readonly key: string;
+}
+
+/** What `revoke` did to the key `id`. */
+export interface RevokedApiKey {
+  readonly id: string;
+  readonly outcome: RevokeOutcome;
+}
+
+/**
+ * Managing API keys, the same way on a store (`--store`, the operator asserted by `--actor`) and
+ * over HTTP (the operator the calling key's name, authenticated): issue #10 item 9.
+ * - `create`: makes a key and answers it with its secret, shown once; audited as `key.create`;
+ * - `list`: the keys the caller may see, revoked ones included, oldest first, never a secret;
+ * - `revoke`: revokes the key `id`; audited as `key.revoke` when it was usable. An id the caller
+ *   may not see answers `not-found`.
+ * Every act that writes appends its audit row first (who, key id, name, role, tenant), in the
+ * chain of the key's tenant, or of {@link KEYS_AUDIT_TENANT} for a key of every tenant.
+ */
+export interface ApiKeyAdmin {
+  create(input: { tenant: string; role: ApiKeyRole; name?: string | undefined }): Promise<CreatedApiKey>;
+  list(): Promise<ApiKeyRecord[]>;
+  revoke(id: string): Promise<RevokedApiKey>;
+}
+
+/**
+ * The {@link ApiKeyAdmin} over a store's keys. `by` is the operator recorded (`null`: the caller
+ * only reads, and an act that writes throws `INVALID_ARGUMENT` on `by`); `covers` says which key
+ * tenants the caller may see and manage (default: every one); `mint` makes a new key (the HTTP
+ * layer's `mintApiKey`); `nowMs` is the clock. The audit row and the key change are two
+ * transactions, row first: a failure between them leaves a row for a change that did not happen,
+ * never a change without its row.
+ */
+export function storeApiKeyAdmin(options: {
+  readonly store: QuotaStore;
+  readonly keys: ApiKeyStore;
+  readonly by: Operator | null;
+  readonly mint: (input: { role: ApiKeyRole; tenant: string; name?: string | undefined; atMs: number }) => { secret: string; key: NewApiKey };
+  readonly nowMs: () => number;
+  readonly covers?: ((keyTenant: string) => boolean) | undefined;
+}): ApiKeyAdmin {
+  const covers = options.covers ?? (() => true);
+  const operator = (verb: string): Operator => {
+    if (options.by === null) throw invalidArgument('by', `${verb} writes, so it needs an operator to record`);
+    return options.by;
+  };
+  const audit = async (action: 'key.create' | 'key.revoke', key: Pick<ApiKeyRecord, 'id' | 'name' | 'role' | 'tenant'>, by: Operator, atMs: number) => {
+    const chain = key.tenant === ALL_TENANTS ? KEYS_AUDIT_TENANT : key.tenant;
+    await storeCall('appendAudit', () =>
+      options.store.tenant(chain).appendAudit({ atMs, by, action, subject: key.id, detail: { name: key.name, role: key.role, tenant: key.tenant } }),
+    );
+  };
+  return {
+    async create(input) {
+      const by = operator('keys create');
+      const atMs = options.nowMs();
+      const minted = options.mint({ role: input.role, tenant: input.tenant, name: input.name, atMs });
+      const key = requireNewApiKey(minted.key);
+      if (!covers(key.tenant)) throw invalidArgument('tenant', `is not a tenant this key may manage keys for; use an operator key for '${key.tenant}' or for every tenant`);
+      await audit('key.create', key, by, atMs);
+      await storeCall('createKey', () => options.keys.create(key));
+      const { hash: _hash, ...record } = key;
+      return { ...record, revokedAtMs: null, key: minted.secret };
+    },
+    async list() {
+      return (await storeCall('listKeys', () => options.keys.list())).filter((key) => covers(key.tenant));
+    },
+    async revoke(id) {
+      const by = operator('keys revoke');
+      const atMs = options.nowMs();
+      const found = (await storeCall('listKeys', () => options.keys.list())).find((key) => key.id === id && covers(key.tenant));
+      if (found === undefined) return { id, outcome: 'not-found' };
+      if (found.revokedAtMs !== null) return { id, outcome: 'already-revoked' };
+      await audit('key.revoke', found, by, atMs);
+      return { id, outcome: await storeCall('revokeKey', () => options.keys.revoke(id, atMs)) };
+    },
+  };
+}

@@ -1,0 +1,117 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+import stringWidth from 'string-width';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { main } from '../../src/cli/main.js';
+import { createPlane } from '../../src/plane/create-plane.js';
+import { openStore } from '../../src/store/open-store.js';
+import { CapturedStream, REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
+
+// Issue #10 item 10: a CLI that behaves in pipes and catches typos.
+
+let dir: { path: string; remove: () => void };
+let url: string;
+beforeEach(() => {
+  dir = temporaryDirectory();
+  url = `sqlite:${join(dir.path, 'cli.db')}`;
+});
+afterEach(() => dir.remove());
+
+async function seed(runs: { tenant: string; run: string }[]): Promise<void> {
+  const store = await openStore(url);
+  const plane = createPlane({ store });
+  for (const { tenant, run } of runs) await plane.admit({ tenant, run });
+  await store.close();
+}
+
+describe('the quotaplane CLI in pipes and with typos', () => {
+  it('quotaplane runs | head -1 ends quietly: no EPIPE stack trace, exit 0 under pipefail', async () => {
+    await seed(Array.from({ length: 1000 }, (_, index) => ({ tenant: 'acme', run: `run-${String(index).padStart(4, '0')}-${'x'.repeat(60)}` })));
+    const bin = `node --import tsx ${JSON.stringify(join(REPO_ROOT, 'src', 'cli', 'bin.ts'))}`;
+    const result = spawnSync('bash', ['-c', `set -o pipefail; ${bin} runs --limit 1000 --store ${JSON.stringify(url)} | head -1`], { cwd: REPO_ROOT, encoding: 'utf8' });
+    expect(result.stdout.split('\n').filter((line) => line !== '')).toHaveLength(1);
+    expect(result.stderr).not.toMatch(/EPIPE|Error|at /);
+    expect(result.status).toBe(0);
+  }, 60_000);
+
+  it('an enumerated flag refuses an unknown value, listing the valid ones (audit --action)', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    const result = await runCli(['audit', '--action', 'quota.sett', '--store', url]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, run\.release, run\.settle, key\.create, key\.revoke/);
+  });
+
+  it('a listing cut by --limit says so on stderr in table mode (and only in truncated with --json)', async () => {
+    await seed([
+      { tenant: 'acme', run: 'run-1' },
+      { tenant: 'acme', run: 'run-2' },
+    ]);
+    const table = await runCli(['runs', '--limit', '1', '--store', url]);
+    expect(table.status).toBe(5);
+    expect(table.stderr).toMatch(/showing the first 1; there are more: raise --limit/);
+    const json = await runCli(['runs', '--limit', '1', '--store', url, '--json']);
+    expect([json.status, json.stderr, JSON.parse(json.stdout).truncated]).toEqual([5, '', true]);
+  });
+
+  it('status --tenant for a tenant the store has never seen says so (exit 1) instead of showing an unlimited tenant', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    const unknown = await runCli(['status', '--tenant', 'acmee', '--store', url]);
+    expect(unknown.status).toBe(1);
+    expect(unknown.stdout).toBe('');
+    expect(unknown.stderr).toMatch(/tenant 'acmee' is not in store .*check --tenant/);
+    expect((await runCli(['status', '--tenant', 'acme', '--store', url])).status).toBe(0);
+  });
+
+  it('remedies printed by attention carry the target flags the command was given', async () => {
+    const store = await openStore(url);
+    const plane = createPlane({ store, clock: { nowMs: () => Date.UTC(2026, 0, 5) } });
+    await plane.admit({ tenant: 'acme', run: 'run-1', leaseMs: 1000 });
+    await store.close();
+    await runCli(['sweep', '--store', url]);
+    const text = await runCli(['attention', '--store', url]);
+    expect(text.status).toBe(1);
+    expect(text.stdout).toContain(`    quotaplane release run-1 --tenant acme --store ${url} --actor <name>`);
+    const secretUrl = 'postgres://app:s3cret-pw@127.0.0.1:1/db';
+    expect((await runCli(['attention', '--store', secretUrl])).stdout).not.toContain('s3cret-pw');
+  });
+
+  it('tables align by display width: CJK and emoji names line up with the others', async () => {
+    await seed([
+      { tenant: 'acme', run: 'run-1' },
+      { tenant: '租户甲', run: 'run-2' },
+      { tenant: 'team-🚀', run: 'run-3' },
+    ]);
+    const { stdout } = await runCli(['runs', '--store', url]);
+    const lines = stdout.trim().split('\n');
+    const runColumn = lines.slice(1).map((line) => stringWidth(line.slice(0, line.indexOf('run-'))));
+    expect(new Set(runColumn).size).toBe(1);
+  });
+
+  it('--help of every command wraps to the terminal width without cutting a sentence short', async () => {
+    const commands = [[], ['serve'], ['replay'], ['halt'], ['lift'], ['halts'], ['status'], ['runs'], ['reservations'], ['release'], ['settle'], ['attention'], ['quota', 'set'], ['quota', 'update'], ['audit'], ['sweep'], ['migrate'], ['keys'], ['keys', 'create']];
+    for (const command of commands) {
+      const stdout = new CapturedStream();
+      Object.defineProperty(stdout, 'columns', { value: 80 });
+      await main([...command, '--help'], { stdout, stderr: new CapturedStream() });
+      const lines = stdout.text.split('\n');
+      // The description comes before the first list (Arguments, Options, Commands).
+      const descriptionEnd = lines.findIndex((line) => /^(Arguments|Options|Commands):/.test(line));
+      for (const [index, line] of lines.entries()) {
+        // Only a word too long for any line (a URL, a CSV header) may run past the width.
+        const unbreakable = line.trim().split(/\s+/).some((word) => stringWidth(word) > 30);
+        // Commander leaves an option list unwrapped when its description column would be under 40
+        // columns (replay's long flags); the prose it wraps is the description.
+        if (!unbreakable && index < descriptionEnd) expect([command.join(' '), line, stringWidth(line) <= 80]).toEqual([command.join(' '), line, true]);
+        // A line followed by the rest of its sentence must have had no room for the next word.
+        const next = lines[index + 1] ?? '';
+        const indent = (text: string) => /^\s*/.exec(text)?.[0].length ?? 0;
+        if (index < descriptionEnd && /^[^\s]/.test(line) && /^[a-z(]/.test(next) && indent(next) === indent(line) && !/^\s*-/.test(next)) {
+          const nextWord = next.trim().split(' ')[0] ?? '';
+          expect([command.join(' '), line, stringWidth(line) + 1 + stringWidth(nextWord) > 80]).toEqual([command.join(' '), line, true]);
+        }
+      }
+    }
+  });
+});
