@@ -106,7 +106,7 @@ describe('slotHolders, reservations and auditLog', () => {
   it('names the quota change with who made it, and the old quota beside the new', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { maxConcurrentRuns: 2 });
+    await plane.setQuota('acme', { maxConcurrentRuns: 2 } as never);
     await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 3 }, BOB);
     const rows = (await plane.auditLog({ tenant: 'acme' })).rows;
     expect(rows.map((row) => [row.by, row.subject, row.detail])).toEqual([
