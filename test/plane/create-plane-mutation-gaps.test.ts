@@ -20,7 +20,9 @@ function fieldOf(fn: () => unknown): string {
     caught = error;
   }
   expect(caught).toBeInstanceOf(QuotaError);
-  return String((caught as QuotaError).details.field);
+  const field = String((caught as QuotaError).details.field);
+  expect((caught as QuotaError).message).toMatch(new RegExp(`^${field}: must .*got `));
+  return field;
 }
 
 describe('createPlane options', () => {

@@ -32,7 +32,10 @@ function fieldOf(fn: () => unknown): string {
   expect(caught).toBeInstanceOf(QuotaError);
   expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
   const field = String((caught as QuotaError).details.field);
-  expect((caught as QuotaError).message.startsWith(`${field}: `)).toBe(true);
+  const message = (caught as QuotaError).message;
+  expect(message.startsWith(`${field}: `)).toBe(true);
+  // The rest says what is wrong and what was given, not just the field's name.
+  expect(message).toMatch(/^[^:]+: (must|is) .*got /);
   return field;
 }
 

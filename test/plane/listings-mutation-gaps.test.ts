@@ -97,9 +97,15 @@ describe('slotHolders, reservations and auditLog', () => {
     expect(all.rows.map((row) => row.action)).toEqual(['lift', 'halt', 'quota.set']);
     const halts = await plane.auditLog({ tenant: 'acme', action: 'halt' });
     expect(halts.rows.map((row) => row.seq)).toEqual([2]);
+    expect(halts.truncated).toBe(false);
+    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: BOB });
+    const oneHalt = await plane.auditLog({ tenant: 'acme', action: 'halt', limit: 1 });
+    expect(oneHalt).toMatchObject({ truncated: true });
+    expect(oneHalt.rows.map((row) => row.subject)).toEqual(['agent:clerk']);
+    await plane.lift({ tenant: 'acme', scope: 'agent:clerk', by: BOB });
     const newest = await plane.auditLog({ tenant: 'acme', limit: 2 });
     expect(newest).toMatchObject({ truncated: true });
-    expect(newest.rows.map((row) => row.seq)).toEqual([3, 2]);
+    expect(newest.rows.map((row) => row.seq)).toEqual([5, 4]);
     expect(await plane.tenants()).toEqual(['acme']);
   });
 

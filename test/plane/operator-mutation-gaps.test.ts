@@ -23,7 +23,9 @@ async function invalidField(promise: Promise<unknown>): Promise<string> {
   );
   expect(caught).toBeInstanceOf(QuotaError);
   expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
-  return String((caught as QuotaError).details.field);
+  const field = String((caught as QuotaError).details.field);
+  expect((caught as QuotaError).message).toMatch(new RegExp(`^${field.replace(/[[\]]/g, '\\$&')}: must .*got `));
+  return field;
 }
 
 describe('sweep pages through every lapsed run', () => {

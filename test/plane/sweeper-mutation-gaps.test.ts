@@ -43,6 +43,7 @@ describe('startSweeper: interval bounds', () => {
       }
       expect(caught).toBeInstanceOf(QuotaError);
       expect((caught as QuotaError).details.field).toBe('intervalMs');
+      expect((caught as QuotaError).message).toMatch(/^intervalMs: must be an integer number of milliseconds from 1 to 2147483647, got /);
     }
   });
 });
