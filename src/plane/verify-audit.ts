@@ -32,17 +32,28 @@ async function verifyTenant(tenant: string, handle: TenantStore): Promise<Tenant
   let rows = 0;
   // The sequence number of a row that could not be decoded: the walk verifies the rows before it, then stops there.
   let unreadable: { seq: number; reason: string } | null = null;
+  // Set when the page meant to end before the unreadable row read it again: fewer rows lie before it
+  // than their numbers say, so one was deleted; the walk then reads one row at a time to name it.
+  let rowByRow = false;
   for (;;) {
-    const limit = unreadable === null ? CHAIN_PAGE : unreadable.seq - expectedSeq;
+    const limit = unreadable === null ? CHAIN_PAGE : rowByRow ? 1 : unreadable.seq - expectedSeq;
     let page: AuditRecord[] = [];
     if (limit > 0) {
       try {
         page = await storeCall('auditChain', () => handle.auditChain({ afterSeq: expectedSeq - 1, limit }));
       } catch (error) {
         const seq = isQuotaError(error, 'STORE_CORRUPT') ? error.details.seq : undefined;
-        if (typeof seq !== 'number' || unreadable !== null) throw error;
-        unreadable = { seq, reason: error instanceof Error ? error.message : String(error) };
-        continue;
+        if (typeof seq !== 'number') throw error;
+        if (unreadable === null) {
+          unreadable = { seq, reason: error instanceof Error ? error.message : String(error) };
+          continue;
+        }
+        if (seq !== unreadable.seq) throw error;
+        if (!rowByRow) {
+          rowByRow = true;
+          continue;
+        }
+        // Read one at a time, the next row is the unreadable one: the mismatch below names the row.
       }
     }
     for (const row of page) {
@@ -67,9 +78,9 @@ async function verifyTenant(tenant: string, handle: TenantStore): Promise<Tenant
       expectedSeq += 1;
       rows += 1;
     }
-    if (unreadable !== null) {
+    if (unreadable !== null && (!rowByRow || page.length === 0)) {
       return mismatch(tenant, rows, {
-        seq: unreadable.seq,
+        seq: expectedSeq,
         problem: unreadable.seq === expectedSeq ? 'unreadable' : 'sequence',
         message:
           unreadable.seq === expectedSeq

@@ -77,9 +77,9 @@ export function fencePass(input: FenceInput): void {
  * `coveringHalt` names is reported. `halts` must be read in the deciding transaction.
  */
 export function withheldBy(tenant: string, halts: readonly Halt[], chain: readonly string[] | null): WithheldRefusal | null {
-  if (chain === null || chain.length === 0) return null;
-  const subjectHalts = halts.filter((halt) => halt.scope.kind === 'subject');
-  const halt = coveringHalt(subjectHalts, { chain });
+  // The narrowest covering halt is a subject halt whenever one covers the chain (subject ranks
+  // above tenant, and agent or revision halts cover no run without an agent), so no filter first.
+  const halt = coveringHalt(halts, { chain: chain ?? undefined });
   if (halt === null || halt.scope.kind !== 'subject') return null;
   return { code: 'Withheld', tenant, subject: halt.scope.principal, reason: halt.reason };
 }

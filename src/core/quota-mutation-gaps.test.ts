@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+
+import { QuotaError } from './errors.js';
+import { isUnlimited, parseQuota, parseStoredQuota } from './quota.js';
+
+// Rules of quota parsing that mutation testing found unasserted (issue #14): each test fails when
+// the rule it names is changed.
+
+function invalidFieldOf(fn: () => unknown): string {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(QuotaError);
+  expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
+  return String((caught as QuotaError).details.field);
+}
+
+describe('parseQuota: rateCeilings', () => {
+  it.each([5, 'tool://a/b', true, [], [{ count: 1, windowSeconds: 1 }]])('refuses rateCeilings %j, naming quota.rateCeilings', (value) => {
+    expect(invalidFieldOf(() => parseQuota({ rateCeilings: value }))).toBe('quota.rateCeilings');
+    expect(invalidFieldOf(() => parseStoredQuota({ rateCeilings: value }))).toBe('quota.rateCeilings');
+  });
+
+  it('names the field it was given as the root', () => {
+    expect(invalidFieldOf(() => parseQuota({ rateCeilings: 5 }, 'body'))).toBe('body.rateCeilings');
+  });
+
+  it('reads rateCeilings: null as absent, like a null ceiling', () => {
+    const quota = parseQuota({ rateCeilings: null, maxConcurrentRuns: null });
+    expect(quota).toEqual({ period: 'monthly' });
+    expect('rateCeilings' in quota).toBe(false);
+    expect('maxConcurrentRuns' in quota).toBe(false);
+  });
+
+  it('keeps each grant\'s ceilings under its own key', () => {
+    const quota = parseQuota({
+      rateCeilings: { 'tool://a/x': [{ count: 2, windowSeconds: 60 }], 'tool://a/y': [{ count: 5, windowSeconds: 1 }] },
+    });
+    expect(quota.rateCeilings).toEqual({
+      'tool://a/x': [{ count: 2, windowSeconds: 60 }],
+      'tool://a/y': [{ count: 5, windowSeconds: 1 }],
+    });
+  });
+
+  it('refuses a grant key that is not an identifier, naming the key field', () => {
+    expect(invalidFieldOf(() => parseQuota({ rateCeilings: { '': [] } }))).toBe('quota.rateCeilings key');
+  });
+
+  it('refuses a grant whose ceilings are not an array, naming the grant', () => {
+    expect(invalidFieldOf(() => parseQuota({ rateCeilings: { 'tool://a/x': 3 } }))).toBe('quota.rateCeilings["tool://a/x"]');
+  });
+});
+
+describe('isUnlimited: any one ceiling makes a quota limited', () => {
+  it('is false when only a token ceiling is set', () => {
+    expect(isUnlimited({ period: 'monthly', maxTokensPerPeriod: 1000 })).toBe(false);
+  });
+
+  it('is false when only a minor-unit ceiling is set', () => {
+    expect(isUnlimited({ period: 'daily', maxMinorUnitsPerPeriod: 1000 })).toBe(false);
+  });
+
+  it('is false when only a concurrency ceiling is set, and true with rate ceilings alone', () => {
+    expect(isUnlimited({ period: 'monthly', maxConcurrentRuns: 3 })).toBe(false);
+    expect(isUnlimited({ period: 'monthly', rateCeilings: { 'tool://a/x': [{ count: 1, windowSeconds: 1 }] } })).toBe(true);
+  });
+});

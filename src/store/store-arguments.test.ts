@@ -1,0 +1,240 @@
+import { describe, expect, it } from 'vitest';
+
+import { QuotaError } from '../core/errors.js';
+import {
+  requireAdmitRequest,
+  requireAgent,
+  requireAuditEntry,
+  requireChain,
+  requireDispatchRequest,
+  requireHeartbeatRequest,
+  requireResumeRequest,
+  requireSettlePassRequest,
+} from './lifecycle-arguments.js';
+import {
+  requireAuditChainRequest,
+  requireIdleHoldsRequest,
+  requireLapsedRunsRequest,
+  requireReleaseRunRequest,
+  requireRunListRequest,
+  requireRunStatus,
+  requireSweepRunRequest,
+  requireUnsettledPassesRequest,
+} from './operator-arguments.js';
+import {
+  requireBoolean,
+  requireEpoch,
+  requireHalt,
+  requireHaltScope,
+  requireHaltScopeKey,
+  requireInstantMs,
+  requireLimit,
+  requireObject,
+  requirePeriodKey,
+  requireRateReservation,
+  requireSettlement,
+  requireSpendHold,
+  requireWidth,
+} from './store-arguments.js';
+
+// The store's argument checks at the handle boundary, shared by both adapters (DESIGN.md
+// decisions 1, 2 and 14): every bound, every integer check, and the field each refusal names.
+
+const OPS = { actor: 'ops', basis: 'asserted' } as const;
+const DIGEST = 'ab'.repeat(32);
+const RUN = 'run_01JB0000000000000000000000';
+
+function fieldOf(fn: () => unknown): string {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(QuotaError);
+  expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
+  const field = String((caught as QuotaError).details.field);
+  expect((caught as QuotaError).message.startsWith(`${field}: `)).toBe(true);
+  return field;
+}
+
+describe('scalars', () => {
+  it('an instant is a non-negative safe integer, with no upper bound below MAX_SAFE_INTEGER', () => {
+    expect(requireInstantMs('atMs', 0)).toBe(0);
+    expect(requireInstantMs('atMs', Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
+    for (const bad of [-1, 1.5, '1', Number.MAX_SAFE_INTEGER + 1]) expect(fieldOf(() => requireInstantMs('atMs', bad))).toBe('atMs');
+  });
+
+  it('a limit and an epoch are whole numbers of at least 1', () => {
+    expect(requireLimit('limit', 1)).toBe(1);
+    expect(requireEpoch('epoch', 1)).toBe(1);
+    for (const bad of [0, 1.5, '2']) {
+      expect(fieldOf(() => requireLimit('limit', bad))).toBe('limit');
+      expect(fieldOf(() => requireEpoch('epoch', bad))).toBe('epoch');
+    }
+  });
+
+  it('booleans, period keys, objects and widths', () => {
+    expect(requireBoolean('b', false)).toBe(false);
+    expect(fieldOf(() => requireBoolean('b', 0))).toBe('b');
+    expect(requirePeriodKey('period', '2026-01')).toBe('2026-01');
+    expect(requirePeriodKey('period', '2026-01-05')).toBe('2026-01-05');
+    expect(fieldOf(() => requirePeriodKey('period', '2026-1'))).toBe('period');
+    const object = { a: 1 };
+    expect(requireObject('o', object)).toBe(object);
+    for (const bad of [null, [], 'x']) expect(fieldOf(() => requireObject('o', bad))).toBe('o');
+    expect(requireWidth('width', 0)).toBe(0);
+    expect(fieldOf(() => requireWidth('width', 1.5))).toBe('width');
+  });
+
+  it('a spend hold is null when absent, else a period and an amount', () => {
+    expect(requireSpendHold('hold', undefined)).toBeNull();
+    expect(requireSpendHold('hold', null)).toBeNull();
+    expect(requireSpendHold('hold', { period: '2026-01', amount: { tokens: 1, minorUnits: 2 } })).toEqual({
+      period: '2026-01',
+      amount: { tokens: 1, minorUnits: 2 },
+    });
+    expect(fieldOf(() => requireSpendHold('hold', { period: 'x', amount: { tokens: 1, minorUnits: 2 } }))).toBe('hold.period');
+  });
+});
+
+describe('halts', () => {
+  it('parses each scope kind, lowercasing a digest', () => {
+    expect(requireHaltScope('scope', { kind: 'tenant' })).toEqual({ kind: 'tenant' });
+    expect(requireHaltScope('scope', { kind: 'agent', name: 'clerk' })).toEqual({ kind: 'agent', name: 'clerk' });
+    expect(requireHaltScope('scope', { kind: 'subject', principal: 'p' })).toEqual({ kind: 'subject', principal: 'p' });
+    expect(requireHaltScope('scope', { kind: 'revision', digest: DIGEST.toUpperCase() })).toEqual({ kind: 'revision', digest: DIGEST });
+    expect(requireHaltScopeKey('scope', { kind: 'agent', name: 'clerk' })).toBe('agent:clerk');
+  });
+
+  it('names the member of a bad scope', () => {
+    expect(fieldOf(() => requireHaltScope('s', { kind: 'agent', name: '' }))).toBe('s.name');
+    expect(fieldOf(() => requireHaltScope('s', { kind: 'subject', principal: 'x'.repeat(201) }))).toBe('s.principal');
+    expect(fieldOf(() => requireHaltScope('s', { kind: 'revision', digest: `${DIGEST}0` }))).toBe('s.digest');
+    expect(fieldOf(() => requireHaltScope('s', { kind: 'Tenant' }))).toBe('s.kind');
+    expect(fieldOf(() => requireHaltScope('s', 'tenant'))).toBe('s');
+  });
+
+  it('a halt needs a string reason, a scope, an operator and an instant', () => {
+    const halt = { scope: { kind: 'tenant' }, reason: '', by: OPS, atMs: 5 };
+    expect(requireHalt('halt', halt)).toEqual(halt);
+    expect(fieldOf(() => requireHalt('halt', { ...halt, reason: 5 }))).toBe('halt.reason');
+    expect(fieldOf(() => requireHalt('halt', { ...halt, atMs: 1.5 }))).toBe('halt.atMs');
+    expect(fieldOf(() => requireHalt('halt', { ...halt, by: { actor: '', basis: 'asserted' } }))).toBe('halt.by.actor');
+  });
+});
+
+describe('settlements and rate reservations', () => {
+  const settlement = { run: RUN.slice(4), epoch: 1, period: '2026-01', spend: { tokens: 1, minorUnits: 0 }, releaseSlot: true, concludes: false };
+
+  it('normalises the run id and keeps a null period', () => {
+    expect(requireSettlement('s', settlement)).toEqual({ ...settlement, run: RUN });
+    expect(requireSettlement('s', { ...settlement, period: null }).period).toBeNull();
+    expect(requireSettlement('s', { ...settlement, period: undefined }).period).toBeNull();
+  });
+
+  it.each([
+    ['s.epoch', { epoch: 1.5 }],
+    ['s.period', { period: '2026' }],
+    ['s.releaseSlot', { releaseSlot: 1 }],
+    ['s.concludes', { concludes: 'no' }],
+    ['s.spend.tokens', { spend: null }],
+  ])('refuses %s', (field, change) => {
+    expect(fieldOf(() => requireSettlement('s', { ...settlement, ...change }))).toBe(field);
+  });
+
+  it('a rate reservation keeps every ceiling window as given, even an uncountable one', () => {
+    const reservation = { grant: 'tool://a/b', run: RUN, dispatch: 'k1', ceilings: [{ count: 1, windowSeconds: 0 }], atMs: 5, exempt: false };
+    expect(requireRateReservation('r', reservation)).toEqual(reservation);
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, dispatch: '' }))).toBe('r.dispatch');
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, exempt: undefined }))).toBe('r.exempt');
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, grant: ' ' }))).toBe('r.grant');
+  });
+});
+
+describe('lifecycle requests', () => {
+  it('an agent digest is lowercased only when it is 64 hex digits', () => {
+    expect(requireAgent('agent', { name: 'clerk', digest: DIGEST.toUpperCase() })).toEqual({ name: 'clerk', digest: DIGEST });
+    expect(requireAgent('agent', { name: 'clerk', digest: 'Build-7' })).toEqual({ name: 'clerk', digest: 'Build-7' });
+    expect(requireAgent('agent', { name: 'clerk', digest: `${DIGEST}A` })).toEqual({ name: 'clerk', digest: `${DIGEST}A` });
+    expect(requireAgent('agent', null)).toBeUndefined();
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: '' }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: '', digest: DIGEST }))).toBe('agent.name');
+  });
+
+  it('a chain is an array of principals', () => {
+    expect(requireChain('chain', undefined)).toBeUndefined();
+    expect(requireChain('chain', null)).toBeUndefined();
+    expect(requireChain('chain', ['a', 'b'])).toEqual(['a', 'b']);
+    expect(fieldOf(() => requireChain('chain', 'a'))).toBe('chain');
+    expect(fieldOf(() => requireChain('chain', ['a', '']))).toBe('chain[1]');
+  });
+
+  it('leases are whole milliseconds in admit, resume and heartbeat', () => {
+    const admit = { run: RUN, budget: {}, width: 1, atMs: 5, leaseMs: 1000 };
+    expect(requireAdmitRequest(admit)).toMatchObject({ run: RUN, leaseMs: 1000, quota: undefined, agent: undefined, chain: undefined });
+    expect(requireAdmitRequest({ ...admit, quota: { maxConcurrentRuns: 2 } }).quota).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
+    expect(requireAdmitRequest({ ...admit, quota: null }).quota).toBeUndefined();
+    expect(fieldOf(() => requireAdmitRequest({ ...admit, leaseMs: 1.5 }))).toBe('leaseMs');
+    expect(requireResumeRequest({ run: RUN, atMs: 5, leaseMs: 1000 })).toEqual({ run: RUN, atMs: 5, leaseMs: 1000 });
+    expect(fieldOf(() => requireResumeRequest({ run: RUN, atMs: 5, leaseMs: 1.5 }))).toBe('leaseMs');
+    expect(requireHeartbeatRequest({ run: RUN, epoch: 2, atMs: 5, leaseMs: 10 })).toEqual({ run: RUN, epoch: 2, atMs: 5, leaseMs: 10 });
+    expect(fieldOf(() => requireHeartbeatRequest({ run: RUN, epoch: 1.5, atMs: 5, leaseMs: 10 }))).toBe('epoch');
+  });
+
+  it('a settle-pass request keeps an operator only when one is given', () => {
+    const request = { run: RUN, epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true, atMs: 5 };
+    expect(requireSettlePassRequest(request).by).toBeUndefined();
+    expect(requireSettlePassRequest({ ...request, by: null }).by).toBeUndefined();
+    expect(requireSettlePassRequest({ ...request, by: OPS }).by).toEqual(OPS);
+    expect(fieldOf(() => requireSettlePassRequest({ ...request, by: { actor: '' } }))).toBe('by.actor');
+  });
+
+  it('a dispatch names its pass and lease together or not at all', () => {
+    const dispatch = { run: RUN, grant: 'tool://a/b', dispatch: 'k', exempt: false, atMs: 5 };
+    expect(requireDispatchRequest(dispatch)).toEqual({ ...dispatch, ceilings: [] });
+    expect(requireDispatchRequest({ ...dispatch, epoch: null, leaseMs: null })).toEqual({ ...dispatch, ceilings: [] });
+    expect(requireDispatchRequest({ ...dispatch, epoch: 2, leaseMs: 100 })).toEqual({ ...dispatch, ceilings: [], epoch: 2, leaseMs: 100 });
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, leaseMs: 100 }))).toBe('leaseMs');
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, epoch: 2 }))).toBe('leaseMs');
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, epoch: 2, leaseMs: null }))).toBe('leaseMs');
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, epoch: 1.5, leaseMs: 100 }))).toBe('epoch');
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, epoch: 2, leaseMs: 1.5 }))).toBe('leaseMs');
+  });
+
+  it('an audit entry needs a subject and JSON detail', () => {
+    const entry = { atMs: 5, by: OPS, action: 'note', subject: 's', detail: { a: 1 } };
+    expect(requireAuditEntry('entry', entry)).toEqual(entry);
+    expect(requireAuditEntry('entry', { ...entry, detail: undefined }).detail).toEqual({});
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, subject: '' }))).toBe('entry.subject');
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, subject: 3 }))).toBe('entry.subject');
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, detail: { big: 1n } }))).toBe('entry.detail');
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, action: '' }))).toBe('entry.action');
+  });
+});
+
+describe('operator requests', () => {
+  it('run statuses and run listings', () => {
+    expect(requireRunStatus('s', 'stranded')).toBe('stranded');
+    expect(fieldOf(() => requireRunStatus('s', 'asleep'))).toBe('s');
+    expect(requireRunListRequest({ limit: 5 })).toEqual({ statuses: undefined, after: undefined, limit: 5 });
+    expect(requireRunListRequest({ limit: 5, statuses: null, after: null })).toEqual({ statuses: undefined, after: undefined, limit: 5 });
+    expect(requireRunListRequest({ limit: 5, statuses: ['paused'], after: 'run-a' })).toEqual({ statuses: ['paused'], after: 'run-a', limit: 5 });
+    expect(fieldOf(() => requireRunListRequest({ limit: 5, statuses: [] }))).toBe('statuses');
+    expect(fieldOf(() => requireRunListRequest({ limit: 5, statuses: 'paused' }))).toBe('statuses');
+    expect(fieldOf(() => requireRunListRequest({ limit: 5, statuses: ['paused', 'x'] }))).toBe('statuses[1]');
+    expect(fieldOf(() => requireRunListRequest({ limit: 0 }))).toBe('limit');
+  });
+
+  it('sweep, listing and release requests', () => {
+    expect(requireLapsedRunsRequest({ atMs: 5, limit: 2 })).toEqual({ atMs: 5, after: undefined, limit: 2 });
+    expect(requireLapsedRunsRequest({ atMs: 5, limit: 2, after: 'run-a' }).after).toBe('run-a');
+    expect(requireSweepRunRequest({ run: RUN.slice(4), atMs: 5 })).toEqual({ run: RUN, atMs: 5 });
+    expect(requireUnsettledPassesRequest({ atMs: 5, limit: 2 })).toEqual({ atMs: 5, limit: 2 });
+    expect(requireIdleHoldsRequest({ idleSinceMs: 5, limit: 2 })).toEqual({ idleSinceMs: 5, limit: 2 });
+    expect(fieldOf(() => requireIdleHoldsRequest({ idleSinceMs: -5, limit: 2 }))).toBe('idleSinceMs');
+    expect(requireReleaseRunRequest({ run: RUN, atMs: 5, by: OPS })).toEqual({ run: RUN, atMs: 5, by: OPS });
+    expect(requireAuditChainRequest({ afterSeq: 0, limit: 1 })).toEqual({ afterSeq: 0, limit: 1 });
+    expect(fieldOf(() => requireAuditChainRequest({ afterSeq: 1.5, limit: 1 }))).toBe('afterSeq');
+  });
+});

@@ -1,0 +1,44 @@
+// @ts-check
+// Mutation testing (`npm run mutate`): Stryker changes one rule at a time in the code below and runs
+// the tests that reach it (per-test coverage); a mutant no test notices "survives". See README.md,
+// "Mutation testing". Stryker 9.6.1 is pinned: 10.x needs Node 22.
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+  testRunner: 'vitest',
+  // The per-mutant test set: in-process tests only (no PostgreSQL, no spawned processes); see there.
+  vitest: { configFile: 'vitest.mutate.config.ts' },
+  coverageAnalysis: 'perTest',
+  mutate: [
+    // core: every pure decision.
+    'src/core/**/*.ts',
+    '!src/core/**/*.test.ts',
+    // store: the backend-neutral rules and argument checks, and the SQLite adapter's decisions
+    // (reserve, settle, rate, the pass lifecycle, operator verbs). Not mutated: SQL text
+    // (sqlite-queries.ts, sqlite-lease-queries.ts, schemas: a mutated statement fails to prepare,
+    // which says nothing about a rule) and the PostgreSQL adapter, whose decisions are SQL inside
+    // PL/pgSQL functions that Stryker cannot mutate meaningfully and whose tests need a server.
+    'src/store/pass-rules.ts',
+    'src/store/store-arguments.ts',
+    'src/store/lifecycle-arguments.ts',
+    'src/store/operator-arguments.ts',
+    'src/store/halt-rows.ts',
+    'src/store/rows.ts',
+    'src/store/sqlite/sqlite-reserve.ts',
+    'src/store/sqlite/sqlite-settle.ts',
+    'src/store/sqlite/sqlite-rate.ts',
+    'src/store/sqlite/sqlite-lifecycle.ts',
+    'src/store/sqlite/sqlite-operator.ts',
+    // plane: the run lifecycle on top of the store.
+    'src/plane/**/*.ts',
+  ],
+  // Two cores on the machines here; raise it where there are more.
+  concurrency: 2,
+  timeoutMS: 20_000,
+  tempDirName: '.stryker-tmp',
+  ignorePatterns: ['dist', 'coverage', '.test-results', 'reports', 'bench', '*.db', '*.db-wal', '*.db-shm'],
+  reporters: ['clear-text', 'progress', 'html', 'json'],
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  clearTextReporter: { allowColor: false, logTests: false, maxTestsToLog: 0 },
+  thresholds: { high: 95, low: 90, break: null },
+};
