@@ -49,9 +49,11 @@ describe('isIdentifier: its bounds', () => {
     for (const good of ['a\u0020b', 'a\u00a0b', 'zoë', 'a\u2027b']) expect(isIdentifier(good)).toBe(true);
   });
 
-  it('refuses whitespace only', () => {
+  it('refuses whitespace only, and surrounding white space', () => {
     expect(isIdentifier('   ')).toBe(false);
-    expect(isIdentifier(' a ')).toBe(true);
+    // Surrounding spaces are refused too (DESIGN.md decision 14), spaces inside are fine.
+    expect(isIdentifier(' a ')).toBe(false);
+    expect(isIdentifier('a a')).toBe(true);
   });
 });
 

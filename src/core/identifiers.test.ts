@@ -67,7 +67,7 @@ it('requireIdentifier names the field in an INVALID_ARGUMENT error', () => {
     const quotaError = error as QuotaError;
     expect(quotaError.code).toBe('INVALID_ARGUMENT');
     expect(quotaError.details.field).toBe('tenant');
-    expect(quotaError.message).toMatch(/^tenant: must hold no control or format character, but holds U\+000A at position 4 \(identifiers are 1–200 characters/);
+    expect(quotaError.message).toMatch(/^tenant: must hold no control or format character, but holds U\+000A at position 4, got "bad\\nname" \(identifiers are 1–200 characters/);
   }
   expect(() => requireIdentifier('grant', '')).toThrow(/^grant: /);
   expect(() => requireIdentifier('run', 'x'.repeat(201))).toThrow(/^run: /);

@@ -41,14 +41,14 @@ function firstProblem(value: unknown): string | null {
   }
   const index = firstLoneSurrogate(value);
   if (index >= 0) {
-    return `must be well-formed Unicode, but holds a lone surrogate ${codePoint(value.charCodeAt(index))} at position ${index + 1}`;
+    return `must be well-formed Unicode, but holds a lone surrogate ${codePoint(value.charCodeAt(index))} at position ${index + 1}, got ${shown(value)}`;
   }
   const hidden = HIDDEN.exec(value);
   if (hidden !== null) {
     const position = [...value.slice(0, hidden.index)].length + 1;
-    return `must hold no control or format character, but holds ${codePoint(hidden[0].codePointAt(0) ?? 0)} at position ${position}`;
+    return `must hold no control or format character, but holds ${codePoint(hidden[0].codePointAt(0) ?? 0)} at position ${position}, got ${shown(value)}`;
   }
-  if (value.trim().length === 0) return 'must not be blank';
+  if (value.trim().length === 0) return `must not be blank, got ${JSON.stringify(value)}`;
   if (value.trim() !== value) return `must not begin or end with a space, got ${JSON.stringify(value)}`;
   return null;
 }
@@ -88,6 +88,11 @@ function firstLoneSurrogate(value: string): number {
     if (unit >= 0xdc00 && unit <= 0xdfff) return index;
   }
   return -1;
+}
+
+// The value as a JSON string with every hidden character escaped, so a message never prints one raw.
+function shown(value: string): string {
+  return JSON.stringify(value).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (char) => `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`);
 }
 
 function codePoint(value: number): string {

@@ -42,7 +42,7 @@ describe('identifiers over HTTP', () => {
       libraryMessage = (error as QuotaError).message;
     }
     expect(libraryMessage).toBe(
-      'tenant: must hold no control or format character, but holds U+202E at position 5 (identifiers are 1–200 characters of well-formed Unicode, with no control or format character and no surrounding space)',
+      'tenant: must hold no control or format character, but holds U+202E at position 5, got "acme\\u202eevil" (identifiers are 1–200 characters of well-formed Unicode, with no control or format character and no surrounding space)',
     );
     const body = expectProblem(await post('/v1/runs', { tenant }), 400, 'INVALID_ARGUMENT');
     expect(body).toMatchObject({ field: 'tenant', detail: libraryMessage });

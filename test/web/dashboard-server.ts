@@ -164,10 +164,9 @@ function serving(child: ChildProcess): Promise<string> {
         resolve(match[1]);
       }
     };
+    // serve writes its notices for a person to stderr; stdout carries only JSON log lines.
     child.stdout?.on('data', onData);
-    child.stderr?.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-    });
+    child.stderr?.on('data', onData);
     child.once('exit', (code) => fail(new Error(`quotaplane serve exited ${String(code)} before serving:\n${output}`)));
   });
 }
