@@ -2,9 +2,15 @@ import type { BenchSection } from './bench-types.js';
 import { httpSection } from './http-section.js';
 import { postgresSection } from './postgres-section.js';
 import { sqliteSection } from './sqlite-section.js';
+import { sqliteConcurrencySection } from './sqlite-concurrency-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
  * here; `--only <name>` runs one of them.
  */
-export const SECTIONS: readonly BenchSection[] = [sqliteSection, postgresSection, httpSection];
+export const SECTIONS: readonly BenchSection[] = [
+  sqliteSection,
+  postgresSection,
+  httpSection,
+  sqliteConcurrencySection,
+];

@@ -48,21 +48,11 @@ describe('PostgreSQL migrations', () => {
       backend: 'postgres',
       fromVersion: 0,
       toVersion: POSTGRES_SCHEMA_VERSION,
-      applied: [
-        { version: 1, name: 'quota_keyspaces_runs_audit' },
-        { version: 2, name: 'decision_functions' },
-        { version: 3, name: 'api_keys' },
-        { version: 4, name: 'run_status_since_leases_and_sweep' },
-      ],
+      applied: [{ version: 1, name: 'quotaplane' }],
     });
     await store.close();
     const rows = await admin.query(`SELECT version, name FROM "${schema}".quotaplane_schema ORDER BY version`);
-    expect(rows.rows).toEqual([
-      { version: 1, name: 'quota_keyspaces_runs_audit' },
-      { version: 2, name: 'decision_functions' },
-      { version: 3, name: 'api_keys' },
-      { version: 4, name: 'run_status_since_leases_and_sweep' },
-    ]);
+    expect(rows.rows).toEqual([{ version: 1, name: 'quotaplane' }]);
   });
 
   it('reopening a current schema applies nothing and keeps its rows', async () => {
@@ -76,36 +66,24 @@ describe('PostgreSQL migrations', () => {
     await second.close();
   });
 
-  it('migrates a version-3 schema with runs in it to the current version, keeping the runs and backfilling their status instants', async () => {
-    const schema = schemaFor('from-v3');
+  it('applies only the migrations a schema lacks: a schema recorded at version 0 with the version table alone gets the whole schema', async () => {
+    const schema = schemaFor('from-empty');
     const s = `"${schema}"`;
     await admin.query(`CREATE SCHEMA ${s}`);
     await admin.query(
       `CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`,
     );
-    for (const migration of postgresMigrations(s).filter((step) => step.version <= 3)) {
-      await admin.query(migration.sql);
-      await admin.query(`INSERT INTO ${s}.quotaplane_schema VALUES ($1, $2, 1)`, [migration.version, migration.name]);
-    }
-    // A run admitted by a version-3 build at T, paused at T + 5 (its pass settled then).
-    const T = 1_760_000_000_000;
-    await admin.query(
-      `INSERT INTO ${s}.quota_runs (tenant, run_id, status, agent_name, agent_digest, chain_json, budget_json, width, admitted_at_ms, last_epoch)
-       VALUES ('acme', 'r1', 'paused', NULL, NULL, '["alice","svc"]', '{}', 1, $1, 1)`,
-      [T],
-    );
-    await admin.query(
-      `INSERT INTO ${s}.quota_passes (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, settled_at_ms)
-       VALUES ('acme', 'r1', 1, '2025-10', true, $1, $2, $3)`,
-      [T, T + 60_000, T + 5],
-    );
+    expect(postgresMigrations(s).map((step) => step.version)).toEqual([1]);
     const store = await openPostgresStore(url, { schema });
-    expect(store.migration.fromVersion).toBe(3);
-    expect(store.migration.applied.map((step) => step.version)).toEqual([4]);
-    const [run] = await store.tenant('acme').runs({ limit: 10 });
-    expect(run).toMatchObject({ run: 'r1', status: 'paused', chain: ['alice', 'svc'], statusSinceMs: T + 5, leaseExpiresAtMs: T + 60_000 });
-    const resumed = await store.tenant('acme').resume({ run: 'r1', atMs: T + 10, leaseMs: 1_000 });
-    expect(resumed).toMatchObject({ ok: true, epoch: 2 });
+    expect(store.migration).toEqual({
+      backend: 'postgres',
+      fromVersion: 0,
+      toVersion: POSTGRES_SCHEMA_VERSION,
+      applied: [{ version: 1, name: 'quotaplane' }],
+    });
+    const T = 1_760_000_000_000;
+    const acme = store.tenant('acme');
+    expect(await acme.admit({ run: 'r1', budget: {}, width: 1, atMs: T, leaseMs: 1_000 })).toMatchObject({ ok: true, epoch: 1 });
     await store.close();
   });
 
@@ -143,6 +121,7 @@ describe('PostgreSQL migrations', () => {
     );
     expect(tables.rows.map((row) => row.table_name)).toEqual([
       'quota_audit',
+      'quota_figures',
       'quota_halted',
       'quota_passes',
       'quota_rate',

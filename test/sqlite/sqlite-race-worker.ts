@@ -10,6 +10,8 @@ export interface RaceJob {
   readonly url: string;
   readonly tenant: string;
   readonly runs: readonly string[];
+  /** Issue this racer's admissions all at once instead of one after another (group commit batches them). */
+  readonly concurrent?: boolean;
 }
 
 /** What a racer reports: one answer per run (`ok` or the refusal code, with its figure), or the opened schema. */
@@ -24,6 +26,12 @@ const send = (message: unknown) => new Promise<void>((resolve) => process.send?.
 async function race(store: QuotaStore): Promise<RaceReport> {
   const acme = store.tenant(job.tenant);
   const answers: { run: string; answer: string; figure?: number }[] = [];
+  if (job.concurrent === true && job.scenario === 'admit') {
+    const outcomes = await Promise.all(
+      job.runs.map((run) => acme.admit({ run, budget: {}, width: 1, atMs: 1_760_000_000_000, leaseMs: 60_000 })),
+    );
+    return { answers: outcomes.map((outcome, index) => (outcome.ok ? { run: job.runs[index] as string, answer: 'ok' } : answerOf(job.runs[index] as string, outcome.refusal))) };
+  }
   for (const run of job.runs) {
     if (job.scenario === 'admit') {
       const outcome = await acme.admit({ run, budget: {}, width: 1, atMs: 1_760_000_000_000, leaseMs: 60_000 });

@@ -31,37 +31,40 @@ export function completionSettle(done: PendingCompletion): SettleInput {
   };
 }
 
+/** What orders the completion queue: the virtual end instant, then the trace line. */
+export type CompletionOrder = Pick<PendingCompletion, 'endMs' | 'line'>;
+
 /**
  * Min-heap of pending completions ordered by `endMs`, then trace line, so the replay settles runs
  * in virtual-time order and deterministically when several end at the same instant.
  */
-export class CompletionQueue {
-  readonly #heap: PendingCompletion[] = [];
+export class CompletionQueue<Item extends CompletionOrder = PendingCompletion> {
+  readonly #heap: Item[] = [];
 
   get size(): number {
     return this.#heap.length;
   }
 
-  push(item: PendingCompletion): void {
+  push(item: Item): void {
     const heap = this.#heap;
     heap.push(item);
     let index = heap.length - 1;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (!before(item, heap[parent] as PendingCompletion)) break;
-      heap[index] = heap[parent] as PendingCompletion;
+      if (!before(item, heap[parent] as Item)) break;
+      heap[index] = heap[parent] as Item;
       index = parent;
     }
     heap[index] = item;
   }
 
   /** The earliest completion without removing it, or `undefined` when empty. */
-  peek(): PendingCompletion | undefined {
+  peek(): Item | undefined {
     return this.#heap[0];
   }
 
   /** Removes and returns the earliest completion, or `undefined` when empty. */
-  pop(): PendingCompletion | undefined {
+  pop(): Item | undefined {
     const heap = this.#heap;
     const top = heap[0];
     const last = heap.pop();
@@ -72,13 +75,13 @@ export class CompletionQueue {
       const right = left + 1;
       let smallest = index;
       let smallestItem = last;
-      if (left < heap.length && before(heap[left] as PendingCompletion, smallestItem)) {
+      if (left < heap.length && before(heap[left] as Item, smallestItem)) {
         smallest = left;
-        smallestItem = heap[left] as PendingCompletion;
+        smallestItem = heap[left] as Item;
       }
-      if (right < heap.length && before(heap[right] as PendingCompletion, smallestItem)) {
+      if (right < heap.length && before(heap[right] as Item, smallestItem)) {
         smallest = right;
-        smallestItem = heap[right] as PendingCompletion;
+        smallestItem = heap[right] as Item;
       }
       if (smallest === index) break;
       heap[index] = smallestItem;
@@ -89,6 +92,6 @@ export class CompletionQueue {
   }
 }
 
-function before(a: PendingCompletion, b: PendingCompletion): boolean {
+function before(a: CompletionOrder, b: CompletionOrder): boolean {
   return a.endMs < b.endMs || (a.endMs === b.endMs && a.line < b.line);
 }

@@ -11,11 +11,17 @@ export interface TenantLedger {
   readonly tenant: string;
   admitted: number;
   refused: RefusalCounts;
-  /** Largest slot count the store reported right after one of this tenant's admissions. */
+  /**
+   * Largest slot count this tenant held right after one of its admissions: the replay's own count
+   * (its answers applied in call order) or the store's, read whenever the replay compares them.
+   */
   peakRunning: number;
   /** This tenant's runs the replay admitted and has not yet settled: the slots it holds. */
   heldByReplay: number;
-  /** False once the store, read right after an admission, reported a slot count other than `heldByReplay`. */
+  /**
+   * False once the store, read at a check (after every admission through a server; every 100 rows
+   * and after the last one on a local store), reported a slot count other than `heldByReplay`.
+   */
   runningMatchedHeld: boolean;
   /** Settles the store answered `'settled'` (it wrote the receipt on that call). */
   receiptsWritten: number;

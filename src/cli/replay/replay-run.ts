@@ -1,13 +1,15 @@
 import { performance } from 'node:perf_hooks';
 
 import type { Budget } from '../../core/budget.js';
+import { QuotaError } from '../../core/errors.js';
 import type { Clock } from '../../core/clock.js';
 import type { TenantQuota } from '../../core/quota.js';
 import { addSpend, ZERO_SPEND, type Spend } from '../../core/spend.js';
 import { createPlane } from '../../plane/create-plane.js';
-import type { Plane } from '../../plane/plane.js';
+import type { AdmitResult, Plane } from '../../plane/plane.js';
 import type { QuotaStore } from '../../store/store.js';
 import { CompletionQueue, completionSettle, type PendingCompletion } from './completion-queue.js';
+import { OrderedCalls } from './ordered-calls.js';
 import type { ReplayProgress } from './replay-progress.js';
 import { measureInvariants, type TenantLedger } from './replay-invariants.js';
 import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from './replay-types.js';
@@ -23,6 +25,14 @@ export const RUN_MS_PER_GENERATED_TOKEN = 20;
  * the lease must cover the whole run or a long one would read as a crashed process.
  */
 const LEASE_MARGIN_MS = 60_000;
+/**
+ * On a local store, every this many rows (and after the last one) the replay waits for every
+ * answer and compares the store's slot count with its own; through a server it does so after
+ * every admission.
+ */
+const PIPELINED_CHECK_ROWS = 100;
+/** The epoch of the pass an admission opens (DESIGN.md decision 7). */
+const ADMISSION_EPOCH = 1;
 
 /** The operator recorded on the quota changes a replay makes (audited like any other). */
 const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
@@ -88,20 +98,53 @@ export async function runReplay(
   const ledgers = new Map<string, TenantLedger>(names.map((tenant) => [tenant, newLedger(tenant)]));
   const ledger = (tenant: string): TenantLedger => ledgers.get(tenant) as TenantLedger;
   const pickTenant = zipfSampler({ count: options.tenants, exponent: options.zipfExponent, seed: options.seed });
-  const pending = new CompletionQueue();
+  const pending = new CompletionQueue<Arrival>();
   const settledRuns: PendingCompletion[] = [];
+  const flight = new OrderedCalls();
+  // Through a server, requests sent together may arrive in any order, so each one is awaited
+  // before the next; on a local store every call is queued in call order (group commit keeps it).
+  const pipelined = target.remote === undefined;
+  // Tenants admitted to since the store's slot count was last compared with the replay's.
+  const unchecked = new Set<string>();
 
-  const settleRun = async (done: PendingCompletion): Promise<void> => {
-    nowMs = done.endMs;
-    const result = await plane.settle(completionSettle(done));
-    const book = ledger(done.tenant);
-    book.heldByReplay -= 1;
-    if (result.outcome === 'settled') book.receiptsWritten += 1;
-    // What the replay sent, in the period its admission named: the store's totals must match
-    // this, so nothing the store echoes back is trusted here.
-    const sent = { tokens: done.tokens, minorUnits: done.minorUnits };
-    book.settledByReplay.set(done.period, addSpend(book.settledByReplay.get(done.period) ?? ZERO_SPEND, sent));
-    settledRuns.push(done);
+  // Compares, once every call sent so far has been answered, each recently admitted tenant's slot
+  // count in the store with the runs the replay admitted and has not settled.
+  const settleCalls = async (): Promise<void> => {
+    await flight.drain();
+    for (const tenant of unchecked) {
+      const book = ledger(tenant);
+      const running = (await plane.usage({ tenant })).running;
+      if (running > book.peakRunning) book.peakRunning = running;
+      // Every run concludes on its one settle, so the store must hold exactly the slots of the
+      // replay's unsettled runs; fewer means something else (a sweeper) released one early.
+      if (running !== book.heldByReplay) book.runningMatchedHeld = false;
+    }
+    unchecked.clear();
+  };
+
+  // Ends an arrival at its end instant. Its admission may still be unanswered (queued in the same
+  // batch): the settle is sent anyway, as pass 1 of the run the admission named, and when the
+  // admission turns out refused, the settle's NOT_FOUND (it writes nothing) is that refusal's echo.
+  // So the replay never waits for an answer before sending the next call.
+  const settleRun = async (arrival: Arrival): Promise<void> => {
+    if (arrival.answer !== undefined && !arrival.answer.ok) return;
+    nowMs = arrival.endMs;
+    const book = ledger(arrival.tenant);
+    flight.add(
+      plane.settle(completionSettle({ ...arrival, epoch: ADMISSION_EPOCH, period: '' })),
+      (result) => {
+        const done = completionOf(arrival);
+        book.heldByReplay -= 1;
+        if (result.outcome === 'settled') book.receiptsWritten += 1;
+        // What the replay sent, in the period its admission named: the store's totals must match
+        // this, so nothing the store echoes back is trusted here.
+        const sent = { tokens: done.tokens, minorUnits: done.minorUnits };
+        book.settledByReplay.set(done.period, addSpend(book.settledByReplay.get(done.period) ?? ZERO_SPEND, sent));
+        settledRuns.push(done);
+      },
+      (error) => arrival.answer?.ok === false && error instanceof QuotaError && error.code === 'NOT_FOUND',
+    );
+    if (!pipelined) await settleCalls();
   };
 
   let rowCount = 0;
@@ -111,51 +154,62 @@ export async function runReplay(
     for (; item.done !== true; item = await rows.next()) {
       const row = item.value;
       for (let next = pending.peek(); next !== undefined && next.endMs <= row.arrivalMs; next = pending.peek()) {
-        await settleRun(pending.pop() as PendingCompletion);
+        await settleRun(pending.pop() as Arrival);
       }
       nowMs = row.arrivalMs;
       rowCount += 1;
       const tenant = names[pickTenant()] as string;
       const book = ledger(tenant);
       const durationMs = RUN_BASE_MS + RUN_MS_PER_GENERATED_TOKEN * row.generatedTokens;
-      const admitted = await plane.admit({
+      const arrival: Arrival = {
         tenant,
         run: `line-${row.line}`,
-        budget: budgetOf(options, row.contextTokens),
-        width: 1,
-        atMs: row.arrivalMs,
-        leaseMs: durationMs + LEASE_MARGIN_MS,
-      });
-      if (admitted.ok) {
-        book.admitted += 1;
-        book.heldByReplay += 1;
-        book.periods.add(admitted.period);
-        pending.push({
+        endMs: row.arrivalMs + durationMs,
+        tokens: row.contextTokens + row.generatedTokens,
+        minorUnits: row.contextTokens * options.priceIn + row.generatedTokens * options.priceOut,
+        line: row.line,
+        answer: undefined,
+      };
+      // Every arrival waits in the queue for its end instant; a refused one is dropped there.
+      pending.push(arrival);
+      flight.add(
+        plane.admit({
           tenant,
-          run: admitted.run,
-          epoch: admitted.epoch,
-          period: admitted.period,
-          endMs: row.arrivalMs + durationMs,
-          tokens: row.contextTokens + row.generatedTokens,
-          minorUnits: row.contextTokens * options.priceIn + row.generatedTokens * options.priceOut,
-          line: row.line,
-        });
-        // Slots only grow at admission, so the largest count read right after each one is the
-        // largest the tenant ever held.
-        const running = (await plane.usage({ tenant, period: admitted.period })).running;
-        if (running > book.peakRunning) book.peakRunning = running;
-        // Every run concludes on its one settle, so the store must hold exactly the slots of the
-        // replay's unsettled runs; fewer means something else (a sweeper) released one early.
-        if (running !== book.heldByReplay) book.runningMatchedHeld = false;
-      } else {
-        book.refused[admitted.refusal.code] += 1;
-      }
+          run: arrival.run,
+          budget: budgetOf(options, row.contextTokens),
+          width: 1,
+          atMs: row.arrivalMs,
+          leaseMs: durationMs + LEASE_MARGIN_MS,
+        }),
+        (admitted) => {
+          arrival.answer = admitted;
+          if (admitted.ok) {
+            book.admitted += 1;
+            book.heldByReplay += 1;
+            book.periods.add(admitted.period);
+            // Slots only grow at admission, and answers are applied in the order the calls were
+            // queued, so the largest count right after each admission is the largest the tenant
+            // ever held (compared with the store's own count at every check).
+            if (book.heldByReplay > book.peakRunning) book.peakRunning = book.heldByReplay;
+            unchecked.add(tenant);
+          } else {
+            book.refused[admitted.refusal.code] += 1;
+          }
+        },
+      );
+      // On a local store, compare the store's slot counts with the replay's now and then.
+      if (!pipelined || rowCount % PIPELINED_CHECK_ROWS === 0) await settleCalls();
       progress?.update(row.bytesRead, rowCount, performance.now() - started);
     }
+    // Checked once more with the last arrivals still holding their slots, then after the last settle.
+    await settleCalls();
     for (let next = pending.pop(); next !== undefined; next = pending.pop()) await settleRun(next);
+    await settleCalls();
   } finally {
     progress?.end();
-    // Closes the trace file when a store fault ended the loop early (a no-op after the last row).
+    // Answers every call still queued when a store fault ended the loop early, then closes the
+    // trace file (a no-op after the last row).
+    await flight.drain().catch(() => undefined);
     await rows.return?.(undefined);
   }
   const wallMs = performance.now() - started;
@@ -225,6 +279,26 @@ function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
   if (options.minorUnitsPerPeriod === undefined) return { maxTokens: tokens, maxCallTokens: tokens };
   const minorUnits = contextTokens * options.priceIn + options.maxOutputTokens * options.priceOut;
   return { maxTokens: tokens, maxCallTokens: tokens, maxMinorUnits: minorUnits, maxCallMinorUnits: minorUnits };
+}
+
+/**
+ * A row of the trace whose admission was sent: it waits in the completion queue for its end
+ * instant, and is settled then unless its admission (`answer`, set when it is applied) was refused.
+ */
+interface Arrival extends Omit<PendingCompletion, 'epoch' | 'period'> {
+  answer: AdmitResult | undefined;
+}
+
+// The completion of an arrival whose admission was granted (pass 1, in the period it named).
+function completionOf(arrival: Arrival): PendingCompletion {
+  const answer = arrival.answer;
+  if (answer === undefined || !answer.ok) throw new Error(`line ${arrival.line} was settled but its admission was not granted`);
+  // The settle was sent before this answer was known, for the run and pass the admission names.
+  if (answer.run !== arrival.run || answer.epoch !== ADMISSION_EPOCH) {
+    throw new Error(`line ${arrival.line} was admitted as ${answer.run}/${answer.epoch}, not the ${arrival.run}/${ADMISSION_EPOCH} it settled`);
+  }
+  const { answer: _answer, ...rest } = arrival;
+  return { ...rest, run: answer.run, epoch: answer.epoch, period: answer.period };
 }
 
 function newLedger(tenant: string): TenantLedger {

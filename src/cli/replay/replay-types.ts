@@ -46,23 +46,28 @@ export interface RefusalCounts {
   Halted: number;
 }
 
-/** One tenant's line of the report; `settled` and `peakRunning` are read from the store. */
+/** One tenant's line of the report; `settled` is read from the store. */
 export interface TenantReport {
   readonly tenant: string;
   readonly admitted: number;
   readonly refused: RefusalCounts;
   /** The store's settled total over the periods the replay touched. */
   readonly settled: Spend;
-  /** Most slots the store held for the tenant, read after every admission. */
+  /**
+   * Most slots the tenant held right after one of its admissions: the replay's count of its
+   * unsettled runs (answers applied in call order), or more if the store ever read higher.
+   */
   readonly peakRunning: number;
 }
 
 /**
  * The replay's invariants, each measured from the store (never from the replay's own counters):
  * - `settledWithinCeiling`: every tenant-period's settled total ≤ its ceiling, in both units;
- * - `runningWithinCeiling`: the tenant's slot count, read after every admission, never passed
- *   `maxConcurrentRuns` (slots grow only at admission, so this covers every instant);
- * - `slotsHeldWhileRunning`: that same count, after every admission, equals the tenant's runs the
+ * - `runningWithinCeiling`: the tenant's slot count never passed `maxConcurrentRuns`, as the
+ *   replay counts it right after each admission (answers applied in call order) and as the store
+ *   reports it at each check (slots grow only at admission, so this covers every instant);
+ * - `slotsHeldWhileRunning`: at each check (after every admission through a server; every 100 rows
+ *   and after the last one on a local store) the store's slot count equals the tenant's runs the
  *   replay admitted and has not yet settled; a slot freed early (a server's sweeper judging the
  *   trace's past instants lapsed by the wall clock) or never taken makes it false;
  * - `settledExactlyOnce`: the store wrote a receipt for every admitted run on its settle, answers

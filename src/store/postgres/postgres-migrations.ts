@@ -1,28 +1,17 @@
 import type pg from 'pg';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
-import { postgresFunctionsV2 } from './postgres-functions-v2.js';
-import { postgresSchemaV1 } from './postgres-schema-v1.js';
-import { postgresFunctionsV4 } from './postgres-functions-v4.js';
-import { postgresSchemaV3 } from './postgres-schema-v3.js';
-import { postgresSchemaV4 } from './postgres-schema-v4.js';
+import { postgresFunctions } from './postgres-functions.js';
+import { postgresSchema } from './postgres-schema.js';
 
 /**
  * The PostgreSQL schema history for the quoted schema `s`, oldest first: numbered, forward-only,
- * never edited once released (code-anchors, SQL and migrations). Add a change as a new entry with
- * the next version; a changed decision function is a new `CREATE OR REPLACE` migration.
+ * never edited once released (code-anchors, SQL and migrations). Nothing was released before
+ * version 1, so it holds the whole schema and every decision function. Add a change as a new
+ * entry with the next version; a changed decision function is a new `CREATE OR REPLACE` migration.
  */
 export function postgresMigrations(s: string): readonly Migration[] {
-  return [
-    { version: 1, name: 'quota_keyspaces_runs_audit', sql: postgresSchemaV1(s) },
-    { version: 2, name: 'decision_functions', sql: postgresFunctionsV2(s) },
-    { version: 3, name: 'api_keys', sql: postgresSchemaV3(s) },
-    {
-      version: 4,
-      name: 'run_status_since_leases_and_sweep',
-      sql: `${postgresSchemaV4(s)}\n${postgresFunctionsV4(s)}`,
-    },
-  ];
+  return [{ version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` }];
 }
 
 /** The schema version this build writes and the newest it can open. */

@@ -22,20 +22,22 @@ export function postgresQueries(s: string) {
     sweepRun: `SELECT * FROM ${s}.quota_sweep_run($1, $2, $3)`,
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
-    deleteSlot: `DELETE FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2`,
+    /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */
+    deleteSlot: `SELECT ${s}.quota_slot_give($1, $2)`,
     slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
-    countSlots: `SELECT count(*) AS running FROM ${s}.quota_running WHERE tenant = $1`,
+    countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
     // ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────
     selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
-    sumReserved: `SELECT least(coalesce(sum(tokens), 0), ${MAX})::bigint AS tokens,
-        least(coalesce(sum(minor_units), 0), ${MAX})::bigint AS minor_units
-      FROM ${s}.quota_reserved WHERE tenant = $1 AND period = $2`,
-    deleteHold: `DELETE FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
+    /** The period's hold sums, kept as counters beside the holds. */
+    sumReserved: `SELECT least(coalesce(sum(held_tokens), 0), ${MAX})::bigint AS tokens,
+        least(coalesce(sum(held_minor_units), 0), ${MAX})::bigint AS minor_units
+      FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
+    deleteHold: `SELECT ${s}.quota_hold_drop($1, $2)`,
     selectHold: `SELECT period, tokens, minor_units FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
     /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
-    carryHold: `UPDATE ${s}.quota_reserved SET period = $3 WHERE tenant = $1 AND run_id = $2 AND period <> $3`,
+    carryHold: `SELECT ${s}.quota_hold_carry($1, $2, $3)`,
     listHolds: `SELECT run_id, period, tokens, minor_units FROM ${s}.quota_reserved
       WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 

@@ -1,14 +1,11 @@
 /**
- * As migration 4 defines it (migration 2's is `postgres-sql-admit-v2.ts`): a run is registered
- * `running` since its admission (`status_since_ms`), and a retry of a closed run (`concluded` or
- * `released`, answered by migration 4's `quota_first_grant`) is refused.
- *
  * Server-side admission (store.ts `admit`, DESIGN.md decision 6) for the quoted schema `s`: one
  * function call, one round trip, one transaction, mirroring `admitInTransaction` of the SQLite
  * adapter step for step:
  *
  * 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
- *    (`existing`), unless it is closed (`closed`) or lost its first pass (`first-pass-missing`).
+ *    (`existing`), unless it is closed (`concluded` or `released`: `closed`) or lost its first pass
+ *    (`first-pass-missing`).
  * 2. Halts: TypeScript passes the scope keys that would cover this run (`haltCovers` as a key set:
  *    `tenant`, `agent:<name>`, `revision:<digest>`, `subject:<each principal>`). If any of the
  *    tenant's halt rows has one of those keys, or cannot be read, every halt row comes back as JSON
@@ -26,7 +23,7 @@
  */
 export function admitFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_admit(
+CREATE FUNCTION ${s}.quota_admit(
   p_tenant text, p_run text, p_agent_name text, p_agent_digest text, p_chain_json text, p_budget_json text,
   p_max_tokens bigint, p_max_call_tokens bigint, p_max_minor_units bigint, p_max_call_minor_units bigint,
   p_width bigint, p_at_ms bigint, p_lease_ms bigint, p_month_key text, p_day_key text, p_cover_keys text[],

@@ -16,7 +16,7 @@
  */
 export function checkFunctionsSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_json_amount_ok(p_value jsonb, p_required boolean) RETURNS boolean
+CREATE FUNCTION ${s}.quota_json_amount_ok(p_value jsonb, p_required boolean) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT CASE
     WHEN p_value IS NULL OR jsonb_typeof(p_value) = 'null' THEN NOT p_required
@@ -26,7 +26,7 @@ IMMUTABLE LANGUAGE sql AS $fn$
   END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.quota_json_ceilings_ok(p_ceilings jsonb) RETURNS boolean
+CREATE FUNCTION ${s}.quota_json_ceilings_ok(p_ceilings jsonb) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT CASE
     WHEN jsonb_typeof(p_ceilings) <> 'array' THEN false
@@ -40,7 +40,7 @@ IMMUTABLE LANGUAGE sql AS $fn$
   END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.quota_json_ok(p_quota jsonb) RETURNS boolean
+CREATE FUNCTION ${s}.quota_json_ok(p_quota jsonb) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT CASE
     WHEN jsonb_typeof(p_quota) <> 'object' THEN false
@@ -67,7 +67,7 @@ $fn$;
 
 ALTER TABLE ${s}.quota_tenants ADD CONSTRAINT quota_tenants_quota_json_ok CHECK (${s}.quota_json_ok(quota_json));
 
-CREATE OR REPLACE FUNCTION ${s}.quota_halt_row_ok(p_scope text, p_basis text, p_at_ms bigint) RETURNS boolean
+CREATE FUNCTION ${s}.quota_halt_row_ok(p_scope text, p_basis text, p_at_ms bigint) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT (p_scope = 'tenant'
           OR p_scope LIKE 'agent:_%'

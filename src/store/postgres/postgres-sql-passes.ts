@@ -1,8 +1,8 @@
 /**
- * Migration 4's lifecycle functions (quoted schema `s`; issue #5: leases, Withheld, the sweep),
- * replacing migration 2's `quota_first_grant`, `quota_admit`, `quota_resume`, `quota_settle_pass`
- * and `quota_dispatch` and adding `quota_heartbeat` and `quota_sweep_run`. Each mirrors the SQLite
- * adapter's body of the same operation and the pure rules of `store/pass-rules.ts`.
+ * The run-lifecycle functions (quoted schema `s`; leases, Withheld, the sweep): `quota_first_grant`,
+ * `quota_resume`, `quota_settle_pass`, `quota_heartbeat`, `quota_dispatch` and `quota_sweep_run`.
+ * Each mirrors the SQLite adapter's body of the same operation and the pure rules of
+ * `store/pass-rules.ts`.
  *
  * Every function that acts on an existing run locks its registry row first (`FOR UPDATE`), so the
  * operations of one run serialise as they do on SQLite's single writer: a heartbeat and a sweep of
@@ -19,9 +19,6 @@ export function passFunctionsSql(s: string): string {
       'by_basis', h.by_basis, 'at_ms', h.at_ms::text) ORDER BY h.scope)
       FROM ${s}.quota_halted h WHERE h.tenant = p_tenant)`;
   return `
-DROP FUNCTION ${s}.quota_resume(text, text, bigint, bigint, text, text);
-DROP FUNCTION ${s}.quota_dispatch(text, text, text, text, bigint[], bigint[], bigint, boolean);
-
 -- The subject-halt check of running work (DESIGN.md decision 9; pass-rules withheldBy): one read
 -- of the tenant's halts. An unreadable halt row answers 'unreadable-halts' (TypeScript decodes the
 -- rows and throws STORE_CORRUPT); a subject halt on a principal of the chain marks the run withheld
@@ -53,7 +50,7 @@ END
 $fn$;
 
 -- An admission retry answers pass 1 as first granted; a closed run is refused.
-CREATE OR REPLACE FUNCTION ${s}.quota_first_grant(
+CREATE FUNCTION ${s}.quota_first_grant(
   p_tenant text, p_run text, p_status text,
   OUT outcome text, OUT grant_period text, OUT hold_tokens bigint, OUT hold_minor_units bigint,
   OUT lease_expires_at_ms bigint)
@@ -103,8 +100,7 @@ BEGIN
   SELECT CASE WHEN coalesce(t.quota_json ->> 'period', 'monthly') = 'daily' THEN p_day_key ELSE p_month_key END
     INTO grant_period FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant;
   grant_period := coalesce(grant_period, p_month_key);
-  UPDATE ${s}.quota_reserved q SET period = grant_period
-   WHERE q.tenant = p_tenant AND q.run_id = p_run AND q.period <> grant_period;
+  PERFORM ${s}.quota_hold_carry(p_tenant, p_run, grant_period);
   UPDATE ${s}.quota_runs r SET status = 'running', last_epoch = r.last_epoch + 1, status_since_ms = p_at_ms
    WHERE r.tenant = p_tenant AND r.run_id = p_run
    RETURNING r.last_epoch INTO grant_epoch;
@@ -122,7 +118,7 @@ $fn$;
 -- receipt stamps the pass settled and, when it is the run's latest pass, moves the run's status
 -- (pass-rules statusAfterSettle: released stays released, concluding concludes, withheld stays
 -- withheld, else paused; the instant moves only with the status).
-CREATE OR REPLACE FUNCTION ${s}.quota_settle_pass(
+CREATE FUNCTION ${s}.quota_settle_pass(
   p_tenant text, p_run text, p_epoch bigint, p_tokens bigint, p_minor_units bigint,
   p_concludes boolean, p_at_ms bigint,
   OUT outcome text, OUT receipt_period text, OUT receipt_release_slot boolean)
@@ -282,8 +278,7 @@ BEGIN
               WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.settled_at_ms IS NULL AND p.lease_expires_at_ms > p_at_ms) THEN
     RETURN;
   END IF;
-  DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run;
-  released_slot := FOUND;
+  released_slot := ${s}.quota_slot_give(p_tenant, p_run);
   UPDATE ${s}.quota_runs r SET status = 'stranded',
          status_since_ms = coalesce((SELECT p.lease_expires_at_ms FROM ${s}.quota_passes p
                                       WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch = r.last_epoch),

@@ -16,7 +16,7 @@
  */
 export function rateFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_judge_rate(
+CREATE FUNCTION ${s}.quota_judge_rate(
   p_tenant text, p_grant text, p_counts bigint[], p_windows bigint[], p_at_ms bigint,
   OUT outcome text, OUT instants bigint[])
 LANGUAGE plpgsql AS $fn$
@@ -45,7 +45,7 @@ BEGIN
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.quota_reserve_rate(
+CREATE FUNCTION ${s}.quota_reserve_rate(
   p_tenant text, p_grant text, p_run text, p_dispatch text,
   p_counts bigint[], p_windows bigint[], p_at_ms bigint, p_exempt boolean,
   OUT outcome text, OUT instants bigint[])

@@ -15,14 +15,14 @@
  */
 export function reserveFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_admission_lock(p_tenant text) RETURNS void
+CREATE FUNCTION ${s}.quota_admission_lock(p_tenant text) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
 END
 $fn$;
 
-CREATE OR REPLACE FUNCTION ${s}.quota_reserve(
+CREATE FUNCTION ${s}.quota_reserve(
   p_tenant text, p_run text, p_max_runs bigint,
   p_hold_period text, p_hold_tokens bigint, p_hold_minor_units bigint,
   p_limit_tokens bigint, p_limit_minor_units bigint, p_at_ms bigint,
@@ -37,14 +37,14 @@ BEGIN
   outcome := 'ok';
   -- Fast path: no concurrency ceiling and no hold leave nothing to decide, so nothing to race.
   IF p_max_runs IS NULL AND p_hold_period IS NULL THEN
-    INSERT INTO ${s}.quota_running (tenant, run_id, admitted_at_ms) VALUES (p_tenant, p_run, p_at_ms)
-      ON CONFLICT (tenant, run_id) DO NOTHING;
+    PERFORM ${s}.quota_slot_take(p_tenant, p_run, p_at_ms);
     RETURN;
   END IF;
   PERFORM ${s}.quota_admission_lock(p_tenant);
+  -- Point reads only: the slot set's size and the period's figures are counters (decision 16).
   SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run),
          EXISTS (SELECT 1 FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run),
-         (SELECT count(*) FROM ${s}.quota_running WHERE tenant = p_tenant)
+         coalesce((SELECT f.running FROM ${s}.quota_figures f WHERE f.tenant = p_tenant), 0)
     INTO v_slot_held, v_hold_held, running;
   -- A run holding a slot is never counted against the ceiling; compared once, after counting.
   IF NOT v_slot_held AND p_max_runs IS NOT NULL AND running >= p_max_runs THEN
@@ -53,13 +53,15 @@ BEGIN
   END IF;
   -- A run that already holds spend is neither re-checked nor re-held: the existing hold wins.
   IF p_hold_period IS NOT NULL AND NOT v_hold_held THEN
-    -- Settled and reserved from one statement, so one snapshot (contract §7.1).
-    SELECT coalesce((SELECT q.tokens FROM ${s}.quota_spent q WHERE q.tenant = p_tenant AND q.period = p_hold_period), 0),
-           coalesce((SELECT q.minor_units FROM ${s}.quota_spent q WHERE q.tenant = p_tenant AND q.period = p_hold_period), 0),
-           least(coalesce(sum(r.tokens), 0), 9007199254740991)::bigint,
-           least(coalesce(sum(r.minor_units), 0), 9007199254740991)::bigint
+    -- Settled and reserved from one row, so one snapshot (contract §7.1).
+    SELECT q.tokens, q.minor_units,
+           least(q.held_tokens, 9007199254740991)::bigint, least(q.held_minor_units, 9007199254740991)::bigint
       INTO settled_tokens, settled_minor_units, reserved_tokens, reserved_minor_units
-      FROM ${s}.quota_reserved r WHERE r.tenant = p_tenant AND r.period = p_hold_period;
+      FROM ${s}.quota_spent q WHERE q.tenant = p_tenant AND q.period = p_hold_period;
+    settled_tokens := coalesce(settled_tokens, 0);
+    settled_minor_units := coalesce(settled_minor_units, 0);
+    reserved_tokens := coalesce(reserved_tokens, 0);
+    reserved_minor_units := coalesce(reserved_minor_units, 0);
     IF (p_limit_tokens IS NOT NULL
           AND settled_tokens::numeric + reserved_tokens + p_hold_tokens > p_limit_tokens)
        OR (p_limit_minor_units IS NOT NULL
@@ -67,11 +69,9 @@ BEGIN
       outcome := 'spent-out';
       RETURN;
     END IF;
-    INSERT INTO ${s}.quota_reserved (tenant, run_id, period, tokens, minor_units)
-      VALUES (p_tenant, p_run, p_hold_period, p_hold_tokens, p_hold_minor_units);
+    PERFORM ${s}.quota_hold_put(p_tenant, p_run, p_hold_period, p_hold_tokens, p_hold_minor_units);
   END IF;
-  INSERT INTO ${s}.quota_running (tenant, run_id, admitted_at_ms) VALUES (p_tenant, p_run, p_at_ms)
-    ON CONFLICT (tenant, run_id) DO NOTHING;
+  PERFORM ${s}.quota_slot_take(p_tenant, p_run, p_at_ms);
 END
 $fn$;
 `;

@@ -7,12 +7,13 @@
  * `CONFLICT`); both changed nothing. Otherwise the receipt is applied once: accrue to its period
  * as a `numeric` add clamped to 2^53 − 1 (adding BIGINTs could overflow before any clamp), shrink
  * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
+ * The hold moves before the period's settled total, so its row is locked before the period's.
  * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
  * transaction, so any one-statement snapshot sees consistent totals.
  */
 export function settleFunctionSql(s: string): string {
   return `
-CREATE OR REPLACE FUNCTION ${s}.quota_settle(
+CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean)
 RETURNS text
@@ -30,6 +31,11 @@ BEGIN
       FROM ${s}.quota_settled r WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.epoch = p_epoch;
     RETURN CASE WHEN v_same THEN 'already-settled' ELSE 'conflict' END;
   END IF;
+  IF p_concludes THEN
+    PERFORM ${s}.quota_hold_drop(p_tenant, p_run);
+  ELSE
+    PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
+  END IF;
   IF p_period IS NOT NULL THEN
     INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
       VALUES (p_tenant, p_period, p_tokens, p_minor_units)
@@ -37,15 +43,8 @@ BEGIN
         tokens = least(q.tokens::numeric + excluded.tokens, 9007199254740991)::bigint,
         minor_units = least(q.minor_units::numeric + excluded.minor_units, 9007199254740991)::bigint;
   END IF;
-  IF p_concludes THEN
-    DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run;
-  ELSE
-    UPDATE ${s}.quota_reserved
-       SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
-     WHERE tenant = p_tenant AND run_id = p_run;
-  END IF;
   IF p_release_slot THEN
-    DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run;
+    PERFORM ${s}.quota_slot_give(p_tenant, p_run);
   END IF;
   RETURN 'settled';
 END

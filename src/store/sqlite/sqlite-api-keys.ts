@@ -53,7 +53,7 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 
   async create(key: NewApiKey): Promise<void> {
     const checked = requireNewApiKey(key);
-    this.#conn.write(() => {
+    await this.#conn.write(() => {
       if (this.#conn.get(SELECT_CLASH, { id: checked.id, hash: checked.hash }) !== undefined) {
         throw new QuotaError('CONFLICT', `an API key with id '${checked.id}' or the same secret already exists; generate a new key`, {
           details: { id: checked.id },
@@ -75,12 +75,12 @@ export class SqliteApiKeyStore implements ApiKeyStore {
 
   async findByHash(hash: string): Promise<ApiKeyRecord | null> {
     if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
-    const row = this.#conn.read(() => this.#conn.get<KeyRow>(SELECT_BY_HASH, { hash }));
+    const row = await this.#conn.read(() => this.#conn.get<KeyRow>(SELECT_BY_HASH, { hash }));
     return row === undefined ? null : decodeKey(row);
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    return this.#conn.read(() => this.#conn.all<KeyRow>(LIST_KEYS, {})).map(decodeKey);
+    return (await this.#conn.read(() => this.#conn.all<KeyRow>(LIST_KEYS, {}))).map(decodeKey);
   }
 
   async revoke(id: string, atMs: number): Promise<RevokeOutcome> {

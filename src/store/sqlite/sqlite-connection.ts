@@ -1,77 +1,180 @@
+import { performance } from 'node:perf_hooks';
+
 import type Database from 'better-sqlite3';
 
-import { closedStoreError, toQuotaError } from './sqlite-errors.js';
+import { QuotaError } from '../../core/errors.js';
+import { closedStoreError, isSqliteBusy, toQuotaError } from './sqlite-errors.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
 export type SqlParams = Readonly<Record<string, string | number | bigint | null>>;
 
+/** Most decisions one group commit holds (DESIGN.md decision 16). */
+export const DEFAULT_MAX_BATCH_DECISIONS = 256;
+/**
+ * Longest the event loop is held running one batch's decisions, in ms; the batch's COMMIT (its one
+ * WAL sync) comes after. The remaining queue goes into the next batch, after the loop has turned.
+ */
+export const DEFAULT_MAX_BATCH_HOLD_MS = 4;
+
+/** How a {@link SqliteConnection} batches writes and waits for another process's lock. */
+export interface SqliteConnectionOptions {
+  /** How long a queued write may wait for another process's write lock, in ms. */
+  readonly busyTimeoutMs: number;
+  /** Most decisions in one transaction. @defaultValue {@link DEFAULT_MAX_BATCH_DECISIONS} */
+  readonly maxBatchDecisions?: number;
+  /** Longest one batch holds the event loop before its COMMIT, ms. @defaultValue {@link DEFAULT_MAX_BATCH_HOLD_MS} */
+  readonly maxBatchHoldMs?: number;
+}
+
+interface QueuedWrite {
+  readonly body: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+  /** `performance.now()` when it was queued: its busy wait ends at this + the busy timeout. */
+  readonly queuedAt: number;
+}
+
+// One decision's fate inside the open transaction, known before the COMMIT that decides it.
+type Settled = { readonly item: QueuedWrite; readonly ok: true; readonly value: unknown } | { readonly item: QueuedWrite; readonly ok: false; readonly error: unknown };
+
+// Backoff between two attempts to take another process's write lock, ms (doubling, capped).
+const FIRST_BUSY_RETRY_MS = 1;
+const LAST_BUSY_RETRY_MS = 25;
+
 /**
  * One better-sqlite3 connection shared by a store and all its tenant handles: a cache of prepared
- * statements, the two transaction shapes the adapter uses, and the closed flag. Every fault that
- * leaves it is a `QuotaError` (translated by `sqlite-errors.ts`). better-sqlite3 is synchronous,
- * so a transaction body cannot `await`: that is why every decision it calls is a pure synchronous
- * function from `core/` (code-anchors, "The store port shape").
+ * statements, group commit of writes, and the closed flag. Every fault that leaves it is a
+ * `QuotaError` (translated by `sqlite-errors.ts`).
+ *
+ * Writes (DESIGN.md decision 16): {@link write} queues a synchronous body and answers a promise.
+ * On the next turn of the event loop the queued bodies run in arrival order (FIFO) inside one
+ * `BEGIN IMMEDIATE … COMMIT`, each inside its own `SAVEPOINT`, so one WAL sync serves them all. A
+ * body that throws is rolled back to its savepoint alone and only its caller gets the error; every
+ * caller is answered only after the COMMIT holding its decision succeeded, and a failing BEGIN or
+ * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A batch
+ * is bounded by {@link DEFAULT_MAX_BATCH_DECISIONS} decisions and {@link DEFAULT_MAX_BATCH_HOLD_MS}
+ * ms of loop time; the rest waits for the next turn.
+ *
+ * Lock waits never block the event loop: the connection's own busy timeout is 0, and a BEGIN that
+ * finds another process's write lock is retried on a timer with backoff until each queued write's
+ * busy timeout has passed (then `STORE_UNAVAILABLE`). Reads retry a busy file the same way.
+ *
+ * better-sqlite3 is synchronous, so a body cannot `await`: that is why every decision it calls is
+ * a pure synchronous function from `core/` (code-anchors, "The store port shape").
  */
 export class SqliteConnection {
   #db: Database.Database | null;
+  #closing = false;
   readonly #statements = new Map<string, Database.Statement>();
-  // One transaction function for every body: better-sqlite3 builds four wrappers and their
-  // properties each time `db.transaction()` is called, a cost the HTTP bench's profile showed
-  // on every read and write.
-  readonly #transaction: Database.Transaction<(body: () => unknown) => unknown>;
+  // One transaction function for every read: better-sqlite3 builds four wrappers and their
+  // properties each time `db.transaction()` is called, a cost the HTTP bench's profile showed.
+  readonly #readTransaction: Database.Transaction<(body: () => unknown) => unknown>;
+  readonly #busyTimeoutMs: number;
+  readonly #maxBatchDecisions: number;
+  readonly #maxBatchHoldMs: number;
+  readonly #control: {
+    readonly begin: Database.Statement;
+    readonly commit: Database.Statement;
+    readonly rollback: Database.Statement;
+    readonly savepoint: Database.Statement;
+    readonly release: Database.Statement;
+    readonly rollbackTo: Database.Statement;
+  };
+  #queue: QueuedWrite[] = [];
+  #head = 0;
+  /** A flush is scheduled (setImmediate) or waiting on another process's lock (setTimeout). */
+  #pending = false;
+  #busyRetryMs = FIRST_BUSY_RETRY_MS;
+  #drained: (() => void)[] = [];
 
-  constructor(db: Database.Database) {
+  constructor(db: Database.Database, options: SqliteConnectionOptions) {
     this.#db = db;
-    this.#transaction = db.transaction((body: () => unknown) => body());
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#maxBatchDecisions = options.maxBatchDecisions ?? DEFAULT_MAX_BATCH_DECISIONS;
+    this.#maxBatchHoldMs = options.maxBatchHoldMs ?? DEFAULT_MAX_BATCH_HOLD_MS;
+    // Waiting is done here, on timers; SQLite's own busy handler would sleep the whole process.
+    db.pragma('busy_timeout = 0');
+    // Savepoint journals stay in memory instead of temporary files.
+    db.pragma('temp_store = MEMORY');
+    this.#readTransaction = db.transaction((body: () => unknown) => body());
+    this.#control = {
+      begin: db.prepare('BEGIN IMMEDIATE'),
+      commit: db.prepare('COMMIT'),
+      rollback: db.prepare('ROLLBACK'),
+      savepoint: db.prepare('SAVEPOINT quotaplane_decision'),
+      release: db.prepare('RELEASE quotaplane_decision'),
+      rollbackTo: db.prepare('ROLLBACK TO quotaplane_decision'),
+    };
   }
 
-  /** True once {@link close} ran. */
+  /** True once {@link close} was called. */
   get isClosed(): boolean {
-    return this.#db === null;
+    return this.#db === null || this.#closing;
   }
 
   /**
-   * Runs `body` inside `BEGIN IMMEDIATE`: the write lock is taken before the first read, so two
-   * processes deciding on one file serialise on the busy timeout instead of one failing with
-   * SQLITE_BUSY when it upgrades a read to a write (DESIGN.md decision 13). Returning commits;
-   * throwing rolls back and rethrows as a `QuotaError`.
+   * Queues `body` to run inside `BEGIN IMMEDIATE` with the other writes of this turn (see the class
+   * comment): the write lock is taken before the first read, so two processes deciding on one file
+   * serialise instead of one failing when it upgrades a read to a write (DESIGN.md decision 13).
+   * Resolves with what `body` returned once its transaction committed; rejects with what it threw
+   * (as a `QuotaError`, its own writes rolled back), or with `STORE_UNAVAILABLE` when the batch
+   * could not begin or commit, when another process held the lock past the busy timeout, or once
+   * the connection is closed. `body` must be synchronous.
    */
-  write<T>(body: () => T): T {
-    this.#open();
-    try {
-      return this.#transaction.immediate(body) as T;
-    } catch (error) {
-      throw toQuotaError(error);
+  write<T>(body: () => T): Promise<T> {
+    if (this.isClosed) return Promise.reject(closedStoreError());
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ body, resolve: resolve as (value: unknown) => void, reject, queuedAt: performance.now() });
+      if (!this.#pending) {
+        this.#pending = true;
+        setImmediate(this.#flush);
+      }
+    });
+  }
+
+  /**
+   * Runs `body` in a deferred (read) transaction, so its statements read one snapshot. WAL readers
+   * do not wait for the writer; a file that is busy anyway (another process recovering the WAL) is
+   * retried on a timer within the busy timeout, never by blocking the event loop.
+   */
+  async read<T>(body: () => T): Promise<T> {
+    const deadline = performance.now() + this.#busyTimeoutMs;
+    let waitMs = FIRST_BUSY_RETRY_MS;
+    for (;;) {
+      this.#open();
+      try {
+        return this.#readTransaction.deferred(body) as T;
+      } catch (error) {
+        if (!isSqliteBusy(error) || performance.now() + waitMs > deadline) throw toQuotaError(error);
+      }
+      await sleep(waitMs);
+      waitMs = Math.min(waitMs * 2, LAST_BUSY_RETRY_MS);
     }
   }
 
-  /** Runs `body` in a deferred (read) transaction, so its statements read one snapshot. */
-  read<T>(body: () => T): T {
-    this.#open();
-    try {
-      return this.#transaction.deferred(body) as T;
-    } catch (error) {
-      throw toQuotaError(error);
-    }
-  }
-
-  /** First row of `sql`, or `undefined`. Call inside {@link write} or {@link read}. */
+  /** First row of `sql`, or `undefined`. Call inside a {@link write} or {@link read} body. */
   get<Row>(sql: string, params: SqlParams): Row | undefined {
     return this.#prepare(sql).get(params) as Row | undefined;
   }
 
-  /** Every row of `sql`. Call inside {@link write} or {@link read}. */
+  /** Every row of `sql`. Call inside a {@link write} or {@link read} body. */
   all<Row>(sql: string, params: SqlParams): Row[] {
     return this.#prepare(sql).all(params) as Row[];
   }
 
-  /** Runs a write statement and answers how many rows it changed. Call inside {@link write}. */
+  /** Runs a write statement and answers how many rows it changed. Call inside a {@link write} body. */
   run(sql: string, params: SqlParams): number {
     return this.#prepare(sql).run(params).changes;
   }
 
-  /** Closes the connection; idempotent. Every later call throws `STORE_UNAVAILABLE`. */
-  close(): void {
+  /**
+   * Closes the connection once every queued write has been answered; idempotent. Writes queued
+   * after this call, and every later call, fail with `STORE_UNAVAILABLE`.
+   */
+  async close(): Promise<void> {
+    if (this.#db === null) return;
+    this.#closing = true;
+    if (this.#pending) await new Promise<void>((resolve) => this.#drained.push(resolve));
     const db = this.#db;
     if (db === null) return;
     this.#db = null;
@@ -81,6 +184,136 @@ export class SqliteConnection {
     } catch (error) {
       throw toQuotaError(error);
     }
+  }
+
+  // ── group commit ──────────────────────────────────────────────────────────
+
+  readonly #flush = (): void => {
+    const db = this.#db;
+    if (db === null || this.#head === this.#queue.length) {
+      this.#idle();
+      return;
+    }
+    try {
+      this.#control.begin.run();
+    } catch (error) {
+      if (isSqliteBusy(error)) {
+        this.#waitForLock(error);
+        return;
+      }
+      this.#rejectQueued(asUnavailable(error, 'begin'));
+      this.#idle();
+      return;
+    }
+    this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
+    const settled = this.#runBatch(db);
+    this.#commit(db, settled);
+    this.#next();
+  };
+
+  // Runs queued bodies, each in its own savepoint, until the batch is full or has held the loop
+  // long enough. Returns each one's fate, or null when the transaction was lost (SQLite rolled it
+  // back after an I/O fault or a full disk): then every decision taken into it is already rejected.
+  #runBatch(db: Database.Database): Settled[] | null {
+    const started = performance.now();
+    const settled: Settled[] = [];
+    const { savepoint, release, rollbackTo } = this.#control;
+    let current: QueuedWrite | null = null;
+    try {
+      while (this.#head < this.#queue.length && settled.length < this.#maxBatchDecisions) {
+        if (settled.length > 0 && performance.now() - started >= this.#maxBatchHoldMs) break;
+        current = this.#take();
+        savepoint.run();
+        try {
+          const value = current.body();
+          release.run();
+          settled.push({ item: current, ok: true, value });
+        } catch (error) {
+          if (!db.inTransaction) throw error;
+          rollbackTo.run();
+          release.run();
+          settled.push({ item: current, ok: false, error: toQuotaError(error) });
+        }
+        current = null;
+      }
+      return settled;
+    } catch (error) {
+      try {
+        if (db.inTransaction) this.#control.rollback.run();
+      } catch {
+        // The first fault is the one to report.
+      }
+      const fault = asUnavailable(error, 'decide');
+      current?.reject(toQuotaError(error));
+      for (const earlier of settled) earlier.item.reject(fault);
+      return null;
+    }
+  }
+
+  #commit(db: Database.Database, settled: Settled[] | null): void {
+    if (settled === null) return;
+    try {
+      this.#control.commit.run();
+    } catch (error) {
+      try {
+        if (db.inTransaction) this.#control.rollback.run();
+      } catch {
+        // The COMMIT's fault is the one to report; the connection rolls back on its own when it can.
+      }
+      const fault = asUnavailable(error, 'commit');
+      for (const each of settled) each.item.reject(fault);
+      return;
+    }
+    for (const each of settled) {
+      if (each.ok) each.item.resolve(each.value);
+      else each.item.reject(each.error);
+    }
+  }
+
+  // Another process holds the write lock: answer the writes that waited their whole busy timeout,
+  // and try again after a short, growing pause (the event loop keeps running meanwhile).
+  #waitForLock(busy: unknown): void {
+    const now = performance.now();
+    const fault = toQuotaError(busy);
+    while (this.#head < this.#queue.length && (this.#queue[this.#head] as QueuedWrite).queuedAt + this.#busyTimeoutMs <= now) {
+      this.#take().reject(fault);
+    }
+    if (this.#head === this.#queue.length) {
+      this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
+      this.#idle();
+      return;
+    }
+    const oldest = (this.#queue[this.#head] as QueuedWrite).queuedAt;
+    const waitMs = Math.max(1, Math.min(this.#busyRetryMs, oldest + this.#busyTimeoutMs - now));
+    this.#busyRetryMs = Math.min(this.#busyRetryMs * 2, LAST_BUSY_RETRY_MS);
+    setTimeout(this.#flush, waitMs);
+  }
+
+  #take(): QueuedWrite {
+    const item = this.#queue[this.#head] as QueuedWrite;
+    this.#head += 1;
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    }
+    return item;
+  }
+
+  #rejectQueued(fault: QuotaError): void {
+    while (this.#head < this.#queue.length) this.#take().reject(fault);
+  }
+
+  // More writes queued meanwhile: they form the next batch, after the event loop has turned.
+  #next(): void {
+    if (this.#head < this.#queue.length) setImmediate(this.#flush);
+    else this.#idle();
+  }
+
+  #idle(): void {
+    this.#pending = false;
+    const waiting = this.#drained;
+    this.#drained = [];
+    for (const resolve of waiting) resolve();
   }
 
   #open(): Database.Database {
@@ -96,4 +329,20 @@ export class SqliteConnection {
     }
     return statement;
   }
+}
+
+// A batch that could not begin, decide or commit answers every caller in it with STORE_UNAVAILABLE:
+// none of its decisions is on disk, so none may be acted on.
+function asUnavailable(error: unknown, step: 'begin' | 'decide' | 'commit'): QuotaError {
+  const fault = toQuotaError(error);
+  if (fault.code === 'STORE_UNAVAILABLE') return fault;
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    `the SQLite quota store could not ${step === 'decide' ? 'keep' : step} the transaction holding this decision (${fault.message}); nothing was decided, retry later`,
+    { details: { backend: 'sqlite', step }, cause: error },
+  );
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -26,6 +26,11 @@ function sqliteCode(error: unknown): string | null {
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : null;
 }
 
+/** True for SQLITE_BUSY and its extended codes: another connection holds the lock just now. */
+export function isSqliteBusy(error: unknown): boolean {
+  return sqliteCode(error)?.startsWith('SQLITE_BUSY') ?? false;
+}
+
 /**
  * Translates anything the SQLite driver threw into the port's faults, in one place (code-anchors,
  * Errors): busy or locked databases, I/O and open failures, and a closed connection become

@@ -64,7 +64,7 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
   async tenants(): Promise<string[]> {
-    const rows = this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
+    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
     return rows.map((row) => {
       if (!isIdentifier(row.tenant)) {
         throw new QuotaError('STORE_CORRUPT', `the store holds rows of an unreadable tenant id ${JSON.stringify(row.tenant)}`);
@@ -81,7 +81,7 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */
   async close(): Promise<void> {
-    this.#conn.close();
+    await this.#conn.close();
   }
 }
 
@@ -110,7 +110,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
     if (path !== SQLITE_MEMORY_PATH) enableWal(db, busyTimeoutMs);
     db.pragma('synchronous = FULL');
     const migration = migrateSqlite(db, Date.now());
-    return new SqliteQuotaStore(new SqliteConnection(db), path, migration);
+    return new SqliteQuotaStore(new SqliteConnection(db, { busyTimeoutMs }), path, migration);
   } catch (error) {
     try {
       db?.close();

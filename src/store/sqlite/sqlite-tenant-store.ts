@@ -120,7 +120,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async release(run: string): Promise<void> {
     const key = { tenant: this.tenant, run: normaliseRunId('run', run) };
-    this.#conn.write(() => {
+    await this.#conn.write(() => {
       this.#conn.run(q.DELETE_SLOT, key);
       this.#conn.run(q.DELETE_HOLD, key);
     });
@@ -128,12 +128,12 @@ export class SqliteTenantStore implements TenantStore {
 
   async carry(run: string, period: string): Promise<void> {
     const params = { tenant: this.tenant, run: normaliseRunId('run', run), period: requirePeriodKey('period', period) };
-    this.#conn.write(() => this.#conn.run(q.CARRY_HOLD, params));
+    await this.#conn.write(() => this.#conn.run(q.CARRY_HOLD, params));
   }
 
   async reservations(limit: number): Promise<Held[]> {
     const params = { tenant: this.tenant, limit: requireLimit('limit', limit) };
-    const rows = this.#conn.read(() =>
+    const rows = await this.#conn.read(() =>
       this.#conn.all<{ run_id: string; period: string; tokens: number; minor_units: number }>(q.LIST_HOLDS, params),
     );
     return rows.map((row) => ({
@@ -145,7 +145,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async reserved(period: string): Promise<Spend> {
     const params = { tenant: this.tenant, period: requirePeriodKey('period', period) };
-    const row = this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SUM_RESERVED, params));
+    const row = await this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SUM_RESERVED, params));
     return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
   }
 
@@ -159,7 +159,7 @@ export class SqliteTenantStore implements TenantStore {
       basis: valid.by.basis,
       atMs: valid.atMs,
     };
-    this.#conn.write(() => this.#conn.run(q.UPSERT_HALT, params));
+    await this.#conn.write(() => this.#conn.run(q.UPSERT_HALT, params));
   }
 
   async liftHalt(scope: HaltScope): Promise<boolean> {
@@ -189,18 +189,18 @@ export class SqliteTenantStore implements TenantStore {
 
   async spent(period: string): Promise<Spend> {
     const params = { tenant: this.tenant, period: requirePeriodKey('period', period) };
-    const row = this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SELECT_SPENT, params));
+    const row = await this.#conn.read(() => this.#conn.get<{ tokens: number; minor_units: number }>(q.SELECT_SPENT, params));
     return decodeSpend(this.tenant, 'settled spend', row?.tokens, row?.minor_units);
   }
 
   async running(): Promise<number> {
-    const row = this.#conn.read(() => this.#conn.get<{ running: number }>(q.COUNT_SLOTS, { tenant: this.tenant }));
+    const row = await this.#conn.read(() => this.#conn.get<{ running: number }>(q.COUNT_SLOTS, { tenant: this.tenant }));
     return Math.min(row?.running ?? 0, MAX_AMOUNT);
   }
 
   async runningRuns(limit: number): Promise<string[]> {
     const params = { tenant: this.tenant, limit: requireLimit('limit', limit) };
-    const rows = this.#conn.read(() => this.#conn.all<{ run_id: string }>(q.LIST_SLOTS, params));
+    const rows = await this.#conn.read(() => this.#conn.all<{ run_id: string }>(q.LIST_SLOTS, params));
     return rows.map((row) => decodeRunId(this.tenant, 'slot', row.run_id));
   }
 
@@ -213,7 +213,7 @@ export class SqliteTenantStore implements TenantStore {
     const validGrant = requireIdentifier('grant', grant);
     const validCeilings = parseRateCeilings(ceilings, 'ceilings');
     const validAtMs = requireInstantMs('atMs', atMs);
-    const refusal = this.#conn.read(() => judgeRate(this.#conn, this.tenant, validGrant, validCeilings, validAtMs));
+    const refusal = await this.#conn.read(() => judgeRate(this.#conn, this.tenant, validGrant, validCeilings, validAtMs));
     return refusal === null ? { ok: true } : { ok: false, refusal };
   }
 
@@ -227,7 +227,7 @@ export class SqliteTenantStore implements TenantStore {
     const valid = parseQuota(quota, 'quota');
     const entry = requireAuditEntry('audit', audit);
     const params = { tenant: this.tenant, quotaJson: JSON.stringify(valid) };
-    this.#conn.write(() => {
+    await this.#conn.write(() => {
       this.#conn.run(q.UPSERT_QUOTA, params);
       appendAuditInTransaction(this.#conn, this.tenant, entry);
     });
@@ -262,7 +262,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async getRun(run: string): Promise<RunRecord | null> {
     const params = { tenant: this.tenant, run: normaliseRunId('run', run) };
-    const row = this.#conn.read(() => this.#conn.get<RunRow>(q.SELECT_RUN, params));
+    const row = await this.#conn.read(() => this.#conn.get<RunRow>(q.SELECT_RUN, params));
     return row === undefined ? null : decodeRun(this.tenant, row);
   }
 
@@ -309,7 +309,7 @@ export class SqliteTenantStore implements TenantStore {
     const record = requireObject('options', options);
     const limit = requireLimit('limit', record.limit);
     const action = record.action === undefined ? undefined : requireIdentifier('action', record.action);
-    const rows = this.#conn.read(() =>
+    const rows = await this.#conn.read(() =>
       action === undefined
         ? this.#conn.all<AuditRow>(q.LIST_AUDIT, { tenant: this.tenant, limit })
         : this.#conn.all<AuditRow>(q.LIST_AUDIT_BY_ACTION, { tenant: this.tenant, limit, action }),
@@ -319,7 +319,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]> {
     const valid = requireAuditChainRequest(request);
-    const rows = this.#conn.read(() => this.#conn.all<AuditRow>(LIST_AUDIT_CHAIN, { tenant: this.tenant, ...valid }));
+    const rows = await this.#conn.read(() => this.#conn.all<AuditRow>(LIST_AUDIT_CHAIN, { tenant: this.tenant, ...valid }));
     return rows.map((row) => decodeAudit(this.tenant, row));
   }
 }

@@ -1,13 +1,19 @@
 /**
- * Version 1 of the PostgreSQL schema: the same tables and columns as the SQLite schema (every
- * keyspace of contract §2 plus the run registry, passes, tenant quotas and audit log), so the
- * conformance suite can hold both to one behaviour. Every table leads with `tenant`, so every read
+ * The PostgreSQL schema (its one migration; nothing was released before it): every keyspace of
+ * contract §2 plus the run registry, passes, tenant quotas, audit log and API keys, so the
+ * conformance suite can hold both backends to one behaviour. Beside the authoritative sets, two
+ * small tables keep figures as counters updated in place (DESIGN.md decision 16: a decision never
+ * scans a set or a period): `quota_figures.running` (the size of the tenant's slot set) and the
+ * `held_*` columns of `quota_spent` (the sum of the tenant's holds in that period). Only the
+ * functions of `postgres-sql-counters.ts` change a slot or a hold, and each moves its counter in
+ * the same transaction. Counter tables have a fillfactor of 50 and no index on a counted column,
+ * so their updates stay HOT (no index entries, little WAL). Every table leads with `tenant`, so every read
  * is a range over one tenant's prefix (contract §2, invariant 9). Instants are Unix ms in BIGINT
  * (DESIGN.md decision 1); amounts are BIGINT checked to 0 … 2^53 − 1 (decision 2). Text keys use
  * the "C" collation, which compares UTF-8 bytes: listings come out bytewise (contract §6.10 port
  * choice) whatever the database's default collation is. `s` is the quoted schema name.
  */
-export function postgresSchemaV1(s: string): string {
+export function postgresSchema(s: string): string {
   const amount = (column: string): string => `${column} BIGINT NOT NULL CHECK (${column} BETWEEN 0 AND 9007199254740991)`;
   return `
 -- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
@@ -18,14 +24,24 @@ CREATE TABLE ${s}.quota_running (
   PRIMARY KEY (tenant, run_id)
 );
 
--- §2.2 settled totals per billing period: only settle writes, nothing ever subtracts.
+-- The size of each tenant's running set, moved with every slot taken or given back.
+CREATE TABLE ${s}.quota_figures (
+  tenant   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  running  BIGINT NOT NULL CHECK (running >= 0)
+) WITH (fillfactor = 50);
+
+-- §2.2 settled totals per billing period (tokens, minor_units: only settle adds, nothing ever
+-- subtracts), and the sum of the holds standing in that period (held_*: exact, in numeric, read
+-- clamped to 2^53 − 1), moved with every hold written, shrunk, carried or dropped.
 CREATE TABLE ${s}.quota_spent (
-  tenant  TEXT COLLATE "C" NOT NULL,
-  period  TEXT COLLATE "C" NOT NULL,
+  tenant            TEXT COLLATE "C" NOT NULL,
+  period            TEXT COLLATE "C" NOT NULL,
   ${amount('tokens')},
   ${amount('minor_units')},
+  held_tokens       NUMERIC NOT NULL DEFAULT 0 CHECK (held_tokens >= 0),
+  held_minor_units  NUMERIC NOT NULL DEFAULT 0 CHECK (held_minor_units >= 0),
   PRIMARY KEY (tenant, period)
-);
+) WITH (fillfactor = 50);
 
 -- §2.3 one hold per run, in the period it is held against.
 CREATE TABLE ${s}.quota_reserved (
@@ -36,8 +52,6 @@ CREATE TABLE ${s}.quota_reserved (
   ${amount('minor_units')},
   PRIMARY KEY (tenant, run_id)
 );
--- reserved(period) and the admission figures sum one tenant's holds of one period.
-CREATE INDEX quota_reserved_by_period ON ${s}.quota_reserved (tenant, period) INCLUDE (tokens, minor_units);
 
 -- §2.4 pass receipts: the whole payload, so a retry can be compared field by field.
 CREATE TABLE ${s}.quota_settled (
@@ -82,20 +96,35 @@ CREATE TABLE ${s}.quota_tenants (
   quota_json  JSONB NOT NULL
 );
 
--- The run registry the lifecycle composites keep: status follows the latest pass.
+-- A chain is a JSON array of strings: the lifecycle functions read it inside the database (a
+-- Withheld answer needs it), so the database refuses what decodeRun would call corrupt.
+CREATE FUNCTION ${s}.quota_chain_ok(p_chain jsonb) RETURNS boolean
+IMMUTABLE LANGUAGE sql AS $fn$
+  SELECT CASE
+    WHEN jsonb_typeof(p_chain) <> 'array' THEN false
+    ELSE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(p_chain) AS e(principal) WHERE jsonb_typeof(e.principal) <> 'string')
+  END
+$fn$;
+
+-- The run registry the lifecycle composites keep: status follows the latest pass, and
+-- status_since_ms is when the run entered it (Unix ms).
 CREATE TABLE ${s}.quota_runs (
-  tenant          TEXT COLLATE "C" NOT NULL,
-  run_id          TEXT COLLATE "C" NOT NULL,
-  status          TEXT NOT NULL,
-  agent_name      TEXT,
-  agent_digest    TEXT,
-  chain_json      TEXT,
-  budget_json     TEXT NOT NULL,
-  width           BIGINT NOT NULL CHECK (width >= 0),
-  admitted_at_ms  BIGINT NOT NULL,
-  last_epoch      BIGINT NOT NULL CHECK (last_epoch >= 1),
+  tenant           TEXT COLLATE "C" NOT NULL,
+  run_id           TEXT COLLATE "C" NOT NULL,
+  status           TEXT NOT NULL
+                   CHECK (status IN ('running', 'paused', 'withheld', 'stranded', 'concluded', 'released')),
+  agent_name       TEXT,
+  agent_digest     TEXT,
+  chain_json       JSONB CHECK (chain_json IS NULL OR ${s}.quota_chain_ok(chain_json)),
+  budget_json      TEXT NOT NULL,
+  width            BIGINT NOT NULL CHECK (width >= 0),
+  admitted_at_ms   BIGINT NOT NULL,
+  last_epoch       BIGINT NOT NULL CHECK (last_epoch >= 1),
+  status_since_ms  BIGINT NOT NULL,
   PRIMARY KEY (tenant, run_id)
 );
+-- The sweep and the listings read one tenant's runs of one status.
+CREATE INDEX quota_runs_by_status ON ${s}.quota_runs (tenant, status, run_id);
 
 -- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
 -- returns its first grant unchanged.
@@ -112,6 +141,8 @@ CREATE TABLE ${s}.quota_passes (
   hold_minor_units     BIGINT,
   PRIMARY KEY (tenant, run_id, epoch)
 );
+-- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only those.
+CREATE INDEX quota_passes_unsettled ON ${s}.quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
 
 -- The append-only audit log, numbered and hash-chained per tenant.
 CREATE TABLE ${s}.quota_audit (
@@ -130,5 +161,20 @@ CREATE TABLE ${s}.quota_audit (
 );
 -- auditLog({ action }) reads one tenant's rows of one action, newest first.
 CREATE INDEX quota_audit_by_action ON ${s}.quota_audit (tenant, action, seq);
+
+-- The API keys of the HTTP service. A key is not a tenant row (an operator key may cover every
+-- tenant, '*'), so this table does not lead with tenant. Only the SHA-256 of a key's secret is
+-- stored, never the secret; revoked_at_ms stays NULL while the key is usable, a revoked key is kept.
+CREATE TABLE ${s}.quotaplane_api_keys (
+  key_id         TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  key_hash       TEXT COLLATE "C" NOT NULL UNIQUE,
+  name           TEXT NOT NULL,
+  role           TEXT NOT NULL CHECK (role IN ('runner', 'operator')),
+  tenant         TEXT COLLATE "C" NOT NULL,
+  created_at_ms  BIGINT NOT NULL,
+  revoked_at_ms  BIGINT,
+  -- a runner key acts for exactly one tenant; only an operator key may cover every tenant
+  CHECK (role = 'operator' OR tenant <> '*')
+);
 `;
 }

@@ -1,0 +1,82 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+
+import { createPlane } from '../src/plane/create-plane.js';
+import { openStore } from '../src/store/open-store.js';
+import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
+import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { openRateLimiterPeer } from './sqlite-peer.js';
+
+/** Concurrent callers in one process the section measures (issue #8 item 6). */
+export const SQLITE_CALLER_COUNTS = [1, 8, 64, 256] as const;
+
+/**
+ * The SQLite concurrency section: admission cycles (admit + settle, two durable decisions) from
+ * 1, 8, 64 and 256 concurrent callers in one process on a durable file, each caller its own
+ * tenant, next to rate-limiter-flexible's `consume()` from as many callers (one key each) on a
+ * file with the same settings, interleaved in the same run. Group commit lets concurrent decisions
+ * share one WAL sync; the peer syncs once per consume.
+ */
+export const sqliteConcurrencySection: BenchSection = {
+  name: 'sqlite-concurrency',
+  async run(context: BenchContext): Promise<BenchRow[]> {
+    const rows: BenchRow[] = [];
+    for (const callers of SQLITE_CALLER_COUNTS) {
+      const directory = await mkdtemp(join(tmpdir(), 'quotaplane-bench-conc-'));
+      const store = await openStore(`sqlite:${join(directory, 'quotaplane.db')}`);
+      const peer = await openRateLimiterPeer(join(directory, 'rate-limiter-flexible.db'));
+      try {
+        context.log(`sqlite-concurrency: ${callers} caller(s), quotaplane cycle and rate-limiter-flexible consume(), interleaved`);
+        const plane = createPlane({ store });
+        const tenants = Array.from({ length: callers }, (_, caller) => `bench-${caller}`);
+        for (const tenant of tenants) {
+          await plane.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 });
+        }
+        const budget = { maxTokens: 2_000, maxCallTokens: 1_000 };
+        const cycle: CallerCall = async (caller) => {
+          const tenant = tenants[caller] as string;
+          const started = performance.now();
+          const pass = await plane.admit({ tenant, budget, width: 1 });
+          const admitMs = performance.now() - started;
+          if (!pass.ok) throw new Error(`the bench admission was refused: ${pass.message}`);
+          await plane.settle({ tenant, run: pass.run, epoch: pass.epoch, spend: { tokens: 700, minorUnits: 0 }, concludes: true });
+          return admitMs;
+        };
+        const consume: CallerCall = async (caller) => {
+          const started = performance.now();
+          await peer.limiter.consume(`bench-${caller}`, 1);
+          return performance.now() - started;
+        };
+        const [cycles, consumes] = (await concurrentInterleavedLoops([cycle, consume], callers, context.loopMs, 5, callers > 64 ? 5 : 20)) as [
+          ConcurrentResult,
+          ConcurrentResult,
+        ];
+        const ratio = consumes.operations > 0 ? cycles.operations / cycles.seconds / (consumes.operations / consumes.seconds) : 0;
+        rows.push(
+          row(`quotaplane admit + settle (cycle), ${callers} caller(s)`, cycles, 2, 'admit', `${ratio.toFixed(2)}× rlf consumes/s; group commit, WAL, synchronous=FULL`),
+          row(`rate-limiter-flexible consume(), ${callers} caller(s)`, consumes, 1, 'consume', 'RateLimiterSQLite, same pragmas'),
+        );
+      } finally {
+        peer.db.close();
+        await store.close();
+        await rm(directory, { recursive: true, force: true });
+      }
+    }
+    return rows;
+  },
+};
+
+function row(name: string, result: ConcurrentResult, commits: number, of: string, note: string): BenchRow {
+  return {
+    section: 'sqlite-concurrency',
+    name,
+    operations: result.operations,
+    seconds: result.seconds,
+    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
+    commitsPerOperation: commits,
+    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
+    note,
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * The only writers of the running set and of holds (contract §2.1, §2.3) for the quoted schema
+ * `s`. Each moves the matching counter in the same transaction (`quota_figures.running`, the
+ * `held_*` columns of `quota_spent`; see `postgres-schema.ts`), so a decision reads one row
+ * instead of counting a set or summing a period (DESIGN.md decision 16). The slot set stays a
+ * set: a slot taken twice is one member and moves the counter once.
+ *
+ * - `quota_slot_take`: the run joins the set (first admission instant kept); +1 when it was absent.
+ * - `quota_slot_give`: the run leaves the set; −1 and `true` when it was a member.
+ * - `quota_held_move`: adds amounts of one sign to one period's hold sums (creating its row).
+ * - `quota_hold_put`: a new hold in a period.
+ * - `quota_hold_shrink`: the hold less a spend, floored at 0 per unit.
+ * - `quota_hold_drop`: the hold deleted; answers whether there was one.
+ * - `quota_hold_carry`: the hold moved whole to another period (one period loses what the other gains).
+ *
+ * The hold row is locked before its period's figures, and a slot before the tenant's figures, the
+ * order every caller takes them in.
+ */
+export function counterFunctionsSql(s: string): string {
+  return `
+CREATE FUNCTION ${s}.quota_slot_take(p_tenant text, p_run text, p_at_ms bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO ${s}.quota_running (tenant, run_id, admitted_at_ms) VALUES (p_tenant, p_run, p_at_ms)
+    ON CONFLICT (tenant, run_id) DO NOTHING;
+  IF FOUND THEN
+    INSERT INTO ${s}.quota_figures AS f (tenant, running) VALUES (p_tenant, 1)
+      ON CONFLICT (tenant) DO UPDATE SET running = f.running + 1;
+  END IF;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_slot_give(p_tenant text, p_run text) RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  UPDATE ${s}.quota_figures SET running = running - 1 WHERE tenant = p_tenant;
+  RETURN true;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_held_move(p_tenant text, p_period text, p_tokens numeric, p_minor_units numeric) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_tokens = 0 AND p_minor_units = 0 THEN
+    RETURN;
+  END IF;
+  -- A hold that shrinks or leaves was added here first, so its row exists. (An upsert would not
+  -- do: the CHECK is applied to the proposed row before the conflict is found.)
+  IF p_tokens <= 0 AND p_minor_units <= 0 THEN
+    UPDATE ${s}.quota_spent
+       SET held_tokens = held_tokens + p_tokens, held_minor_units = held_minor_units + p_minor_units
+     WHERE tenant = p_tenant AND period = p_period;
+    RETURN;
+  END IF;
+  INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units, held_tokens, held_minor_units)
+    VALUES (p_tenant, p_period, 0, 0, p_tokens, p_minor_units)
+    ON CONFLICT (tenant, period) DO UPDATE SET
+      held_tokens = q.held_tokens + excluded.held_tokens,
+      held_minor_units = q.held_minor_units + excluded.held_minor_units;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_put(p_tenant text, p_run text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO ${s}.quota_reserved (tenant, run_id, period, tokens, minor_units)
+    VALUES (p_tenant, p_run, p_period, p_tokens, p_minor_units);
+  PERFORM ${s}.quota_held_move(p_tenant, p_period, p_tokens, p_minor_units);
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_shrink(p_tenant text, p_run text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_old record;
+BEGIN
+  SELECT period, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+   WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  UPDATE ${s}.quota_reserved
+     SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
+   WHERE tenant = p_tenant AND run_id = p_run;
+  PERFORM ${s}.quota_held_move(p_tenant, v_old.period,
+    greatest(v_old.tokens - p_tokens, 0)::numeric - v_old.tokens,
+    greatest(v_old.minor_units - p_minor_units, 0)::numeric - v_old.minor_units);
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_drop(p_tenant text, p_run text) RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_old record;
+BEGIN
+  DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run
+    RETURNING period, tokens, minor_units INTO v_old;
+  IF NOT FOUND THEN
+    RETURN false;
+  END IF;
+  PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+  RETURN true;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_carry(p_tenant text, p_run text, p_period text) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_old record;
+BEGIN
+  SELECT period, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+   WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
+  IF NOT FOUND OR v_old.period = p_period THEN
+    RETURN;
+  END IF;
+  UPDATE ${s}.quota_reserved SET period = p_period WHERE tenant = p_tenant AND run_id = p_run;
+  -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot deadlock.
+  IF v_old.period < p_period THEN
+    PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+    PERFORM ${s}.quota_held_move(p_tenant, p_period, v_old.tokens, v_old.minor_units);
+  ELSE
+    PERFORM ${s}.quota_held_move(p_tenant, p_period, v_old.tokens, v_old.minor_units);
+    PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+  END IF;
+END
+$fn$;
+`;
+}

@@ -1,0 +1,191 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { QuotaError } from '../../src/core/errors.js';
+import { openStore } from '../../src/store/open-store.js';
+import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
+import { deal, raceProcesses } from './race-harness.js';
+
+// Group commit (DESIGN.md decision 16, issue #8 item 1): writes queued in one turn share one
+// BEGIN IMMEDIATE … COMMIT, each in its own savepoint, answered only after that COMMIT.
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+function outcome(promise: Promise<unknown>): Promise<Outcome> {
+  return promise.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+describe('SQLite group commit', () => {
+  let dir: string;
+  let path: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'quotaplane-group-commit-'));
+    path = join(dir, 'group.db');
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  function openConnection(options: { maxBatchDecisions?: number } = {}): SqliteConnection {
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec('CREATE TABLE IF NOT EXISTS parent (id INTEGER PRIMARY KEY)');
+    db.exec('CREATE TABLE IF NOT EXISTS item (name TEXT PRIMARY KEY, parent INTEGER REFERENCES parent(id) DEFERRABLE INITIALLY DEFERRED)');
+    db.exec('INSERT OR IGNORE INTO parent (id) VALUES (1)');
+    db.pragma('foreign_keys = ON');
+    return new SqliteConnection(db, { busyTimeoutMs: 1000, ...options });
+  }
+
+  function committedNames(): string[] {
+    const reader = new Database(path, { readonly: true });
+    try {
+      return reader.prepare('SELECT name FROM item ORDER BY rowid').all().map((row) => (row as { name: string }).name);
+    } finally {
+      reader.close();
+    }
+  }
+
+  const insert = (conn: SqliteConnection, name: string, parent = 1) => () => conn.run('INSERT INTO item (name, parent) VALUES (:name, :parent)', { name, parent });
+
+  it('a batch in which one decision throws commits the others, and only that caller gets the error', async () => {
+    const conn = openConnection();
+    const conflict = new QuotaError('CONFLICT', 'the second decision refuses');
+    const answers = await Promise.all([
+      outcome(conn.write(insert(conn, 'first'))),
+      outcome(
+        conn.write(() => {
+          conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'second' });
+          throw conflict;
+        }),
+      ),
+      outcome(conn.write(insert(conn, 'third'))),
+    ]);
+    expect(answers[0]).toEqual({ ok: true, value: 1 });
+    expect(answers[1]).toEqual({ ok: false, error: conflict });
+    expect(answers[2]).toEqual({ ok: true, value: 1 });
+    // The thrower's own insert was rolled back to its savepoint; the others are on disk.
+    expect(committedNames()).toEqual(['first', 'third']);
+    await conn.close();
+  });
+
+  it('a fault during COMMIT acknowledges nothing: every decision of the batch is STORE_UNAVAILABLE and none is on disk', async () => {
+    const conn = openConnection();
+    // The second insert names a parent that does not exist; the foreign key is deferred, so each
+    // body succeeds and the batch's COMMIT is what fails.
+    const answers = await Promise.all([
+      outcome(conn.write(insert(conn, 'first'))),
+      outcome(conn.write(insert(conn, 'orphan', 99))),
+      outcome(conn.write(insert(conn, 'third'))),
+    ]);
+    for (const answer of answers) {
+      expect(answer.ok).toBe(false);
+      expect((answer as { error: QuotaError }).error).toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    }
+    expect(committedNames()).toEqual([]);
+    // The connection is usable again: the next batch commits.
+    await conn.write(insert(conn, 'after'));
+    expect(committedNames()).toEqual(['after']);
+    await conn.close();
+  });
+
+  it('runs and answers a batch first in, first out, across several bounded batches', async () => {
+    const conn = openConnection({ maxBatchDecisions: 3 });
+    const ran: string[] = [];
+    const answered: string[] = [];
+    const names = Array.from({ length: 10 }, (_, index) => `w${index}`);
+    await Promise.all(
+      names.map((name) =>
+        conn
+          .write(() => {
+            ran.push(name);
+            insert(conn, name)();
+          })
+          .then(() => answered.push(name)),
+      ),
+    );
+    expect(ran).toEqual(names);
+    expect(answered).toEqual(names);
+    expect(committedNames()).toEqual(names);
+    await conn.close();
+  });
+
+  it('answers a write only after its COMMIT: a reader on another connection sees it once the promise resolves', async () => {
+    const conn = openConnection();
+    const written = conn.write(insert(conn, 'durable'));
+    // Queued, not yet run: nothing is on disk before the batch commits.
+    expect(committedNames()).toEqual([]);
+    await written;
+    expect(committedNames()).toEqual(['durable']);
+    await conn.close();
+  });
+
+  it('close() answers the writes already queued, then refuses new ones with STORE_UNAVAILABLE', async () => {
+    const conn = openConnection();
+    const queued = conn.write(insert(conn, 'queued'));
+    const closing = conn.close();
+    await expect(conn.write(insert(conn, 'late'))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(queued).resolves.toBe(1);
+    await closing;
+    expect(committedNames()).toEqual(['queued']);
+  });
+
+  it('a lock held by another connection is waited for on timers: reads keep answering, the write commits once it is free', async () => {
+    const conn = openConnection();
+    const other = new Database(path);
+    other.exec('BEGIN IMMEDIATE');
+    let committed = false;
+    const pending = conn.write(insert(conn, 'waited')).then(() => {
+      committed = true;
+    });
+    // Several turns of the event loop pass while the write waits; a read answers meanwhile.
+    for (let turn = 0; turn < 5; turn += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await conn.read(() => conn.get<{ n: number }>('SELECT count(*) AS n FROM item', {}))).toEqual({ n: 0 });
+    expect(committed).toBe(false);
+    other.exec('COMMIT');
+    other.close();
+    await pending;
+    expect(committedNames()).toEqual(['waited']);
+    await conn.close();
+  });
+
+  it('64 concurrent admissions at maxConcurrentRuns 4 in one process admit exactly 4', async () => {
+    const store = await openStore(`sqlite:${path}`);
+    const acme = store.tenant('acme');
+    const audit = { atMs: 1, by: { actor: 'ops', basis: 'asserted' as const }, action: 'quota.set', subject: 'quota', detail: {} };
+    await acme.setQuota({ period: 'monthly', maxConcurrentRuns: 4 }, audit);
+    const runs = Array.from({ length: 64 }, (_, index) => `run-${String(index).padStart(2, '0')}`);
+    const outcomes = await Promise.all(runs.map((run) => acme.admit({ run, budget: {}, width: 1, atMs: 1_760_000_000_000, leaseMs: 60_000 })));
+    const admitted = runs.filter((_, index) => outcomes[index]?.ok === true);
+    // First come, first served: the batch runs in call order.
+    expect(admitted).toEqual(runs.slice(0, 4));
+    for (const refused of outcomes.filter((o) => !o.ok)) expect(refused).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns', running: 4 } });
+    expect(await acme.runningRuns(100)).toEqual(admitted);
+    await store.close();
+  });
+
+  it('64 concurrent admissions at maxConcurrentRuns 4 from 4 processes admit exactly 4', async () => {
+    const url = `sqlite:${path}`;
+    const store = await openStore(url);
+    const audit = { atMs: 1, by: { actor: 'ops', basis: 'asserted' as const }, action: 'quota.set', subject: 'quota', detail: {} };
+    await store.tenant('acme').setQuota({ period: 'monthly', maxConcurrentRuns: 4 }, audit);
+    await store.close();
+
+    const runs = Array.from({ length: 64 }, (_, index) => `run-${String(index).padStart(2, '0')}`);
+    const reports = await raceProcesses(deal(runs, 4).map((share) => ({ scenario: 'admit', url, tenant: 'acme', runs: share, concurrent: true })));
+    const answers = reports.flatMap((report) => report.answers);
+    expect(answers).toHaveLength(64);
+    const admitted = answers.filter((a) => a.answer === 'ok').map((a) => a.run).sort();
+    expect(admitted).toHaveLength(4);
+    for (const refused of answers.filter((a) => a.answer !== 'ok')) expect(refused).toMatchObject({ answer: 'TooManyRuns', figure: 4 });
+    const reopened = await openStore(url);
+    expect(await reopened.tenant('acme').runningRuns(100)).toEqual(admitted);
+    await reopened.close();
+  }, 120_000);
+});
