@@ -1,4 +1,5 @@
 import { admitFunctionSql } from './postgres-sql-admit.js';
+import { booksFunctionsSql } from './postgres-sql-books.js';
 import { checkFunctionsSql } from './postgres-sql-checks.js';
 import { counterFunctionsSql } from './postgres-sql-counters.js';
 import { passFunctionsSql } from './postgres-sql-passes.js';
@@ -15,6 +16,7 @@ import { settleFunctionSql } from './postgres-sql-settle.js';
 export function postgresFunctions(s: string): string {
   return [
     checkFunctionsSql(s),
+    booksFunctionsSql(s),
     counterFunctionsSql(s),
     reserveFunctionSql(s),
     settleFunctionSql(s),

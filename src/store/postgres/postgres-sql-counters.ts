@@ -44,6 +44,9 @@ $fn$;
 
 CREATE FUNCTION ${s}.quota_held_move(p_tenant text, p_period text, p_tokens numeric, p_minor_units numeric) RETURNS void
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_tokens numeric;
+  v_minor_units numeric;
 BEGIN
   IF p_tokens = 0 AND p_minor_units = 0 THEN
     RETURN;
@@ -60,7 +63,13 @@ BEGIN
     VALUES (p_tenant, p_period, 0, 0, p_tokens, p_minor_units)
     ON CONFLICT (tenant, period) DO UPDATE SET
       held_tokens = q.held_tokens + excluded.held_tokens,
-      held_minor_units = q.held_minor_units + excluded.held_minor_units;
+      held_minor_units = q.held_minor_units + excluded.held_minor_units
+    RETURNING q.held_tokens, q.held_minor_units INTO v_tokens, v_minor_units;
+  -- The holds of a period never sum past 2^53 − 1 (DESIGN.md decision 2): refused, whole call rolled back.
+  PERFORM ${s}.quota_require_fits('hold.tokens', 'the holds of period ' || p_period || ' (tokens)',
+                                  v_tokens - greatest(p_tokens, 0), greatest(p_tokens, 0));
+  PERFORM ${s}.quota_require_fits('hold.minorUnits', 'the holds of period ' || p_period || ' (minor units)',
+                                  v_minor_units - greatest(p_minor_units, 0), greatest(p_minor_units, 0));
 END
 $fn$;
 

@@ -5,7 +5,8 @@
  * then finds its receipt. Nothing inserted means a receipt exists: identical in all five payload
  * fields answers `already-settled`, anything else answers `conflict` (the caller throws
  * `CONFLICT`); both changed nothing. Otherwise the receipt is applied once: accrue to its period
- * as a `numeric` add clamped to 2^53 − 1 (adding BIGINTs could overflow before any clamp), shrink
+ * with `quota_accrue`, which refuses (SQLSTATE QP001, the whole call rolled back) a total
+ * beyond 2^53 − 1, shrink
  * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
  * The hold moves before the period's settled total, so its row is locked before the period's.
  * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
@@ -13,6 +14,25 @@
  */
 export function settleFunctionSql(s: string): string {
   return `
+-- Adds a settle's spend to one period's settled total, refusing a total beyond 2^53 − 1.
+CREATE FUNCTION ${s}.quota_accrue(p_tenant text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_spent record;
+BEGIN
+  SELECT q.tokens, q.minor_units INTO v_spent FROM ${s}.quota_spent q
+   WHERE q.tenant = p_tenant AND q.period = p_period FOR UPDATE;
+  PERFORM ${s}.quota_require_fits('spend.tokens', 'the settled spend of period ' || p_period || ' (tokens)',
+                                  v_spent.tokens, p_tokens);
+  PERFORM ${s}.quota_require_fits('spend.minorUnits', 'the settled spend of period ' || p_period || ' (minor units)',
+                                  v_spent.minor_units, p_minor_units);
+  INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
+    VALUES (p_tenant, p_period, p_tokens, p_minor_units)
+    ON CONFLICT (tenant, period) DO UPDATE SET
+      tokens = q.tokens + excluded.tokens, minor_units = q.minor_units + excluded.minor_units;
+END
+$fn$;
+
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean)
@@ -37,11 +57,7 @@ BEGIN
     PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
   END IF;
   IF p_period IS NOT NULL THEN
-    INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
-      VALUES (p_tenant, p_period, p_tokens, p_minor_units)
-      ON CONFLICT (tenant, period) DO UPDATE SET
-        tokens = least(q.tokens::numeric + excluded.tokens, 9007199254740991)::bigint,
-        minor_units = least(q.minor_units::numeric + excluded.minor_units, 9007199254740991)::bigint;
+    PERFORM ${s}.quota_accrue(p_tenant, p_period, p_tokens, p_minor_units);
   END IF;
   IF p_release_slot THEN
     PERFORM ${s}.quota_slot_give(p_tenant, p_run);

@@ -22,11 +22,11 @@ import type {
   SettlePassRequest,
 } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { carryHold } from './sqlite-books.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { MARK_RUN_RUNNING_AGAIN, MARK_RUN_WITHHELD, RENEW_LEASE, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
-  CARRY_HOLD,
   INSERT_PASS,
   INSERT_RUN,
   MARK_PASS_SETTLED,
@@ -193,7 +193,7 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
   if (withheld !== null) return { ok: false, refusal: withheld };
   const quota = readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const period = periodKey(quota.period, request.atMs);
-  conn.run(CARRY_HOLD, { tenant, run: request.run, period });
+  carryHold(conn, tenant, request.run, period);
   const epoch = row.last_epoch + 1;
   conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch, atMs: request.atMs });
   return openPass(conn, tenant, { run: request.run, epoch, period, takesSlot: false, atMs: request.atMs, leaseMs: request.leaseMs });

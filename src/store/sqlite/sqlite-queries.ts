@@ -41,12 +41,15 @@ export const SELECT_PERIOD_FIGURES = `SELECT
 /** One period's settled total; no row reads as zero (contract §6.12). */
 export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
 
-/** Accrues a settle's spend; the sum of two safe integers fits 64 bits, then clamps (contract §6.11). */
+/**
+ * Accrues a settle's spend (contract §6.11). The caller has checked in this transaction that the
+ * sum stays within 2^53 − 1 (DESIGN.md decision 2: refused, never clamped).
+ */
 export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, minor_units)
   VALUES (@tenant, @period, @tokens, @minorUnits)
   ON CONFLICT (tenant, period) DO UPDATE SET
-    tokens = min(tokens + excluded.tokens, ${MAX}),
-    minor_units = min(minor_units + excluded.minor_units, ${MAX})`;
+    tokens = tokens + excluded.tokens,
+    minor_units = minor_units + excluded.minor_units`;
 
 /** Sum of one period's holds, saturating (contract §6.6). */
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units

@@ -64,6 +64,7 @@ import type {
   SweptRun,
 } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { carryHold } from './sqlite-books.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { LIST_AUDIT_CHAIN } from './sqlite-lease-queries.js';
@@ -128,7 +129,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async carry(run: string, period: string): Promise<void> {
     const params = { tenant: this.tenant, run: normaliseRunId('run', run), period: requirePeriodKey('period', period) };
-    await this.#conn.write(() => this.#conn.run(q.CARRY_HOLD, params));
+    await this.#conn.write(() => carryHold(this.#conn, this.tenant, params.run, params.period));
   }
 
   async reservations(limit: number): Promise<Held[]> {
