@@ -22,6 +22,7 @@ import type {
   SettlePassRequest,
 } from '../types.js';
 import { corrupt, decodeChain, decodeSpend } from '../rows.js';
+import { answerRetry } from './postgres-admit-retry.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import {
@@ -135,10 +136,11 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
   const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
   switch (row.outcome) {
     case 'admitted':
-    case 'existing':
       return grant(tenant, r.run, 1, row);
+    case 'existing':
     case 'closed':
-      throw closedRunError(tenant, r.run, row.run_status as RunStatus, 'be admitted again');
+      // A registered run id: answered from the books as they stand (DESIGN.md decision 17).
+      return answerRetry(db, q.admitRetry, tenant, r);
     case 'first-pass-missing':
       throw corrupt(tenant, `run '${r.run}' registered without its first pass`);
     case 'halted':

@@ -1,3 +1,5 @@
+import { retryFactsSql } from './postgres-admit-retry.js';
+
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
  * Values are always `$n` parameters; the schema name is the only text interpolated, validated and
@@ -17,6 +19,7 @@ export function postgresQueries(s: string) {
       $17, $18, $19, $20, $21)`,
     resume: `SELECT * FROM ${s}.quota_resume($1, $2, $3, $4, $5, $6)`,
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
+    admitRetry: retryFactsSql(s),
     dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     heartbeat: `SELECT * FROM ${s}.quota_heartbeat($1, $2, $3, $4, $5)`,
     sweepRun: `SELECT * FROM ${s}.quota_sweep_run($1, $2, $3)`,

@@ -21,6 +21,7 @@ import type {
   SettlePassOutcome,
   SettlePassRequest,
 } from '../types.js';
+import { admissionRetryInTransaction } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
 import type { SqliteConnection } from './sqlite-connection.js';
@@ -137,23 +138,16 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 }
 
 /**
- * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered and not
- * concluded is a retry: its pass-1 grant comes back unchanged, with no new checks. Otherwise:
+ * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered is a retry,
+ * answered from the books (`answerAdmissionRetry`: pass 1's grant only while it still holds what it
+ * was granted, else `CONFLICT`). Otherwise:
  * halts (the narrowest covering one refuses `Halted`) → quota (explicit, else stored, else
  * unlimited) → hold formula (`Unbounded`) → reserve in the period of `atMs` → run and pass 1
  * recorded. Every refusal returns before the first write.
  */
 export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
-  const existing = readRunRow(conn, tenant, request.run);
-  if (existing !== undefined) {
-    const status = decodeRun(tenant, existing).status;
-    if (isClosedStatus(status)) throw closedRunError(tenant, request.run, status, 'be admitted again');
-    const first = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: 1 });
-    if (first === undefined) throw corrupt(tenant, `run '${request.run}' registered without its first pass`);
-    const hold =
-      first.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', first.hold_tokens, first.hold_minor_units);
-    return { ok: true, run: request.run, epoch: 1, period: first.period, hold, leaseExpiresAtMs: first.lease_expires_at_ms };
-  }
+  const retried = admissionRetryInTransaction(conn, tenant, request);
+  if (retried !== undefined) return retried;
   const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });
   if (halt !== null) {
     return {

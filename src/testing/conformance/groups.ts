@@ -1,4 +1,4 @@
-import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota } from './admit.js';
+import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota, admitRetryFromBooks } from './admit.js';
 import { closedStore } from './closing.js';
 import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
@@ -58,6 +58,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   admitHolds,
   admitReadsQuota,
   admitIdempotent,
+  admitRetryFromBooks,
   resumePasses,
   settlePasses,
   dispatchCeilings,
