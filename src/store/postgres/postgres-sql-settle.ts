@@ -35,11 +35,12 @@ $fn$;
 
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
-  p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean)
+  p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_same boolean;
+  v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
 BEGIN
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
@@ -56,8 +57,12 @@ BEGIN
   ELSE
     PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
   END IF;
+  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
   IF p_period IS NOT NULL THEN
-    PERFORM ${s}.quota_accrue(p_tenant, p_period, p_tokens, p_minor_units);
+    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
+    IF v_day IS NOT NULL THEN
+      PERFORM ${s}.quota_accrue(p_tenant, v_day, p_tokens, p_minor_units);
+    END IF;
   END IF;
   IF p_release_slot THEN
     PERFORM ${s}.quota_slot_give(p_tenant, p_run);

@@ -3,6 +3,7 @@ import { holdFor } from '../../core/budget.js';
 import { QuotaError } from '../../core/errors.js';
 import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
+import { dayOf } from '../../core/period-books.js';
 import { UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
@@ -52,6 +53,7 @@ import { settleInTransaction } from './sqlite-settle.js';
 interface PassRow {
   readonly period: string;
   readonly takes_slot: number;
+  readonly started_at_ms: number;
   readonly lease_expires_at_ms: number;
   readonly settled_at_ms: number | null;
   readonly hold_tokens: number | null;
@@ -187,7 +189,7 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
   if (withheld !== null) return { ok: false, refusal: withheld };
   const quota = readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const period = periodKey(quota.period, request.atMs);
-  carryHold(conn, tenant, request.run, period);
+  carryHold(conn, tenant, request.run, period, dayOf(period, request.atMs));
   const epoch = row.last_epoch + 1;
   conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch, atMs: request.atMs });
   return openPass(conn, tenant, { run: request.run, epoch, period, takesSlot: false, atMs: request.atMs, leaseMs: request.leaseMs });
@@ -215,7 +217,7 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
     releaseSlot: pass.takes_slot === 1,
     concludes: request.concludes,
   };
-  const outcome = settleInTransaction(conn, tenant, receipt);
+  const outcome = settleInTransaction(conn, tenant, receipt, dayOf(pass.period, pass.started_at_ms));
   if (outcome === 'settled') {
     const key = { tenant, run: request.run, epoch: request.epoch };
     conn.run(MARK_PASS_SETTLED, { ...key, atMs: request.atMs });

@@ -3,6 +3,7 @@ import { concurrencyRefusal } from '../../core/reserve-decision.js';
 import { checkSpend } from '../../core/spend-check.js';
 import type { ReserveOutcome, SpendHold } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import { dayOf } from '../../core/period-books.js';
 import { putHold } from './sqlite-books.js';
 import { INSERT_SLOT, SELECT_PERIOD_FIGURES, SELECT_SLOT_SNAPSHOT } from './sqlite-queries.js';
 import { decodeSpend } from '../rows.js';
@@ -61,7 +62,7 @@ export function reserveInTransaction(conn: SqliteConnection, tenant: string, inp
       requested: hold.amount,
     });
     if (spentOut !== null) return { ok: false, refusal: spentOut };
-    putHold(conn, tenant, input.run, hold.period, hold.amount);
+    putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount);
   }
   conn.run(INSERT_SLOT, key);
   return { ok: true };

@@ -7,6 +7,8 @@
  * - `quota_runs_by_status`: the sweep and the listings read one tenant's runs of one status.
  * - `quota_passes_unsettled`: a partial index over passes whose receipt is unwritten, by lease
  *   expiry: the sweep and `unsettledPasses` read only those, and a settled pass leaves it.
+ * - `quota_reserved.day` and month rows that include their days (issue 9 fault 1; added to this
+ *   file until the SQLite migrations are folded into one first migration).
  */
 export const SQLITE_SCHEMA_V3 = `
 ALTER TABLE quota_runs ADD COLUMN status_since_ms INTEGER;
@@ -16,4 +18,14 @@ UPDATE quota_runs SET status_since_ms = coalesce(
   admitted_at_ms);
 CREATE INDEX quota_runs_by_status ON quota_runs (tenant, status, run_id);
 CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
+-- Issue 9 fault 1 (DESIGN.md decision 15): a hold of a month remembers the day it was held or
+-- carried on, and what a day settled also counts in its month (month rows gain their days' totals).
+ALTER TABLE quota_reserved ADD COLUMN day TEXT;
+UPDATE quota_reserved SET day = period WHERE length(period) = 10;
+INSERT INTO quota_spent (tenant, period, tokens, minor_units)
+  SELECT tenant, substr(period, 1, 7), sum(tokens), sum(minor_units) FROM quota_spent
+   WHERE length(period) = 10 GROUP BY tenant, substr(period, 1, 7)
+  ON CONFLICT (tenant, period) DO UPDATE SET
+    tokens = min(tokens + excluded.tokens, 9007199254740991),
+    minor_units = min(minor_units + excluded.minor_units, 9007199254740991);
 `;

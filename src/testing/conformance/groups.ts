@@ -18,6 +18,7 @@ import {
   undoIsCounted,
   windowBoundary,
 } from './rate.js';
+import { periodKindsLossless } from './period-kinds.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
@@ -40,6 +41,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   holdsFillAPeriod,
   periodGuards,
   amountsSaturate,
+  periodKindsLossless,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,
