@@ -181,6 +181,12 @@ export interface SettlePassRequest {
 export interface SettlePassOutcome {
   readonly outcome: SettleOutcome;
   readonly receipt: QuotaSettlement;
+  /**
+   * By how much the settled spend ran over the hold the pass was granted, per unit (`overrunOf`,
+   * DESIGN.md decision 19); zero when it stayed within, or when the pass held nothing. The spend
+   * is still recorded whole: an overrun is reported, never clipped.
+   */
+  readonly overrun: Spend;
 }
 
 /** A run as the registry knows it. Times are Unix ms. */

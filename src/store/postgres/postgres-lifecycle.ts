@@ -1,4 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
+import { overrunOf } from '../../core/overrun.js';
 import { periodKey } from '../../core/period.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
@@ -99,6 +100,8 @@ interface SettlePassRow {
   readonly outcome: string;
   readonly receipt_period: string | null;
   readonly receipt_release_slot: boolean | null;
+  readonly pass_hold_tokens: number | null;
+  readonly pass_hold_minor_units: number | null;
 }
 
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
@@ -218,7 +221,11 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
     releaseSlot: row?.receipt_release_slot === true,
     concludes: r.concludes,
   };
-  return { outcome, receipt };
+  const granted =
+    row?.pass_hold_tokens === null || row?.pass_hold_tokens === undefined
+      ? null
+      : decodeSpend(tenant, 'a pass hold', row.pass_hold_tokens, row.pass_hold_minor_units);
+  return { outcome, receipt, overrun: overrunOf(r.spend, granted) };
 }
 
 /** A run's dispatch (store.ts `dispatch`): see `quota_dispatch`. */

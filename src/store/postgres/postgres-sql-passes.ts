@@ -121,7 +121,8 @@ $fn$;
 CREATE FUNCTION ${s}.quota_settle_pass(
   p_tenant text, p_run text, p_epoch bigint, p_tokens bigint, p_minor_units bigint,
   p_concludes boolean, p_at_ms bigint,
-  OUT outcome text, OUT receipt_period text, OUT receipt_release_slot boolean)
+  OUT outcome text, OUT receipt_period text, OUT receipt_release_slot boolean,
+  OUT pass_hold_tokens bigint, OUT pass_hold_minor_units bigint)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_started_at_ms bigint;
@@ -129,7 +130,8 @@ DECLARE
   v_next text;
 BEGIN
   SELECT r.status INTO v_status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
-  SELECT p.period, p.takes_slot, p.started_at_ms INTO receipt_period, receipt_release_slot, v_started_at_ms
+  SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units
+    INTO receipt_period, receipt_release_slot, v_started_at_ms, pass_hold_tokens, pass_hold_minor_units
     FROM ${s}.quota_passes p WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
   IF NOT FOUND THEN
     outcome := 'not-found';

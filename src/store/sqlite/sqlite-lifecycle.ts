@@ -1,6 +1,7 @@
 import { saturatingAdd } from '../../core/amounts.js';
 import { holdFor } from '../../core/budget.js';
 import { QuotaError } from '../../core/errors.js';
+import { overrunOf } from '../../core/overrun.js';
 import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
 import { dayOf } from '../../core/period-books.js';
@@ -241,7 +242,9 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
       });
     }
   }
-  return { outcome, receipt };
+  const granted =
+    pass.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', pass.hold_tokens, pass.hold_minor_units);
+  return { outcome, receipt, overrun: overrunOf(request.spend, granted) };
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   undoIsCounted,
   windowBoundary,
 } from './rate.js';
+import { overrunsReported } from './overrun.js';
 import { periodKindsLossless } from './period-kinds.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
@@ -42,6 +43,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   periodGuards,
   amountsSaturate,
   periodKindsLossless,
+  overrunsReported,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,
