@@ -256,6 +256,20 @@ export interface IdleHold extends Held {
   readonly idleSinceMs: number;
 }
 
+/**
+ * A settled pass that ran over the hold it was granted (issue 9 fault 2): its receipt's period and
+ * spend, the hold the pass opened with, the overrun (`overrunOf`) and when it settled (Unix ms).
+ */
+export interface OverranPass {
+  readonly run: string;
+  readonly epoch: number;
+  readonly period: string | null;
+  readonly spend: Spend;
+  readonly hold: Spend;
+  readonly overrun: Spend;
+  readonly settledAtMs: number;
+}
+
 /** What `sweepRun` did to one run: released its slot, and/or marked it `stranded` (DESIGN.md decision 8). */
 export interface SweptRun {
   readonly run: string;

@@ -1,3 +1,4 @@
+import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
 
 /**
@@ -20,6 +21,7 @@ export function postgresQueries(s: string) {
     resume: `SELECT * FROM ${s}.quota_resume($1, $2, $3, $4, $5, $6)`,
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
     admitRetry: retryFactsSql(s),
+    overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
     dispatch: `SELECT * FROM ${s}.quota_dispatch($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
     heartbeat: `SELECT * FROM ${s}.quota_heartbeat($1, $2, $3, $4, $5)`,
     sweepRun: `SELECT * FROM ${s}.quota_sweep_run($1, $2, $3)`,

@@ -47,5 +47,24 @@ export const overrunsReported: ConformanceGroup = {
         assert.deepEqual(free.overrun, tokens(0), 'no hold, no overrun');
       },
     },
+    {
+      id: 'L92',
+      title: 'overranPasses lists the passes that ran over their hold, with the overrun, and nothing else',
+      async run(context) {
+        assert.deepEqual(await acme(context).overranPasses({ limit: 10 }), [
+          {
+            run: runId(900),
+            epoch: 1,
+            period: '2026-01',
+            spend: tokens(90_000_000),
+            hold: tokens(20_000),
+            overrun: tokens(89_980_000),
+            settledAtMs: JAN_MS + 1,
+          },
+        ]);
+        assert.deepEqual(await context.store.tenant('globex').overranPasses({ limit: 10 }), [], 'within its hold');
+        assert.deepEqual(await context.store.tenant('initech').overranPasses({ limit: 10 }), [], 'no hold');
+      },
+    },
   ],
 };
