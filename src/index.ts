@@ -17,6 +17,7 @@ export type {
   HeartbeatRequest,
   Held,
   IdleHold,
+  OverranPass,
   LeaseRenewal,
   PassGrant,
   PassRecord,
@@ -167,3 +168,5 @@ export {
   type UncountableRateRefusal,
   type WithheldRefusal,
 } from './core/refusal.js';
+export { overrunOf } from './core/overrun.js';
+export { sumOverflowError, requireSumFits } from './core/amounts.js';
