@@ -17,6 +17,7 @@ export type {
   HeartbeatRequest,
   Held,
   IdleHold,
+  OverranPass,
   LeaseRenewal,
   PassGrant,
   PassRecord,
@@ -191,3 +192,7 @@ export { applyQuotaPatch, type QuotaPatch } from './core/quota-patch.js';
 export { redactStoreUrl } from './store/store-url.js';
 export { type MisconfigurationReason } from './store/store-configuration.js';
 export { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';
+
+// ── the books (issue #9)
+export { overrunOf } from './core/overrun.js';
+export { sumOverflowError, requireSumFits } from './core/amounts.js';

@@ -1,8 +1,9 @@
 import { invalidArgument } from './errors.js';
 
 /**
- * The largest amount quotaplane stores: `Number.MAX_SAFE_INTEGER` (2^53 − 1). Sums and products
- * saturate here instead of losing precision (DESIGN.md decision 2).
+ * The largest amount quotaplane stores: `Number.MAX_SAFE_INTEGER` (2^53 − 1). No sum on the books
+ * may pass it: {@link requireSumFits} refuses instead (DESIGN.md decision 2). The saturating helpers
+ * below are for instants (lease expiry) and for display, never for the books.
  */
 export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 
@@ -16,6 +17,30 @@ export function saturatingAdd(a: number, b: number): number {
 export function saturatingMul(a: number, b: number): number {
   if (a === 0 || b === 0) return 0;
   return a > MAX_AMOUNT / b ? MAX_AMOUNT : a * b;
+}
+
+/**
+ * The `INVALID_ARGUMENT` fault of an amount on the books that would pass {@link MAX_AMOUNT}: `field`
+ * is the input that would carry it there (`spend.tokens`, `hold.minorUnits`, `budget.maxTokens`),
+ * `what` names the figure (`the settled spend of period 2026-03`), `total` and `adding` are the
+ * figure and what would be added to it (exact, as decimal strings or numbers). DESIGN.md decision 2.
+ */
+export function sumOverflowError(field: string, what: string, total: number | string | bigint, adding: number | string | bigint) {
+  const result = BigInt(total) + BigInt(adding);
+  return invalidArgument(
+    field,
+    `would take ${what} to ${result}, beyond the largest amount ${MAX_AMOUNT} (2^53 − 1); nothing was written. ` +
+      `Amounts on the books never saturate or wrap: split the work or use a coarser unit`,
+  );
+}
+
+/**
+ * Refuses (throws {@link sumOverflowError}) when `total + adding` would pass {@link MAX_AMOUNT}.
+ * Both must be amounts: their float sum is exact up to 2^53 and at least 2^53 beyond it, so the
+ * comparison is exact. DESIGN.md decision 2.
+ */
+export function requireSumFits(field: string, what: string, total: number, adding: number): void {
+  if (total + adding > MAX_AMOUNT) throw sumOverflowError(field, what, total, adding);
 }
 
 /** `a − b` floored at 0. */

@@ -16,10 +16,8 @@ const amount = fc.oneof(
 );
 const width = fc.oneof(fc.nat({ max: 64 }), fc.maxSafeNat());
 
-const formula = (ceiling: number, w: number, perCall: number): number => {
-  const exact = BigInt(ceiling) + BigInt(w) * BigInt(perCall);
-  return exact > BigInt(MAX_AMOUNT) ? MAX_AMOUNT : Number(exact);
-};
+const fits = (ceiling: number, w: number, perCall: number): boolean =>
+  BigInt(ceiling) + BigInt(w) * BigInt(perCall) <= BigInt(MAX_AMOUNT);
 
 describe('holdFor (the hold formula, contract §4.2)', () => {
   it('D4 tokens-only quota, budget {maxTokens 1000, maxCallTokens 50}, width 3 holds 1150 tokens and 0 minor units', () => {
@@ -70,27 +68,35 @@ describe('holdFor (the hold formula, contract §4.2)', () => {
     expect(holdFor({ period: 'daily', maxTokensPerPeriod: 0 }, {}, 1)).toEqual({ ok: false, unit: 'tokens', field: 'maxTokens' });
   });
 
-  it('is ceiling + width × per-call for each bounded unit, saturating at MAX_SAFE_INTEGER', () => {
+  it('is ceiling + width × per-call for each bounded unit exactly, or INVALID_ARGUMENT beyond MAX_SAFE_INTEGER', () => {
     fc.assert(
       fc.property(amount, amount, amount, amount, width, (maxTokens, maxCallTokens, maxMinorUnits, maxCallMinorUnits, w) => {
-        const outcome = holdFor(BOTH, { maxTokens, maxCallTokens, maxMinorUnits, maxCallMinorUnits }, w);
-        expect(outcome).toEqual({
-          ok: true,
-          hold: { tokens: formula(maxTokens, w, maxCallTokens), minorUnits: formula(maxMinorUnits, w, maxCallMinorUnits) },
-        });
+        const budget = { maxTokens, maxCallTokens, maxMinorUnits, maxCallMinorUnits };
+        if (!fits(maxTokens, w, maxCallTokens)) {
+          expect(() => holdFor(BOTH, budget, w)).toThrow(/budget\.maxTokens/);
+        } else if (!fits(maxMinorUnits, w, maxCallMinorUnits)) {
+          expect(() => holdFor(BOTH, budget, w)).toThrow(/budget\.maxMinorUnits/);
+        } else {
+          expect(holdFor(BOTH, budget, w)).toEqual({
+            ok: true,
+            hold: { tokens: maxTokens + w * maxCallTokens, minorUnits: maxMinorUnits + w * maxCallMinorUnits },
+          });
+        }
       }),
     );
   });
 
-  it('saturates rather than wrapping or losing precision', () => {
-    expect(holdFor(TOKENS_ONLY, { maxTokens: MAX_AMOUNT, maxCallTokens: 1 }, 1)).toEqual({
+  it('refuses a hold beyond the largest amount instead of saturating (issue 9 fault 4)', () => {
+    expect(holdFor(TOKENS_ONLY, { maxTokens: MAX_AMOUNT, maxCallTokens: 0 }, 1)).toEqual({
       ok: true,
       hold: { tokens: MAX_AMOUNT, minorUnits: 0 },
     });
-    expect(holdFor(TOKENS_ONLY, { maxTokens: 1, maxCallTokens: MAX_AMOUNT }, MAX_AMOUNT)).toEqual({
-      ok: true,
-      hold: { tokens: MAX_AMOUNT, minorUnits: 0 },
-    });
+    expect(() => holdFor(TOKENS_ONLY, { maxTokens: MAX_AMOUNT, maxCallTokens: 1 }, 1)).toThrow(
+      /budget\.maxTokens: .*9007199254740992.*largest amount 9007199254740991/,
+    );
+    expect(() => holdFor(MONEY_ONLY, { maxMinorUnits: 1, maxCallMinorUnits: MAX_AMOUNT }, MAX_AMOUNT)).toThrow(
+      /budget\.maxMinorUnits/,
+    );
   });
 
   it('width 0 holds just the ceiling', () => {

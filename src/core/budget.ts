@@ -1,4 +1,4 @@
-import { describe, requireAmount, saturatingAdd, saturatingMul } from './amounts.js';
+import { describe, MAX_AMOUNT, requireAmount, sumOverflowError } from './amounts.js';
 import { invalidArgument } from './errors.js';
 import { boundsSpend, type TenantQuota } from './quota.js';
 import type { Spend } from './spend.js';
@@ -32,9 +32,21 @@ export type HoldOutcome =
   | { readonly ok: true; readonly hold: Spend | null }
   | { readonly ok: false; readonly unit: SpendUnit; readonly field: BudgetField };
 
+// `ceiling + width × perCall` exactly, or INVALID_ARGUMENT naming `budget.<ceiling>` when it would
+// pass the largest amount (DESIGN.md decision 2: never saturated).
+function holdOf(ceilingField: BudgetField, ceiling: number, perCallField: BudgetField, perCall: number, width: number): number {
+  const product = BigInt(width) * BigInt(perCall);
+  const exact = BigInt(ceiling) + product;
+  if (exact > BigInt(MAX_AMOUNT)) {
+    throw sumOverflowError(`budget.${ceilingField}`, `the hold ${ceilingField} + width × ${perCallField}`, ceiling, product);
+  }
+  return Number(exact);
+}
+
 /**
  * The hold formula (contract §4.2): for each unit the quota bounds, `ceiling + width × perCall`,
- * saturating at `MAX_AMOUNT` (a saturated hold then fits no real ceiling). Tokens are evaluated
+ * computed exactly; a hold beyond `MAX_AMOUNT` throws `INVALID_ARGUMENT` naming
+ * `budget.maxTokens` or `budget.maxMinorUnits` (DESIGN.md decision 2: never saturated). Tokens are evaluated
  * before minor units, so the first missing field reported is a token field. `width` is how many
  * steps the run may have in flight; width 0 holds just the ceiling.
  */
@@ -44,7 +56,7 @@ export function holdFor(quota: TenantQuota, budget: Budget, width: number): Hold
   if (quota.maxTokensPerPeriod !== undefined) {
     if (budget.maxTokens === undefined) return { ok: false, unit: 'tokens', field: 'maxTokens' };
     if (budget.maxCallTokens === undefined) return { ok: false, unit: 'tokens', field: 'maxCallTokens' };
-    tokens = saturatingAdd(budget.maxTokens, saturatingMul(width, budget.maxCallTokens));
+    tokens = holdOf('maxTokens', budget.maxTokens, 'maxCallTokens', budget.maxCallTokens, width);
   }
   let minorUnits = 0;
   if (quota.maxMinorUnitsPerPeriod !== undefined) {
@@ -52,7 +64,7 @@ export function holdFor(quota: TenantQuota, budget: Budget, width: number): Hold
     if (budget.maxCallMinorUnits === undefined) {
       return { ok: false, unit: 'minor units', field: 'maxCallMinorUnits' };
     }
-    minorUnits = saturatingAdd(budget.maxMinorUnits, saturatingMul(width, budget.maxCallMinorUnits));
+    minorUnits = holdOf('maxMinorUnits', budget.maxMinorUnits, 'maxCallMinorUnits', budget.maxCallMinorUnits, width);
   }
   return { ok: true, hold: { tokens, minorUnits } };
 }

@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { Plane, Usage } from '../plane/plane.js';
+import { createOverrunCounter } from './overrun-metrics.js';
 
 /** Prefix of every metric the service exports. */
 export const METRIC_PREFIX = 'quotaplane_';
@@ -12,6 +13,7 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_refusals_total{operation, code}`: refusals by verb and refusal code;
  * - `quotaplane_settles_total{outcome}`: `settled`, `already-settled`, or the fault code;
  * - `quotaplane_dispatches_total{outcome}`: `counted`, the refusal code, or the fault code;
+ * - `quotaplane_overruns_total{unit}`: passes settled over their hold (`overrun-metrics.ts`);
  * - `quotaplane_plane_call_duration_seconds{operation}`: latency of each plane call (store included);
  * - `quotaplane_http_request_duration_seconds{method, route, status_code}`: latency of each request;
  * - `quotaplane_tenant_running_runs{tenant}`, `quotaplane_tenant_reserved_tokens{tenant}`,
@@ -144,6 +146,8 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
       ? (error as { code: string }).code
       : 'INTERNAL';
 
+  const countOverrun = createOverrunCounter(registry, METRIC_PREFIX);
+
   return {
     registry,
     observeRequest(method, route, statusCode, seconds) {
@@ -164,6 +168,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
             try {
               const result = await plane.settle(input);
               settles.inc({ outcome: result.outcome });
+              countOverrun(result);
               return result;
             } catch (error) {
               settles.inc({ outcome: faultCode(error) });

@@ -18,6 +18,7 @@ import {
   type AttentionKind,
   type AttentionReport,
 } from './operator-types.js';
+import { overranRuns, overrunPeriods } from './attention-overruns.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseLimit, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
@@ -100,6 +101,8 @@ const READERS: Record<AttentionKind, KindReader> = {
       remedy: unsettledPassRemedy(tenant, pass),
     }));
   },
+  'run.overran': overranRuns,
+  'spend.overrun': overrunPeriods,
 };
 
 /**

@@ -62,10 +62,17 @@ export interface AttentionInput {
  * - `pass.unsettled`: a pass's lease lapsed and it never settled, so its spend is not booked.
  *   Ended by settling that pass.
  */
-export type AttentionKind = 'run.stranded' | 'run.withheld' | 'hold.stale' | 'pass.unsettled';
+export type AttentionKind = 'run.stranded' | 'run.withheld' | 'hold.stale' | 'pass.unsettled' | 'run.overran' | 'spend.overrun';
 
 /** Every {@link AttentionKind}, in the order a report lists them. */
-export const ATTENTION_KINDS: readonly AttentionKind[] = Object.freeze(['run.stranded', 'run.withheld', 'hold.stale', 'pass.unsettled']);
+export const ATTENTION_KINDS: readonly AttentionKind[] = Object.freeze([
+  'run.stranded',
+  'run.withheld',
+  'hold.stale',
+  'pass.unsettled',
+  'run.overran',
+  'spend.overrun',
+]);
 
 /** The commands that end a condition: as the `quotaplane` CLI spells them, and as HTTP requests. */
 export interface Remedy {

@@ -118,6 +118,11 @@ export interface SettleResult {
   readonly ok: true;
   readonly outcome: SettleOutcome;
   readonly receipt: QuotaSettlement;
+  /**
+   * By how much the pass ran over its hold, per unit (zero when within; DESIGN.md decision 19):
+   * the spend is recorded whole and the overrun reported, never clipped.
+   */
+  readonly overrun: Spend;
 }
 
 /** A resume (contract §8.4): a new pass of `run`, at `atMs` (default the plane clock) with lease `leaseMs` (default the plane's). */

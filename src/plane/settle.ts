@@ -27,5 +27,5 @@ export async function settle(context: PlaneContext, input: SettleInput): Promise
   const settled = await storeCall('settle', () =>
     tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs, ...(by === undefined ? {} : { by }) }),
   );
-  return { ok: true, outcome: settled.outcome, receipt: settled.receipt };
+  return { ok: true, outcome: settled.outcome, receipt: settled.receipt, overrun: settled.overrun };
 }

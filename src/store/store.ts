@@ -14,6 +14,7 @@ import type {
   HeartbeatRequest,
   Held,
   IdleHold,
+  OverranPass,
   PassRecord,
   QuotaSettlement,
   RateOutcome,
@@ -203,6 +204,12 @@ export interface TenantStore {
    * nothing (zero in both units); ascending run id, at most `limit`. Read-only.
    */
   idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]>;
+  /**
+   * Settled passes whose spend ran over the hold they were granted in a unit held above 0
+   * (issue 9 fault 2); ascending (run id, epoch), at most `limit`. Read-only; reads the tenant's
+   * receipts (an operator listing, never on a decision's path).
+   */
+  overranPasses(request: { limit: number }): Promise<OverranPass[]>;
   /**
    * An operator's release of a run, one transaction: a `concluded` or `released` run holding no
    * slot and no hold answers `'already-closed'` and writes nothing; an unknown run holding no slot

@@ -181,6 +181,12 @@ export interface SettlePassRequest {
 export interface SettlePassOutcome {
   readonly outcome: SettleOutcome;
   readonly receipt: QuotaSettlement;
+  /**
+   * By how much the settled spend ran over the hold the pass was granted, per unit (`overrunOf`,
+   * DESIGN.md decision 19); zero when it stayed within, or when the pass held nothing. The spend
+   * is still recorded whole: an overrun is reported, never clipped.
+   */
+  readonly overrun: Spend;
 }
 
 /** A run as the registry knows it. Times are Unix ms. */
@@ -248,6 +254,20 @@ export interface PassRecord {
 /** A hold of a paused run, and since when (Unix ms) the run has been paused. */
 export interface IdleHold extends Held {
   readonly idleSinceMs: number;
+}
+
+/**
+ * A settled pass that ran over the hold it was granted (issue 9 fault 2): its receipt's period and
+ * spend, the hold the pass opened with, the overrun (`overrunOf`) and when it settled (Unix ms).
+ */
+export interface OverranPass {
+  readonly run: string;
+  readonly epoch: number;
+  readonly period: string | null;
+  readonly spend: Spend;
+  readonly hold: Spend;
+  readonly overrun: Spend;
+  readonly settledAtMs: number;
 }
 
 /** What `sweepRun` did to one run: released its slot, and/or marked it `stranded` (DESIGN.md decision 8). */

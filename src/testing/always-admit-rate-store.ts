@@ -53,6 +53,7 @@ function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
     sweepRun: (request) => inner.sweepRun(request),
     unsettledPasses: (request) => inner.unsettledPasses(request),
     idleHolds: (request) => inner.idleHolds(request),
+    overranPasses: (request) => inner.overranPasses(request),
     releaseRun: (request) => inner.releaseRun(request),
     appendAudit: (entry) => inner.appendAudit(entry),
     auditLog: (options) => inner.auditLog(options),

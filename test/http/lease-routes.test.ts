@@ -125,6 +125,7 @@ describe('operator acts and listings over HTTP', () => {
       ok: true,
       outcome: 'settled',
       receipt: { run: 'run-1', epoch: 1, period: '2026-01', spend: { tokens: 40, minorUnits: 2 }, releaseSlot: true, concludes: true },
+      overrun: { tokens: 0, minorUnits: 0 },
     });
     expect((await post('/v1/tenants/acme/runs/run-1/settle', settle, f.key.opAcme)).json()).toMatchObject({ outcome: 'already-settled' });
     expectProblem(await post('/v1/tenants/acme/runs/run-1/settle', { ...settle, spend: { tokens: 41, minorUnits: 2 } }, f.key.opAcme), 409, 'CONFLICT');

@@ -78,6 +78,7 @@ describe('runner routes', () => {
       ok: true,
       outcome: 'settled',
       receipt: { run: 'run-1', epoch: 1, period: '2026-01', spend: { tokens: 40, minorUnits: 3 }, releaseSlot: true, concludes: true },
+      overrun: { tokens: 0, minorUnits: 0 },
     });
     expect((await post('/v1/runs/run-1/settle', body)).json()).toMatchObject({ outcome: 'already-settled' });
     expectProblem(await post('/v1/runs/run-1/settle', { ...body, spend: { tokens: 41, minorUnits: 3 } }), 409, 'CONFLICT');

@@ -93,7 +93,7 @@ describe('plane.attention lists what needs a person (issue #5)', () => {
     expect(cut.truncated).toBe(true);
     expect(cut.truncatedKinds).toEqual(['run.stranded', 'pass.unsettled']);
     expect(cut.conditions).toHaveLength(6);
-    expect(ATTENTION_KINDS).toEqual(['run.stranded', 'run.withheld', 'hold.stale', 'pass.unsettled']);
+    expect(ATTENTION_KINDS).toEqual(['run.stranded', 'run.withheld', 'hold.stale', 'pass.unsettled', 'run.overran', 'spend.overrun']);
   });
 
   it('refuses a bad limit or age, naming the field', async () => {

@@ -88,6 +88,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
       ok: true,
       outcome: 'settled',
       receipt: { run: pass.run, epoch: 1, period: '2026-01', spend: tokens(300), releaseSlot: true, concludes: true },
+      overrun: ZERO,
     });
     expect(retry).toEqual({ ...first, outcome: 'already-settled' });
     expect(await plane.usage({ tenant: 'acme' })).toMatchObject({ spent: tokens(300), reserved: ZERO, running: 0 });

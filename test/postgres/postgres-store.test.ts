@@ -76,26 +76,31 @@ describe('PostgreSQL admission lock', () => {
 });
 
 describe('PostgreSQL amounts', () => {
-  it('settled totals saturate at 2^53 − 1 and come back as numbers', async () => {
+  it('settled totals reach 2^53 − 1 exactly, come back as numbers, and one more is INVALID_ARGUMENT (issue 9 fault 4)', async () => {
     const acme = store.tenant('amounts');
     const huge = { tokens: MAX_AMOUNT, minorUnits: MAX_AMOUNT - 1 };
-    for (const epoch of [1, 2]) {
-      await acme.settle({ run: 'r-huge', epoch, period: '2999-01', spend: huge, releaseSlot: false, concludes: false });
-    }
+    await acme.settle({ run: 'r-huge', epoch: 1, period: '2999-01', spend: huge, releaseSlot: false, concludes: false });
+    await expect(
+      acme.settle({ run: 'r-huge', epoch: 2, period: '2999-01', spend: huge, releaseSlot: false, concludes: false }),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'spend.tokens' } });
     const spent = await acme.spent('2999-01');
-    expect(spent).toEqual({ tokens: MAX_AMOUNT, minorUnits: MAX_AMOUNT });
+    expect(spent).toEqual(huge);
     expect(typeof spent.tokens).toBe('number');
   });
 
-  it('reserved sums saturate, and a hold that would pass the ceiling through saturation refuses', async () => {
+  it('a hold that would take the period past 2^53 − 1 is SpentOut under a ceiling and INVALID_ARGUMENT without one', async () => {
     const acme = store.tenant('amounts-held');
     const quota = { period: 'monthly', maxTokensPerPeriod: MAX_AMOUNT } as const;
     const hold = (tokens: number) => ({ period: '2999-02', amount: { tokens, minorUnits: 0 } });
     expect(await acme.reserve({ run: 'h1', quota, hold: hold(MAX_AMOUNT), atMs: T_MS })).toEqual({ ok: true });
     const refused = await acme.reserve({ run: 'h2', quota, hold: hold(1), atMs: T_MS });
     expect(refused).toMatchObject({ ok: false, refusal: { code: 'SpentOut', reserved: MAX_AMOUNT, requested: 1, limit: MAX_AMOUNT } });
-    await acme.reserve({ run: 'h3', quota: { period: 'monthly' }, hold: hold(MAX_AMOUNT), atMs: T_MS });
+    await expect(acme.reserve({ run: 'h3', quota: { period: 'monthly' }, hold: hold(MAX_AMOUNT), atMs: T_MS })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'hold.tokens' },
+    });
     expect(await acme.reserved('2999-02')).toEqual({ tokens: MAX_AMOUNT, minorUnits: 0 });
+    expect(await acme.running()).toBe(1);
   });
 
   it('the database refuses an amount above 2^53 − 1 written behind quotaplane’s back', async () => {

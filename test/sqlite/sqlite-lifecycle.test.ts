@@ -50,13 +50,16 @@ describe('SQLite run lifecycle composites', () => {
     expect(await acme.getRun(`run_${ulid}`)).not.toBeNull();
   });
 
-  it('a retried admit returns the first grant unchanged, with no new checks', async () => {
+  it('an identical retried admit within the lease returns the first grant unchanged; a different one is CONFLICT', async () => {
     await acme.setQuota({ period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 1000 }, audit('quota.set', 'quota'));
     const first = await acme.admit({ run: 'r1', budget: BUDGET, width: 2, atMs: T0, leaseMs: 60_000 });
-    // A halt thrown since, a later instant and a different budget change nothing for the retry.
+    // A halt thrown since and a later instant within the lease change nothing for the retry.
     await acme.setHalt({ scope: { kind: 'tenant' }, reason: 'incident 42', by: OPS, atMs: T0 + 1 });
-    const retry = await acme.admit({ run: 'r1', budget: { maxTokens: 1, maxCallTokens: 1 }, width: 0, atMs: NEXT_MONTH, leaseMs: 5 });
+    const retry = await acme.admit({ run: 'r1', budget: BUDGET, width: 2, atMs: T0 + 5, leaseMs: 5 });
     expect(retry).toEqual(first);
+    const differs = await failure(acme.admit({ run: 'r1', budget: { maxTokens: 1, maxCallTokens: 1 }, width: 0, atMs: T0 + 6, leaseMs: 5 }));
+    expect(differs.code).toBe('CONFLICT');
+    expect(differs.details).toMatchObject({ fields: ['budget.maxTokens', 'budget.maxCallTokens', 'width'] });
     expect(await acme.running()).toBe(1);
     expect(await acme.reserved('2025-10')).toEqual({ tokens: 500, minorUnits: 0 });
   });

@@ -25,6 +25,8 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
         '  run.withheld    a subject halt withheld it: lift the halt and resume, or release it\n' +
         '  hold.stale      a paused run kept its hold past --hold-stale-after-ms: resume and conclude, or release\n' +
         '  pass.unsettled  a pass lost its lease and never settled: settle it\n' +
+        '  run.overran     a pass settled more than its hold\n' +
+        '  spend.overrun   the current period is over its ceiling (by how much, which runs overran)\n' +
         'Exit status 1 when any condition stands (5 when --limit cut the list).',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))

@@ -21,13 +21,27 @@ function ceilings(quota: TenantQuota | null): Record<string, number | null> {
   };
 }
 
+/** By how much a period's settled spend is over its ceilings (issue 9 fault 2), or `null` when within. */
+interface OverCeiling {
+  readonly tokens: number;
+  readonly minorUnits: number;
+}
+
+function overCeiling(usage: Usage): OverCeiling | null {
+  const q = usage.quota;
+  const tokens = q?.maxTokensPerPeriod === undefined ? 0 : Math.max(0, usage.spent.tokens - q.maxTokensPerPeriod);
+  const minorUnits = q?.maxMinorUnitsPerPeriod === undefined ? 0 : Math.max(0, usage.spent.minorUnits - q.maxMinorUnitsPerPeriod);
+  return tokens === 0 && minorUnits === 0 ? null : { tokens, minorUnits };
+}
+
 /** Registers `quotaplane status [--tenant T]`: ceilings, running, spent and reserved this period, standing halts. */
 export function registerStatus(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'status', io, 'reads')
     .summary("a tenant's ceilings, running runs, spend this period and standing halts")
     .description(
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
-        'slot, the spend settled and reserved in the current billing period, and the standing halts. ' +
+        'slot, the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
+        'how much, when settled spend passed a ceiling), and the standing halts. ' +
         'A --tenant the store has never seen is said so on stderr (exit status 1), not shown as a tenant without ceilings.',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
@@ -42,11 +56,11 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           );
           return false;
         }
-        const tenants: (Usage & { ceilings: Record<string, number | null>; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
+        const tenants: (Usage & { ceilings: Record<string, number | null>; overCeiling: OverCeiling | null; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
         for (const tenant of await tenantsOf(target, flags.tenant)) {
           const usage = await target.usage(tenant);
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
-          tenants.push({ ...usage, ceilings: ceilings(usage.quota), halts });
+          tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts });
         }
         writeAnswer(io, flags.json, { tenants }, () => {
           if (tenants.length === 0) return 'no tenants\n';
@@ -58,6 +72,9 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
               `  tokens        settled ${t.spent.tokens}, reserved ${t.reserved.tokens} (${limitText(q?.maxTokensPerPeriod)})`,
               `  minor units   settled ${t.spent.minorUnits}, reserved ${t.reserved.minorUnits} (${limitText(q?.maxMinorUnitsPerPeriod)})`,
             ];
+            if (t.overCeiling !== null) {
+              lines.push(`  OVER CEILING  by ${t.overCeiling.tokens} tokens, ${t.overCeiling.minorUnits} minor units (see attention: spend.overrun)`);
+            }
             if (t.halts.length === 0) lines.push('  halts         none');
             for (const halt of t.halts) lines.push(`  halt          ${halt.scope}: ${halt.reason} (${operatorText(halt.by)}, ${instant(halt.atMs)})`);
             return lines.join('\n');

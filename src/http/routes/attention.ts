@@ -12,7 +12,8 @@ const AttentionQuery = strictObject({
   atMs: Type.Optional(InstantMs),
 });
 
-const SUMMARY = 'What needs a person: run.stranded, run.withheld, hold.stale, pass.unsettled, each with the commands that end it';
+const SUMMARY =
+  'What needs a person: run.stranded, run.withheld, hold.stale, pass.unsettled, run.overran, spend.overrun, each with the commands that end it';
 
 /**
  * What needs a person (issue #5 item 4): `GET /v1/tenants/{tenant}/attention` for one tenant and

@@ -75,6 +75,8 @@ export const SettleReply = strictObject({
   ok: Type.Literal(true),
   outcome: Type.Union([Type.Literal('settled'), Type.Literal('already-settled')]),
   receipt: Receipt,
+  /** By how much the pass ran over its hold (zero when within). */
+  overrun: Spend,
 });
 
 /** The members of a settle body besides the tenant: the pass, its own spend, whether it concluded the run, and the instant. */

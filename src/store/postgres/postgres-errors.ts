@@ -1,4 +1,6 @@
+import { sumOverflowError } from '../../core/amounts.js';
 import { QuotaError } from '../../core/errors.js';
+import { AMOUNT_OVERFLOW_SQLSTATE } from './postgres-sql-books.js';
 
 // SQLSTATE classes and codes whose meaning is "the server cannot answer now" (PostgreSQL manual,
 // appendix A): the connection broke or was refused, the server is shutting down or starting,
@@ -52,6 +54,12 @@ export function toQuotaError(error: unknown): QuotaError {
   if (error instanceof QuotaError) return error;
   const text = error instanceof Error ? error.message : String(error);
   const state = sqlState(error);
+  if (state === AMOUNT_OVERFLOW_SQLSTATE) {
+    // quota_require_fits: message = field, detail = the figure, hint = '<total> <adding>'.
+    const raised = error as { detail?: unknown; hint?: unknown };
+    const [total = '0', adding = '0'] = String(raised.hint ?? '').split(' ');
+    return sumOverflowError(text, String(raised.detail ?? 'a figure of the books'), total, adding);
+  }
   if (state !== null) {
     if (UNAVAILABLE_CODES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) {
       return unavailable(`SQLSTATE ${state}: ${text}`, state, error);

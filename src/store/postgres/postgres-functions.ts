@@ -1,5 +1,6 @@
 import { admitFunctionSql } from './postgres-sql-admit.js';
 import { batchFunctionSql } from './postgres-sql-batch.js';
+import { booksFunctionsSql } from './postgres-sql-books.js';
 import { checkFunctionsSql } from './postgres-sql-checks.js';
 import { counterFunctionsSql } from './postgres-sql-counters.js';
 import { passFunctionsSql } from './postgres-sql-passes.js';
@@ -16,6 +17,7 @@ import { settleFunctionSql } from './postgres-sql-settle.js';
 export function postgresFunctions(s: string): string {
   return [
     checkFunctionsSql(s),
+    booksFunctionsSql(s),
     counterFunctionsSql(s),
     reserveFunctionSql(s),
     settleFunctionSql(s),

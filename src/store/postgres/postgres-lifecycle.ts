@@ -1,4 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
+import { overrunOf } from '../../core/overrun.js';
 import { periodKey } from '../../core/period.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
@@ -22,6 +23,7 @@ import type {
   SettlePassRequest,
 } from '../types.js';
 import { corrupt, decodeChain, decodeSpend } from '../rows.js';
+import { answerRetry } from './postgres-admit-retry.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
@@ -101,11 +103,13 @@ interface SettlePassRow {
   readonly outcome: string;
   readonly receipt_period: string | null;
   readonly receipt_release_slot: boolean | null;
+  readonly pass_hold_tokens: number | null;
+  readonly pass_hold_minor_units: number | null;
 }
 
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
-  const { batch, tenant } = context;
+  const { batch, db, q, tenant } = context;
   const given = r.quota;
   const row = await batch.decide<AdmitRow | undefined>(
     'admit',
@@ -137,10 +141,11 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
   const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
   switch (row.outcome) {
     case 'admitted':
-    case 'existing':
       return grant(tenant, r.run, 1, row);
+    case 'existing':
     case 'closed':
-      throw closedRunError(tenant, r.run, row.run_status as RunStatus, 'be admitted again');
+      // A registered run id: answered from the books as they stand (DESIGN.md decision 17).
+      return answerRetry(db, q.admitRetry, tenant, r);
     case 'first-pass-missing':
       throw corrupt(tenant, `run '${r.run}' registered without its first pass`);
     case 'halted':
@@ -221,7 +226,11 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
     releaseSlot: row?.receipt_release_slot === true,
     concludes: r.concludes,
   };
-  return { outcome, receipt };
+  const granted =
+    row?.pass_hold_tokens === null || row?.pass_hold_tokens === undefined
+      ? null
+      : decodeSpend(tenant, 'a pass hold', row.pass_hold_tokens, row.pass_hold_minor_units);
+  return { outcome, receipt, overrun: overrunOf(r.spend, granted) };
 }
 
 /** A run's dispatch (store.ts `dispatch`): see `quota_dispatch`. */

@@ -1,3 +1,6 @@
+import { overranPassesSql } from '../overran-passes.js';
+import { retryFactsSql } from './postgres-admit-retry.js';
+
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
  * Values are always `$n` parameters; the schema name is the only text interpolated, validated and
@@ -14,6 +17,8 @@ export function postgresQueries(s: string) {
     judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
+    admitRetry: retryFactsSql(s),
+    overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
     /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */

@@ -31,7 +31,8 @@ CREATE TABLE ${s}.quota_figures (
 ) WITH (fillfactor = 50);
 
 -- §2.2 settled totals per billing period (tokens, minor_units: only settle adds, nothing ever
--- subtracts), and the sum of the holds standing in that period (held_*: exact, in numeric, read
+-- subtracts; a month's row includes what its days settled, DESIGN.md decision 15), and the sum of
+-- the holds counted in that period (a month's includes its days') (held_*: exact, in numeric, read
 -- clamped to 2^53 − 1), moved with every hold written, shrunk, carried or dropped.
 CREATE TABLE ${s}.quota_spent (
   tenant            TEXT COLLATE "C" NOT NULL,
@@ -43,11 +44,14 @@ CREATE TABLE ${s}.quota_spent (
   PRIMARY KEY (tenant, period)
 ) WITH (fillfactor = 50);
 
--- §2.3 one hold per run, in the period it is held against.
+-- §2.3 one hold per run, in the period it is held against; day is the UTC day it was held or
+-- carried on (its period when that is a day; NULL when unknown). A hold counts in its month and
+-- in that day, whatever kind was in force (DESIGN.md decision 15).
 CREATE TABLE ${s}.quota_reserved (
   tenant  TEXT COLLATE "C" NOT NULL,
   run_id  TEXT COLLATE "C" NOT NULL,
   period  TEXT COLLATE "C" NOT NULL,
+  day     TEXT COLLATE "C",
   ${amount('tokens')},
   ${amount('minor_units')},
   PRIMARY KEY (tenant, run_id)

@@ -12,7 +12,7 @@
  *    (`halted`) and TypeScript picks the narrowest with `coveringHalt` (or throws `STORE_CORRUPT`).
  * 3. The quota: the one given with the request, else the stored one, else none (unlimited).
  * 4. The hold formula (`holdFor`): per bounded unit `ceiling + width × per-call` in `numeric`,
- *    clamped to 2^53 − 1; a bounded unit the budget leaves open answers `unbounded`.
+ *    refused (`quota_require_fits`, nothing written) beyond 2^53 − 1; a bounded unit the budget leaves open answers `unbounded`.
  * 5. `quota_reserve` in the period of `atMs` (TypeScript passes both the monthly and the daily key).
  * 6. The run and pass 1 recorded. If a concurrent admission of the very same run id committed its
  *    run row first, this call answers as that admission's retry (`existing`).
@@ -91,15 +91,18 @@ BEGIN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      hold_tokens := least(p_max_tokens::numeric + p_width::numeric * p_max_call_tokens, 9007199254740991)::bigint;
+      PERFORM ${s}.quota_require_fits('budget.maxTokens', 'the hold maxTokens + width × maxCallTokens',
+                                      p_max_tokens, p_width::numeric * p_max_call_tokens);
+      hold_tokens := p_max_tokens + p_width::numeric * p_max_call_tokens;
     END IF;
     IF limit_minor_units IS NOT NULL THEN
       IF p_max_minor_units IS NULL OR p_max_call_minor_units IS NULL THEN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      hold_minor_units :=
-        least(p_max_minor_units::numeric + p_width::numeric * p_max_call_minor_units, 9007199254740991)::bigint;
+      PERFORM ${s}.quota_require_fits('budget.maxMinorUnits', 'the hold maxMinorUnits + width × maxCallMinorUnits',
+                                      p_max_minor_units, p_width::numeric * p_max_call_minor_units);
+      hold_minor_units := p_max_minor_units + p_width::numeric * p_max_call_minor_units;
     END IF;
   END IF;
 

@@ -12,9 +12,11 @@
  * - `quota_hold_drop`: the hold deleted; answers whether there was one.
  * - `quota_hold_carry`: the hold moved whole to another period (one period loses what the other gains).
  *
- * `quota_settle` shrinks or drops a hold itself, moving the period's settled total and hold sums
- * in one update. The hold row is locked before its period's figures, and a slot before the
- * tenant's figures, the order every caller takes them in.
+ * A hold counts in its month and, when known, its day (`quota_held_move_counted`, DESIGN.md
+ * decision 15), so the hold sums of a month include its days' whatever kind was in force.
+ *
+ * The hold row is locked before its period's figures, and a slot before the tenant's figures, the
+ * order every caller takes them in.
  */
 export function counterFunctionsSql(s: string): string {
   return `
@@ -44,6 +46,9 @@ $fn$;
 
 CREATE FUNCTION ${s}.quota_held_move(p_tenant text, p_period text, p_tokens numeric, p_minor_units numeric) RETURNS void
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_tokens numeric;
+  v_minor_units numeric;
 BEGIN
   IF p_tokens = 0 AND p_minor_units = 0 THEN
     RETURN;
@@ -60,16 +65,70 @@ BEGIN
     VALUES (p_tenant, p_period, 0, 0, p_tokens, p_minor_units)
     ON CONFLICT (tenant, period) DO UPDATE SET
       held_tokens = q.held_tokens + excluded.held_tokens,
-      held_minor_units = q.held_minor_units + excluded.held_minor_units;
+      held_minor_units = q.held_minor_units + excluded.held_minor_units
+    RETURNING q.held_tokens, q.held_minor_units INTO v_tokens, v_minor_units;
+  -- The holds of a period never sum past 2^53 − 1 (DESIGN.md decision 2): refused, whole call rolled back.
+  PERFORM ${s}.quota_require_fits('hold.tokens', 'the holds of period ' || p_period || ' (tokens)',
+                                  v_tokens - greatest(p_tokens, 0), greatest(p_tokens, 0));
+  PERFORM ${s}.quota_require_fits('hold.minorUnits', 'the holds of period ' || p_period || ' (minor units)',
+                                  v_minor_units - greatest(p_minor_units, 0), greatest(p_minor_units, 0));
 END
 $fn$;
 
-CREATE FUNCTION ${s}.quota_hold_put(p_tenant text, p_run text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
-LANGUAGE plpgsql AS $fn$
+-- The UTC day an amount of period p_period counts in when it is held or settled at p_at_ms: the
+-- period itself when it is a day, the day of p_at_ms when p_period is its month, else NULL.
+CREATE FUNCTION ${s}.quota_day_of(p_period text, p_at_ms bigint) RETURNS text
+IMMUTABLE LANGUAGE sql AS $q$
+  SELECT CASE
+    WHEN length(p_period) = 10 THEN p_period
+    WHEN p_at_ms IS NULL OR p_at_ms NOT BETWEEN 0 AND 253402300799999 THEN NULL
+    WHEN to_char(to_timestamp(p_at_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM') = p_period
+      THEN to_char(to_timestamp(p_at_ms / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')
+  END
+$q$;
+
+-- Moves the hold sums of every period a hold of (p_period, p_day) counts in: its month, then its
+-- day when known (DESIGN.md decision 15). Month first: the order every caller locks rows in.
+CREATE FUNCTION ${s}.quota_held_move_counted(p_tenant text, p_period text, p_day text, p_tokens numeric, p_minor_units numeric)
+RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
 BEGIN
-  INSERT INTO ${s}.quota_reserved (tenant, run_id, period, tokens, minor_units)
-    VALUES (p_tenant, p_run, p_period, p_tokens, p_minor_units);
-  PERFORM ${s}.quota_held_move(p_tenant, p_period, p_tokens, p_minor_units);
+  PERFORM ${s}.quota_held_move(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
+  IF v_day IS NOT NULL THEN
+    PERFORM ${s}.quota_held_move(p_tenant, v_day, p_tokens, p_minor_units);
+  END IF;
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_put(p_tenant text, p_run text, p_period text, p_tokens bigint, p_minor_units bigint,
+  p_day text DEFAULT NULL) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_day text := CASE WHEN length(p_period) = 10 THEN p_period ELSE p_day END;
+BEGIN
+  INSERT INTO ${s}.quota_reserved (tenant, run_id, period, day, tokens, minor_units)
+    VALUES (p_tenant, p_run, p_period, v_day, p_tokens, p_minor_units);
+  PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, p_tokens, p_minor_units);
+END
+$fn$;
+
+CREATE FUNCTION ${s}.quota_hold_shrink(p_tenant text, p_run text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_old record;
+BEGIN
+  SELECT period, day, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+   WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
+  IF NOT FOUND THEN
+    RETURN;
+  END IF;
+  UPDATE ${s}.quota_reserved
+     SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
+   WHERE tenant = p_tenant AND run_id = p_run;
+  PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day,
+    greatest(v_old.tokens - p_tokens, 0)::numeric - v_old.tokens,
+    greatest(v_old.minor_units - p_minor_units, 0)::numeric - v_old.minor_units);
 END
 $fn$;
 
@@ -79,33 +138,41 @@ DECLARE
   v_old record;
 BEGIN
   DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run
-    RETURNING period, tokens, minor_units INTO v_old;
+    RETURNING period, day, tokens, minor_units INTO v_old;
   IF NOT FOUND THEN
     RETURN false;
   END IF;
-  PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+  PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
   RETURN true;
 END
 $fn$;
 
-CREATE FUNCTION ${s}.quota_hold_carry(p_tenant text, p_run text, p_period text) RETURNS void
+CREATE FUNCTION ${s}.quota_hold_carry(p_tenant text, p_run text, p_period text, p_day text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_old record;
+  v_day text;
 BEGIN
-  SELECT period, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+  SELECT period, day, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
    WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
-  IF NOT FOUND OR v_old.period = p_period THEN
+  IF NOT FOUND THEN
     RETURN;
   END IF;
-  UPDATE ${s}.quota_reserved SET period = p_period WHERE tenant = p_tenant AND run_id = p_run;
+  -- The day it now counts in: a day period is its own; else the day given (a resume's), else the
+  -- hold's own day when it lies in the new month.
+  v_day := CASE WHEN length(p_period) = 10 THEN p_period WHEN p_day IS NOT NULL THEN p_day
+                WHEN left(v_old.day, 7) = p_period THEN v_old.day END;
+  IF v_old.period = p_period AND v_old.day IS NOT DISTINCT FROM v_day THEN
+    RETURN;
+  END IF;
+  UPDATE ${s}.quota_reserved SET period = p_period, day = v_day WHERE tenant = p_tenant AND run_id = p_run;
   -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot deadlock.
   IF v_old.period < p_period THEN
-    PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
-    PERFORM ${s}.quota_held_move(p_tenant, p_period, v_old.tokens, v_old.minor_units);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units);
   ELSE
-    PERFORM ${s}.quota_held_move(p_tenant, p_period, v_old.tokens, v_old.minor_units);
-    PERFORM ${s}.quota_held_move(p_tenant, v_old.period, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
   END IF;
 END
 $fn$;

@@ -100,7 +100,7 @@ BEGIN
   SELECT CASE WHEN coalesce(t.quota_json ->> 'period', 'monthly') = 'daily' THEN p_day_key ELSE p_month_key END
     INTO grant_period FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant;
   grant_period := coalesce(grant_period, p_month_key);
-  PERFORM ${s}.quota_hold_carry(p_tenant, p_run, grant_period);
+  PERFORM ${s}.quota_hold_carry(p_tenant, p_run, grant_period, p_day_key);
   UPDATE ${s}.quota_runs r SET status = 'running', last_epoch = r.last_epoch + 1, status_since_ms = p_at_ms
    WHERE r.tenant = p_tenant AND r.run_id = p_run
    RETURNING r.last_epoch INTO grant_epoch;
@@ -121,14 +121,17 @@ $fn$;
 CREATE FUNCTION ${s}.quota_settle_pass(
   p_tenant text, p_run text, p_epoch bigint, p_tokens bigint, p_minor_units bigint,
   p_concludes boolean, p_at_ms bigint,
-  OUT outcome text, OUT receipt_period text, OUT receipt_release_slot boolean)
+  OUT outcome text, OUT receipt_period text, OUT receipt_release_slot boolean,
+  OUT pass_hold_tokens bigint, OUT pass_hold_minor_units bigint)
 LANGUAGE plpgsql AS $fn$
 DECLARE
+  v_started_at_ms bigint;
   v_status text;
   v_next text;
 BEGIN
   SELECT r.status INTO v_status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
-  SELECT p.period, p.takes_slot INTO receipt_period, receipt_release_slot
+  SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units
+    INTO receipt_period, receipt_release_slot, v_started_at_ms, pass_hold_tokens, pass_hold_minor_units
     FROM ${s}.quota_passes p WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
   IF NOT FOUND THEN
     outcome := 'not-found';
@@ -139,7 +142,7 @@ BEGIN
     RETURN;
   END IF;
   outcome := ${s}.quota_settle(p_tenant, p_run, p_epoch, receipt_period, p_tokens, p_minor_units,
-                                receipt_release_slot, p_concludes);
+                                receipt_release_slot, p_concludes, ${s}.quota_day_of(receipt_period, v_started_at_ms));
   IF outcome = 'settled' THEN
     UPDATE ${s}.quota_passes p SET settled_at_ms = p_at_ms
      WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch AND p.settled_at_ms IS NULL;

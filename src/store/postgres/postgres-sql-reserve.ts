@@ -69,7 +69,8 @@ BEGIN
       outcome := 'spent-out';
       RETURN;
     END IF;
-    PERFORM ${s}.quota_hold_put(p_tenant, p_run, p_hold_period, p_hold_tokens, p_hold_minor_units);
+    PERFORM ${s}.quota_hold_put(p_tenant, p_run, p_hold_period, p_hold_tokens, p_hold_minor_units,
+                                ${s}.quota_day_of(p_hold_period, p_at_ms));
   END IF;
   PERFORM ${s}.quota_slot_take(p_tenant, p_run, p_at_ms);
 END

@@ -5,27 +5,42 @@
  * then finds its receipt. Nothing inserted means a receipt exists: identical in all five payload
  * fields answers `already-settled`, anything else answers `conflict` (the caller throws
  * `CONFLICT`); both changed nothing. Otherwise the receipt is applied once: accrue to its period
- * as a `numeric` add clamped to 2^53 − 1 (adding BIGINTs could overflow before any clamp), shrink
+ * with `quota_accrue`, which refuses (SQLSTATE QP001, the whole call rolled back) a total
+ * beyond 2^53 − 1, shrink
  * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
- * The hold moves before the period's figures (its row is locked first), and when the receipt accrues
- * to the period the hold is in, the settled total and the hold sums move in one update.
- * Settlement takes no advisory lock of its own (a batch holds its tenants' locks): it moves spend from a hold to the settled total inside one
+ * The hold moves before the period's settled total, so its row is locked before the period's.
+ * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
  * transaction, so any one-statement snapshot sees consistent totals.
  */
 export function settleFunctionSql(s: string): string {
   return `
+-- Adds a settle's spend to one period's settled total, refusing a total beyond 2^53 − 1.
+CREATE FUNCTION ${s}.quota_accrue(p_tenant text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_spent record;
+BEGIN
+  SELECT q.tokens, q.minor_units INTO v_spent FROM ${s}.quota_spent q
+   WHERE q.tenant = p_tenant AND q.period = p_period FOR UPDATE;
+  PERFORM ${s}.quota_require_fits('spend.tokens', 'the settled spend of period ' || p_period || ' (tokens)',
+                                  v_spent.tokens, p_tokens);
+  PERFORM ${s}.quota_require_fits('spend.minorUnits', 'the settled spend of period ' || p_period || ' (minor units)',
+                                  v_spent.minor_units, p_minor_units);
+  INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
+    VALUES (p_tenant, p_period, p_tokens, p_minor_units)
+    ON CONFLICT (tenant, period) DO UPDATE SET
+      tokens = q.tokens + excluded.tokens, minor_units = q.minor_units + excluded.minor_units;
+END
+$fn$;
+
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
-  p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean)
+  p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
 RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_same boolean;
-  v_hold_period text;
-  v_old_tokens bigint;
-  v_old_minor_units bigint;
-  v_held_tokens numeric := 0;
-  v_held_minor_units numeric := 0;
+  v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
 BEGIN
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
@@ -37,43 +52,16 @@ BEGIN
       FROM ${s}.quota_settled r WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.epoch = p_epoch;
     RETURN CASE WHEN v_same THEN 'already-settled' ELSE 'conflict' END;
   END IF;
-  -- The hold first (its row is locked before its period's), then the period's figures: one
-  -- update when the receipt accrues to the period the hold is in, the usual case.
   IF p_concludes THEN
-    DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run
-      RETURNING period, tokens, minor_units INTO v_hold_period, v_old_tokens, v_old_minor_units;
-    v_held_tokens := -v_old_tokens::numeric;
-    v_held_minor_units := -v_old_minor_units::numeric;
+    PERFORM ${s}.quota_hold_drop(p_tenant, p_run);
   ELSE
-    SELECT period, tokens, minor_units INTO v_hold_period, v_old_tokens, v_old_minor_units
-      FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
-    IF FOUND THEN
-      UPDATE ${s}.quota_reserved
-         SET tokens = greatest(tokens - p_tokens, 0), minor_units = greatest(minor_units - p_minor_units, 0)
-       WHERE tenant = p_tenant AND run_id = p_run;
-      v_held_tokens := greatest(v_old_tokens - p_tokens, 0)::numeric - v_old_tokens;
-      v_held_minor_units := greatest(v_old_minor_units - p_minor_units, 0)::numeric - v_old_minor_units;
-    END IF;
+    PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
   END IF;
-  IF p_period IS NOT NULL AND p_period = v_hold_period THEN
-    UPDATE ${s}.quota_spent SET
-        tokens = least(tokens::numeric + p_tokens, 9007199254740991)::bigint,
-        minor_units = least(minor_units::numeric + p_minor_units, 9007199254740991)::bigint,
-        held_tokens = held_tokens + v_held_tokens,
-        held_minor_units = held_minor_units + v_held_minor_units
-      WHERE tenant = p_tenant AND period = p_period;
-  END IF;
-  -- A zero hold never created its period's row, so nothing above may have found one.
-  IF p_period IS NULL OR p_period IS DISTINCT FROM v_hold_period OR NOT FOUND THEN
-    IF v_hold_period IS NOT NULL AND p_period IS DISTINCT FROM v_hold_period THEN
-      PERFORM ${s}.quota_held_move(p_tenant, v_hold_period, v_held_tokens, v_held_minor_units);
-    END IF;
-    IF p_period IS NOT NULL THEN
-      INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
-        VALUES (p_tenant, p_period, p_tokens, p_minor_units)
-        ON CONFLICT (tenant, period) DO UPDATE SET
-          tokens = least(q.tokens::numeric + excluded.tokens, 9007199254740991)::bigint,
-          minor_units = least(q.minor_units::numeric + excluded.minor_units, 9007199254740991)::bigint;
+  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
+  IF p_period IS NOT NULL THEN
+    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
+    IF v_day IS NOT NULL THEN
+      PERFORM ${s}.quota_accrue(p_tenant, v_day, p_tokens, p_minor_units);
     END IF;
   END IF;
   IF p_release_slot THEN

@@ -34,6 +34,7 @@ import {
   requireSettlement,
   requireSpendHold,
 } from '../store-arguments.js';
+import { decodeOverran, type OverranRow } from '../overran-passes.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
@@ -45,6 +46,7 @@ import type {
   HeartbeatRequest,
   Held,
   IdleHold,
+  OverranPass,
   PassRecord,
   QuotaSettlement,
   RateOutcome,
@@ -342,6 +344,13 @@ export class PostgresTenantStore implements TenantStore {
 
   async idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]> {
     return operator.listIdleHolds(this.#context, requireIdleHoldsRequest(request));
+  }
+
+  async overranPasses(request: { limit: number }): Promise<OverranPass[]> {
+    const limit = requireLimit('limit', requireObject('request', request).limit);
+    const { db, q, tenant } = this.#context;
+    const rows = await db.rows<OverranRow>(q.overranPasses, [tenant, limit]);
+    return rows.map((row) => decodeOverran(tenant, row));
   }
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {

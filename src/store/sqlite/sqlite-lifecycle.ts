@@ -1,8 +1,10 @@
 import { saturatingAdd } from '../../core/amounts.js';
 import { holdFor } from '../../core/budget.js';
 import { QuotaError } from '../../core/errors.js';
+import { overrunOf } from '../../core/overrun.js';
 import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
+import { dayOf } from '../../core/period-books.js';
 import { UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
@@ -21,12 +23,13 @@ import type {
   SettlePassOutcome,
   SettlePassRequest,
 } from '../types.js';
+import { admissionRetryInTransaction } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { carryHold } from './sqlite-books.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { MARK_RUN_RUNNING_AGAIN, MARK_RUN_WITHHELD, RENEW_LEASE, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
-  CARRY_HOLD,
   INSERT_PASS,
   INSERT_RUN,
   MARK_PASS_SETTLED,
@@ -51,6 +54,7 @@ import { settleInTransaction } from './sqlite-settle.js';
 interface PassRow {
   readonly period: string;
   readonly takes_slot: number;
+  readonly started_at_ms: number;
   readonly lease_expires_at_ms: number;
   readonly settled_at_ms: number | null;
   readonly hold_tokens: number | null;
@@ -137,23 +141,16 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 }
 
 /**
- * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered and not
- * concluded is a retry: its pass-1 grant comes back unchanged, with no new checks. Otherwise:
+ * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered is a retry,
+ * answered from the books (`answerAdmissionRetry`: pass 1's grant only while it still holds what it
+ * was granted, else `CONFLICT`). Otherwise:
  * halts (the narrowest covering one refuses `Halted`) → quota (explicit, else stored, else
  * unlimited) → hold formula (`Unbounded`) → reserve in the period of `atMs` → run and pass 1
  * recorded. Every refusal returns before the first write.
  */
 export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
-  const existing = readRunRow(conn, tenant, request.run);
-  if (existing !== undefined) {
-    const status = decodeRun(tenant, existing).status;
-    if (isClosedStatus(status)) throw closedRunError(tenant, request.run, status, 'be admitted again');
-    const first = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: 1 });
-    if (first === undefined) throw corrupt(tenant, `run '${request.run}' registered without its first pass`);
-    const hold =
-      first.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', first.hold_tokens, first.hold_minor_units);
-    return { ok: true, run: request.run, epoch: 1, period: first.period, hold, leaseExpiresAtMs: first.lease_expires_at_ms };
-  }
+  const retried = admissionRetryInTransaction(conn, tenant, request);
+  if (retried !== undefined) return retried;
   const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });
   if (halt !== null) {
     return {
@@ -193,7 +190,7 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
   if (withheld !== null) return { ok: false, refusal: withheld };
   const quota = readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const period = periodKey(quota.period, request.atMs);
-  conn.run(CARRY_HOLD, { tenant, run: request.run, period });
+  carryHold(conn, tenant, request.run, period, dayOf(period, request.atMs));
   const epoch = row.last_epoch + 1;
   conn.run(UPDATE_RUN_PASS, { tenant, run: request.run, epoch, atMs: request.atMs });
   return openPass(conn, tenant, { run: request.run, epoch, period, takesSlot: false, atMs: request.atMs, leaseMs: request.leaseMs });
@@ -221,7 +218,7 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
     releaseSlot: pass.takes_slot === 1,
     concludes: request.concludes,
   };
-  const outcome = settleInTransaction(conn, tenant, receipt);
+  const outcome = settleInTransaction(conn, tenant, receipt, dayOf(pass.period, pass.started_at_ms));
   if (outcome === 'settled') {
     const key = { tenant, run: request.run, epoch: request.epoch };
     conn.run(MARK_PASS_SETTLED, { ...key, atMs: request.atMs });
@@ -245,7 +242,9 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
       });
     }
   }
-  return { outcome, receipt };
+  const granted =
+    pass.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', pass.hold_tokens, pass.hold_minor_units);
+  return { outcome, receipt, overrun: overrunOf(request.spend, granted) };
 }
 
 /**

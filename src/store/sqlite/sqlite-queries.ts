@@ -28,43 +28,54 @@ export const SELECT_SLOT_SNAPSHOT = `SELECT
 // ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────────
 
 /**
+ * Whether a hold counts in period `@period` (DESIGN.md decision 15): in a month, every hold whose
+ * period is that month or one of its days; in a day, every hold of that day, and every hold of its
+ * month that was held or carried on that day (`day`).
+ */
+const HOLD_IN_PERIOD = `(CASE WHEN length(@period) = 7 THEN period BETWEEN @period AND @period || '-99'
+  ELSE period = @period OR (period = substr(@period, 1, 7) AND day = @period) END)`;
+
+/**
  * Settled and reserved figures of one period from one snapshot (contract §7.1 "one-snapshot
  * figures"): read apart, a settle between them would undercount the period by its spend.
  */
 export const SELECT_PERIOD_FIGURES = `SELECT
   coalesce((SELECT tokens FROM quota_spent WHERE tenant = @tenant AND period = @period), 0) AS settled_tokens,
   coalesce((SELECT minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period), 0) AS settled_minor_units,
-  (SELECT min(total(tokens), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND period = @period) AS reserved_tokens,
-  (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND period = @period)
+  (SELECT min(total(tokens), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND ${HOLD_IN_PERIOD}) AS reserved_tokens,
+  (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND ${HOLD_IN_PERIOD})
     AS reserved_minor_units`;
 
 /** One period's settled total; no row reads as zero (contract §6.12). */
 export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
 
-/** Accrues a settle's spend; the sum of two safe integers fits 64 bits, then clamps (contract §6.11). */
+/**
+ * Accrues a settle's spend (contract §6.11). The caller has checked in this transaction that the
+ * sum stays within 2^53 − 1 (DESIGN.md decision 2: refused, never clamped).
+ */
 export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, minor_units)
   VALUES (@tenant, @period, @tokens, @minorUnits)
   ON CONFLICT (tenant, period) DO UPDATE SET
-    tokens = min(tokens + excluded.tokens, ${MAX}),
-    minor_units = min(minor_units + excluded.minor_units, ${MAX})`;
+    tokens = tokens + excluded.tokens,
+    minor_units = minor_units + excluded.minor_units`;
 
-/** Sum of one period's holds, saturating (contract §6.6). */
+/** Sum of the holds that count in one period (contract §6.6; DESIGN.md decision 15), read clamped (the books keep it ≤ 2^53 − 1). */
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units
-  FROM quota_reserved WHERE tenant = @tenant AND period = @period`;
+  FROM quota_reserved WHERE tenant = @tenant AND ${HOLD_IN_PERIOD}`;
 
 /** The run's single hold, if any. */
-export const SELECT_HOLD = 'SELECT period, tokens, minor_units FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
+export const SELECT_HOLD = 'SELECT period, day, tokens, minor_units FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 /** Inserts a hold; only called when the run holds none, so the existing hold always wins. */
-export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, tokens, minor_units)
-  VALUES (@tenant, @run, @period, @tokens, @minorUnits)`;
+export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, day, tokens, minor_units)
+  VALUES (@tenant, @run, @period, @day, @tokens, @minorUnits)`;
 /** Deletes the hold (release, or a concluding settle gives back what was never spent). */
 export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 /** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (contract §6.11). */
 export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tokens, 0), minor_units = max(minor_units - @minorUnits, 0)
   WHERE tenant = @tenant AND run_id = @run`;
 /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
-export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period
-  WHERE tenant = @tenant AND run_id = @run AND period <> @period`;
+export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period, day = @day
+  WHERE tenant = @tenant AND run_id = @run`;
 /** Hold rows in ascending run-id order (contract §6.5). */
 export const LIST_HOLDS = `SELECT run_id, period, tokens, minor_units FROM quota_reserved
   WHERE tenant = @tenant ORDER BY run_id LIMIT @limit`;
@@ -149,7 +160,7 @@ export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @stat
   WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch AND status <> @status`;
 
 /** One pass row (run, epoch). */
-export const SELECT_PASS = `SELECT period, takes_slot, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
+export const SELECT_PASS = `SELECT period, takes_slot, started_at_ms, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
   FROM quota_passes WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
 /** Records a pass as admission or resume opened it, with the hold its grant reported. */
 export const INSERT_PASS = `INSERT INTO quota_passes

@@ -3,7 +3,9 @@ import { concurrencyRefusal } from '../../core/reserve-decision.js';
 import { checkSpend } from '../../core/spend-check.js';
 import type { ReserveOutcome, SpendHold } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { INSERT_HOLD, INSERT_SLOT, SELECT_PERIOD_FIGURES, SELECT_SLOT_SNAPSHOT } from './sqlite-queries.js';
+import { dayOf } from '../../core/period-books.js';
+import { putHold } from './sqlite-books.js';
+import { INSERT_SLOT, SELECT_PERIOD_FIGURES, SELECT_SLOT_SNAPSHOT } from './sqlite-queries.js';
 import { decodeSpend } from '../rows.js';
 
 /** What a reserve decides on: the run, the quota in force, the hold it asks for (or none), and the instant (Unix ms). */
@@ -60,13 +62,7 @@ export function reserveInTransaction(conn: SqliteConnection, tenant: string, inp
       requested: hold.amount,
     });
     if (spentOut !== null) return { ok: false, refusal: spentOut };
-    conn.run(INSERT_HOLD, {
-      tenant,
-      run: input.run,
-      period: hold.period,
-      tokens: hold.amount.tokens,
-      minorUnits: hold.amount.minorUnits,
-    });
+    putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount);
   }
   conn.run(INSERT_SLOT, key);
   return { ok: true };

@@ -33,6 +33,9 @@ CREATE TABLE quota_reserved (
   period       TEXT    NOT NULL,
   tokens       INTEGER NOT NULL CHECK (tokens >= 0),
   minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
+  -- The UTC day a month's hold was taken or carried on, so the hold also counts in that day
+  -- whatever period kind is in force later (DESIGN.md decision 15); a day's hold keeps its day.
+  day          TEXT,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
 -- reserved(period) and the admission figures sum one tenant's holds of one period.

@@ -1,8 +1,8 @@
 import { QuotaError } from '../../core/errors.js';
 import type { QuotaSettlement, SettleOutcome } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import { accrueSpent } from './sqlite-books.js';
 import {
-  ACCRUE_SPENT,
   DELETE_HOLD,
   DELETE_SLOT,
   INSERT_RECEIPT,
@@ -32,10 +32,17 @@ function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
  * The body of `settle` (contract §6.11), inside the caller's `BEGIN IMMEDIATE` transaction. An
  * identical receipt answers `'already-settled'` and changes nothing; a different payload under the
  * same `(run, epoch)` throws `CONFLICT` (the transaction rolls back, so nothing changes). Otherwise
- * the receipt is written and applied once: accrue to its period (saturating), shrink the hold by
+ * the receipt is written and applied once: accrue to its period's month and day (`day` for a
+ * month key, when known; DESIGN.md decision 15) (refused with INVALID_ARGUMENT,
+ * nothing written, when the total would pass 2^53 − 1), shrink the hold by
  * the spend floored at 0 (or delete it when concluding), release the slot when `releaseSlot`.
  */
-export function settleInTransaction(conn: SqliteConnection, tenant: string, s: QuotaSettlement): SettleOutcome {
+export function settleInTransaction(
+  conn: SqliteConnection,
+  tenant: string,
+  s: QuotaSettlement,
+  day: string | null = null,
+): SettleOutcome {
   const key = { tenant, run: s.run, epoch: s.epoch };
   const receipt = conn.get<ReceiptRow>(SELECT_RECEIPT, key);
   if (receipt !== undefined) {
@@ -45,6 +52,7 @@ export function settleInTransaction(conn: SqliteConnection, tenant: string, s: Q
     });
   }
   const spend = { tokens: s.spend.tokens, minorUnits: s.spend.minorUnits };
+  if (s.period !== null) accrueSpent(conn, tenant, s.period, day, spend);
   conn.run(INSERT_RECEIPT, {
     ...key,
     period: s.period,
@@ -52,7 +60,6 @@ export function settleInTransaction(conn: SqliteConnection, tenant: string, s: Q
     releaseSlot: s.releaseSlot ? 1 : 0,
     concludes: s.concludes ? 1 : 0,
   });
-  if (s.period !== null) conn.run(ACCRUE_SPENT, { tenant, period: s.period, ...spend });
   if (s.concludes) conn.run(DELETE_HOLD, { tenant, run: s.run });
   else conn.run(SHRINK_HOLD, { tenant, run: s.run, ...spend });
   if (s.releaseSlot) conn.run(DELETE_SLOT, { tenant, run: s.run });

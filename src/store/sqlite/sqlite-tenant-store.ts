@@ -45,6 +45,7 @@ import type {
   HeartbeatRequest,
   Held,
   IdleHold,
+  OverranPass,
   PassRecord,
   QuotaSettlement,
   RateOutcome,
@@ -64,6 +65,10 @@ import type {
   SweptRun,
 } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { carryHold } from './sqlite-books.js';
+import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
+
+const OVERRAN_PASSES = overranPassesSql('', '@tenant', '@limit');
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { LIST_AUDIT_CHAIN } from './sqlite-lease-queries.js';
@@ -130,7 +135,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async carry(run: string, period: string): Promise<void> {
     const params = { tenant: this.tenant, run: normaliseRunId('run', run), period: requirePeriodKey('period', period) };
-    await this.#conn.write(() => this.#conn.run(q.CARRY_HOLD, params));
+    await this.#conn.write(() => carryHold(this.#conn, this.tenant, params.run, params.period));
   }
 
   async reservations(limit: number): Promise<Held[]> {
@@ -293,6 +298,12 @@ export class SqliteTenantStore implements TenantStore {
   async idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]> {
     const valid = requireIdleHoldsRequest(request);
     return this.#conn.read(() => listIdleHolds(this.#conn, this.tenant, valid));
+  }
+
+  async overranPasses(request: { limit: number }): Promise<OverranPass[]> {
+    const params = { tenant: this.tenant, limit: requireLimit('limit', requireObject('request', request).limit) };
+    const rows = await this.#conn.read(() => this.#conn.all<OverranRow>(OVERRAN_PASSES, params));
+    return rows.map((row) => decodeOverran(this.tenant, row));
   }
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {

@@ -5,7 +5,8 @@ import type { Halt, HaltScope } from '../../core/halt-scope.js';
 import type { TenantQuota } from '../../core/quota.js';
 import { assertOk, assertRejectsWith } from './assertions.js';
 import { ACME, admission, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, slotQuota, tokenQuota, tokens } from './fixtures.js';
-import { assertRefusedWithoutWrites } from './no-writes.js';
+import { assertRefusedWithoutWrites, snapshotTenant } from './no-writes.js';
+import type { AdmitRequest } from '../../store/types.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // Admission as one transaction (DESIGN.md decisions 5–6; store.ts `admit`): halts → quota → hold
@@ -350,6 +351,46 @@ export const admitIdempotent: ConformanceGroup = {
       },
     },
     {
+      id: 'L13.1',
+      title: 'a retry that differs in budget, width, agent or chain is a CONFLICT naming the fields and changes nothing',
+      async run(context) {
+        const handle = acme(context);
+        const before = await snapshotTenant(handle, { runs: [RETRIED], periods: ['2026-01'] });
+        const differs = async (overrides: Partial<AdmitRequest>, fields: string[]) => {
+          await assert.rejects(
+            () => handle.admit(admission(RETRIED, { budget: RETRY_BUDGET, width: 2, atMs: JAN_MS + 6000, ...overrides })),
+            (error: unknown) => {
+              assert.equal((error as { code?: unknown }).code, 'CONFLICT', `code for ${fields.join(', ')}`);
+              assert.deepEqual((error as { details?: { fields?: unknown } }).details?.fields, fields, 'details.fields');
+              for (const field of fields) assert.ok((error as Error).message.includes(field), `message names ${field}`);
+              return true;
+            },
+          );
+        };
+        await differs({ budget: { maxTokens: 2000, maxCallTokens: 100 } }, ['budget.maxTokens']);
+        await differs({ width: 3 }, ['width']);
+        await differs({ agent: { name: 'other', digest: 'sha256:0' } }, ['agent.name', 'agent.digest']);
+        await differs({ chain: ['user:mallory'] }, ['chain']);
+        await differs({ budget: { maxTokens: 1000 }, width: 0 }, ['budget.maxCallTokens', 'width']);
+        assert.deepEqual(await snapshotTenant(handle, { runs: [RETRIED], periods: ['2026-01'] }), before, 'nothing changed');
+      },
+    },
+    {
+      id: 'L13.2',
+      title: 'an identical retry after the lease lapsed is a CONFLICT saying the lease lapsed',
+      async run(context) {
+        const handle = acme(context);
+        await assert.rejects(
+          () => handle.admit(admission(RETRIED, { budget: RETRY_BUDGET, width: 2, atMs: JAN_MS + LEASE_MS })),
+          (error: unknown) => {
+            assert.equal((error as { code?: unknown }).code, 'CONFLICT');
+            assert.match((error as Error).message, /lease .*lapsed/);
+            return true;
+          },
+        );
+      },
+    },
+    {
       id: 'L14',
       title: 'admitting a concluded run is a CONFLICT and changes nothing',
       async run(context) {
@@ -364,6 +405,64 @@ export const admitIdempotent: ConformanceGroup = {
         assert.equal(await handle.running(), 0, 'running');
         assert.deepEqual(await handle.reservations(100), [], 'reservations');
         assert.deepEqual(await handle.spent('2026-01'), tokens(10), 'spent');
+      },
+    },
+  ],
+};
+
+const STRANDED = runId(140);
+const SUCCESSOR = runId(141);
+
+/**
+ * L14.1–L14.2: retries are answered from the books (DESIGN.md decision 17, issue 9 fault 3). With
+ * ceiling 1, A's lease lapses, the sweep frees its slot, B is admitted, and A's admission is resent
+ * with the same run id: it is a CONFLICT saying A was stranded, and B keeps the only slot. A retry
+ * of a run whose first pass settled is a CONFLICT saying to resume it.
+ */
+export const admitRetryFromBooks: ConformanceGroup = {
+  title: 'a retried admission is answered from the books',
+  steps: [
+    {
+      id: 'L14.1',
+      title: 'a retry of a run the sweep stranded is a CONFLICT and the run holding the slot keeps it',
+      async run(context) {
+        const handle = acme(context);
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
+        const request = admission(STRANDED, { budget: RETRY_BUDGET, width: 1 });
+        const first = assertOk(await handle.admit(request), 'admit A');
+        const lapseMs = first.leaseExpiresAtMs;
+        assert.deepEqual(await handle.lapsedRuns({ atMs: lapseMs, limit: 10 }), [STRANDED], 'A lapsed');
+        await handle.sweepRun({ run: STRANDED, atMs: lapseMs + 1 });
+        assertOk(await handle.admit(admission(SUCCESSOR, { budget: RETRY_BUDGET, width: 1, atMs: lapseMs + 2 })), 'admit B');
+        const before = await snapshotTenant(handle, { runs: [STRANDED, SUCCESSOR], periods: ['2026-01'] });
+        await assert.rejects(
+          () => handle.admit({ ...request, atMs: lapseMs + 3 }),
+          (error: unknown) => {
+            assert.equal((error as { code?: unknown }).code, 'CONFLICT', 'code');
+            assert.match((error as Error).message, /stranded/, 'says what became of the run');
+            assert.equal((error as { details?: { status?: unknown } }).details?.status, 'stranded', 'details.status');
+            return true;
+          },
+          'the resent admission of A',
+        );
+        assert.deepEqual(await snapshotTenant(handle, { runs: [STRANDED, SUCCESSOR], periods: ['2026-01'] }), before, 'nothing changed');
+        assert.deepEqual(await handle.runningRuns(10), [SUCCESSOR], 'B holds the only slot');
+      },
+    },
+    {
+      id: 'L14.2',
+      title: 'a retry of a run whose first pass settled is a CONFLICT saying to resume it',
+      async run(context) {
+        const handle = acme(context);
+        await handle.settlePass({ run: SUCCESSOR, epoch: 1, spend: tokens(5), concludes: false, atMs: JAN_MS + LEASE_MS + 10 });
+        await assert.rejects(
+          () => handle.admit(admission(SUCCESSOR, { budget: RETRY_BUDGET, width: 1, atMs: JAN_MS + LEASE_MS + 20 })),
+          (error: unknown) => {
+            assert.equal((error as { code?: unknown }).code, 'CONFLICT', 'code');
+            assert.match((error as Error).message, /paused.*resume/, 'says the run paused and to resume it');
+            return true;
+          },
+        );
       },
     },
   ],

@@ -45,6 +45,7 @@ function everyCall(handle: TenantStore): Calls {
     sweepRun: () => handle.sweepRun({ run, atMs: JAN_MS }),
     unsettledPasses: () => handle.unsettledPasses({ atMs: JAN_MS, limit: 10 }),
     idleHolds: () => handle.idleHolds({ idleSinceMs: JAN_MS, limit: 10 }),
+    overranPasses: () => handle.overranPasses({ limit: 10 }),
     releaseRun: () => handle.releaseRun({ run, atMs: JAN_MS, by: OPS_ALICE }),
     appendAudit: () => handle.appendAudit(auditEntry('note', 'tenant', JAN_MS)),
     auditLog: () => handle.auditLog({ limit: 10 }),

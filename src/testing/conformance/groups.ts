@@ -1,4 +1,4 @@
-import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota } from './admit.js';
+import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota, admitRetryFromBooks } from './admit.js';
 import { closedStore } from './closing.js';
 import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
@@ -18,6 +18,8 @@ import {
   undoIsCounted,
   windowBoundary,
 } from './rate.js';
+import { overrunsReported } from './overrun.js';
+import { periodKindsLossless } from './period-kinds.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
@@ -40,6 +42,8 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   holdsFillAPeriod,
   periodGuards,
   amountsSaturate,
+  periodKindsLossless,
+  overrunsReported,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,
@@ -58,6 +62,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   admitHolds,
   admitReadsQuota,
   admitIdempotent,
+  admitRetryFromBooks,
   resumePasses,
   settlePasses,
   dispatchCeilings,

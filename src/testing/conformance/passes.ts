@@ -128,6 +128,7 @@ export const settlePasses: ConformanceGroup = {
           {
             outcome: 'settled',
             receipt: { run: S1, epoch: 1, period: '2026-01', spend: tokens(10), releaseSlot: true, concludes: false },
+            overrun: tokens(0),
           },
           'settlement of pass 1',
         );
@@ -231,6 +232,7 @@ export const settlePasses: ConformanceGroup = {
           {
             outcome: 'already-settled',
             receipt: { run, epoch: 2, period: '2026-02', spend: tokens(50), releaseSlot: false, concludes: true },
+            overrun: retry.overrun,
           },
           'the identical retry, arriving later',
         );

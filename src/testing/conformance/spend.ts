@@ -4,7 +4,7 @@ import { periodKey } from '../../core/period.js';
 import { checkSpend } from '../../core/spend-check.js';
 import type { QuotaSettlement } from '../../store/types.js';
 import { assertOk, assertRejectsWith } from './assertions.js';
-import { ACME, runId, T_MS, tokenQuota, tokens } from './fixtures.js';
+import { ACME, admission, runId, T_MS, tokenQuota, tokens } from './fixtures.js';
 import { assertRefusedWithoutWrites, snapshotTenant } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
@@ -321,43 +321,86 @@ export const periodGuards: ConformanceGroup = {
 
 const MAX = Number.MAX_SAFE_INTEGER;
 
-/** P7: amounts are safe integers and sums saturate at the largest one (DESIGN.md decision 2, contract §2.2–2.3). */
+/**
+ * P7: no figure of the books saturates or wraps (DESIGN.md decision 2, issue 9 fault 4): a settle,
+ * a hold, a carry or a hold formula whose result would pass Number.MAX_SAFE_INTEGER is refused with
+ * INVALID_ARGUMENT naming the field and the bound, and nothing is written.
+ */
 export const amountsSaturate: ConformanceGroup = {
-  title: 'sums saturate at the largest safe integer',
+  title: 'sums never pass the largest safe integer',
   steps: [
     {
       id: 'P7',
-      title: 'settled totals and hold sums stop at Number.MAX_SAFE_INTEGER instead of wrapping or losing precision',
+      title: 'a settle, hold, carry or hold formula beyond Number.MAX_SAFE_INTEGER is INVALID_ARGUMENT and writes nothing',
       async run(context) {
         const handle = acme(context);
-        const [p1, p2] = ['2994-01', '2994-02'];
+        const [p1, p2, p3] = ['2994-01', '2994-02', '2994-03'];
         const run = runId(600);
         const settleMax = (epoch: number, amount: number) =>
           handle.settle({ run, epoch, period: p1, spend: { tokens: amount, minorUnits: amount }, releaseSlot: false, concludes: false });
-        await settleMax(1, MAX);
+        assert.equal(await settleMax(1, MAX), 'settled', 'settle the maximum');
         assert.deepEqual(await handle.spent(p1), { tokens: MAX, minorUnits: MAX }, 'spent after settling the maximum');
-        await settleMax(2, 1);
-        assert.deepEqual(await handle.spent(p1), { tokens: MAX, minorUnits: MAX }, 'spent after one more');
+        const before = await snapshotTenant(handle, { periods: [p1, p2, p3] });
+        await assertRejectsWithMessage(() => settleMax(2, 1), /spend\.tokens: .*9007199254740992.*9007199254740991/, 'one more token');
+        await assertRejectsWithMessage(() => settleMax(2, MAX), /spend\.tokens/, 'a second maximum');
+        await assertRejectsWithMessage(
+          () => handle.settle({ run, epoch: 2, period: p1, spend: { tokens: 0, minorUnits: 1 }, releaseSlot: false, concludes: false }),
+          /spend\.minorUnits/,
+          'one more minor unit',
+        );
+        assert.deepEqual(await snapshotTenant(handle, { periods: [p1, p2, p3] }), before, 'refused settles wrote nothing');
+        // The refused receipt was not kept: the pass can still settle an amount that fits.
+        assert.equal(await settleMax(2, 0), 'settled', 'epoch 2 settles 0 afterwards');
+
         const quota = tokenQuota(MAX);
         assertOk(
           await handle.reserve({ run: runId(601), quota, hold: { period: p2, amount: tokens(MAX) }, atMs: T_MS }),
           'a hold of the maximum fills the maximum ceiling exactly',
         );
         assertOk(
-          await handle.reserve({ run: runId(602), quota, hold: { period: '2994-03', amount: tokens(MAX) }, atMs: T_MS }),
+          await handle.reserve({ run: runId(602), quota, hold: { period: p3, amount: tokens(MAX) }, atMs: T_MS }),
           'a second hold of the maximum in another period',
         );
-        await handle.carry(runId(602), p2);
-        assert.deepEqual(await handle.reserved(p2), tokens(MAX), 'reserved, two maximum holds in one period');
+        const held = await snapshotTenant(handle, { periods: [p2, p3] });
+        await assertRejectsWithMessage(() => handle.carry(runId(602), p2), /hold\.tokens: .*holds of period 2994-02/, 'carry onto a full period');
+        await assertRejectsWithMessage(
+          () => handle.reserve({ run: runId(603), quota: { period: 'monthly' }, hold: { period: p2, amount: tokens(1) }, atMs: T_MS }),
+          /hold\.tokens/,
+          'an unceilinged hold onto a full period',
+        );
+        assert.deepEqual(await snapshotTenant(handle, { periods: [p2, p3] }), held, 'refused holds and carries wrote nothing');
         await assertRefusedWithoutWrites(
           handle,
           { periods: [p2] },
           () => handle.reserve({ run: runId(603), quota, hold: { period: p2, amount: tokens(1) }, atMs: T_MS }),
           'SpentOut',
           { reserved: MAX, requested: 1, limit: MAX },
-          'one more token on a saturated period',
+          'one more token on a full period',
         );
+      },
+    },
+    {
+      id: 'P7.2',
+      title: 'an admission whose hold formula passes Number.MAX_SAFE_INTEGER is INVALID_ARGUMENT naming the budget field',
+      async run(context) {
+        const handle = acme(context);
+        const before = await snapshotTenant(handle, { runs: [runId(610)] });
+        await assertRejectsWithMessage(
+          () =>
+            handle.admit(admission(runId(610), { budget: { maxTokens: MAX, maxCallTokens: 1 }, width: 1, quota: tokenQuota(MAX) })),
+          /budget\.maxTokens: .*9007199254740992.*9007199254740991/,
+          'admission with maxTokens MAX and one call in flight',
+        );
+        assert.deepEqual(await snapshotTenant(handle, { runs: [runId(610)] }), before, 'the refused admission wrote nothing');
       },
     },
   ],
 };
+
+async function assertRejectsWithMessage(action: () => Promise<unknown>, message: RegExp, what: string): Promise<void> {
+  await assert.rejects(action, (error: unknown) => {
+    assert.equal((error as { code?: unknown }).code, 'INVALID_ARGUMENT', `${what}: the error code`);
+    assert.match((error as Error).message, message, `${what}: the message`);
+    return true;
+  }, what);
+}

@@ -104,7 +104,11 @@ export const sweepLapsedLeases: ConformanceGroup = {
         const settled = await handle.settlePass(late);
         assert.deepEqual(
           settled,
-          { outcome: 'settled', receipt: { run: DEAD, epoch: 1, period: '2026-01', spend: tokens(250), releaseSlot: true, concludes: true } },
+          {
+            outcome: 'settled',
+            receipt: { run: DEAD, epoch: 1, period: '2026-01', spend: tokens(250), releaseSlot: true, concludes: true },
+            overrun: tokens(0),
+          },
           'the late settle',
         );
         assert.equal((await handle.settlePass({ ...late, atMs: at + 1 })).outcome, 'already-settled', 'its retry');

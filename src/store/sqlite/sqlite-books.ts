@@ -1,0 +1,71 @@
+import { requireSumFits } from '../../core/amounts.js';
+import { countedKeys, isDayKey, monthOf } from '../../core/period-books.js';
+import type { Spend } from '../../core/spend.js';
+import { decodeSpend } from '../rows.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { ACCRUE_SPENT, CARRY_HOLD, INSERT_HOLD, SELECT_HOLD, SELECT_SPENT, SUM_RESERVED } from './sqlite-queries.js';
+
+/*
+ * The writes that move a period's figures on SQLite (settled totals, holds), each checked first
+ * in the caller's `BEGIN IMMEDIATE` transaction so that no figure passes 2^53 − 1: a write that
+ * would is refused with INVALID_ARGUMENT naming the input and the bound, before anything is
+ * written (DESIGN.md decision 2, issue 9 fault 4).
+ */
+
+function spentOf(conn: SqliteConnection, tenant: string, period: string): Spend {
+  const row = conn.get<{ tokens: number; minor_units: number }>(SELECT_SPENT, { tenant, period });
+  return decodeSpend(tenant, 'settled spend', row?.tokens, row?.minor_units);
+}
+
+function reservedOf(conn: SqliteConnection, tenant: string, period: string): Spend {
+  const row = conn.get<{ tokens: number; minor_units: number }>(SUM_RESERVED, { tenant, period });
+  return decodeSpend(tenant, 'reserved spend', row?.tokens, row?.minor_units);
+}
+
+function requireFits(field: string, what: string, total: Spend, adding: Spend): void {
+  requireSumFits(`${field}.tokens`, `${what} (tokens)`, total.tokens, adding.tokens);
+  requireSumFits(`${field}.minorUnits`, `${what} (minor units)`, total.minorUnits, adding.minorUnits);
+}
+
+/**
+ * Accrues a settle's `spend` to every key it counts in (DESIGN.md decision 15): the month of
+ * `period`, and its day (`period` itself, or `day` for a month key), so a day's settled spend also
+ * counts in its month whatever kind was in force. Throws INVALID_ARGUMENT (`spend.tokens` /
+ * `spend.minorUnits`) before writing anything when a total would pass the bound.
+ */
+export function accrueSpent(conn: SqliteConnection, tenant: string, period: string, day: string | null, spend: Spend): void {
+  const keys = countedKeys(period, day);
+  for (const key of keys) requireFits('spend', `the settled spend of period ${key}`, spentOf(conn, tenant, key), spend);
+  for (const key of keys) conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
+}
+
+/**
+ * Inserts the hold of `run` in `period`, held on `day` (or `null` when unknown), the run holding
+ * none. Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds counted in
+ * its month (which include its day's) would sum past the bound.
+ */
+export function putHold(conn: SqliteConnection, tenant: string, run: string, period: string, day: string | null, amount: Spend): void {
+  const month = monthOf(period);
+  requireFits('hold', `the holds of period ${month}`, reservedOf(conn, tenant, month), amount);
+  conn.run(INSERT_HOLD, { tenant, run, period, day: isDayKey(period) ? period : day, tokens: amount.tokens, minorUnits: amount.minorUnits });
+}
+
+/**
+ * Moves the hold of `run` whole to `period`, held on `day` (contract §6.4): one period loses
+ * exactly what the other gains. With `day` `undefined` (a bare carry), a day key is its own day and
+ * a month keeps the hold's day when it lies in that month. Nothing when the run holds none.
+ * Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds of the new
+ * month would sum past the bound.
+ */
+export function carryHold(conn: SqliteConnection, tenant: string, run: string, period: string, day?: string | null): void {
+  const hold = conn.get<{ period: string; day: string | null; tokens: number; minor_units: number }>(SELECT_HOLD, { tenant, run });
+  if (hold === undefined) return;
+  const newDay = isDayKey(period) ? period : day !== undefined ? day : hold.day !== null && monthOf(hold.day) === period ? hold.day : null;
+  if (hold.period === period && hold.day === newDay) return;
+  const amount = decodeSpend(tenant, `the hold of run '${run}'`, hold.tokens, hold.minor_units);
+  const month = monthOf(period);
+  if (monthOf(hold.period) !== month) {
+    requireFits('hold', `the holds of period ${month}`, reservedOf(conn, tenant, month), amount);
+  }
+  conn.run(CARRY_HOLD, { tenant, run, period, day: newDay });
+}
