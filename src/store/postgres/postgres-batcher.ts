@@ -30,7 +30,9 @@ interface Pending {
   readonly reject: (error: unknown) => void;
 }
 
-type ItemAnswer = { readonly ok: unknown } | { readonly error: { readonly code: string; readonly message: string } };
+type ItemAnswer =
+  | { readonly ok: unknown }
+  | { readonly error: { readonly code: string; readonly message: string; readonly detail?: string | null; readonly hint?: string | null } };
 
 /**
  * Group commit for one PostgreSQL store instance (DESIGN.md decision 16, issue #8): decisions
@@ -143,7 +145,9 @@ export class PostgresBatcher {
     batch.forEach((pending, index) => {
       const answer = answers[index] as ItemAnswer;
       if ('error' in answer) {
-        pending.reject(toQuotaError(Object.assign(new Error(answer.error.message), { code: answer.error.code })));
+        const { code, message, detail, hint } = answer.error;
+        // The detail and hint carry what a raised refusal names (quota_require_fits), as a direct call's error does.
+        pending.reject(toQuotaError(Object.assign(new Error(message), { code, detail: detail ?? undefined, hint: hint ?? undefined })));
       } else {
         pending.resolve(answer.ok);
       }

@@ -46,6 +46,8 @@ DECLARE
   v_row jsonb;
   v_state text;
   v_message text;
+  v_detail text;
+  v_hint text;
   v_results jsonb := '[]'::jsonb;
 BEGIN
   FOR v_key IN
@@ -65,8 +67,10 @@ ${branches}
       END CASE;
       v_results := v_results || jsonb_build_array(jsonb_build_object('ok', v_row));
     EXCEPTION WHEN OTHERS THEN
-      GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT;
-      v_results := v_results || jsonb_build_array(jsonb_build_object('error', jsonb_build_object('code', v_state, 'message', v_message)));
+      GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,
+        v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
+      v_results := v_results || jsonb_build_array(jsonb_build_object('error',
+        jsonb_build_object('code', v_state, 'message', v_message, 'detail', v_detail, 'hint', v_hint)));
     END;
   END LOOP;
   RETURN v_results;
