@@ -81,6 +81,7 @@ describe('attention summaries', () => {
     await plane.admit({ tenant: 'acme', run: 'run-a' });
     observed.calls.length = 0;
     await plane.attention({ tenant: 'acme' });
-    expect(observed.calls).toEqual(['runs', 'runs', 'idleHolds', 'unsettledPasses']);
+    // Overruns (issue 9 fault 2) read the overrun passes and the quota; the halts are never read.
+    expect(observed.calls).toEqual(['runs', 'runs', 'idleHolds', 'unsettledPasses', 'overranPasses', 'getQuota']);
   });
 });

@@ -90,6 +90,8 @@ describe('settle and release answers', () => {
       ok: true,
       outcome: 'settled',
       receipt: { run: 'run-a', epoch: 1, period: '2026-01', spend: { tokens: 4, minorUnits: 2 }, releaseSlot: true, concludes: true },
+      // A run that held no spend has nothing to run over (issue 9 fault 2).
+      overrun: { tokens: 0, minorUnits: 0 },
     });
     expect(await plane.settle(request)).toEqual({ ...first, outcome: 'already-settled' });
   });
