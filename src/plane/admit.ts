@@ -1,5 +1,5 @@
 import { parseBudget } from '../core/budget.js';
-import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';

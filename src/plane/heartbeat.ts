@@ -1,4 +1,4 @@
-import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { HeartbeatInput, HeartbeatResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';

@@ -1,4 +1,4 @@
-import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { ReleaseRunOutcome } from '../store/types.js';
 import type { ReleaseInput } from './operator-types.js';

@@ -1,4 +1,4 @@
-import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';

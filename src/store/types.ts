@@ -1,4 +1,4 @@
-import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
+import type { AgentIdentity } from '../core/halt-scope.js';
 import type { Budget } from '../core/budget.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';

@@ -1,5 +1,5 @@
 import { UsageError } from '../usage-error.js';
-import { DEFAULT_SHUTDOWN_TIMEOUT_MS, MAX_TIMER_MS, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
+import { MAX_TIMER_MS, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
 
 export { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './serve-settings.js';
 

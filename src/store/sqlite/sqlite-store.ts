@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 
 import { describe } from '../../core/amounts.js';
 import { invalidArgument, QuotaError } from '../../core/errors.js';
-import { isIdentifier, requireIdentifier, requireTenant } from '../../core/identifiers.js';
+import { isIdentifier, requireTenant } from '../../core/identifiers.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
