@@ -9,6 +9,10 @@ export interface TooManyRunsRefusal {
   readonly tenant: string;
   readonly running: number;
   readonly limit: number;
+  /** Only for a waiting admission whose time ran out (issue 12): its place in the tenant's queue, 1 = first. */
+  readonly queuePosition?: number;
+  /** Only for a waiting admission whose time ran out (issue 12): how long it waited, ms. */
+  readonly waitedMs?: number;
 }
 
 /** Settled + reserved + requested would pass the period's ceiling in `unit` (contract §4.3, §5.1). Back-pressure. */
@@ -103,7 +107,10 @@ export function refusalMessage(refusal: Refusal): string {
     case 'TooManyRuns':
       return (
         `tenant '${refusal.tenant}' has ${refusal.running} run(s) executing, and its limit is ${refusal.limit} ` +
-        `concurrent run(s); this is back-pressure, not a fault: retry when one of them finishes`
+        `concurrent run(s); this is back-pressure, not a fault: retry when one of them finishes` +
+        (refusal.waitedMs === undefined
+          ? ''
+          : ` (waited ${refusal.waitedMs} ms, position ${refusal.queuePosition ?? 1} in the tenant's queue)`)
       );
     case 'SpentOut':
       return (

@@ -81,6 +81,16 @@ export interface AdmitInput {
   readonly width?: number | undefined;
   readonly atMs?: number | undefined;
   readonly leaseMs?: number | undefined;
+  /**
+   * How long to wait for a slot, ms, 0 to `MAX_WAIT_MS` (15 minutes); default 0 (issue 12). Only a
+   * `TooManyRuns` refusal waits: the admission joins its tenant's queue (first come, first served)
+   * and is admitted by the transaction that frees a slot. When the time is up it answers the
+   * `TooManyRuns` refusal decided then, with `queuePosition` and `waitedMs`. `SpentOut`, `Halted`
+   * and `Unbounded` never wait.
+   */
+  readonly waitMs?: number | undefined;
+  /** Cancels a waiting admission: its place (or a grant not yet collected) is given back and the signal's reason thrown. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The refusals an admission can answer; each wrote nothing (DESIGN.md decision 4). */
@@ -256,6 +266,17 @@ export interface Usage {
   readonly reserved: Spend;
   readonly running: number;
   readonly quota: TenantQuota | null;
+  /**
+   * The tenant's waiting admissions now (issue 12): `depth` waiters in its queue, and how long the
+   * oldest has waited (`oldestWaitMs`, ms; `null` when nobody waits).
+   */
+  readonly queue: QueueFigures;
+}
+
+/** A tenant's waiting queue as `usage` and `status` show it (issue 12). */
+export interface QueueFigures {
+  readonly depth: number;
+  readonly oldestWaitMs: number | null;
 }
 
 /**

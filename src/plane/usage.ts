@@ -9,7 +9,7 @@ import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
- * `Plane.usage`: a tenant's figures for one period. Read-only, four reads; the period defaults to
+ * `Plane.usage`: a tenant's figures for one period. Read-only, five reads (the fifth is the waiting queue, issue 12); the period defaults to
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
@@ -26,5 +26,11 @@ export async function usage(context: PlaneContext, input: UsageInput): Promise<U
   const spent = await storeCall('spent', () => handle.spent(period));
   const reserved = await storeCall('reserved', () => handle.reserved(period));
   const running = await storeCall('running', () => handle.running());
-  return { tenant, period, spent, reserved, running, quota };
+  const nowMs = instantOf(context, undefined);
+  const waiting = await storeCall('waitQueue', () => handle.waitQueue({ atMs: nowMs }));
+  const queue = {
+    depth: waiting.depth,
+    oldestWaitMs: waiting.oldestEnqueuedAtMs === null ? null : Math.max(0, nowMs - waiting.oldestEnqueuedAtMs),
+  };
+  return { tenant, period, spent, reserved, running, quota, queue };
 }

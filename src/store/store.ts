@@ -33,6 +33,8 @@ import type {
   SpendHold,
   SweptRun,
 } from './types.js';
+import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
+import type { WaiterWakes } from './waiter-wakes.js';
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
@@ -52,6 +54,12 @@ export interface QuotaStore {
    * adapter does (schema version 2); `quotaplane serve` and `keys` refuse a store without it.
    */
   apiKeys?(): ApiKeyStore;
+  /**
+   * How waiting admissions are woken (issue 12): in this process at once, across instances by
+   * PostgreSQL `LISTEN/NOTIFY` or, on SQLite, by the poll interval. Optional for third-party
+   * adapters: without it a waiting caller polls every 100 ms.
+   */
+  waiterWakes?(): WaiterWakes;
   /** Closes connections. Further calls throw `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
 }
@@ -219,6 +227,45 @@ export interface TenantStore {
    * where `slot` is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
    */
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
+
+  // ── waiting admissions (issue 12, DESIGN.md decision 18; one transaction each) ──
+  // Every transaction that frees a slot or raises a ceiling of a tenant (`settlePass` of a pass
+  // holding a slot, `releaseRun`, `sweepRun`, `setQuota`, `cancelWaiter`, `sweepWaiters`) grants
+  // its waiters first come first served in that same transaction; `admit` serves them before it
+  // decides. The raw contract primitives (`settle`, `release`) carry no instant and leave the
+  // grant to the tenant's next decision.
+
+  /**
+   * An admission that may wait: decided exactly as `admit` (the queue is served first, so no later
+   * arrival takes a slot ahead of a waiter that fits); only a `TooManyRuns` refusal instead puts it
+   * in the tenant's queue, first come first served, with a lease of `wait.leaseMs` from `atMs`,
+   * answering `{ ok: false, waiting: true, run, position, enqueuedAtMs }`. A run id already waiting
+   * is a collect (see `collectWaiter`).
+   */
+  admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
+  /**
+   * The waiting caller comes back at `request.atMs` (the same admission it asked for): the queue is
+   * served first; when still waiting and `atMs` is before `wait.untilMs`, its lease is renewed and
+   * its place answered. Otherwise its queue row goes and the admission is answered in the same
+   * transaction as the books stand: a grant written for it comes back as its pass (a retry answered
+   * from the books; a grant is collected once), a waiter whose time is up gets the `TooManyRuns`
+   * refusal decided now with `queuePosition` and `waitedMs`, a waiter that something else now
+   * refuses gets that refusal.
+   */
+  collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
+  /**
+   * The caller of a waiting admission gave up (disconnected, cancelled): its waiting row goes; a
+   * grant written but not collected is withdrawn (slot and hold given back, its run and pass erased)
+   * and the room goes to the next waiters in the same transaction.
+   */
+  cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome>;
+  /**
+   * The sweep of the queue at `atMs`: waiters whose lease lapsed are removed, grants nobody
+   * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next waiters.
+   */
+  sweepWaiters(request: { atMs: number }): Promise<WaiterSweep>;
+  /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
+  waitQueue(request: { atMs: number }): Promise<WaitQueue>;
 
   // ── audit log ──────────────────────────────────────────────────────────────
 

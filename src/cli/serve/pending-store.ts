@@ -1,6 +1,7 @@
 import { QuotaError } from '../../core/errors.js';
 import type { ApiKeyRecord, ApiKeyStore, NewApiKey, RevokeOutcome } from '../../store/api-keys.js';
 import type { QuotaStore, TenantStore } from '../../store/store.js';
+import type { WaiterWakes } from '../../store/waiter-wakes.js';
 
 /**
  * A store `serve` listens in front of before the real one is open (issue #10 item 5): every call
@@ -51,6 +52,11 @@ export class PendingStore implements QuotaStore {
 
   apiKeys(): ApiKeyStore {
     return this.#keys;
+  }
+
+  /** The real store's wakes of waiting admissions (issue 12); before it opens, none (callers poll). */
+  waiterWakes(): WaiterWakes {
+    return this.#store?.waiterWakes?.() ?? { subscribe: () => () => undefined, pollMs: () => 100 };
   }
 
   /** Closes the real store when it was opened; nothing otherwise. */

@@ -141,14 +141,15 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 }
 
 /**
- * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered is a retry,
+ * Admission (store.ts `admit`, DESIGN.md decision 6) as it stands, the waiting queue aside (the
+ * handle serves the queue first, `sqlite-waiters.ts`). A run id already registered is a retry,
  * answered from the books (`answerAdmissionRetry`: pass 1's grant only while it still holds what it
  * was granted, else `CONFLICT`). Otherwise:
  * halts (the narrowest covering one refuses `Halted`) → quota (explicit, else stored, else
  * unlimited) → hold formula (`Unbounded`) → reserve in the period of `atMs` → run and pass 1
  * recorded. Every refusal returns before the first write.
  */
-export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
+export function admitNowInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
   const retried = admissionRetryInTransaction(conn, tenant, request);
   if (retried !== undefined) return retried;
   const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });

@@ -136,6 +136,26 @@ CREATE TABLE quota_passes (
 -- these, and a settled pass leaves the index.
 CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
 
+-- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
+-- first come, first served by seq (per tenant, assigned under the write lock). request_json is the
+-- admission as asked (without its instant); the waiter's lease is renewed while its caller waits.
+-- state: 'waiting'; 'granted' (its run and pass 1 were written by the transaction that freed the
+-- slot, for the caller to collect); 'refused' (something other than concurrency now refuses it).
+CREATE TABLE quota_waiters (
+  tenant               TEXT    NOT NULL,
+  run_id               TEXT    NOT NULL,
+  seq                  INTEGER NOT NULL CHECK (seq >= 1),
+  state                TEXT    NOT NULL CHECK (state IN ('waiting', 'granted', 'refused')),
+  request_json         TEXT    NOT NULL,
+  enqueued_at_ms       INTEGER NOT NULL,
+  wait_until_ms        INTEGER NOT NULL,
+  lease_expires_at_ms  INTEGER NOT NULL,
+  decided_at_ms        INTEGER,
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+-- The queue of one tenant in arrival order.
+CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
+
 -- The append-only audit log, numbered and hash-chained per tenant.
 CREATE TABLE quota_audit (
   tenant       TEXT    NOT NULL,

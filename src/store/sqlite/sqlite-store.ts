@@ -1,3 +1,4 @@
+import { LocalWaiterWakes, type WaiterWakes } from '../waiter-wakes.js';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
@@ -43,6 +44,9 @@ export interface SqliteStoreOptions {
   readonly migrate?: boolean;
 }
 
+/** How often a waiting admission looks for a grant another process wrote on the same file, ms (issue 12). */
+export const SQLITE_WAIT_POLL_MS = 50;
+
 /**
  * The SQLite adapter of the store port (store.ts `QuotaStore`): one better-sqlite3 connection
  * serving every tenant through {@link SqliteTenantStore} handles. Exact across processes on one
@@ -56,6 +60,7 @@ export class SqliteQuotaStore implements QuotaStore {
   /** What opening the store migrated. */
   readonly migration: MigrationReport;
   readonly #conn: SqliteConnection;
+  readonly #wakes = new LocalWaiterWakes(SQLITE_WAIT_POLL_MS);
 
   /** Use {@link openSqliteStore}: the connection must be configured and migrated. */
   constructor(conn: SqliteConnection, path: string, migration: MigrationReport) {
@@ -67,7 +72,7 @@ export class SqliteQuotaStore implements QuotaStore {
   /** A handle confined to `tenant`. Throws `INVALID_ARGUMENT` for a bad id, `STORE_UNAVAILABLE` once closed. */
   tenant(tenant: string): TenantStore {
     if (this.#conn.isClosed) throw closedStoreError();
-    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant));
+    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant), this.#wakes);
   }
 
   /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
@@ -85,6 +90,14 @@ export class SqliteQuotaStore implements QuotaStore {
   apiKeys(): ApiKeyStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteApiKeyStore(this.#conn);
+  }
+
+  /**
+   * Wakes waiting admissions (issue 12): a grant written through this store wakes its waiters at
+   * once; a grant another process wrote on the file is found within {@link SQLITE_WAIT_POLL_MS}.
+   */
+  waiterWakes(): WaiterWakes {
+    return this.#wakes;
   }
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */

@@ -50,6 +50,11 @@ function everyCall(handle: TenantStore): Calls {
     appendAudit: () => handle.appendAudit(auditEntry('note', 'tenant', JAN_MS)),
     auditLog: () => handle.auditLog({ limit: 10 }),
     auditChain: () => handle.auditChain({ afterSeq: 0, limit: 10 }),
+    admitOrWait: () => handle.admitOrWait(admission(run), { untilMs: JAN_MS + 1000, leaseMs: 1000 }),
+    collectWaiter: () => handle.collectWaiter(admission(run), { untilMs: JAN_MS + 1000, leaseMs: 1000 }),
+    cancelWaiter: () => handle.cancelWaiter({ run, atMs: JAN_MS }),
+    sweepWaiters: () => handle.sweepWaiters({ atMs: JAN_MS }),
+    waitQueue: () => handle.waitQueue({ atMs: JAN_MS }),
   };
 }
 

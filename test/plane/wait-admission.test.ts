@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+
+import { memoryPlane, T0 } from './plane-fixtures.js';
+
+// Waiting admissions through the plane on one in-memory SQLite store (issue 12 item 1).
+describe('waiting admissions (plane, SQLite in memory)', () => {
+  it('a waiter is admitted by the settle that frees a slot, in the same transaction', async () => {
+    const { plane, handle, close } = await memoryPlane();
+    try {
+      await plane.setQuota('acme', { maxConcurrentRuns: 1 });
+      const first = await plane.admit({ tenant: 'acme', run: 'run-1' });
+      expect(first.ok).toBe(true);
+      const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 5_000 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect((await handle('acme').waitQueue({ atMs: T0 })).depth).toBe(1);
+      await plane.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+      // The grant is in the books before the waiter collects it.
+      expect(await handle('acme').runningRuns(10)).toEqual(['run-2']);
+      const granted = await waiting;
+      expect(granted).toMatchObject({ ok: true, run: 'run-2', epoch: 1 });
+      expect((await handle('acme').waitQueue({ atMs: T0 })).depth).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+
+  it('a waiter whose time runs out gets TooManyRuns with its place and how long it waited, and holds nothing', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('acme', { maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'acme', run: 'run-1' });
+      const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 200 });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      clock.advance(200);
+      const refused = await waiting;
+      expect(refused.ok).toBe(false);
+      if (refused.ok) return;
+      expect(refused.refusal).toMatchObject({ code: 'TooManyRuns', running: 1, limit: 1, queuePosition: 1, waitedMs: 200 });
+      expect(refused.message).toContain('waited 200 ms');
+      expect(await handle('acme').runningRuns(10)).toEqual(['run-1']);
+      expect(await handle('acme').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
+    } finally {
+      await close();
+    }
+  });
+});
