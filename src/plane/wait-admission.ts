@@ -83,7 +83,7 @@ function sleepUntilWoken(
     const onAbort = (): void => finish(true);
     const timer = setTimeout(() => finish(false), sleepMs);
     const unsubscribe = wakes?.subscribe((woken) => {
-      if (woken === tenant) finish(false);
+      if (woken === null || woken === tenant) finish(false);
     });
     signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -7,7 +7,7 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
   it('a waiter is admitted by the settle that frees a slot, in the same transaction', async () => {
     const { plane, handle, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
       const first = await plane.admit({ tenant: 'acme', run: 'run-1' });
       expect(first.ok).toBe(true);
       const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 5_000 });
@@ -27,7 +27,7 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
   it('a waiter whose time runs out gets TooManyRuns with its place and how long it waited, and holds nothing', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
       await plane.admit({ tenant: 'acme', run: 'run-1' });
       const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 200 });
       await new Promise((resolve) => setTimeout(resolve, 20));

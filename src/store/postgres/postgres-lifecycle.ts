@@ -66,7 +66,8 @@ interface GrantColumns {
   readonly lease_expires_at_ms: number | null;
 }
 
-interface AdmitRow extends ReserveFigures, GrantColumns {
+/** The row `quota_admit` answers. */
+export interface AdmitRow extends ReserveFigures, GrantColumns {
   readonly outcome: string;
   readonly run_status: string | null;
   readonly max_runs: number | null;
@@ -107,36 +108,44 @@ interface SettlePassRow {
   readonly pass_hold_minor_units: number | null;
 }
 
+/** The values `quota_admit` takes for admission `r` of `tenant`, in order (see `BATCHED_DECISIONS.admit`). */
+export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
+  const given = r.quota;
+  return [
+    tenant,
+    r.run,
+    r.agent?.name ?? null,
+    r.agent?.digest ?? null,
+    r.chain === undefined ? null : JSON.stringify(r.chain),
+    JSON.stringify(r.budget),
+    r.budget.maxTokens ?? null,
+    r.budget.maxCallTokens ?? null,
+    r.budget.maxMinorUnits ?? null,
+    r.budget.maxCallMinorUnits ?? null,
+    r.width,
+    r.atMs,
+    r.leaseMs,
+    periodKey('monthly', r.atMs),
+    periodKey('daily', r.atMs),
+    coveringScopeKeys({ agent: r.agent, chain: r.chain }),
+    given !== undefined,
+    given?.maxConcurrentRuns ?? null,
+    given?.maxTokensPerPeriod ?? null,
+    given?.maxMinorUnitsPerPeriod ?? null,
+    given?.period ?? null,
+  ];
+}
+
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
-  const { batch, db, q, tenant } = context;
+  const row = await context.batch.decide<AdmitRow | undefined>('admit', admitValues(context.tenant, r));
+  return admitAnswer(context, r, row);
+}
+
+/** The port's answer to admission `r` from the row `quota_admit` returned (committed already). */
+export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, row: AdmitRow | undefined): Promise<AdmitOutcome> {
+  const { db, q, tenant } = context;
   const given = r.quota;
-  const row = await batch.decide<AdmitRow | undefined>(
-    'admit',
-    [
-      tenant,
-      r.run,
-      r.agent?.name ?? null,
-      r.agent?.digest ?? null,
-      r.chain === undefined ? null : JSON.stringify(r.chain),
-      JSON.stringify(r.budget),
-      r.budget.maxTokens ?? null,
-      r.budget.maxCallTokens ?? null,
-      r.budget.maxMinorUnits ?? null,
-      r.budget.maxCallMinorUnits ?? null,
-      r.width,
-      r.atMs,
-      r.leaseMs,
-      periodKey('monthly', r.atMs),
-      periodKey('daily', r.atMs),
-      coveringScopeKeys({ agent: r.agent, chain: r.chain }),
-      given !== undefined,
-      given?.maxConcurrentRuns ?? null,
-      given?.maxTokensPerPeriod ?? null,
-      given?.maxMinorUnitsPerPeriod ?? null,
-      given?.period ?? null,
-    ],
-  );
   if (row === undefined) throw decisionMismatch('admission', 'no answer');
   const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
   switch (row.outcome) {

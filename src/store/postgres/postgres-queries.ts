@@ -1,5 +1,6 @@
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
+import { waiterQueries } from './postgres-waiters.js';
 
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
@@ -18,6 +19,8 @@ export function postgresQueries(s: string) {
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
     admitRetry: retryFactsSql(s),
+    /** Waiting admissions (issue 12; postgres-waiters.ts). */
+    waiters: waiterQueries(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────

@@ -115,6 +115,42 @@ CREATE TABLE ${s}.quota_tenants (
   quota_json  JSONB NOT NULL
 );
 
+-- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
+-- first come, first served by seq (per tenant, assigned under the tenant's admission lock). The
+-- admission is kept as quota_admit takes it (without its instant), so the transaction that frees
+-- a slot can admit it; lease_expires_at_ms is renewed while its caller waits. state: 'waiting';
+-- 'granted' (run and pass 1 written, for the caller to collect); 'refused' (something other than
+-- concurrency now refuses it; its caller hears what on collect).
+CREATE TABLE ${s}.quota_waiters (
+  tenant                   TEXT COLLATE "C" NOT NULL,
+  run_id                   TEXT COLLATE "C" NOT NULL,
+  seq                      BIGINT NOT NULL CHECK (seq >= 1),
+  state                    TEXT NOT NULL CHECK (state IN ('waiting', 'granted', 'refused')),
+  agent_name               TEXT,
+  agent_digest             TEXT,
+  chain_json               TEXT,
+  budget_json              TEXT NOT NULL,
+  max_tokens               BIGINT,
+  max_call_tokens          BIGINT,
+  max_minor_units          BIGINT,
+  max_call_minor_units     BIGINT,
+  width                    BIGINT NOT NULL,
+  lease_ms                 BIGINT NOT NULL,
+  cover_keys               TEXT[] NOT NULL,
+  quota_given              BOOLEAN NOT NULL,
+  given_max_runs           BIGINT,
+  given_limit_tokens       BIGINT,
+  given_limit_minor_units  BIGINT,
+  given_period             TEXT,
+  enqueued_at_ms           BIGINT NOT NULL,
+  wait_until_ms            BIGINT NOT NULL,
+  lease_expires_at_ms      BIGINT NOT NULL,
+  decided_at_ms            BIGINT,
+  PRIMARY KEY (tenant, run_id)
+);
+-- The queue of one tenant in arrival order.
+CREATE UNIQUE INDEX quota_waiters_by_seq ON ${s}.quota_waiters (tenant, seq);
+
 -- A chain is a JSON array of strings: the lifecycle functions read it inside the database (a
 -- Withheld answer needs it), so the database refuses what decodeRun would call corrupt.
 CREATE FUNCTION ${s}.quota_chain_ok(p_chain jsonb) RETURNS boolean

@@ -6,6 +6,7 @@
  * 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
  *    (`existing`), unless it is closed (`concluded` or `released`: `closed`) or lost its first pass
  *    (`first-pass-missing`).
+ * 1½. The tenant's waiting admissions are served first (`quota_grant_waiters`, issue 12).
  * 2. Halts: TypeScript passes the scope keys that would cover this run (`haltCovers` as a key set:
  *    `tenant`, `agent:<name>`, `revision:<digest>`, `subject:<each principal>`). If any of the
  *    tenant's halt rows has one of those keys, or cannot be read, every halt row comes back as JSON
@@ -60,6 +61,9 @@ BEGIN
     lease_expires_at_ms := v_first.lease_expires_at_ms;
     RETURN;
   END IF;
+
+  -- Waiters first (issue 12): no later arrival takes a slot ahead of a waiter that fits.
+  PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
 
   IF v_halted THEN
     outcome := 'halted';

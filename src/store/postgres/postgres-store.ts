@@ -13,6 +13,7 @@ import { createPool } from './postgres-pool.js';
 import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
 import { DEFAULT_POSTGRES_SCHEMA, quoteSchemaName } from './postgres-schema-name.js';
 import { PostgresTenantStore } from './postgres-tenant-store.js';
+import { PostgresWaiterWakes } from './postgres-wakes.js';
 
 /**
  * Options of {@link openPostgresStore}; every one is optional.
@@ -60,8 +61,9 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly #q: PostgresQueries;
   readonly #apiKeys: PostgresApiKeyStore;
   readonly #batch: PostgresBatcher;
+  readonly #wakes: PostgresWaiterWakes;
 
-  /** Use {@link openPostgresStore}; `s` is `schema` quoted. */
+  /** Use {@link openPostgresStore}; `s` is `schema` quoted; `url` opens the `LISTEN` connection of waiting admissions. */
   constructor(
     db: PostgresConnection,
     queries: PostgresQueries,
@@ -69,6 +71,7 @@ export class PostgresQuotaStore implements QuotaStore {
     s: string,
     migration: MigrationReport,
     batch: BatchSettings,
+    url: string,
   ) {
     this.#db = db;
     this.#q = queries;
@@ -76,6 +79,7 @@ export class PostgresQuotaStore implements QuotaStore {
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
+    this.#wakes = new PostgresWaiterWakes(url, s);
   }
 
   tenant(tenant: string): TenantStore {
@@ -93,7 +97,16 @@ export class PostgresQuotaStore implements QuotaStore {
     return this.#apiKeys;
   }
 
+  /**
+   * Wakes waiting admissions (issue 12) by `LISTEN/NOTIFY` on one dedicated connection, opened on
+   * the first wait, re-established when lost, with polling as the fallback meanwhile.
+   */
+  waiterWakes(): PostgresWaiterWakes {
+    return this.#wakes;
+  }
+
   async close(): Promise<void> {
+    await this.#wakes.close();
     await this.#db.close();
   }
 }
@@ -163,7 +176,7 @@ export async function openPostgresStore(givenUrl: string, options: PostgresStore
       found === POSTGRES_SCHEMA_VERSION
         ? { backend: 'postgres', fromVersion: found, toVersion: found, applied: [] }
         : await migratePostgres(pool, schema, s, Date.now());
-    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch);
+    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch, url);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw withoutSecrets(postgresOpenConfigurationError(error, givenUrl) ?? toQuotaError(error), givenUrl);

@@ -74,6 +74,8 @@ import * as operator from './postgres-operator.js';
 import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
+import * as waiters from './postgres-waiters.js';
+import { requireWaitTerms, type CancelOutcome, type WaitOutcome, type WaitQueue, type WaiterSweep, type WaitTerms } from '../waiters.js';
 
 interface SpendRow {
   readonly tokens: number;
@@ -292,8 +294,11 @@ export class PostgresTenantStore implements TenantStore {
     const valid = parseQuota(quota, 'quota');
     const entry = requireAuditEntry('audit', audit);
     await this.#db.transaction(async (tx) => {
+      // A raised ceiling admits the tenant's waiters in this transaction (issue 12).
+      await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
+      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, entry.atMs]);
     });
   }
 
@@ -355,6 +360,32 @@ export class PostgresTenantStore implements TenantStore {
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
     return operator.releaseRun(this.#context, requireReleaseRunRequest(request));
+  }
+
+  // ── waiting admissions ─────────────────────────────────────────────────────
+
+  async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    return waiters.admitOrWait(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+  }
+
+  async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    return waiters.collectWaiter(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+  }
+
+  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
+    const record = requireObject('request', request);
+    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
+    return waiters.cancelWaiter(this.#context, this.#q.waiters, valid);
+  }
+
+  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return waiters.sweepWaiters(this.#context, this.#q.waiters, atMs);
+  }
+
+  async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return waiters.readWaitQueue(this.#context, this.#q.waiters, atMs);
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────
