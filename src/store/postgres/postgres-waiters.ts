@@ -1,3 +1,4 @@
+import type { TenantQuota } from '../../core/quota.js';
 import type { AdmitRequest } from '../types.js';
 import {
   timedOutRefusal,
@@ -61,7 +62,13 @@ interface WaiterRow {
 /** What a waiter transaction decided, before the refusal values are rebuilt. */
 type Decided =
   | { readonly kind: 'waiting'; readonly position: number; readonly enqueuedAtMs: number }
-  | { readonly kind: 'admission'; readonly row: AdmitRow | undefined; readonly place?: { position: number; waitedMs: number } };
+  | {
+      readonly kind: 'admission';
+      readonly row: AdmitRow | undefined;
+      readonly place?: { position: number; waitedMs: number };
+      /** The quota the row was decided under, when not the request's (the spend probe). */
+      readonly quota?: TenantQuota;
+    };
 
 async function position(tx: TransactionClient, w: WaiterQueries, tenant: string, seq: number, atMs: number): Promise<number> {
   const [row] = await tx.rows<{ ahead: number }>(w.countAhead, [tenant, atMs, seq]);
@@ -73,9 +80,33 @@ async function admitNow(tx: TransactionClient, w: WaiterQueries, tenant: string,
   return row;
 }
 
+// The admission decided again with the concurrency ceiling lifted, inside a savepoint rolled back
+// at once: a `spent-out` answer is the refusal the caller gets instead of a place in the queue.
+async function spendBehindConcurrency(
+  tx: TransactionClient,
+  w: WaiterQueries,
+  tenant: string,
+  r: AdmitRequest,
+  row: AdmitRow,
+): Promise<Decided | null> {
+  if (row.limit_tokens === null && row.limit_minor_units === null) return null;
+  const quota: TenantQuota = {
+    period: row.grant_period !== null && row.grant_period.length > 7 ? 'daily' : 'monthly',
+    ...(row.limit_tokens === null ? {} : { maxTokensPerPeriod: Number(row.limit_tokens) }),
+    ...(row.limit_minor_units === null ? {} : { maxMinorUnitsPerPeriod: Number(row.limit_minor_units) }),
+  };
+  await tx.run('SAVEPOINT quotaplane_probe', []);
+  const probe = await admitNow(tx, w, tenant, { ...r, quota });
+  await tx.run('ROLLBACK TO SAVEPOINT quotaplane_probe', []);
+  return probe?.outcome === 'spent-out' ? { kind: 'admission', row: probe, quota } : null;
+}
+
 async function enqueueOrAdmit(tx: TransactionClient, w: WaiterQueries, tenant: string, r: AdmitRequest, terms: WaitTerms): Promise<Decided> {
   const row = await admitNow(tx, w, tenant, r);
   if (row?.outcome !== 'too-many-runs') return { kind: 'admission', row };
+  // Concurrency is judged before spend: a hold that would not fit either is refused, never queued.
+  const spentOut = await spendBehindConcurrency(tx, w, tenant, r, row);
+  if (spentOut !== null) return spentOut;
   // quota_admit's values without the two period keys (a waiter is admitted in the period of its grant).
   const values = admitValues(tenant, r).filter((_, index) => index !== 13 && index !== 14);
   await tx.run(w.insertWaiter, [...values, terms.untilMs, r.atMs + terms.leaseMs]);
@@ -104,7 +135,7 @@ async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decid
   if (decided.kind === 'waiting') {
     return { ok: false, waiting: true, run: r.run, position: decided.position, enqueuedAtMs: decided.enqueuedAtMs };
   }
-  const outcome = await admitAnswer(context, r, decided.row);
+  const outcome = await admitAnswer(context, decided.quota === undefined ? r : { ...r, quota: decided.quota }, decided.row);
   if (!outcome.ok && outcome.refusal.code === 'TooManyRuns' && decided.place !== undefined) {
     return { ok: false, refusal: timedOutRefusal(outcome.refusal, decided.place.position, decided.place.waitedMs) };
   }

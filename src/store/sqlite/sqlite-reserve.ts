@@ -1,4 +1,5 @@
 import type { TenantQuota } from '../../core/quota.js';
+import type { SpentOutRefusal } from '../../core/refusal.js';
 import { concurrencyRefusal } from '../../core/reserve-decision.js';
 import { checkSpend } from '../../core/spend-check.js';
 import type { ReserveOutcome, SpendHold } from '../types.js';
@@ -52,18 +53,26 @@ export function reserveInTransaction(conn: SqliteConnection, tenant: string, inp
   // A run that already holds spend is neither re-checked nor re-held: the existing hold wins.
   if (input.hold !== null && !holdHeld) {
     const hold = input.hold;
-    const figures = conn.get<PeriodFiguresRow>(SELECT_PERIOD_FIGURES, { tenant, period: hold.period });
-    const spentOut = checkSpend({
-      tenant,
-      period: hold.period,
-      quota: input.quota,
-      settled: decodeSpend(tenant, 'settled spend', figures?.settled_tokens, figures?.settled_minor_units),
-      reserved: decodeSpend(tenant, 'reserved spend', figures?.reserved_tokens, figures?.reserved_minor_units),
-      requested: hold.amount,
-    });
+    const spentOut = spendRefusal(conn, tenant, input.quota, hold);
     if (spentOut !== null) return { ok: false, refusal: spentOut };
     putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount);
   }
   conn.run(INSERT_SLOT, key);
   return { ok: true };
+}
+
+/**
+ * The `SpentOut` refusal `reserve` would answer for `hold` under `quota` from the period's figures
+ * as they stand (settled and reserved from one statement), or `null` when it fits. Read-only.
+ */
+export function spendRefusal(conn: SqliteConnection, tenant: string, quota: TenantQuota, hold: SpendHold): SpentOutRefusal | null {
+  const figures = conn.get<PeriodFiguresRow>(SELECT_PERIOD_FIGURES, { tenant, period: hold.period });
+  return checkSpend({
+    tenant,
+    period: hold.period,
+    quota,
+    settled: decodeSpend(tenant, 'settled spend', figures?.settled_tokens, figures?.settled_minor_units),
+    reserved: decodeSpend(tenant, 'reserved spend', figures?.reserved_tokens, figures?.reserved_minor_units),
+    requested: hold.amount,
+  });
 }

@@ -1,4 +1,8 @@
+import { holdFor } from '../../core/budget.js';
 import { isQuotaError } from '../../core/errors.js';
+import { periodKey } from '../../core/period.js';
+import { UNLIMITED_QUOTA } from '../../core/quota.js';
+import type { SpentOutRefusal } from '../../core/refusal.js';
 import type { AdmitRequest } from '../types.js';
 import {
   timedOutRefusal,
@@ -12,6 +16,8 @@ import {
 } from '../waiters.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { admitNowInTransaction } from './sqlite-lifecycle.js';
+import { readStoredQuota } from './sqlite-quota.js';
+import { spendRefusal } from './sqlite-reserve.js';
 
 /*
  * Waiting admissions on SQLite (issue 12, DESIGN.md decision 18). Every body runs inside the
@@ -112,6 +118,14 @@ export function admitInTurnInTransaction(conn: SqliteConnection, tenant: string,
   return { outcome: admitNowInTransaction(conn, tenant, request), granted };
 }
 
+// The SpentOut an admission refused TooManyRuns would also meet, from the figures as they stand.
+function spendBehindConcurrency(conn: SqliteConnection, tenant: string, request: AdmitRequest): SpentOutRefusal | null {
+  const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
+  const held = holdFor(quota, request.budget, request.width);
+  if (!held.ok || held.hold === null) return null;
+  return spendRefusal(conn, tenant, quota, { period: periodKey(quota.period, request.atMs), amount: held.hold });
+}
+
 function position(conn: SqliteConnection, tenant: string, seq: number, atMs: number): number {
   const row = conn.get<{ ahead: number }>(COUNT_AHEAD, { tenant, seq, atMs });
   return (row?.ahead ?? 0) + 1;
@@ -141,6 +155,9 @@ export function admitOrWaitInTransaction(
   }
   const { outcome, granted } = admitInTurnInTransaction(conn, tenant, request);
   if (outcome.ok || outcome.refusal.code !== 'TooManyRuns') return { outcome, granted };
+  // Concurrency is judged before spend: a hold that would not fit either is refused, never queued.
+  const spentOut = spendBehindConcurrency(conn, tenant, request);
+  if (spentOut !== null) return { outcome: { ok: false, refusal: spentOut }, granted };
   conn.run(INSERT_WAITER, {
     ...key,
     requestJson: waiterRequestJson(request),

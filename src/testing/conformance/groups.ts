@@ -25,6 +25,7 @@ import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } f
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
 import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
+import { waitingAdmissions } from './waiting.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
@@ -75,5 +76,6 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   operatorListings,
   operatorActs,
   lifecycleRaces,
+  waitingAdmissions,
   closedStore,
 ]);
