@@ -78,13 +78,19 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
   const send = options.fetch === undefined ? undiciTransport : fetchTransport(options.fetch);
   const authorization = `Bearer ${options.key}`;
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T | Refused> {
+  async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T | Refused> {
     const headers: Record<string, string> = { authorization, accept: 'application/json, application/problem+json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let answer: TransportAnswer;
     try {
-      answer = await send(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      answer = await send(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(signal === undefined ? {} : { signal }),
+      });
     } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
       throw unreachable(base, error);
     }
     const parsed = parseJson(answer.body);
@@ -113,7 +119,13 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
 
   const client: QuotaplaneClient = {
     url: base,
-    admit: (input) => call('POST', '/v1/runs', requestBody(input)) as Promise<AdmitResult>,
+    admit: (input) => {
+      // `waitMs` travels as the route's `wait` field (a long poll); `signal` ends the request, and
+      // the server gives the place in the queue back when the connection closes (issue 12).
+      const { waitMs, signal, ...body } = requestBody(input);
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(signal)}`);
+      return call('POST', '/v1/runs', waitMs === undefined ? body : { ...body, wait: waitMs }, signal) as Promise<AdmitResult>;
+    },
     settle: (input) => {
       const { tenant, run, by, ...body } = requestBody(input);
       // With `by` it is an operator's settle: the operator route audits it under the key's name.

@@ -118,6 +118,12 @@ export const PassGrant = strictObject({
   leaseExpiresAtMs: Type.Integer(),
 });
 
+/** A tenant's waiting admissions (plane.ts `QueueFigures`, issue 12): how many wait, and the oldest's wait in ms. */
+export const QueueFigures = strictObject({
+  depth: Type.Integer({ minimum: 0 }),
+  oldestWaitMs: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+});
+
 /** A tenant's figures for one period (plane.ts `Usage`). */
 export const Usage = strictObject({
   tenant: Type.String(),
@@ -126,6 +132,7 @@ export const Usage = strictObject({
   reserved: Spend,
   running: Type.Integer(),
   quota: Type.Union([TenantQuota, Type.Null()]),
+  queue: QueueFigures,
 });
 
 /** The query of a route that takes none: any member is refused, naming it. */
