@@ -62,6 +62,9 @@ describe('waiting admissions over HTTP', () => {
     await until(async () => (await queueDepth(f)) === 1);
     const usage = await holder.usage({ tenant: 'acme' });
     expect(usage.queue).toEqual({ depth: 1, oldestWaitMs: 0 });
+    const metrics = await f.app.inject({ method: 'GET', url: '/metrics', headers: bearer(f.key.opAll) });
+    expect(metrics.body).toContain('quotaplane_tenant_waiting_admissions{tenant="acme"} 1');
+    expect(metrics.body).toContain('quotaplane_tenant_oldest_wait_seconds{tenant="acme"} 0');
     gone.abort();
     await expect(waiting).rejects.toThrow();
     await until(async () => (await queueDepth(f)) === 0);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
 import { memoryPlane, T0 } from './plane-fixtures.js';
 
 // Waiting admissions through the plane on one in-memory SQLite store (issue 12 item 1).
@@ -39,6 +40,48 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
       expect(refused.message).toContain('waited 200 ms');
       expect(await handle('acme').runningRuns(10)).toEqual(['run-1']);
       expect(await handle('acme').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
+    } finally {
+      await close();
+    }
+  });
+});
+
+describe('waiting admissions are visible (issue 12 item 4)', () => {
+  it('usage shows the queue depth and the oldest wait', async () => {
+    const { plane, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'acme', run: 'run-1' });
+      const gone = new AbortController();
+      const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 60_000, signal: gone.signal });
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      clock.advance(1_500);
+      expect((await plane.usage({ tenant: 'acme' })).queue).toEqual({ depth: 1, oldestWaitMs: 1_500 });
+      gone.abort();
+      await expect(waiting).rejects.toThrow();
+      expect((await plane.usage({ tenant: 'acme' })).queue).toEqual({ depth: 0, oldestWaitMs: null });
+    } finally {
+      await close();
+    }
+  });
+
+  it('a sweep removes a waiter whose process died and reports it', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'acme', run: 'run-1' });
+      // A waiter whose process is gone: it joined and never looked again.
+      await handle('acme').admitOrWait(
+        { run: 'run-2', budget: {}, width: 1, atMs: clock.nowMs(), leaseMs: 60_000 },
+        { untilMs: clock.nowMs() + 60_000, leaseMs: WAITER_LEASE_MS },
+      );
+      clock.advance(WAITER_LEASE_MS);
+      expect(await plane.sweep()).toEqual({
+        atMs: clock.nowMs(),
+        swept: [],
+        waiters: [{ tenant: 'acme', expired: 1, recovered: 0, granted: 0 }],
+      });
+      expect((await plane.usage({ tenant: 'acme' })).queue.depth).toBe(0);
     } finally {
       await close();
     }

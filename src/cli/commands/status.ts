@@ -40,7 +40,7 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
     .summary("a tenant's ceilings, running runs, spend this period and standing halts")
     .description(
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
-        'slot, the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
+        'slot, the admissions waiting for one (how many, and the oldest wait), the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
         'how much, when settled spend passed a ceiling), and the standing halts. ' +
         'A --tenant the store has never seen is said so on stderr (exit status 1), not shown as a tenant without ceilings.',
     )
@@ -72,6 +72,7 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
               `  tokens        settled ${t.spent.tokens}, reserved ${t.reserved.tokens} (${limitText(q?.maxTokensPerPeriod)})`,
               `  minor units   settled ${t.spent.minorUnits}, reserved ${t.reserved.minorUnits} (${limitText(q?.maxMinorUnitsPerPeriod)})`,
             ];
+            if (t.queue.depth > 0) lines.push(`  waiting       ${t.queue.depth} admission(s), the oldest for ${t.queue.oldestWaitMs ?? 0} ms`);
             if (t.overCeiling !== null) {
               lines.push(`  OVER CEILING  by ${t.overCeiling.tokens} tokens, ${t.overCeiling.minorUnits} minor units (see attention: spend.overrun)`);
             }
