@@ -24,7 +24,7 @@ export const RUN_MS_PER_GENERATED_TOKEN = 20;
  * Lease a replayed pass gets beyond its own virtual duration. Replayed runs never heartbeat, so
  * the lease must cover the whole run or a long one would read as a crashed process.
  */
-const LEASE_MARGIN_MS = 60_000;
+export const LEASE_MARGIN_MS = 60_000;
 /**
  * On a SQLite store, every this many rows (and after the last one) the replay waits for every
  * answer and compares the store's slot count with its own; elsewhere (a server, PostgreSQL) it
@@ -35,7 +35,7 @@ const PIPELINED_CHECK_ROWS = 100;
 const ADMISSION_EPOCH = 1;
 
 /** The operator recorded on the quota changes a replay makes (audited like any other). */
-const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
+export const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
 
 /** The plane verbs a replay uses: a local plane, or a client of a running server (`--url`). */
 export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota'>;
@@ -261,7 +261,7 @@ export async function runReplay(
 }
 
 /** The quota every tenant gets from the flags; absent flags leave the ceiling absent (unlimited). */
-function quotaOf(options: ReplayOptions): TenantQuota {
+export function quotaOf(options: ReplayOptions): TenantQuota {
   return {
     period: options.period,
     ...(options.maxConcurrent === undefined ? {} : { maxConcurrentRuns: options.maxConcurrent }),
@@ -275,7 +275,7 @@ function quotaOf(options: ReplayOptions): TenantQuota {
  * the prompt plus the most output it may generate. Minor units are declared only under a
  * minor-unit ceiling, as a caller that is not billed per call would do.
  */
-function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
+export function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
   const tokens = contextTokens + options.maxOutputTokens;
   if (options.minorUnitsPerPeriod === undefined) return { maxTokens: tokens, maxCallTokens: tokens };
   const minorUnits = contextTokens * options.priceIn + options.maxOutputTokens * options.priceOut;
@@ -302,7 +302,8 @@ function completionOf(arrival: Arrival): PendingCompletion {
   return { ...rest, run: answer.run, epoch: answer.epoch, period: answer.period };
 }
 
-function newLedger(tenant: string): TenantLedger {
+/** A tenant's ledger before its first row. */
+export function newLedger(tenant: string): TenantLedger {
   return {
     tenant,
     admitted: 0,
@@ -316,7 +317,8 @@ function newLedger(tenant: string): TenantLedger {
   };
 }
 
-function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
+/** The refusal counts of every tenant added up. */
+export function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
   const total: RefusalCounts = { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 };
   for (const count of counts) {
     for (const code of Object.keys(total) as (keyof RefusalCounts)[]) total[code] += count[code];
@@ -325,7 +327,7 @@ function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
 }
 
 // A target names a store or a remote plane; one with neither is a bug in whoever built it.
-function localStore(target: ReplayTarget): QuotaStore {
+export function localStore(target: ReplayTarget): QuotaStore {
   if (target.store === undefined) throw new Error('a replay target needs a store or a remote plane');
   return target.store;
 }
