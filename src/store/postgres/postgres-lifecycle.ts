@@ -2,6 +2,7 @@ import { QuotaError } from '../../core/errors.js';
 import { overrunOf } from '../../core/overrun.js';
 import { periodKey } from '../../core/period.js';
 import type { RateCeiling } from '../../core/rate.js';
+import { agentCeilingsOf } from '../../core/quota.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
 import { decodeHaltRow } from '../halt-rows.js';
 import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
@@ -72,6 +73,9 @@ interface AdmitRow extends ReserveFigures, GrantColumns {
   readonly max_runs: number | null;
   readonly limit_tokens: number | null;
   readonly limit_minor_units: number | null;
+  readonly agent_max_runs: number | null;
+  readonly agent_limit_tokens: number | null;
+  readonly agent_limit_minor_units: number | null;
   readonly halts: unknown;
 }
 
@@ -111,6 +115,8 @@ interface SettlePassRow {
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
   const { batch, db, q, tenant } = context;
   const given = r.quota;
+  const agent = r.agent?.name ?? null;
+  const givenAgent = given === undefined ? null : agentCeilingsOf(given, agent);
   const row = await batch.decide<AdmitRow | undefined>(
     'admit',
     [
@@ -135,10 +141,17 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
       given?.maxTokensPerPeriod ?? null,
       given?.maxMinorUnitsPerPeriod ?? null,
       given?.period ?? null,
+      givenAgent?.maxConcurrentRuns ?? null,
+      givenAgent?.maxTokensPerPeriod ?? null,
+      givenAgent?.maxMinorUnitsPerPeriod ?? null,
     ],
   );
   if (row === undefined) throw decisionMismatch('admission', 'no answer');
-  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
+  const agentCeilings =
+    agent === null
+      ? null
+      : { name: agent, maxRuns: row.agent_max_runs, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units };
+  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units, agentCeilings);
   switch (row.outcome) {
     case 'admitted':
       return grant(tenant, r.run, 1, row);
@@ -151,12 +164,12 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
     case 'halted':
       return { ok: false, refusal: halted(tenant, row.halts, { agent: r.agent, chain: r.chain }) };
     case 'unbounded':
-      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width) };
+      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width, agent) };
     case 'too-many-runs':
-      return { ok: false, refusal: tooManyRuns(tenant, quota, row) };
+      return { ok: false, refusal: tooManyRuns(tenant, quota, row, agent) };
     case 'spent-out': {
       const requested = decodeSpend(tenant, 'the requested hold', row.hold_tokens, row.hold_minor_units);
-      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row) };
+      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row, agent) };
     }
     default:
       throw decisionMismatch('admission', `unknown outcome ${JSON.stringify(row.outcome)}`);
