@@ -1,11 +1,14 @@
 import type { Halt, HaltScope } from '../core/halt-scope.js';
 import type { ApiKeyStore } from './api-keys.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { RateCeiling } from '../core/rate.js';
 import type { Spend } from '../core/spend.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
+  AgentUsage,
+  PlaneUsage,
   AuditEntry,
   AuditRecord,
   DispatchOutcome,
@@ -62,6 +65,21 @@ export interface QuotaStore {
   waiterWakes?(): WaiterWakes;
   /** Closes connections. Further calls throw `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
+
+  // ── the plane-wide ceiling (issue 12) ─────────────────────────────────────
+  // Optional like `apiKeys` so third-party stores keep compiling; both adapters have them, and the
+  // plane refuses to set a plane-wide ceiling on a store without them (it could not enforce it).
+
+  /** The stored plane-wide ceiling, or `null` when none was set (then no plane-wide ceiling applies). */
+  getPlaneCeiling?(): Promise<PlaneCeiling | null>;
+  /**
+   * Replaces the plane-wide ceiling and appends `audit` to the chain of `auditTenant` (the reserved
+   * chain `quotaplane:plane`), in one transaction. Every admission reads it inside its own
+   * transaction, so it applies to the very next admission on every instance (DESIGN.md decision 5).
+   */
+  setPlaneCeiling?(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void>;
+  /** Slots across every tenant, and per agent name in `agents` (read-only, one snapshot). */
+  planeUsage?(agents: readonly string[]): Promise<PlaneUsage>;
 }
 
 /**
@@ -79,6 +97,8 @@ export interface TenantStore {
    * Decide and insert in one serialised transaction (contract §6.2): the run's slot and, when
    * `hold` is given and the run holds none, its hold. Refuses `TooManyRuns` (full count) or
    * `SpentOut` and writes nothing, not even the slot. Idempotent per run; the first `admittedAtMs` wins.
+   * The stored plane-wide ceiling applies as well (issue 12; `bound: 'plane'`); a raw reserve has
+   * no agent, so no per-agent ceiling covers it.
    */
   reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome>;
   /** Deletes the run's slot and hold in one transaction; idempotent (contract §6.3). */
@@ -124,6 +144,12 @@ export interface TenantStore {
   getQuota(): Promise<TenantQuota | null>;
   /** Replaces the tenant's quota and appends `audit` in the same transaction. */
   setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void>;
+  /**
+   * Per agent name in `agents`: the slots its runs hold in this tenant, and its settled and
+   * reserved spend in `period` (issue 12). Read-only, one snapshot. Optional for third-party
+   * stores; both adapters have it.
+   */
+  agentUsage?(agents: readonly string[], period: string): Promise<AgentUsage[]>;
 
   // ── run lifecycle (one transaction each) ───────────────────────────────────
 

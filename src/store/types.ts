@@ -319,3 +319,24 @@ export interface AuditRecord {
 
 /** An audit row to append; the store numbers and hashes it. */
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'hash'>;
+
+/**
+ * Slots held across every tenant of a store (issue 12): `running` counts every slot, `agents` the
+ * slots of each agent name asked for (a name without slots reads 0). Read in one snapshot.
+ */
+export interface PlaneUsage {
+  readonly running: number;
+  readonly agents: Readonly<Record<string, number>>;
+}
+
+/**
+ * One agent's figures inside a tenant (issue 12): the slots its runs hold, and its settled and
+ * reserved spend in `period` (counted as the tenant's are, DESIGN.md decision 15).
+ */
+export interface AgentUsage {
+  readonly agent: string;
+  readonly running: number;
+  readonly period: string;
+  readonly settled: Spend;
+  readonly reserved: Spend;
+}

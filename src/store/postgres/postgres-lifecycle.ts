@@ -2,6 +2,7 @@ import { QuotaError } from '../../core/errors.js';
 import { overrunOf } from '../../core/overrun.js';
 import { periodKey } from '../../core/period.js';
 import type { RateCeiling } from '../../core/rate.js';
+import { agentCeilingsOf } from '../../core/quota.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
 import { decodeHaltRow } from '../halt-rows.js';
 import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
@@ -73,6 +74,9 @@ export interface AdmitRow extends ReserveFigures, GrantColumns {
   readonly max_runs: number | null;
   readonly limit_tokens: number | null;
   readonly limit_minor_units: number | null;
+  readonly agent_max_runs: number | null;
+  readonly agent_limit_tokens: number | null;
+  readonly agent_limit_minor_units: number | null;
   readonly halts: unknown;
 }
 
@@ -111,6 +115,7 @@ interface SettlePassRow {
 /** The values `quota_admit` takes for admission `r` of `tenant`, in order (see `BATCHED_DECISIONS.admit`). */
 export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
   const given = r.quota;
+  const givenAgent = given === undefined ? null : agentCeilingsOf(given, r.agent?.name ?? null);
   return [
     tenant,
     r.run,
@@ -133,6 +138,9 @@ export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
     given?.maxTokensPerPeriod ?? null,
     given?.maxMinorUnitsPerPeriod ?? null,
     given?.period ?? null,
+    givenAgent?.maxConcurrentRuns ?? null,
+    givenAgent?.maxTokensPerPeriod ?? null,
+    givenAgent?.maxMinorUnitsPerPeriod ?? null,
   ];
 }
 
@@ -146,8 +154,13 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
 export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, row: AdmitRow | undefined): Promise<AdmitOutcome> {
   const { db, q, tenant } = context;
   const given = r.quota;
+  const agent = r.agent?.name ?? null;
   if (row === undefined) throw decisionMismatch('admission', 'no answer');
-  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
+  const agentCeilings =
+    agent === null
+      ? null
+      : { name: agent, maxRuns: row.agent_max_runs, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units };
+  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units, agentCeilings);
   switch (row.outcome) {
     case 'admitted':
       return grant(tenant, r.run, 1, row);
@@ -160,12 +173,12 @@ export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, ro
     case 'halted':
       return { ok: false, refusal: halted(tenant, row.halts, { agent: r.agent, chain: r.chain }) };
     case 'unbounded':
-      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width) };
+      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width, agent) };
     case 'too-many-runs':
-      return { ok: false, refusal: tooManyRuns(tenant, quota, row) };
+      return { ok: false, refusal: tooManyRuns(tenant, quota, row, agent) };
     case 'spent-out': {
       const requested = decodeSpend(tenant, 'the requested hold', row.hold_tokens, row.hold_minor_units);
-      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row) };
+      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row, agent) };
     }
     default:
       throw decisionMismatch('admission', `unknown outcome ${JSON.stringify(row.outcome)}`);

@@ -54,7 +54,8 @@ BEGIN
         p_tenant, v_w.run_id, v_w.agent_name, v_w.agent_digest, v_w.chain_json, v_w.budget_json,
         v_w.max_tokens, v_w.max_call_tokens, v_w.max_minor_units, v_w.max_call_minor_units,
         v_w.width, p_at_ms, v_w.lease_ms, v_month, v_day, v_w.cover_keys,
-        v_w.quota_given, v_w.given_max_runs, v_w.given_limit_tokens, v_w.given_limit_minor_units, v_w.given_period);
+        v_w.quota_given, v_w.given_max_runs, v_w.given_limit_tokens, v_w.given_limit_minor_units, v_w.given_period,
+        v_w.given_agent_max_runs, v_w.given_agent_limit_tokens, v_w.given_agent_limit_minor_units);
     EXCEPTION WHEN OTHERS THEN
       -- Raised before any write of this admission (an amount beyond the bound): its caller hears it on collect.
       UPDATE ${s}.quota_waiters w SET state = 'refused', decided_at_ms = p_at_ms

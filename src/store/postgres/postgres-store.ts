@@ -4,6 +4,13 @@ import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import type { QuotaStore, TenantStore } from '../store.js';
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
+import { requireAuditEntry } from '../lifecycle-arguments.js';
+import { decodePlaneCeiling } from '../plane-rows.js';
+import { requireAgentNames } from '../store-arguments.js';
+import type { AuditEntry, PlaneUsage } from '../types.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
 import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -103,6 +110,35 @@ export class PostgresQuotaStore implements QuotaStore {
    */
   waiterWakes(): PostgresWaiterWakes {
     return this.#wakes;
+  }
+
+  /** The stored plane-wide ceiling (`quota_plane`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneCeiling(): Promise<PlaneCeiling | null> {
+    const row = await this.#db.row<{ ceiling_json: unknown }>(this.#q.selectPlane, []);
+    return row === undefined ? null : decodePlaneCeiling(row.ceiling_json);
+  }
+
+  /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one transaction. */
+  async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
+    const valid = parsePlaneCeiling(plane, 'plane');
+    const entry = requireAuditEntry('audit', audit);
+    const chain = requireTenant('auditTenant', auditTenant);
+    await this.#db.transaction(async (tx) => {
+      await tx.run(this.#q.upsertPlane, [JSON.stringify(valid)]);
+      await appendAuditInTransaction(tx, this.#q, chain, entry);
+    });
+  }
+
+  /** Every tenant's slots, and each named agent's, from one statement (sums of the per-tenant counters). */
+  async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
+    const names = requireAgentNames('agents', agents);
+    const row = await this.#db.row<{ running: number; agents: Record<string, number | string> }>(this.#q.planeUsage, [names]);
+    const byAgent: Record<string, number> = {};
+    for (const agent of names) {
+      const value = row?.agents?.[agent] ?? 0;
+      Object.defineProperty(byAgent, agent, { value: Math.min(Number(value), MAX_AMOUNT), enumerable: true, writable: true, configurable: true });
+    }
+    return { running: Number(row?.running ?? 0), agents: byAgent };
   }
 
   async close(): Promise<void> {

@@ -23,6 +23,7 @@ import {
   requireUnsettledPassesRequest,
 } from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
+import { requireAgentNames } from '../store-arguments.js';
 import {
   requireHalt,
   requireHaltScopeKey,
@@ -36,6 +37,7 @@ import {
 } from '../store-arguments.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
 import type {
+  AgentUsage,
   AdmitOutcome,
   AdmitRequest,
   AuditEntry,
@@ -132,6 +134,10 @@ export class PostgresTenantStore implements TenantStore {
         quota.maxTokensPerPeriod ?? null,
         quota.maxMinorUnitsPerPeriod ?? null,
         atMs,
+        null,
+        null,
+        null,
+        null,
       ],
     );
     switch (row?.outcome) {
@@ -299,6 +305,31 @@ export class PostgresTenantStore implements TenantStore {
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
       await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, entry.atMs]);
+    });
+  }
+
+  async agentUsage(agents: readonly string[], period: string): Promise<AgentUsage[]> {
+    const names = requireAgentNames('agents', agents);
+    const validPeriod = requirePeriodKey('period', period);
+    if (names.length === 0) return [];
+    const rows = await this.#db.rows<{
+      agent: string;
+      running: number | null;
+      tokens: number | null;
+      minor_units: number | null;
+      held_tokens: number | null;
+      held_minor_units: number | null;
+    }>(this.#q.agentUsage, [this.tenant, names, validPeriod]);
+    const byAgent = new Map(rows.map((row) => [row.agent, row]));
+    return names.map((agent) => {
+      const row = byAgent.get(agent);
+      return {
+        agent,
+        running: Number(row?.running ?? 0),
+        period: validPeriod,
+        settled: decodeSpend(this.tenant, 'settled spend', row?.tokens ?? 0, row?.minor_units ?? 0),
+        reserved: decodeSpend(this.tenant, 'reserved spend', row?.held_tokens ?? 0, row?.held_minor_units ?? 0),
+      };
     });
   }
 

@@ -10,6 +10,7 @@ import {
 } from '../waiters.js';
 import type { TransactionClient } from './postgres-connection.js';
 import { admitAnswer, admitValues, type AdmitRow, type LifecycleContext } from './postgres-lifecycle.js';
+import { quotaOf } from './postgres-outcomes.js';
 
 /*
  * Waiting admissions on PostgreSQL (issue 12, DESIGN.md decision 18), mirroring
@@ -26,14 +27,15 @@ export function waiterQueries(s: string) {
     lockTenant: `SELECT ${s}.quota_admission_lock($1)`,
     grantWaiters: `SELECT ${s}.quota_grant_waiters($1, $2) AS granted`,
     admitNow: `SELECT * FROM ${s}.quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
-      $17, $18, $19, $20, $21)`,
+      $17, $18, $19, $20, $21, $22, $23, $24)`,
     selectWaiter: `SELECT run_id, seq, state, enqueued_at_ms FROM ${s}.quota_waiters WHERE tenant = $1 AND run_id = $2`,
     insertWaiter: `INSERT INTO ${s}.quota_waiters
       (tenant, run_id, agent_name, agent_digest, chain_json, budget_json, max_tokens, max_call_tokens, max_minor_units,
        max_call_minor_units, width, enqueued_at_ms, lease_ms, cover_keys, quota_given, given_max_runs, given_limit_tokens,
-       given_limit_minor_units, given_period, seq, state, wait_until_ms, lease_expires_at_ms)
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15, $16, $17, $18, $19,
-              coalesce((SELECT max(w.seq) FROM ${s}.quota_waiters w WHERE w.tenant = $1), 0) + 1, 'waiting', $20, $21)`,
+       given_limit_minor_units, given_period, given_agent_max_runs, given_agent_limit_tokens, given_agent_limit_minor_units,
+       seq, state, wait_until_ms, lease_expires_at_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15, $16, $17, $18, $19, $20, $21, $22,
+              coalesce((SELECT max(w.seq) FROM ${s}.quota_waiters w WHERE w.tenant = $1), 0) + 1, 'waiting', $23, $24)`,
     renewWaiter: `UPDATE ${s}.quota_waiters SET lease_expires_at_ms = greatest(lease_expires_at_ms, $3)
       WHERE tenant = $1 AND run_id = $2`,
     deleteWaiter: `DELETE FROM ${s}.quota_waiters WHERE tenant = $1 AND run_id = $2`,
@@ -89,12 +91,17 @@ async function spendBehindConcurrency(
   r: AdmitRequest,
   row: AdmitRow,
 ): Promise<Decided | null> {
-  if (row.limit_tokens === null && row.limit_minor_units === null) return null;
-  const quota: TenantQuota = {
-    period: row.grant_period !== null && row.grant_period.length > 7 ? 'daily' : 'monthly',
-    ...(row.limit_tokens === null ? {} : { maxTokensPerPeriod: Number(row.limit_tokens) }),
-    ...(row.limit_minor_units === null ? {} : { maxMinorUnitsPerPeriod: Number(row.limit_minor_units) }),
-  };
+  const agent = r.agent?.name ?? null;
+  const agentBounds = agent !== null && (row.agent_limit_tokens !== null || row.agent_limit_minor_units !== null);
+  if (row.limit_tokens === null && row.limit_minor_units === null && !agentBounds) return null;
+  // The quota in force without its concurrency ceilings (the tenant's and the agent's).
+  const quota: TenantQuota = quotaOf(
+    row.grant_period !== null && row.grant_period.length > 7 ? 'daily' : 'monthly',
+    null,
+    row.limit_tokens,
+    row.limit_minor_units,
+    agent === null ? null : { name: agent, maxRuns: null, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units },
+  );
   await tx.run('SAVEPOINT quotaplane_probe', []);
   const probe = await admitNow(tx, w, tenant, { ...r, quota });
   await tx.run('ROLLBACK TO SAVEPOINT quotaplane_probe', []);
@@ -107,7 +114,8 @@ async function enqueueOrAdmit(tx: TransactionClient, w: WaiterQueries, tenant: s
   // Concurrency is judged before spend: a hold that would not fit either is refused, never queued.
   const spentOut = await spendBehindConcurrency(tx, w, tenant, r, row);
   if (spentOut !== null) return spentOut;
-  // quota_admit's values without the two period keys (a waiter is admitted in the period of its grant).
+  // quota_admit's values without the two period keys (a waiter is admitted in the period of its grant),
+  // then the end of the wait and the waiter's lease.
   const values = admitValues(tenant, r).filter((_, index) => index !== 13 && index !== 14);
   await tx.run(w.insertWaiter, [...values, terms.untilMs, r.atMs + terms.leaseMs]);
   const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);

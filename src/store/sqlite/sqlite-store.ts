@@ -13,7 +13,14 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
 import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
-import { LIST_TENANTS } from './sqlite-queries.js';
+import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
+import { requireAuditEntry } from '../lifecycle-arguments.js';
+import { requireAgentNames } from '../store-arguments.js';
+import type { AuditEntry, PlaneUsage } from '../types.js';
+import { appendAuditInTransaction } from './sqlite-audit.js';
+import { readPlaneCeiling } from './sqlite-reserve.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
 
 /** The path better-sqlite3 reads as a private in-memory database. */
@@ -98,6 +105,37 @@ export class SqliteQuotaStore implements QuotaStore {
    */
   waiterWakes(): WaiterWakes {
     return this.#wakes;
+  }
+
+  /** The stored plane-wide ceiling (`quota_plane`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneCeiling(): Promise<PlaneCeiling | null> {
+    return this.#conn.read(() => readPlaneCeiling(this.#conn));
+  }
+
+  /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one `BEGIN IMMEDIATE` transaction. */
+  async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
+    const valid = parsePlaneCeiling(plane, 'plane');
+    const entry = requireAuditEntry('audit', audit);
+    const chain = requireTenant('auditTenant', auditTenant);
+    if (this.#conn.isClosed) throw closedStoreError();
+    await this.#conn.write(() => {
+      this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(valid) });
+      appendAuditInTransaction(this.#conn, chain, entry);
+    });
+  }
+
+  /** Every tenant's slots, and each named agent's, from one read transaction. */
+  async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
+    const names = requireAgentNames('agents', agents);
+    return this.#conn.read(() => {
+      const count = (sql: string, params: Readonly<Record<string, string | number | bigint | null>>): number =>
+        Math.min(this.#conn.get<{ running: number }>(sql, params)?.running ?? 0, MAX_AMOUNT);
+      const byAgent: Record<string, number> = {};
+      for (const agent of names) {
+        Object.defineProperty(byAgent, agent, { value: count(COUNT_PLANE_AGENT_SLOTS, { agent }), enumerable: true, writable: true, configurable: true });
+      }
+      return { running: count(COUNT_PLANE_SLOTS, {}), agents: byAgent };
+    });
   }
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */

@@ -33,10 +33,12 @@ import {
   requireRateReservation,
   requireSettlement,
   requireSpendHold,
+  requireAgentNames,
 } from '../store-arguments.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
+  AgentUsage,
   AuditEntry,
   AuditRecord,
   DispatchOutcome,
@@ -148,6 +150,7 @@ export class SqliteTenantStore implements TenantStore {
     const record = requireObject('request', request);
     const input = {
       run: normaliseRunId('run', record.run),
+      agent: null,
       quota: parseStoredQuota(record.quota, 'quota'),
       hold: requireSpendHold('hold', record.hold),
       atMs: requireInstantMs('atMs', record.atMs),
@@ -268,6 +271,26 @@ export class SqliteTenantStore implements TenantStore {
       this.#conn.run(q.UPSERT_QUOTA, params);
       appendAuditInTransaction(this.#conn, this.tenant, entry);
     });
+  }
+
+  async agentUsage(agents: readonly string[], period: string): Promise<AgentUsage[]> {
+    const names = requireAgentNames('agents', agents);
+    const validPeriod = requirePeriodKey('period', period);
+    return this.#conn.read(() =>
+      names.map((agent) => {
+        const params = { tenant: this.tenant, agent, period: validPeriod };
+        const running = this.#conn.get<{ running: number }>(q.COUNT_AGENT_SLOTS, params)?.running ?? 0;
+        const settled = this.#conn.get<{ tokens: number; minor_units: number }>(q.SELECT_AGENT_SPENT, params);
+        const figures = this.#conn.get<{ reserved_tokens: number; reserved_minor_units: number }>(q.SELECT_AGENT_PERIOD_FIGURES, params);
+        return {
+          agent,
+          running: Math.min(running, MAX_AMOUNT),
+          period: validPeriod,
+          settled: decodeSpend(this.tenant, 'settled spend', settled?.tokens, settled?.minor_units),
+          reserved: decodeSpend(this.tenant, 'reserved spend', figures?.reserved_tokens, figures?.reserved_minor_units),
+        };
+      }),
+    );
   }
 
   // ── run lifecycle ─────────────────────────────────────────────────────────

@@ -123,7 +123,7 @@ function spendBehindConcurrency(conn: SqliteConnection, tenant: string, request:
   const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const held = holdFor(quota, request.budget, request.width);
   if (!held.ok || held.hold === null) return null;
-  return spendRefusal(conn, tenant, quota, { period: periodKey(quota.period, request.atMs), amount: held.hold });
+  return spendRefusal(conn, tenant, quota, request.agent?.name ?? null, { period: periodKey(quota.period, request.atMs), amount: held.hold });
 }
 
 function position(conn: SqliteConnection, tenant: string, seq: number, atMs: number): number {

@@ -33,6 +33,7 @@ function everyCall(handle: TenantStore): Calls {
     rateRoom: () => handle.rateRoom('tool://x/y', [], T_MS),
     getQuota: () => handle.getQuota(),
     setQuota: () => handle.setQuota({ period: 'monthly' }, auditEntry('quota.set', 'quota', JAN_MS)),
+    agentUsage: async () => handle.agentUsage?.(['refund-bot'], '2026-01'),
     admit: () => handle.admit(admission(run)),
     resume: () => handle.resume({ run, atMs: JAN_MS, leaseMs: LEASE_MS }),
     settlePass: () => handle.settlePass({ run, epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS }),
