@@ -4,10 +4,11 @@ import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core
 import { requireIdentifier } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
-import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
+import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
@@ -152,6 +153,10 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
     updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
+    getPlaneCeiling: async () => (await value<PlaneStatus>('GET', '/v1/plane')).ceiling,
+    setPlaneCeiling: async (ceiling) => (await value<{ ceiling: PlaneCeiling }>('PUT', '/v1/plane/ceiling', ceiling)).ceiling,
+    updatePlaneCeiling: async (patch) => (await value<{ ceiling: PlaneCeiling }>('PATCH', '/v1/plane/ceiling', patch)).ceiling,
+    planeStatus: () => value<PlaneStatus>('GET', '/v1/plane'),
     halt: (input) => {
       const { tenant, scope, reason, atMs } = requestBody(input);
       return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });

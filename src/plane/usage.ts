@@ -9,7 +9,8 @@ import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
- * `Plane.usage`: a tenant's figures for one period. Read-only, five reads (the fifth is the waiting queue, issue 12); the period defaults to
+ * `Plane.usage`: a tenant's figures for one period, its waiting queue, and each agent's where the
+ * quota sets agent ceilings (issue 12). Read-only, five or six reads; the period defaults to
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
@@ -32,5 +33,17 @@ export async function usage(context: PlaneContext, input: UsageInput): Promise<U
     depth: waiting.depth,
     oldestWaitMs: waiting.oldestEnqueuedAtMs === null ? null : Math.max(0, nowMs - waiting.oldestEnqueuedAtMs),
   };
-  return { tenant, period, spent, reserved, running, quota, queue };
+  const agentCeilings = quota?.agents ?? {};
+  const names = Object.keys(agentCeilings);
+  const agentUsage = handle.agentUsage?.bind(handle);
+  if (names.length === 0 || agentUsage === undefined) return { tenant, period, spent, reserved, running, quota, queue };
+  const figures = await storeCall('agentUsage', () => agentUsage(names, period));
+  const agents = figures.map((figure) => ({
+    agent: figure.agent,
+    running: figure.running,
+    spent: figure.settled,
+    reserved: figure.reserved,
+    ceilings: agentCeilings[figure.agent] ?? {},
+  }));
+  return { tenant, period, spent, reserved, running, quota, queue, agents };
 }

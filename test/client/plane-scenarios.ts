@@ -91,6 +91,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
           reserved: 1000,
           requested: 1,
           limit: 1000,
+          bound: 'tenant',
         });
       }
       record('d', refused);
