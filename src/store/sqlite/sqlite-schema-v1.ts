@@ -182,6 +182,14 @@ CREATE TABLE quota_waiters (
 -- The queue of one tenant in arrival order.
 CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
 
+-- The round robin of waiting tenants while the plane-wide ceiling binds (issue 12): start-time fair
+-- queueing. vtime is a tenant's virtual time (it grows by 1 000 000 / weight per grant it gets);
+-- the row of tenant '*' keeps the plane's virtual time (the start of the latest grant).
+CREATE TABLE quota_wait_turns (
+  tenant  TEXT    NOT NULL PRIMARY KEY,
+  vtime   INTEGER NOT NULL CHECK (vtime >= 0)
+) STRICT, WITHOUT ROWID;
+
 -- The append-only audit log, numbered and hash-chained per tenant.
 CREATE TABLE quota_audit (
   tenant       TEXT    NOT NULL,

@@ -1,4 +1,5 @@
 import { LocalWaiterWakes, type WaiterWakes } from '../waiter-wakes.js';
+import { grantEveryQueueInTransaction } from './sqlite-waiters.js';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
@@ -118,10 +119,13 @@ export class SqliteQuotaStore implements QuotaStore {
     const entry = requireAuditEntry('audit', audit);
     const chain = requireTenant('auditTenant', auditTenant);
     if (this.#conn.isClosed) throw closedStoreError();
-    await this.#conn.write(() => {
+    const granted = await this.#conn.write(() => {
       this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(valid) });
       appendAuditInTransaction(this.#conn, chain, entry);
+      // A raised (or removed) plane ceiling admits waiters in this transaction (issue 12).
+      return grantEveryQueueInTransaction(this.#conn, entry.atMs);
     });
+    for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
   }
 
   /** Every tenant's slots, and each named agent's, from one read transaction. */

@@ -132,7 +132,8 @@ export class SqliteTenantStore implements TenantStore {
   // A write whose body may grant waiters: their callers are woken once it committed.
   async #granting<T>(body: () => { outcome: T; granted: string[] }): Promise<T> {
     const { outcome, granted } = await this.#conn.write(body);
-    if (granted.length > 0) this.#wakes?.wake(this.tenant);
+    // `granted` names, per grant, the tenant it went to: a plane-wide round may serve others.
+    for (const tenant of new Set(granted)) this.#wakes?.wake(tenant);
     return outcome;
   }
 

@@ -17,7 +17,8 @@ import {
 import type { SqliteConnection } from './sqlite-connection.js';
 import { admitNowInTransaction } from './sqlite-lifecycle.js';
 import { readStoredQuota } from './sqlite-quota.js';
-import { spendRefusal } from './sqlite-reserve.js';
+import { readPlaneCeiling, spendRefusal } from './sqlite-reserve.js';
+import { tenantWeight, type PlaneCeiling } from '../../core/plane-ceiling.js';
 
 /*
  * Waiting admissions on SQLite (issue 12, DESIGN.md decision 18). Every body runs inside the
@@ -46,6 +47,11 @@ const QUEUE_FIGURES = `SELECT
     min(CASE WHEN state = 'waiting' AND lease_expires_at_ms > @atMs THEN enqueued_at_ms END) AS oldest,
     coalesce(sum(state = 'granted'), 0) AS uncollected
   FROM quota_waiters WHERE tenant = @tenant`;
+const WAITING_TENANTS = `SELECT DISTINCT tenant FROM quota_waiters
+  WHERE state = 'waiting' AND lease_expires_at_ms > @atMs ORDER BY tenant`;
+const SELECT_TURN = 'SELECT vtime FROM quota_wait_turns WHERE tenant = @tenant';
+const UPSERT_TURN = `INSERT INTO quota_wait_turns (tenant, vtime) VALUES (@tenant, @vtime)
+  ON CONFLICT (tenant) DO UPDATE SET vtime = excluded.vtime`;
 const SELECT_REGISTERED = 'SELECT 1 AS found FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
 const ERASE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
 const ERASE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
@@ -67,21 +73,27 @@ interface WaiterRow {
   readonly lease_expires_at_ms: number;
 }
 
+/** Why a pass over one tenant's queue stopped. */
+type QueueStop = 'empty' | 'limit' | 'tenant-full' | 'plane-full';
+
 /**
- * Grants the tenant's waiters, first come first served, into whatever room there is at `atMs`:
- * each live waiter in queue order is admitted as the admission it asked for (halts, quota, hold,
- * reserve: the whole decision of `admit`). Admitted → `granted` (its run and pass 1 are in the
- * books for its caller to collect). Refused `TooManyRuns` → the queue stops there: nobody behind
- * it may take a slot ahead of it. Refused otherwise (a halt, spend, a run id taken meanwhile) →
- * `refused`, and its caller gets that answer when it collects. A waiter whose lease lapsed is
- * removed (its caller is gone). Answers the run ids granted.
+ * Grants the tenant's waiters, first come first served, into whatever room there is at `atMs`, at
+ * most `limit` of them: each live waiter in queue order is admitted as the admission it asked for
+ * (halts, quota, hold, reserve: the whole decision of `admit`). Admitted → `granted` (its run and
+ * pass 1 are in the books for its caller to collect). Refused `TooManyRuns` by the tenant's or the
+ * plane's ceiling → the pass stops there: nobody behind it may take a slot ahead of it. Refused
+ * `TooManyRuns` by a ceiling on its own agent (in the tenant or plane-wide) → it keeps its place
+ * and the pass goes on to the next (no head-of-line blocking). Refused otherwise (a halt, spend, a
+ * run id taken meanwhile) → `refused`, and its caller gets that answer when it collects. A waiter
+ * whose lease lapsed is removed (its caller is gone).
  */
-export function grantWaitersInTransaction(conn: SqliteConnection, tenant: string, atMs: number): string[] {
+function grantQueue(conn: SqliteConnection, tenant: string, atMs: number, limit: number): { granted: string[]; stop: QueueStop } {
   const granted: string[] = [];
   let after = 0;
   for (;;) {
+    if (granted.length >= limit) return { granted, stop: 'limit' };
     const row = conn.get<WaitingRow>(NEXT_WAITING, { tenant, after });
-    if (row === undefined) return granted;
+    if (row === undefined) return { granted, stop: 'empty' };
     after = row.seq;
     const key = { tenant, run: row.run_id };
     if (row.lease_expires_at_ms <= atMs) {
@@ -105,11 +117,88 @@ export function grantWaitersInTransaction(conn: SqliteConnection, tenant: string
       conn.run(DECIDE_WAITER, { ...key, state: 'granted', atMs });
       granted.push(row.run_id);
     } else if (outcome.refusal.code === 'TooManyRuns') {
-      return granted;
+      const bound = outcome.refusal.bound;
+      if (bound === 'tenant') return { granted, stop: 'tenant-full' };
+      if (bound === 'plane') return { granted, stop: 'plane-full' };
+      // Held back only by its own agent's ceiling: the waiters behind it may still fit.
     } else {
       conn.run(DECIDE_WAITER, { ...key, state: 'refused', atMs });
     }
   }
+}
+
+/** Virtual time a grant costs a tenant of weight 1 in the round robin; a weight-w tenant pays 1/w of it. */
+const TURN_COST = 1_000_000;
+/** The key of the plane's own virtual time in `quota_wait_turns`. */
+const PLANE_TURN = '*';
+
+function vtime(conn: SqliteConnection, tenant: string): number {
+  return conn.get<{ vtime: number }>(SELECT_TURN, { tenant })?.vtime ?? 0;
+}
+
+/**
+ * The waiters of every tenant, in turn, while the plane-wide ceiling binds (issue 12 item 2):
+ * start-time fair queueing over the tenants that have live waiters. The tenant whose turn starts
+ * earliest (its virtual time, never below the plane's) gets the next grant, the first in its own
+ * queue that fits (`grantQueue`, one grant); its virtual time then moves on by
+ * `TURN_COST / weight` (weights from the plane ceiling, default 1), so under a plane ceiling every
+ * backlogged tenant gets its share of freed slots whatever its demand. A tenant whose own ceilings
+ * hold its waiters back is passed over; the round ends when the plane is full or nobody fits.
+ */
+function grantInTurn(conn: SqliteConnection, plane: PlaneCeiling, atMs: number): string[] {
+  const woken: string[] = [];
+  const passedOver = new Set<string>();
+  for (;;) {
+    const tenants = conn
+      .all<{ tenant: string }>(WAITING_TENANTS, { atMs })
+      .map((row) => row.tenant)
+      .filter((tenant) => !passedOver.has(tenant));
+    if (tenants.length === 0) return woken;
+    const planeTime = vtime(conn, PLANE_TURN);
+    let next = tenants[0] as string;
+    let nextStart = Math.max(vtime(conn, next), planeTime);
+    for (const tenant of tenants.slice(1)) {
+      const start = Math.max(vtime(conn, tenant), planeTime);
+      if (start < nextStart) {
+        next = tenant;
+        nextStart = start;
+      }
+    }
+    const { granted, stop } = grantQueue(conn, next, atMs, 1);
+    if (granted.length > 0) {
+      woken.push(next);
+      conn.run(UPSERT_TURN, { tenant: next, vtime: nextStart + Math.max(1, Math.floor(TURN_COST / tenantWeight(plane, next))) });
+      conn.run(UPSERT_TURN, { tenant: PLANE_TURN, vtime: nextStart });
+      continue;
+    }
+    if (stop === 'plane-full') return woken;
+    passedOver.add(next);
+  }
+}
+
+/**
+ * Serves the waiting queues at `atMs` after a slot of `tenant` freed or before it admits (issue 12):
+ * under a plane-wide `maxConcurrentRuns`, every tenant's waiters in turn (`grantInTurn`), since a
+ * slot freed anywhere is a plane slot; otherwise the tenant's own queue, first come first served.
+ * Answers, per grant, the tenant whose waiter it went to (to count them and wake their callers).
+ */
+export function grantWaitersInTransaction(conn: SqliteConnection, tenant: string, atMs: number): string[] {
+  const plane = readPlaneCeiling(conn);
+  if (plane?.maxConcurrentRuns !== undefined) return grantInTurn(conn, plane, atMs);
+  return grantQueue(conn, tenant, atMs, Number.POSITIVE_INFINITY).granted.map(() => tenant);
+}
+
+/**
+ * Serves every tenant's queue at `atMs` (a plane-wide ceiling changed, issue 12): in turn under a
+ * plane-wide `maxConcurrentRuns`, else each tenant's own queue in tenant order. Answers, per grant,
+ * the tenant it went to.
+ */
+export function grantEveryQueueInTransaction(conn: SqliteConnection, atMs: number): string[] {
+  const plane = readPlaneCeiling(conn);
+  if (plane?.maxConcurrentRuns !== undefined) return grantInTurn(conn, plane, atMs);
+  return conn
+    .all<{ tenant: string }>(WAITING_TENANTS, { atMs })
+    .flatMap(({ tenant }) => grantQueue(conn, tenant, atMs, Number.POSITIVE_INFINITY).granted.map(() => tenant));
 }
 
 /** Admission as `admit` decides it, after the tenant's waiters were served: no later arrival goes first. */

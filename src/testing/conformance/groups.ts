@@ -27,6 +27,7 @@ import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } f
 import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
+import { fairWaiting } from './waiting-fairness.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
@@ -79,6 +80,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   operatorActs,
   lifecycleRaces,
   waitingAdmissions,
+  fairWaiting,
   planeWideCeiling,
   agentCeilings,
   ceilingRaces,
