@@ -188,6 +188,14 @@ CREATE TABLE ${s}.quota_waiters (
 -- The queue of one tenant in arrival order.
 CREATE UNIQUE INDEX quota_waiters_by_seq ON ${s}.quota_waiters (tenant, seq);
 
+-- The round robin of waiting tenants while the plane-wide ceiling binds (issue 12): start-time fair
+-- queueing. vtime is a tenant's virtual time (it grows by 1 000 000 / weight per grant it gets);
+-- the row of tenant '*' keeps the plane's virtual time (the start of the latest grant).
+CREATE TABLE ${s}.quota_wait_turns (
+  tenant  TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  vtime   BIGINT NOT NULL CHECK (vtime >= 0)
+);
+
 -- A chain is a JSON array of strings: the lifecycle functions read it inside the database (a
 -- Withheld answer needs it), so the database refuses what decodeRun would call corrupt.
 CREATE FUNCTION ${s}.quota_chain_ok(p_chain jsonb) RETURNS boolean

@@ -126,6 +126,9 @@ export class PostgresQuotaStore implements QuotaStore {
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#q.upsertPlane, [JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, chain, entry);
+      // A raised plane-wide ceiling admits waiters, in turn, in this transaction (issue 12); '*' is
+      // no tenant, so every tenant's lock is only tried (see quota_grant_waiters).
+      await tx.rows(this.#q.waiters.grantWaiters, ['*', entry.atMs]);
     });
   }
 
