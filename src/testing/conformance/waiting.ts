@@ -215,6 +215,24 @@ export const waitingAdmissions: ConformanceGroup = {
       },
     },
     {
+      id: 'W14',
+      title: "a waiter held back only by its own agent's ceiling does not block the waiters behind it",
+      async run(context) {
+        const handle = context.store.tenant('agents-co');
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 2, agents: { slow: { maxConcurrentRuns: 1 } } });
+        const slow = { name: 'slow', digest: 'r1' };
+        assertOk(await handle.admit(admission(runId(500), { agent: slow })), 'slow-1 holds the agent slot');
+        assertOk(await handle.admit(admission(runId(501))), 'other-1 holds the last tenant slot');
+        assertWaiting(await handle.admitOrWait(admission(runId(502), { agent: slow, atMs: JAN_MS + 1 }), TERMS), 1, 'slow-2 first in line');
+        assertWaiting(await handle.admitOrWait(admission(runId(503), { atMs: JAN_MS + 2 }), TERMS), 2, 'other-2 behind it');
+        await handle.settlePass({ run: runId(501), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 3 });
+        assert.deepEqual(await handle.runningRuns(10), [runId(500), runId(503)], 'other-2 took the freed slot past slow-2');
+        assertWaiting(await handle.collectWaiter(admission(runId(502), { agent: slow, atMs: JAN_MS + 4 }), TERMS), 1, 'slow-2 keeps its place');
+        await handle.settlePass({ run: runId(500), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 5 });
+        assert.deepEqual(await handle.runningRuns(10), [runId(502), runId(503)], 'slow-2 granted when its agent has room');
+      },
+    },
+    {
       id: 'W11',
       title: 'settles racing over two handles grant each waiter once, in order, never beyond the ceiling',
       async run(context) {
