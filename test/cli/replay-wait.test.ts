@@ -74,3 +74,24 @@ describe('quotaplane replay --wait', () => {
     expect(remote.stderr).toContain('--wait');
   });
 });
+
+describe('quotaplane replay --plane-max-concurrent', () => {
+  // Six rows at one instant, 250 ms each, spread over three tenants without tenant ceilings.
+  function burst(): string {
+    return writeTrace(dir.path, 'burst.csv', [HEADER, ...Array.from({ length: 6 }, () => '2023-11-16 18:00:00.0000000,10,0')]);
+  }
+
+  it('W42: the plane-wide ceiling applies: without --wait the rows beyond it are refused, with --wait they start in turn', async () => {
+    const refused = await replayJson([burst(), '--tenants', '3', '--plane-max-concurrent', '2']);
+    expect(refused.report.options.planeMaxConcurrent).toBe(2);
+    expect(refused.report.totals).toMatchObject({ admitted: 2, refused: { TooManyRuns: 4, SpentOut: 0, Unbounded: 0, Halted: 0 } });
+    expect(refused.report.ok).toBe(true);
+    const waited = await replayJson([burst(), '--tenants', '3', '--plane-max-concurrent', '2', '--wait', '10000']);
+    expect(waited.report.totals).toMatchObject({
+      admitted: 6,
+      refused: { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 },
+      wait: { waited: 4, granted: 4, timedOut: 0, p50Ms: 250, maxMs: 500 },
+    });
+    expect(waited.report.ok).toBe(true);
+  });
+});

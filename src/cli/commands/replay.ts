@@ -33,6 +33,7 @@ interface ReplayFlags {
   url?: string;
   key?: string;
   wait?: number;
+  planeMaxConcurrent?: number;
   json: boolean;
 }
 
@@ -96,6 +97,12 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         'let each admission wait up to this many virtual ms for a slot (a waiting request starts when granted, keeping its duration)',
       ).argParser(amount),
     )
+    .addOption(
+      new Option(
+        '--plane-max-concurrent <runs>',
+        "the plane-wide ceiling on concurrent runs across every tenant (replaces the store's plane-wide ceiling)",
+      ).argParser(amount),
+    )
     .addOption(new Option('--json', 'print the report as one JSON document').default(false))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, 'quotaplane replay --help'))
@@ -128,6 +135,7 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         storeUrl: flags.store,
         keepStore: flags.keepStore,
         waitMs: flags.wait,
+        planeMaxConcurrent: flags.planeMaxConcurrent,
       };
       // A missing trace is a usage error, found before any store is opened or migrated.
       await openTrace(tracePath);

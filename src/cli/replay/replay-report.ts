@@ -17,6 +17,9 @@ export function renderReplayTable(report: ReplayReport): string {
       `${ceiling(options.tokensPerPeriod, 'tokens')} and ${ceiling(options.minorUnitsPerPeriod, 'minor units')} ` +
       `per ${options.period === 'daily' ? 'UTC day' : 'UTC month'}`,
   );
+  if (options.planeMaxConcurrent !== undefined) {
+    lines.push(`plane-wide ceiling: ${options.planeMaxConcurrent} concurrent runs across every tenant`);
+  }
   const where = report.store.temporary ? (report.store.kept ? 'temporary, kept' : 'temporary, removed') : 'given';
   lines.push(`store: ${report.store.url} (${where})`);
   lines.push('');

@@ -38,7 +38,7 @@ const ADMISSION_EPOCH = 1;
 export const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
 
 /** The plane verbs a replay uses: a local plane, or a client of a running server (`--url`). */
-export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota'>;
+export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota' | 'setPlaneCeiling'>;
 
 /**
  * Where the replay runs, and where that is (for the report): an opened `store` the replay drives
@@ -90,6 +90,7 @@ export async function runReplay(
     // A wrong header or first row fails here, before any quota is written to the store.
     item = await rows.next();
     for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+    await applyPlaneCeiling(plane, options);
   } catch (error) {
     await rows.return?.(undefined);
     throw error;
@@ -242,6 +243,7 @@ export async function runReplay(
       priceOut: options.priceOut,
       maxOutputTokens: options.maxOutputTokens,
       tenantPrefix: target.tenantPrefix,
+      ...planeOption(options),
     },
     tenants,
     totals: {
@@ -258,6 +260,18 @@ export async function runReplay(
     invariants,
     ok: Object.values(invariants).every(Boolean),
   };
+}
+
+/** `--plane-max-concurrent`: sets the store's plane-wide ceiling (issue 12) before the first row. */
+export async function applyPlaneCeiling(plane: Pick<Plane, 'setPlaneCeiling'>, options: ReplayOptions): Promise<void> {
+  if (options.planeMaxConcurrent !== undefined) {
+    await plane.setPlaneCeiling({ maxConcurrentRuns: options.planeMaxConcurrent }, REPLAY_OPERATOR);
+  }
+}
+
+/** The report's `planeMaxConcurrent` member, only when the flag was given (the report is unchanged otherwise). */
+export function planeOption(options: ReplayOptions): { planeMaxConcurrent?: number } {
+  return options.planeMaxConcurrent === undefined ? {} : { planeMaxConcurrent: options.planeMaxConcurrent };
 }
 
 /** The quota every tenant gets from the flags; absent flags leave the ceiling absent (unlimited). */

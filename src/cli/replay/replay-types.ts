@@ -42,6 +42,11 @@ export interface ReplayOptions {
    * figures of a replay without it are unchanged).
    */
   readonly waitMs?: number | undefined;
+  /**
+   * `--plane-max-concurrent N` (issue 12): the store's plane-wide ceiling on concurrent runs across
+   * every tenant is set to N before the first row (it replaces the store's plane-wide ceiling).
+   */
+  readonly planeMaxConcurrent?: number | undefined;
 }
 
 /**
@@ -127,6 +132,8 @@ export interface ReplayReport {
     readonly tenantPrefix: string;
     /** Only under `--wait`: how long each admission may wait, virtual ms. */
     readonly waitMs?: number;
+    /** Only with `--plane-max-concurrent`: the plane-wide ceiling on concurrent runs. */
+    readonly planeMaxConcurrent?: number;
   };
   readonly tenants: readonly TenantReport[];
   readonly totals: {

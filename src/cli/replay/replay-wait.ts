@@ -11,9 +11,11 @@ import { CompletionQueue, completionSettle, type PendingCompletion } from './com
 import type { ReplayProgress } from './replay-progress.js';
 import { measureInvariants, type TenantLedger } from './replay-invariants.js';
 import {
+  applyPlaneCeiling,
   budgetOf,
   LEASE_MARGIN_MS,
   newLedger,
+  planeOption,
   quotaOf,
   REPLAY_OPERATOR,
   RUN_BASE_MS,
@@ -83,6 +85,7 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
     throw error;
   });
   for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+  await applyPlaneCeiling(plane, options);
 
   const ledgers = new Map<string, TenantLedger>(names.map((tenant) => [tenant, newLedger(tenant)]));
   const waits = new Map<string, WaitBook>(names.map((tenant) => [tenant, { waited: 0, granted: 0, timedOut: 0, waitsMs: [], queue: [] }]));
@@ -139,14 +142,18 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
   };
 
   // After a settle freed a slot at `atMs`: collect the grants it wrote, head of the queue first.
-  const collectGrants = async (tenant: string, atMs: number): Promise<void> => {
+  // The replay's runs have no agent, so grants follow each queue's order and the walk stops at the
+  // first waiter still waiting.
+  // Answers whether it collected anything.
+  const collectGrants = async (tenant: string, atMs: number): Promise<boolean> => {
     const queue = waitBook(tenant).queue;
-    if (queue.length === 0 || (await handle(tenant).waitQueue({ atMs })).uncollected === 0) return;
+    if (queue.length === 0 || (await handle(tenant).waitQueue({ atMs })).uncollected === 0) return false;
     for (const waiter of [...queue]) {
       const outcome = await handle(tenant).collectWaiter({ ...waiter.request, atMs }, termsOf(waiter.arrivalMs));
       if (!outcome.ok && 'waiting' in outcome) break;
       conclude(waiter, outcome, atMs);
     }
+    return true;
   };
 
   const settle = async (done: PendingCompletion): Promise<void> => {
@@ -157,8 +164,12 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
     if (result.outcome === 'settled') book.receiptsWritten += 1;
     book.settledByReplay.set(done.period, addSpend(book.settledByReplay.get(done.period) ?? ZERO_SPEND, { tokens: done.tokens, minorUnits: done.minorUnits }));
     settledRuns.push(done);
-    await collectGrants(done.tenant, done.endMs);
-    await check(done.tenant);
+    // Under a plane-wide ceiling the freed slot may have gone to another tenant's waiter, in turn.
+    const touched = new Set([done.tenant]);
+    for (const [tenant, book] of waits) {
+      if (book.queue.length > 0 && (await collectGrants(tenant, done.endMs))) touched.add(tenant);
+    }
+    for (const tenant of touched) await check(tenant);
   };
 
   const expire = async (waiter: Waiter): Promise<void> => {
@@ -269,6 +280,7 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
       maxOutputTokens: options.maxOutputTokens,
       tenantPrefix: target.tenantPrefix,
       waitMs,
+      ...planeOption(options),
     },
     tenants,
     totals: {
