@@ -1,6 +1,7 @@
 import { agentCeilingsOf, type TenantQuota } from './quota.js';
 import { planeAgentLimit, type PlaneCeiling } from './plane-ceiling.js';
 import type { SpentOutRefusal, TooManyRunsRefusal } from './refusal.js';
+import { concurrencyRefusal } from './reserve-decision.js';
 import { checkSpend } from './spend-check.js';
 import type { Spend } from './spend.js';
 
@@ -50,10 +51,8 @@ export function admissionConcurrencyRefusal(
   if (agent !== null && agentLimit !== undefined && figures.agentRunning >= agentLimit) {
     return { code: 'TooManyRuns', tenant, running: figures.agentRunning, limit: agentLimit, bound: 'agent', agent };
   }
-  const tenantLimit = ceilings.quota.maxConcurrentRuns;
-  if (tenantLimit !== undefined && figures.running >= tenantLimit) {
-    return { code: 'TooManyRuns', tenant, running: figures.running, limit: tenantLimit, bound: 'tenant' };
-  }
+  const tenantRefusal = concurrencyRefusal(tenant, ceilings.quota, { slotHeld: false, running: figures.running });
+  if (tenantRefusal !== null) return tenantRefusal;
   const planeAgent = planeAgentLimit(ceilings.plane, agent);
   if (agent !== null && planeAgent !== undefined && figures.planeAgentRunning >= planeAgent) {
     return { code: 'TooManyRuns', tenant, running: figures.planeAgentRunning, limit: planeAgent, bound: 'plane-agent', agent };

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 import type { Plane, Usage } from '../plane/plane.js';
 import { createOverrunCounter } from './overrun-metrics.js';
+import { createPlaneMetrics } from './plane-metrics.js';
 
 /** Prefix of every metric the service exports. */
 export const METRIC_PREFIX = 'quotaplane_';
@@ -25,6 +26,9 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_tenant_waiting_admissions{tenant}` and `quotaplane_tenant_oldest_wait_seconds{tenant}`:
  *   the tenant's queue of waiting admissions (issue 12), read likewise (`other` sums the queues and
  *   shows the longest wait);
+ * - `quotaplane_tenant_agent_running_runs{tenant, agent}`: per agent the tenant's quota sets ceilings
+ *   for, its slots (tenants with their own series only; issue 12);
+ * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`, issue 12);
  * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
  *   into `other`;
  * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
@@ -135,6 +139,19 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     "Minor units held by open runs in the tenant's current period, read on scrape.",
     (usage) => usage.reserved.minorUnits,
   );
+  // Per agent with ceilings in its tenant's quota (issue 12), for the tenants shown on their own.
+  new Gauge({
+    name: `${METRIC_PREFIX}tenant_agent_running_runs`,
+    help: "Runs of an agent holding a slot in a tenant, for agents the tenant's quota sets ceilings for, read on scrape.",
+    labelNames: ['tenant', 'agent'] as const,
+    registers: [registry],
+    async collect() {
+      const figures = await tenantUsage();
+      this.reset();
+      for (const usage of figures.own) for (const agent of usage.agents ?? []) this.set({ tenant: usage.tenant, agent: agent.agent }, agent.running);
+    },
+  });
+  const ceilingRefusals = createPlaneMetrics(registry, METRIC_PREFIX, options.plane);
 
   tenantGauge('tenant_waiting_admissions', 'Admissions waiting for a slot, per tenant, read on scrape (issue 12).', (usage) => usage.queue.depth);
   tenantGauge(
@@ -172,6 +189,9 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
             const result = await plane.admit(input);
             admissions.inc({ outcome: result.ok ? 'admitted' : 'refused' });
             if (!result.ok) refusals.inc({ operation: 'admit', code: result.refusal.code });
+            if (!result.ok && (result.refusal.code === 'TooManyRuns' || result.refusal.code === 'SpentOut')) {
+              ceilingRefusals.inc({ code: result.refusal.code, bound: result.refusal.bound });
+            }
             return result;
           }),
         settle: (input) =>

@@ -96,7 +96,9 @@ export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
 /**
  * One admission as a single transaction (DESIGN.md decision 6): halts (the narrowest covering is
  * reported) → the tenant's quota, read inside the transaction unless `quota` is given → hold
- * formula → reserve (slot + hold) → the run and its first pass recorded.
+ * formula (over the units the tenant or the run's agent bounds) → reserve (slot + hold) under every
+ * ceiling covering the run: the tenant's for its agent (`quota.agents`), the tenant's, and the
+ * stored plane-wide ceiling (issue 12; refusals name the `bound`) → the run and its first pass recorded.
  */
 export interface AdmitRequest {
   readonly run: string;

@@ -1,7 +1,7 @@
 /**
  * Server-side `reserve` (contract §6.2, §7.1) for the quoted schema `s`: one function call, one
  * round trip, one transaction. It mirrors `reserveInTransaction` of the SQLite adapter and the pure
- * `concurrencyRefusal` and `checkSpend` of `core/`: the same fast path, the same order (concurrency
+ * `admissionConcurrencyRefusal` and `admissionSpendRefusal` of `core/`: the same fast path, the same order (concurrency
  * with the full count, then spend from one snapshot, only when a hold is asked for and none is
  * held), the same strict-greater comparison, done in `numeric` so nothing overflows. It answers
  * the figures it decided on; the TypeScript caller rebuilds the refusal value with the core
