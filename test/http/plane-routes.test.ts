@@ -119,7 +119,7 @@ describe('the plane-wide ceiling over HTTP', () => {
     await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3 });
     await f.plane.admit({ tenant: 'acme', run: 'run-1' });
     const usage = await f.app.inject({ method: 'GET', url: '/v1/usage', headers: bearer(f.key.runAcme) });
-    expect(Object.keys(usage.json()).sort()).toEqual(['period', 'quota', 'reserved', 'running', 'spent', 'tenant']);
+    expect(Object.keys(usage.json()).sort()).toEqual(['period', 'queue', 'quota', 'reserved', 'running', 'spent', 'tenant']);
     const metrics = (await f.app.inject({ method: 'GET', url: '/metrics', headers: bearer(f.key.opAll) })).body;
     expect(metrics).toContain('quotaplane_plane_running_runs{agent=""} 1');
     expect(metrics).not.toMatch(/^quotaplane_plane_max_concurrent_runs\{/m);

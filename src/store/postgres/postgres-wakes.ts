@@ -61,11 +61,6 @@ export class PostgresWaiterWakes implements WaiterWakes {
     await client?.end().catch(() => undefined);
   }
 
-  /** Drops the `LISTEN` connection as a network fault would (tests of the fallback). */
-  dropConnectionForTest(): void {
-    this.#client?.emit('error', new Error('connection dropped by a test'));
-  }
-
   #connect(): void {
     if (this.#closed) return;
     const client = new pg.Client({ connectionString: this.#url, application_name: 'quotaplane-listen', keepAlive: true });
