@@ -135,6 +135,8 @@ describe('PostgreSQL migrations', () => {
       'quota_settled',
       'quota_spent',
       'quota_tenants',
+      'quota_wait_turns',
+      'quota_waiters',
       'quotaplane_api_keys',
       'quotaplane_schema',
     ]);
