@@ -221,3 +221,9 @@ export type { CeilingBound } from './core/refusal.js';
 export type { AgentUsage, PlaneUsage } from './store/types.js';
 export type { AgentUsageFigures, PlanePatch, PlaneStatus } from './plane/plane.js';
 export { PLANE_AUDIT_TENANT } from './plane/plane-ceiling.js';
+// Waiting admissions (issue 12 item 1).
+export { MAX_WAIT_MS, WAITER_LEASE_MS } from './plane/wait-admission.js';
+export type { CancelOutcome, WaitingAdmission, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './store/waiters.js';
+export type { WaiterWakes } from './store/waiter-wakes.js';
+export type { QueueFigures } from './plane/plane.js';
+export type { TenantWaiterSweep } from './plane/operator-types.js';
