@@ -100,6 +100,7 @@ describe('plane.admit on SQLite', () => {
       reserved: 1000,
       requested: 1,
       limit: 1000,
+      bound: 'tenant',
     });
   });
 
