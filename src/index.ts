@@ -196,3 +196,34 @@ export { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiK
 // ── the books (issue #9)
 export { overrunOf } from './core/overrun.js';
 export { sumOverflowError, requireSumFits } from './core/amounts.js';
+
+// ── ceilings above and below the tenant (issue 12)
+export {
+  applyPlanePatch,
+  boundsPlane,
+  NO_PLANE_CEILING,
+  parsePlaneCeiling,
+  planeAgentLimit,
+  tenantWeight,
+  type PlaneAgentCeiling,
+  type PlaneCeiling,
+} from './core/plane-ceiling.js';
+export { agentCeilingsOf, holdQuotaFor, parseAgentCeilings, type AgentCeilings } from './core/quota.js';
+export {
+  admissionConcurrencyRefusal,
+  admissionSpendRefusal,
+  type AdmissionSpendCheck,
+  type ConcurrencyFigures,
+  type CoveringCeilings,
+  type PeriodFigures,
+} from './core/admission-ceilings.js';
+export type { CeilingBound } from './core/refusal.js';
+export type { AgentUsage, PlaneUsage } from './store/types.js';
+export type { AgentUsageFigures, PlanePatch, PlaneStatus } from './plane/plane.js';
+export { PLANE_AUDIT_TENANT } from './plane/plane-ceiling.js';
+// Waiting admissions (issue 12 item 1).
+export { MAX_WAIT_MS, WAITER_LEASE_MS } from './plane/wait-admission.js';
+export type { CancelOutcome, WaitingAdmission, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './store/waiters.js';
+export type { WaiterWakes } from './store/waiter-wakes.js';
+export type { QueueFigures } from './plane/plane.js';
+export type { TenantWaiterSweep } from './plane/operator-types.js';

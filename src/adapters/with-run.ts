@@ -29,8 +29,8 @@ const ASSUMED_LEASE_MS = 60_000;
  *   `STORE_UNAVAILABLE` or does not answer within the timeout is sent again with the same payload,
  *   up to `settleAttempts` times, waiting 100, 200, 400 … ms between attempts; the receipt makes a
  *   repeat safe (an attempt that landed answers `already-settled`).
- *
- * Waiting admissions (`waitMs`) are not offered: the plane's `admit` does not wait yet.
+ * - `waitMs`: how long the admission may wait for a slot (`plane.admit`'s `waitMs`, issue 12);
+ *   only a `TooManyRuns` refusal waits. `signal` also cancels the wait. Not used with `resume`.
  */
 export interface WithRunOptions {
   readonly tenant: string;
@@ -41,6 +41,7 @@ export interface WithRunOptions {
   readonly budget?: Budget | undefined;
   readonly width?: number | undefined;
   readonly leaseMs?: number | undefined;
+  readonly waitMs?: number | undefined;
   readonly spentBefore?: Spend | undefined;
   readonly signal?: AbortSignal | undefined;
   readonly heartbeatEveryMs?: number | undefined;
@@ -108,6 +109,7 @@ export async function withRun<T>(plane: RunPlane, options: WithRunOptions, body:
       ? await plane.admit({
           tenant: options.tenant,
           ...defined({ run: options.run, agent: options.agent, chain: options.chain, budget: options.budget, width: options.width, leaseMs: options.leaseMs }),
+          ...defined({ waitMs: options.waitMs, signal: options.waitMs === undefined ? undefined : options.signal }),
         })
       : await plane.resume({ tenant: options.tenant, run: options.resume, ...defined({ leaseMs: options.leaseMs }) });
   if (!pass.ok) {

@@ -4,10 +4,11 @@ import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core
 import { requireIdentifier } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
-import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, ResumeResult } from '../plane/plane.js';
+import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
@@ -78,13 +79,19 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
   const send = options.fetch === undefined ? undiciTransport : fetchTransport(options.fetch);
   const authorization = `Bearer ${options.key}`;
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T | Refused> {
+  async function call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T | Refused> {
     const headers: Record<string, string> = { authorization, accept: 'application/json, application/problem+json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     let answer: TransportAnswer;
     try {
-      answer = await send(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      answer = await send(`${base}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        ...(signal === undefined ? {} : { signal }),
+      });
     } catch (error) {
+      if (signal?.aborted === true) throw signal.reason;
       throw unreachable(base, error);
     }
     const parsed = parseJson(answer.body);
@@ -113,7 +120,13 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
 
   const client: QuotaplaneClient = {
     url: base,
-    admit: (input) => call('POST', '/v1/runs', requestBody(input)) as Promise<AdmitResult>,
+    admit: (input) => {
+      // `waitMs` travels as the route's `wait` field (a long poll); `signal` ends the request, and
+      // the server gives the place in the queue back when the connection closes (issue 12).
+      const { waitMs, signal, ...body } = requestBody(input);
+      if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(signal)}`);
+      return call('POST', '/v1/runs', waitMs === undefined ? body : { ...body, wait: waitMs }, signal) as Promise<AdmitResult>;
+    },
     settle: (input) => {
       const { tenant, run, by, ...body } = requestBody(input);
       // With `by` it is an operator's settle: the operator route audits it under the key's name.
@@ -140,6 +153,10 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
     updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
+    getPlaneCeiling: async () => (await value<PlaneStatus>('GET', '/v1/plane')).ceiling,
+    setPlaneCeiling: async (ceiling) => (await value<{ ceiling: PlaneCeiling }>('PUT', '/v1/plane/ceiling', ceiling)).ceiling,
+    updatePlaneCeiling: async (patch) => (await value<{ ceiling: PlaneCeiling }>('PATCH', '/v1/plane/ceiling', patch)).ceiling,
+    planeStatus: () => value<PlaneStatus>('GET', '/v1/plane'),
     halt: (input) => {
       const { tenant, scope, reason, atMs } = requestBody(input);
       return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });

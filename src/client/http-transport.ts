@@ -5,6 +5,8 @@ export interface TransportRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string | undefined;
+  /** Ends the request when it aborts (a waiting admission the caller gives up; issue 12). */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** What the client reads of an answer: the HTTP status and the whole body as text. */
@@ -27,14 +29,24 @@ export type Transport = (url: string, init: TransportRequest) => Promise<Transpo
  * HTTP admission cycle (`npm run bench -- --only http`).
  */
 export const undiciTransport: Transport = async (url, init) => {
-  const answer = await request(url, { method: init.method as 'GET', headers: init.headers, body: init.body });
+  const answer = await request(url, {
+    method: init.method as 'GET',
+    headers: init.headers,
+    body: init.body,
+    ...(init.signal === undefined ? {} : { signal: init.signal }),
+  });
   return { status: answer.statusCode, body: await answer.body.text() };
 };
 
 /** A transport over a `fetch` (a test's `app.inject`, or a fetch the caller instruments). */
 export function fetchTransport(doFetch: typeof globalThis.fetch): Transport {
   return async (url, init) => {
-    const response = await doFetch(url, { method: init.method, headers: init.headers, ...(init.body === undefined ? {} : { body: init.body }) });
+    const response = await doFetch(url, {
+      method: init.method,
+      headers: init.headers,
+      ...(init.body === undefined ? {} : { body: init.body }),
+      ...(init.signal === undefined ? {} : { signal: init.signal }),
+    });
     return { status: response.status, body: await response.text() };
   };
 }

@@ -8,7 +8,11 @@ import { parseQuota, type TenantQuota } from './quota.js';
  * to `monthly`, a grant's rate ceilings are dropped), and any other value replaces it. Inside
  * `rateCeilings` each grant is merged on its own: `{ "tool://a/b": [...] }` replaces that grant's
  * ceilings and leaves the others, `{ "tool://a/b": null }` removes that grant, and
- * `rateCeilings: null` removes every grant's ceilings.
+ * `rateCeilings: null` removes every grant's ceilings. `agents` is merged as RFC 7396 says, two
+ * levels deep: `{ agents: { "refund-bot": { maxConcurrentRuns: 5 } } }` sets that one ceiling of
+ * that agent and keeps its others, `{ "refund-bot": { maxConcurrentRuns: null } }` removes that
+ * ceiling, `{ "refund-bot": null }` removes the agent's ceilings, `agents: null` removes every
+ * agent's (an agent left with no ceiling is dropped).
  */
 export interface QuotaPatch {
   readonly maxConcurrentRuns?: number | null;
@@ -16,6 +20,7 @@ export interface QuotaPatch {
   readonly maxMinorUnitsPerPeriod?: number | null;
   readonly period?: TenantQuota['period'] | null;
   readonly rateCeilings?: Readonly<Record<string, unknown>> | null;
+  readonly agents?: Readonly<Record<string, unknown>> | null;
 }
 
 /**
@@ -32,6 +37,8 @@ export function applyQuotaPatch(current: TenantQuota | null, patch: unknown, fie
   for (const [member, value] of Object.entries(patch as Record<string, unknown>)) {
     if (member === 'rateCeilings' && value !== null) {
       merged.rateCeilings = mergeGrants(current?.rateCeilings, value, `${field}.rateCeilings`);
+    } else if (member === 'agents' && value !== null) {
+      merged.agents = mergeAgents(current?.agents, value, `${field}.agents`);
     } else if (value === null) {
       delete merged[member];
     } else {
@@ -39,6 +46,7 @@ export function applyQuotaPatch(current: TenantQuota | null, patch: unknown, fie
     }
   }
   if (merged.rateCeilings !== undefined && Object.keys(merged.rateCeilings as object).length === 0) delete merged.rateCeilings;
+  if (merged.agents !== undefined && Object.keys(merged.agents as object).length === 0) delete merged.agents;
   return parseQuota(merged, field);
 }
 
@@ -52,4 +60,32 @@ function mergeGrants(current: Readonly<Record<string, unknown>> | undefined, val
     else grants[grant] = ceilings;
   }
   return grants;
+}
+
+function mergeAgents(current: Readonly<Record<string, unknown>> | undefined, value: unknown, field: string): Record<string, unknown> {
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object of agent name → ceilings (null removes an agent), got ${describe(value)}`);
+  }
+  const agents: Record<string, unknown> = {};
+  const put = (agent: string, ceilings: unknown): void => {
+    Object.defineProperty(agents, agent, { value: ceilings, enumerable: true, writable: true, configurable: true });
+  };
+  for (const [agent, ceilings] of Object.entries(current ?? {})) put(agent, ceilings);
+  for (const [agent, change] of Object.entries(value as Record<string, unknown>)) {
+    if (change === null) {
+      delete agents[agent];
+      continue;
+    }
+    if (typeof change !== 'object' || Array.isArray(change)) {
+      throw invalidArgument(`${field}[${JSON.stringify(agent)}]`, `must be an object of ceilings (null removes the agent), got ${describe(change)}`);
+    }
+    const ceilings: Record<string, unknown> = { ...(Object.hasOwn(agents, agent) ? (agents[agent] as object) : {}) };
+    for (const [name, ceiling] of Object.entries(change as Record<string, unknown>)) {
+      if (ceiling === null) delete ceilings[name];
+      else ceilings[name] = ceiling;
+    }
+    if (Object.keys(ceilings).length === 0) delete agents[agent];
+    else put(agent, ceilings);
+  }
+  return agents;
 }

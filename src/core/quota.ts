@@ -12,6 +12,9 @@ import { requireIdentifier } from './identifiers.js';
  * - `period`: `monthly` (default) or `daily`, in UTC.
  * - `rateCeilings`: per grant (`tool://server/name`), ceilings every dispatch of that grant must
  *   fit besides any the caller declares (DESIGN.md decision 11).
+ * - `agents`: per agent name, ceilings for the runs of that agent inside this tenant, on top of the
+ *   tenant's own (issue 12 item 3; see {@link AgentCeilings}). A run without an agent identity is
+ *   covered by none of them.
  */
 export interface TenantQuota {
   readonly maxConcurrentRuns?: number;
@@ -19,6 +22,44 @@ export interface TenantQuota {
   readonly maxMinorUnitsPerPeriod?: number;
   readonly period: Period;
   readonly rateCeilings?: Readonly<Record<string, readonly RateCeiling[]>>;
+  readonly agents?: Readonly<Record<string, AgentCeilings>>;
+}
+
+/**
+ * The ceilings of one agent name inside a tenant (issue 12 item 3), counted over the tenant's runs
+ * admitted with that agent name (any revision). Each is optional: absent is unlimited, `0` allows
+ * nothing (DESIGN.md decision 3). An admission needs room under these *and* under the tenant's.
+ * - `maxConcurrentRuns`: slots held by the agent's runs.
+ * - `maxTokensPerPeriod`, `maxMinorUnitsPerPeriod`: the agent's settled plus reserved spend in the
+ *   tenant's billing period (the tenant's `period` kind).
+ */
+export interface AgentCeilings {
+  readonly maxConcurrentRuns?: number;
+  readonly maxTokensPerPeriod?: number;
+  readonly maxMinorUnitsPerPeriod?: number;
+}
+
+/** The ceilings of `agent` in `quota`, or `null` when the run has no agent or the agent has none. */
+export function agentCeilingsOf(quota: TenantQuota, agent: string | null | undefined): AgentCeilings | null {
+  if (agent === null || agent === undefined || quota.agents === undefined) return null;
+  return Object.hasOwn(quota.agents, agent) ? (quota.agents[agent] ?? null) : null;
+}
+
+/**
+ * The quota whose spend bounds the hold formula uses for a run of `agent`: a unit is bounded when
+ * the tenant or the agent bounds it, so a run of an agent with a spend ceiling holds its worst case
+ * (and is `Unbounded` without a budget for it) even when the tenant bounds no spend. The tenant's
+ * own ceilings are kept; an agent-only bound is marked with the agent's value.
+ */
+export function holdQuotaFor(quota: TenantQuota, agent: string | null | undefined): TenantQuota {
+  const ceilings = agentCeilingsOf(quota, agent);
+  if (ceilings === null) return quota;
+  const tokens = quota.maxTokensPerPeriod ?? ceilings.maxTokensPerPeriod;
+  const minorUnits = quota.maxMinorUnitsPerPeriod ?? ceilings.maxMinorUnitsPerPeriod;
+  const merged: { -readonly [K in keyof TenantQuota]: TenantQuota[K] } = { ...quota };
+  if (tokens !== undefined) merged.maxTokensPerPeriod = tokens;
+  if (minorUnits !== undefined) merged.maxMinorUnitsPerPeriod = minorUnits;
+  return merged;
 }
 
 /** The quota of a tenant nobody configured: no ceilings, monthly periods. */
@@ -38,7 +79,8 @@ export function boundsSpend(quota: TenantQuota): boolean {
   return quota.maxTokensPerPeriod !== undefined || quota.maxMinorUnitsPerPeriod !== undefined;
 }
 
-const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings']);
+const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings', 'agents']);
+const AGENT_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod']);
 
 /**
  * Validates an untrusted quota being set and returns a normalised copy (absent `period` →
@@ -87,7 +129,42 @@ function parseQuotaWith(value: unknown, field: string, settable: boolean): Tenan
   if (record.rateCeilings !== undefined && record.rateCeilings !== null) {
     quota.rateCeilings = parseGrantCeilings(record.rateCeilings, `${field}.rateCeilings`, settable);
   }
+  if (record.agents !== undefined && record.agents !== null) {
+    const agents = parseAgentCeilings(record.agents, `${field}.agents`);
+    if (Object.keys(agents).length > 0) quota.agents = agents;
+  }
   return quota;
+}
+
+/**
+ * Validates an untrusted map of agent name → {@link AgentCeilings}. Throws `INVALID_ARGUMENT`
+ * naming the field: a map that is not an object, an agent name that is not an identifier, an
+ * unknown member, or a ceiling that is not a non-negative safe integer. `null` ceilings are absent.
+ */
+export function parseAgentCeilings(value: unknown, field = 'agents'): Record<string, AgentCeilings> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object of agent name → { maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod }, got ${describe(value)}`);
+  }
+  const result: Record<string, AgentCeilings> = {};
+  for (const [agent, ceilings] of Object.entries(value)) {
+    requireIdentifier(`${field} key`, agent);
+    const agentField = `${field}[${JSON.stringify(agent)}]`;
+    if (typeof ceilings !== 'object' || ceilings === null || Array.isArray(ceilings)) {
+      throw invalidArgument(agentField, `must be an object of ceilings, got ${describe(ceilings)}`);
+    }
+    const record = ceilings as Record<string, unknown>;
+    const parsed: { -readonly [K in keyof AgentCeilings]: AgentCeilings[K] } = {};
+    for (const [name, ceiling] of Object.entries(record)) {
+      if (!AGENT_FIELDS.has(name)) {
+        throw invalidArgument(`${agentField}.${name}`, `is not an agent ceiling; use ${[...AGENT_FIELDS].join(', ')}`);
+      }
+      if (ceiling === undefined || ceiling === null) continue;
+      parsed[name as keyof AgentCeilings] = requireAmount(`${agentField}.${name}`, ceiling);
+    }
+    // defineProperty: an agent named `__proto__` is an own member like any other.
+    Object.defineProperty(result, agent, { value: parsed, enumerable: true, writable: true, configurable: true });
+  }
+  return result;
 }
 
 function parseGrantCeilings(value: unknown, field: string, settable: boolean): Record<string, readonly RateCeiling[]> {

@@ -6,7 +6,7 @@ const OPS = { actor: 'ops-carol', basis: 'authenticated' } as const;
 
 describe('refusal messages (contract §5.1)', () => {
   it('TooManyRuns names the tenant, the running count and the limit, and says it is back-pressure', () => {
-    const message = refusalMessage({ code: 'TooManyRuns', tenant: 'acme', running: 4, limit: 4 });
+    const message = refusalMessage({ code: 'TooManyRuns', tenant: 'acme', running: 4, limit: 4, bound: 'tenant' });
     expect(message).toContain("tenant 'acme'");
     expect(message).toContain('4 run(s) executing');
     expect(message).toContain('limit is 4');
@@ -23,6 +23,7 @@ describe('refusal messages (contract §5.1)', () => {
       settled: 600,
       reserved: 300,
       requested: 101,
+      bound: 'tenant',
       limit: 1000,
     });
     expect(message).toContain("tenant 'acme'");
@@ -102,7 +103,7 @@ describe('refusal messages (contract §5.1)', () => {
 
 describe('refuse', () => {
   it('wraps a refusal as { ok: false, refusal, message }', () => {
-    const refusal: Refusal = { code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0 };
+    const refusal: Refusal = { code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'tenant' };
     expect(refuse(refusal)).toEqual({ ok: false, refusal, message: refusalMessage(refusal) });
   });
 });

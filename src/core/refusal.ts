@@ -3,15 +3,39 @@ import { describeHaltScope, parseHaltScope } from './halt-scope.js';
 import type { Operator } from './operator.js';
 import { describeRateCeiling, MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 
-/** The tenant already runs `running` runs, at or past its `limit` of concurrent runs (contract §5.1). Back-pressure. */
+/**
+ * Which ceiling bound a `TooManyRuns` or `SpentOut` refusal (issue 12): `agent` — the tenant's
+ * ceiling for the run's agent name (`quota.agents`); `tenant` — the tenant's own quota;
+ * `plane-agent` — the plane-wide ceiling for the agent name across every tenant; `plane` — the
+ * plane-wide ceiling across every tenant. When several bind at once the narrowest is named, in
+ * that order. Spend is bounded per tenant and per agent only, so `SpentOut` names `agent` or `tenant`.
+ */
+export type CeilingBound = 'agent' | 'tenant' | 'plane-agent' | 'plane';
+
+/**
+ * `running` runs already hold slots under the ceiling named by `bound`, at or past its `limit`
+ * (contract §5.1; issue 12). For `agent` and `plane-agent`, `agent` names the agent and `running`
+ * counts that agent's slots (in the tenant, or across tenants); for `plane`, every tenant's slots.
+ * Back-pressure.
+ */
 export interface TooManyRunsRefusal {
   readonly code: 'TooManyRuns';
   readonly tenant: string;
   readonly running: number;
   readonly limit: number;
+  readonly bound: CeilingBound;
+  readonly agent?: string;
+  /** Only for a waiting admission whose time ran out (issue 12): its place in the tenant's queue, 1 = first. */
+  readonly queuePosition?: number;
+  /** Only for a waiting admission whose time ran out (issue 12): how long it waited, ms. */
+  readonly waitedMs?: number;
 }
 
-/** Settled + reserved + requested would pass the period's ceiling in `unit` (contract §4.3, §5.1). Back-pressure. */
+/**
+ * Settled + reserved + requested would pass the period's ceiling in `unit` (contract §4.3, §5.1).
+ * `bound` is `tenant` for the tenant's quota, or `agent` (with `agent` named) for the tenant's
+ * ceiling on that agent's spend, whose figures are then the agent's. Back-pressure.
+ */
 export interface SpentOutRefusal {
   readonly code: 'SpentOut';
   readonly tenant: string;
@@ -21,6 +45,8 @@ export interface SpentOutRefusal {
   readonly reserved: number;
   readonly requested: number;
   readonly limit: number;
+  readonly bound: 'tenant' | 'agent';
+  readonly agent?: string;
 }
 
 /** The quota bounds `unit` but the run's budget leaves `field` open, so its cost cannot be reserved (§4.2, §5.1). */
@@ -102,12 +128,15 @@ export function refusalMessage(refusal: Refusal): string {
   switch (refusal.code) {
     case 'TooManyRuns':
       return (
-        `tenant '${refusal.tenant}' has ${refusal.running} run(s) executing, and its limit is ${refusal.limit} ` +
-        `concurrent run(s); this is back-pressure, not a fault: retry when one of them finishes`
+        `${whoseRuns(refusal)}; this is back-pressure, not a fault: retry when one of them finishes` +
+        (refusal.waitedMs === undefined
+          ? ''
+          : ` (waited ${refusal.waitedMs} ms, position ${refusal.queuePosition ?? 1} in the tenant's queue)`)
       );
     case 'SpentOut':
       return (
-        `tenant '${refusal.tenant}' cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
+        `tenant '${refusal.tenant}'${refusal.bound === 'agent' ? ` (agent '${refusal.agent ?? ''}', under its own ceiling)` : ''} ` +
+        `cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
         `${refusal.settled} ${refusal.unit} settled and ${refusal.reserved} ${refusal.unit} reserved by running work, ` +
         `against a limit of ${refusal.limit} ${refusal.unit}; settled spend resets when the period ends, reserved ` +
         `spend is released as its runs conclude, and 'quotaplane attention' names holders that have stopped`
@@ -139,5 +168,20 @@ export function refusalMessage(refusal: Refusal): string {
         `tenant '${refusal.tenant}': authority of '${refusal.subject}' was withdrawn by an operator: ` +
         `${refusal.reason}; pause the run (settle without concluding) and resume it after the halt is lifted`
       );
+  }
+}
+
+// Which runs a TooManyRuns refusal counted, under which ceiling.
+function whoseRuns(refusal: TooManyRunsRefusal): string {
+  const counted = `${refusal.running} run(s) executing`;
+  switch (refusal.bound) {
+    case 'agent':
+      return `agent '${refusal.agent ?? ''}' of tenant '${refusal.tenant}' has ${counted}, and the tenant limits it to ${refusal.limit} concurrent run(s)`;
+    case 'plane-agent':
+      return `agent '${refusal.agent ?? ''}' has ${counted} across all tenants, and the plane-wide limit for it is ${refusal.limit} concurrent run(s) (tenant '${refusal.tenant}' asked)`;
+    case 'plane':
+      return `all tenants together have ${counted}, and the plane-wide limit is ${refusal.limit} concurrent run(s) (tenant '${refusal.tenant}' asked)`;
+    default:
+      return `tenant '${refusal.tenant}' has ${counted}, and its limit is ${refusal.limit} concurrent run(s)`;
   }
 }

@@ -9,6 +9,7 @@ it('ceiling 0 refuses a new run with running 0', () => {
     tenant: 'acme',
     running: 0,
     limit: 0,
+    bound: 'tenant',
   });
 });
 
@@ -36,7 +37,7 @@ it('a run that already holds a slot is never refused, and otherwise refusal is e
       const quota: TenantQuota = limit === undefined ? { period: 'monthly' } : { period: 'monthly', maxConcurrentRuns: limit };
       const refusal = concurrencyRefusal('t', quota, { slotHeld, running });
       const refused = !slotHeld && limit !== undefined && running >= limit;
-      expect(refusal).toEqual(refused ? { code: 'TooManyRuns', tenant: 't', running, limit } : null);
+      expect(refusal).toEqual(refused ? { code: 'TooManyRuns', tenant: 't', running, limit, bound: 'tenant' } : null);
     }),
   );
   expect(concurrencyRefusal('acme', { period: 'monthly', maxConcurrentRuns: 0 }, { slotHeld: true, running: 3 })).toBeNull();

@@ -18,5 +18,5 @@ export interface SlotSnapshot {
 export function concurrencyRefusal(tenant: string, quota: TenantQuota, snapshot: SlotSnapshot): TooManyRunsRefusal | null {
   const limit = quota.maxConcurrentRuns;
   if (snapshot.slotHeld || limit === undefined || snapshot.running < limit) return null;
-  return { code: 'TooManyRuns', tenant, running: snapshot.running, limit };
+  return { code: 'TooManyRuns', tenant, running: snapshot.running, limit, bound: 'tenant' };
 }

@@ -37,6 +37,7 @@ describe('checkSpend (contract §4.3)', () => {
       reserved: 300,
       requested: 101,
       limit: 1000,
+      bound: 'tenant',
     });
   });
 
@@ -98,6 +99,7 @@ describe('checkSpend (contract §4.3)', () => {
             reserved,
             requested,
             limit,
+            bound: 'tenant',
           });
         } else {
           expect(refusal).toBeNull();

@@ -40,6 +40,7 @@ export function checkSpend(input: SpendCheck): SpentOutRefusal | null {
         reserved: input.reserved[key],
         requested: input.requested[key],
         limit,
+        bound: 'tenant',
       };
     }
   }

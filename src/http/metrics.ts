@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 
 import type { Plane, Usage } from '../plane/plane.js';
 import { createOverrunCounter } from './overrun-metrics.js';
+import { createPlaneMetrics } from './plane-metrics.js';
 
 /** Prefix of every metric the service exports. */
 export const METRIC_PREFIX = 'quotaplane_';
@@ -22,6 +23,12 @@ export const METRIC_PREFIX = 'quotaplane_';
  *   (most running runs, then most reserved tokens, then minor units, then name) get their own
  *   series; every other tenant is summed into one `tenant="other"` series (a tenant literally
  *   named `other` is always summed there), so a flood of tenant names cannot grow `/metrics`;
+ * - `quotaplane_tenant_waiting_admissions{tenant}` and `quotaplane_tenant_oldest_wait_seconds{tenant}`:
+ *   the tenant's queue of waiting admissions (issue 12), read likewise (`other` sums the queues and
+ *   shows the longest wait);
+ * - `quotaplane_tenant_agent_running_runs{tenant, agent}`: per agent the tenant's quota sets ceilings
+ *   for, its slots (tenants with their own series only; issue 12);
+ * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`, issue 12);
  * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
  *   into `other`;
  * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
@@ -101,7 +108,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     });
     return inFlight;
   };
-  const tenantGauge = (name: string, help: string, value: (usage: Usage) => number) =>
+  const tenantGauge = (name: string, help: string, value: (usage: Usage) => number, combine = (a: number, b: number) => a + b) =>
     new Gauge({
       name: `${METRIC_PREFIX}${name}`,
       help,
@@ -111,7 +118,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
         const figures = await tenantUsage();
         this.reset();
         for (const usage of figures.own) this.set({ tenant: usage.tenant }, value(usage));
-        if (figures.other.length > 0) this.set({ tenant: OTHER_TENANTS_LABEL }, figures.other.reduce((sum, usage) => sum + value(usage), 0));
+        if (figures.other.length > 0) this.set({ tenant: OTHER_TENANTS_LABEL }, figures.other.reduce((sum, usage) => combine(sum, value(usage)), 0));
       },
     });
   new Gauge({
@@ -131,6 +138,27 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     'tenant_reserved_minor_units',
     "Minor units held by open runs in the tenant's current period, read on scrape.",
     (usage) => usage.reserved.minorUnits,
+  );
+  // Per agent with ceilings in its tenant's quota (issue 12), for the tenants shown on their own.
+  new Gauge({
+    name: `${METRIC_PREFIX}tenant_agent_running_runs`,
+    help: "Runs of an agent holding a slot in a tenant, for agents the tenant's quota sets ceilings for, read on scrape.",
+    labelNames: ['tenant', 'agent'] as const,
+    registers: [registry],
+    async collect() {
+      const figures = await tenantUsage();
+      this.reset();
+      for (const usage of figures.own) for (const agent of usage.agents ?? []) this.set({ tenant: usage.tenant, agent: agent.agent }, agent.running);
+    },
+  });
+  const ceilingRefusals = createPlaneMetrics(registry, METRIC_PREFIX, options.plane);
+
+  tenantGauge('tenant_waiting_admissions', 'Admissions waiting for a slot, per tenant, read on scrape (issue 12).', (usage) => usage.queue.depth);
+  tenantGauge(
+    'tenant_oldest_wait_seconds',
+    'How long the oldest waiting admission of the tenant has waited, in seconds (0 when none), read on scrape; "other" shows the longest.',
+    (usage) => (usage.queue.oldestWaitMs ?? 0) / 1000,
+    Math.max,
   );
 
   const timed = async <T>(operation: string, call: () => Promise<T>): Promise<T> => {
@@ -161,6 +189,9 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
             const result = await plane.admit(input);
             admissions.inc({ outcome: result.ok ? 'admitted' : 'refused' });
             if (!result.ok) refusals.inc({ operation: 'admit', code: result.refusal.code });
+            if (!result.ok && (result.refusal.code === 'TooManyRuns' || result.refusal.code === 'SpentOut')) {
+              ceilingRefusals.inc({ code: result.refusal.code, bound: result.refusal.bound });
+            }
             return result;
           }),
         settle: (input) =>

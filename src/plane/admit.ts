@@ -1,16 +1,36 @@
+import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
+import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { parseAgent, parseChain, parseWidth, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
+
+/** `waitMs` of an admission: absent = 0 (no waiting), else an integer 0 … `MAX_WAIT_MS`. */
+export function parseWaitMs(value: unknown): number {
+  if (value === undefined) return 0;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_WAIT_MS) {
+    throw invalidArgument('waitMs', `must be an integer number of milliseconds from 0 to ${MAX_WAIT_MS}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+function parseSignal(value: unknown): AbortSignal | undefined {
+  if (value === undefined) return undefined;
+  if (!(value instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(value)}`);
+  return value;
+}
 
 /**
  * `Plane.admit`: validates every field, names the run, and hands the whole decision to one store
  * transaction (halts → hold formula → reserve → run and pass 1 recorded; DESIGN.md decision 6).
  * Deciding inside the store rather than here is what keeps it exact when instances race: a halt
  * read or a count taken in the plane would be stale by the time the slot is inserted.
+ * With `waitMs` (issue 12) a `TooManyRuns` refusal waits in the tenant's queue instead, up to
+ * `waitMs` ms, and is admitted by the transaction that frees a slot (`waitForAdmission`).
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRecord('request', input);
@@ -23,8 +43,13 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const leaseMs = leaseOf(context, request.leaseMs);
   const run = request.run === undefined ? context.newRunId(atMs) : normaliseRunId('run', request.run);
 
-  const outcome = await storeCall('admit', () =>
-    tenantHandle(context.store, tenant).admit({ run, agent, chain, budget, width, atMs, leaseMs }),
-  );
+  const waitMs = parseWaitMs(request.waitMs);
+  const signal = parseSignal(request.signal);
+  const handle = tenantHandle(context.store, tenant);
+  const admission = { run, agent, chain, budget, width, atMs, leaseMs };
+  const outcome =
+    waitMs === 0
+      ? await storeCall('admit', () => handle.admit(admission))
+      : await waitForAdmission(context, handle, admission, { untilMs: atMs + waitMs, leaseMs: WAITER_LEASE_MS }, waitMs, signal);
   return outcome.ok ? outcome : refuse(outcome.refusal);
 }

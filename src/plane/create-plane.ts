@@ -22,6 +22,7 @@ import { spendHistory } from './spend-history.js';
 import { sweep } from './sweep.js';
 import { systemClock } from './system-clock.js';
 import { usage } from './usage.js';
+import { getPlaneCeiling, planeStatus, setPlaneCeiling, updatePlaneCeiling } from './plane-ceiling.js';
 import { verifyAudit } from './verify-audit.js';
 
 /** The lease of a pass when neither the plane nor the call names one: 60 000 ms (DESIGN.md decision 7). */
@@ -72,6 +73,10 @@ export function createPlane(options: PlaneOptions): Plane {
     getQuota: (tenant) => getQuota(context, tenant),
     updateQuota: (tenant, patch, by) => updateQuota(context, tenant, patch, by),
     usage: (input) => usage(context, input),
+    getPlaneCeiling: () => getPlaneCeiling(context),
+    setPlaneCeiling: (ceiling, by) => setPlaneCeiling(context, ceiling, by),
+    updatePlaneCeiling: (patch, by) => updatePlaneCeiling(context, patch, by),
+    planeStatus: () => planeStatus(context),
     halt: (input) => halt(context, input),
     lift: (input) => lift(context, input),
     halts: (tenant) => halts(context, tenant),

@@ -1,3 +1,4 @@
+import type { WaiterSweep } from '../store/waiters.js';
 import type { Operator } from '../core/operator.js';
 import type { AuditRecord, Held, RunStatus, RunSummary, SweptRun } from '../store/types.js';
 import type { LiftedHalt } from './lifted-halts.js';
@@ -22,6 +23,16 @@ export interface TenantSweptRun extends SweptRun {
 export interface SweepResult {
   readonly atMs: number;
   readonly swept: readonly TenantSweptRun[];
+  /**
+   * The waiting queues the sweep changed (issue 12), present only when it changed one: per tenant,
+   * waiters removed because their lease lapsed, uncollected grants withdrawn, and waiters granted.
+   */
+  readonly waiters?: readonly TenantWaiterSweep[];
+}
+
+/** What a sweep did to one tenant's waiting queue (store.ts `sweepWaiters`). */
+export interface TenantWaiterSweep extends WaiterSweep {
+  readonly tenant: string;
 }
 
 /** Default age after which a paused run's hold is `hold.stale`: 24 hours. */

@@ -2,7 +2,8 @@ import type { Budget } from '../core/budget.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
 import type { Operator } from '../core/operator.js';
-import type { TenantQuota } from '../core/quota.js';
+import type { AgentCeilings, TenantQuota } from '../core/quota.js';
+import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { QuotaPatch } from '../core/quota-patch.js';
 import type { RateCeiling } from '../core/rate.js';
 import type {
@@ -81,6 +82,16 @@ export interface AdmitInput {
   readonly width?: number | undefined;
   readonly atMs?: number | undefined;
   readonly leaseMs?: number | undefined;
+  /**
+   * How long to wait for a slot, ms, 0 to `MAX_WAIT_MS` (15 minutes); default 0 (issue 12). Only a
+   * `TooManyRuns` refusal waits: the admission joins its tenant's queue (first come, first served)
+   * and is admitted by the transaction that frees a slot. When the time is up it answers the
+   * `TooManyRuns` refusal decided then, with `queuePosition` and `waitedMs`. `SpentOut`, `Halted`
+   * and `Unbounded` never wait.
+   */
+  readonly waitMs?: number | undefined;
+  /** Cancels a waiting admission: its place (or a grant not yet collected) is given back and the signal's reason thrown. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The refusals an admission can answer; each wrote nothing (DESIGN.md decision 4). */
@@ -237,6 +248,16 @@ export interface LiftResult {
   readonly removed: boolean;
 }
 
+/**
+ * A JSON Merge Patch of the plane-wide ceiling (issue 12): absent keeps, `null` removes;
+ * `agents` and `weights` merge per key.
+ */
+export interface PlanePatch {
+  readonly maxConcurrentRuns?: number | null;
+  readonly agents?: Readonly<Record<string, { readonly maxConcurrentRuns?: number | null } | null>> | null;
+  readonly weights?: Readonly<Record<string, number | null>> | null;
+}
+
 /** A usage question: `period` is a `YYYY-MM` or `YYYY-MM-DD` key; default the current period of the tenant's quota. */
 export interface UsageInput {
   readonly tenant: string;
@@ -256,6 +277,44 @@ export interface Usage {
   readonly reserved: Spend;
   readonly running: number;
   readonly quota: TenantQuota | null;
+  /**
+   * The tenant's waiting admissions now (issue 12): `depth` waiters in its queue, and how long the
+   * oldest has waited (`oldestWaitMs`, ms; `null` when nobody waits).
+   */
+  readonly queue: QueueFigures;
+  /**
+   * Per agent with ceilings in the quota (`quota.agents`, issue 12): its slots now, its settled
+   * and reserved spend in `period`, and its ceilings. Absent when the quota sets no agent ceiling.
+   */
+  readonly agents?: readonly AgentUsageFigures[];
+}
+
+/** A tenant's waiting queue as `usage` and `status` show it (issue 12). */
+export interface QueueFigures {
+  readonly depth: number;
+  readonly oldestWaitMs: number | null;
+}
+
+/** One agent's figures in {@link Usage} (issue 12). */
+export interface AgentUsageFigures {
+  readonly agent: string;
+  readonly running: number;
+  readonly spent: Spend;
+  readonly reserved: Spend;
+  readonly ceilings: AgentCeilings;
+}
+
+/**
+ * The plane-wide ceiling and what it bounds now (issue 12): `ceiling` as stored (`null`: none),
+ * `running` every tenant's slots (`null` when the store cannot count them), `limit` the plane-wide
+ * `maxConcurrentRuns` (`null`: unlimited), and per agent with a plane-wide ceiling its slots across
+ * tenants against its limit.
+ */
+export interface PlaneStatus {
+  readonly ceiling: PlaneCeiling | null;
+  readonly running: number | null;
+  readonly limit: number | null;
+  readonly agents: readonly { readonly agent: string; readonly running: number; readonly limit: number | null }[];
 }
 
 /**
@@ -320,8 +379,24 @@ export interface Plane {
    * quota and the patch. Returns the whole quota stored. Throws `INVALID_ARGUMENT` naming the field.
    */
   updateQuota(tenant: string, patch: QuotaPatch, by?: Operator): Promise<TenantQuota>;
-  /** The tenant's spent, reserved and running figures for one period, with its quota. */
+  /** The tenant's spent, reserved and running figures for one period, with its quota (and per-agent figures where it sets agent ceilings). */
   usage(input: UsageInput): Promise<Usage>;
+  /** The stored plane-wide ceiling (issue 12), or `null` when none was set. */
+  getPlaneCeiling(): Promise<PlaneCeiling | null>;
+  /**
+   * Replaces the plane-wide ceiling (validated with `parsePlaneCeiling`; see `PlaneCeiling`) and
+   * audits it as `plane.set` with the old and new ceiling in the reserved `quotaplane:plane` chain.
+   * It applies to the next admission of every tenant on every instance. Throws `INVALID_ARGUMENT`
+   * naming the field, `STORE_MISCONFIGURED` on a store that keeps no plane-wide ceiling.
+   */
+  setPlaneCeiling(ceiling: PlaneCeiling, by?: Operator): Promise<PlaneCeiling>;
+  /**
+   * Changes part of the plane-wide ceiling (JSON Merge Patch; `agents` and `weights` merge per
+   * key, `null` removes), audited as `plane.update`. Returns the whole ceiling stored.
+   */
+  updatePlaneCeiling(patch: PlanePatch, by?: Operator): Promise<PlaneCeiling>;
+  /** The plane-wide ceiling with every tenant's slots and each bounded agent's against it. */
+  planeStatus(): Promise<PlaneStatus>;
   /**
    * Throws (or re-throws, replacing) a halt on a scope (contract §6.7, §8.9). The audit row
    * (action `halt`) is appended before the halt row changes. Answers what the halt reaches.

@@ -1,4 +1,4 @@
-import type { SweepInput, SweepResult, TenantSweptRun } from './operator-types.js';
+import type { SweepInput, SweepResult, TenantSweptRun, TenantWaiterSweep } from './operator-types.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
@@ -12,13 +12,15 @@ const SWEEP_PAGE = 100;
  * leases lapsed (`lapsedRuns`, by run id, so the walk always ends) and sweeps each in its own
  * store transaction (`sweepRun`), which re-checks the lease first: a heartbeat that lands between
  * the read and the sweep keeps its slot. A sweep that dies halfway has committed the runs it
- * finished and left the rest as they were, for the next sweep to find.
+ * finished and left the rest as they were, for the next sweep to find. Then each tenant's waiting
+ * queue is swept (`sweepWaiters`, issue 12): lapsed waiters removed, uncollected grants recovered.
  */
 export async function sweep(context: PlaneContext, input: SweepInput = {}): Promise<SweepResult> {
   const request = requireRecord('request', input);
   const atMs = instantOf(context, request.atMs);
   const tenants = await tenantsInScope(context, request.tenant);
   const swept: TenantSweptRun[] = [];
+  const waiters: TenantWaiterSweep[] = [];
   for (const tenant of tenants) {
     const handle = tenantHandle(context.store, tenant);
     let after: string | undefined;
@@ -31,6 +33,9 @@ export async function sweep(context: PlaneContext, input: SweepInput = {}): Prom
       if (page.length < SWEEP_PAGE) break;
       after = page[page.length - 1];
     }
+    // Waiters whose callers are gone lose their place; grants nobody collected are given back.
+    const queue = await storeCall('sweepWaiters', () => handle.sweepWaiters({ atMs }));
+    if (queue.expired + queue.recovered + queue.granted > 0) waiters.push({ tenant, ...queue });
   }
-  return { atMs, swept };
+  return waiters.length === 0 ? { atMs, swept } : { atMs, swept, waiters };
 }

@@ -9,7 +9,8 @@ import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
- * `Plane.usage`: a tenant's figures for one period. Read-only, four reads; the period defaults to
+ * `Plane.usage`: a tenant's figures for one period, its waiting queue, and each agent's where the
+ * quota sets agent ceilings (issue 12). Read-only, five or six reads; the period defaults to
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
@@ -26,5 +27,23 @@ export async function usage(context: PlaneContext, input: UsageInput): Promise<U
   const spent = await storeCall('spent', () => handle.spent(period));
   const reserved = await storeCall('reserved', () => handle.reserved(period));
   const running = await storeCall('running', () => handle.running());
-  return { tenant, period, spent, reserved, running, quota };
+  const nowMs = instantOf(context, undefined);
+  const waiting = await storeCall('waitQueue', () => handle.waitQueue({ atMs: nowMs }));
+  const queue = {
+    depth: waiting.depth,
+    oldestWaitMs: waiting.oldestEnqueuedAtMs === null ? null : Math.max(0, nowMs - waiting.oldestEnqueuedAtMs),
+  };
+  const agentCeilings = quota?.agents ?? {};
+  const names = Object.keys(agentCeilings);
+  const agentUsage = handle.agentUsage?.bind(handle);
+  if (names.length === 0 || agentUsage === undefined) return { tenant, period, spent, reserved, running, quota, queue };
+  const figures = await storeCall('agentUsage', () => agentUsage(names, period));
+  const agents = figures.map((figure) => ({
+    agent: figure.agent,
+    running: figure.running,
+    spent: figure.settled,
+    reserved: figure.reserved,
+    ceilings: agentCeilings[figure.agent] ?? {},
+  }));
+  return { tenant, period, spent, reserved, running, quota, queue, agents };
 }

@@ -137,3 +137,9 @@ export function requireObject(field: string, value: unknown): Record<string, unk
 export function requireWidth(field: string, value: unknown): number {
   return requireAmount(field, value);
 }
+
+/** A list of agent names (each an identifier), deduplicated in first-seen order. Throws `INVALID_ARGUMENT` naming the element. */
+export function requireAgentNames(field: string, value: unknown): string[] {
+  if (!Array.isArray(value)) throw invalidArgument(field, `must be an array of agent names, got ${describe(value)}`);
+  return [...new Set(value.map((name: unknown, index) => requireIdentifier(`${field}[${index}]`, name)))];
+}

@@ -1,11 +1,14 @@
 import type { Halt, HaltScope } from '../core/halt-scope.js';
 import type { ApiKeyStore } from './api-keys.js';
 import type { TenantQuota } from '../core/quota.js';
+import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { RateCeiling } from '../core/rate.js';
 import type { Spend } from '../core/spend.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
+  AgentUsage,
+  PlaneUsage,
   AuditEntry,
   AuditRecord,
   DispatchOutcome,
@@ -33,6 +36,8 @@ import type {
   SpendHold,
   SweptRun,
 } from './types.js';
+import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
+import type { WaiterWakes } from './waiter-wakes.js';
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
@@ -52,8 +57,29 @@ export interface QuotaStore {
    * adapter does (schema version 2); `quotaplane serve` and `keys` refuse a store without it.
    */
   apiKeys?(): ApiKeyStore;
+  /**
+   * How waiting admissions are woken (issue 12): in this process at once, across instances by
+   * PostgreSQL `LISTEN/NOTIFY` or, on SQLite, by the poll interval. Optional for third-party
+   * adapters: without it a waiting caller polls every 100 ms.
+   */
+  waiterWakes?(): WaiterWakes;
   /** Closes connections. Further calls throw `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
+
+  // ── the plane-wide ceiling (issue 12) ─────────────────────────────────────
+  // Optional like `apiKeys` so third-party stores keep compiling; both adapters have them, and the
+  // plane refuses to set a plane-wide ceiling on a store without them (it could not enforce it).
+
+  /** The stored plane-wide ceiling, or `null` when none was set (then no plane-wide ceiling applies). */
+  getPlaneCeiling?(): Promise<PlaneCeiling | null>;
+  /**
+   * Replaces the plane-wide ceiling and appends `audit` to the chain of `auditTenant` (the reserved
+   * chain `quotaplane:plane`), in one transaction. Every admission reads it inside its own
+   * transaction, so it applies to the very next admission on every instance (DESIGN.md decision 5).
+   */
+  setPlaneCeiling?(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void>;
+  /** Slots across every tenant, and per agent name in `agents` (read-only, one snapshot). */
+  planeUsage?(agents: readonly string[]): Promise<PlaneUsage>;
 }
 
 /**
@@ -71,6 +97,8 @@ export interface TenantStore {
    * Decide and insert in one serialised transaction (contract §6.2): the run's slot and, when
    * `hold` is given and the run holds none, its hold. Refuses `TooManyRuns` (full count) or
    * `SpentOut` and writes nothing, not even the slot. Idempotent per run; the first `admittedAtMs` wins.
+   * The stored plane-wide ceiling applies as well (issue 12; `bound: 'plane'`); a raw reserve has
+   * no agent, so no per-agent ceiling covers it.
    */
   reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome>;
   /** Deletes the run's slot and hold in one transaction; idempotent (contract §6.3). */
@@ -116,6 +144,12 @@ export interface TenantStore {
   getQuota(): Promise<TenantQuota | null>;
   /** Replaces the tenant's quota and appends `audit` in the same transaction. */
   setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void>;
+  /**
+   * Per agent name in `agents`: the slots its runs hold in this tenant, and its settled and
+   * reserved spend in `period` (issue 12). Read-only, one snapshot. Optional for third-party
+   * stores; both adapters have it.
+   */
+  agentUsage?(agents: readonly string[], period: string): Promise<AgentUsage[]>;
 
   // ── run lifecycle (one transaction each) ───────────────────────────────────
 
@@ -219,6 +253,45 @@ export interface TenantStore {
    * where `slot` is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
    */
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
+
+  // ── waiting admissions (issue 12, DESIGN.md decision 18; one transaction each) ──
+  // Every transaction that frees a slot or raises a ceiling of a tenant (`settlePass` of a pass
+  // holding a slot, `releaseRun`, `sweepRun`, `setQuota`, `cancelWaiter`, `sweepWaiters`) grants
+  // its waiters first come first served in that same transaction; `admit` serves them before it
+  // decides. The raw contract primitives (`settle`, `release`) carry no instant and leave the
+  // grant to the tenant's next decision.
+
+  /**
+   * An admission that may wait: decided exactly as `admit` (the queue is served first, so no later
+   * arrival takes a slot ahead of a waiter that fits); only a `TooManyRuns` refusal instead puts it
+   * in the tenant's queue, first come first served, with a lease of `wait.leaseMs` from `atMs`,
+   * answering `{ ok: false, waiting: true, run, position, enqueuedAtMs }`. A run id already waiting
+   * is a collect (see `collectWaiter`).
+   */
+  admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
+  /**
+   * The waiting caller comes back at `request.atMs` (the same admission it asked for): the queue is
+   * served first; when still waiting and `atMs` is before `wait.untilMs`, its lease is renewed and
+   * its place answered. Otherwise its queue row goes and the admission is answered in the same
+   * transaction as the books stand: a grant written for it comes back as its pass (a retry answered
+   * from the books; a grant is collected once), a waiter whose time is up gets the `TooManyRuns`
+   * refusal decided now with `queuePosition` and `waitedMs`, a waiter that something else now
+   * refuses gets that refusal.
+   */
+  collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
+  /**
+   * The caller of a waiting admission gave up (disconnected, cancelled): its waiting row goes; a
+   * grant written but not collected is withdrawn (slot and hold given back, its run and pass erased)
+   * and the room goes to the next waiters in the same transaction.
+   */
+  cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome>;
+  /**
+   * The sweep of the queue at `atMs`: waiters whose lease lapsed are removed, grants nobody
+   * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next waiters.
+   */
+  sweepWaiters(request: { atMs: number }): Promise<WaiterSweep>;
+  /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
+  waitQueue(request: { atMs: number }): Promise<WaitQueue>;
 
   // ── audit log ──────────────────────────────────────────────────────────────
 

@@ -96,7 +96,9 @@ export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
 /**
  * One admission as a single transaction (DESIGN.md decision 6): halts (the narrowest covering is
  * reported) → the tenant's quota, read inside the transaction unless `quota` is given → hold
- * formula → reserve (slot + hold) → the run and its first pass recorded.
+ * formula (over the units the tenant or the run's agent bounds) → reserve (slot + hold) under every
+ * ceiling covering the run: the tenant's for its agent (`quota.agents`), the tenant's, and the
+ * stored plane-wide ceiling (issue 12; refusals name the `bound`) → the run and its first pass recorded.
  */
 export interface AdmitRequest {
   readonly run: string;
@@ -319,3 +321,24 @@ export interface AuditRecord {
 
 /** An audit row to append; the store numbers and hashes it. */
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'hash'>;
+
+/**
+ * Slots held across every tenant of a store (issue 12): `running` counts every slot, `agents` the
+ * slots of each agent name asked for (a name without slots reads 0). Read in one snapshot.
+ */
+export interface PlaneUsage {
+  readonly running: number;
+  readonly agents: Readonly<Record<string, number>>;
+}
+
+/**
+ * One agent's figures inside a tenant (issue 12): the slots its runs hold, and its settled and
+ * reserved spend in `period` (counted as the tenant's are, DESIGN.md decision 15).
+ */
+export interface AgentUsage {
+  readonly agent: string;
+  readonly running: number;
+  readonly period: string;
+  readonly settled: Spend;
+  readonly reserved: Spend;
+}

@@ -58,5 +58,10 @@ function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
     appendAudit: (entry) => inner.appendAudit(entry),
     auditLog: (options) => inner.auditLog(options),
     auditChain: (request) => inner.auditChain(request),
+    admitOrWait: (request, wait) => inner.admitOrWait(request, wait),
+    collectWaiter: (request, wait) => inner.collectWaiter(request, wait),
+    cancelWaiter: (request) => inner.cancelWaiter(request),
+    sweepWaiters: (request) => inner.sweepWaiters(request),
+    waitQueue: (request) => inner.waitQueue(request),
   };
 }

@@ -42,7 +42,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
       record('quota', await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, OPS));
       const refused = await plane.admit({ tenant: 'acme', run: 'run-1' });
       expect(refused.ok).toBe(false);
-      if (!refused.ok) expect(refused.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0 });
+      if (!refused.ok) expect(refused.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'tenant' });
       record('admit', refused);
       const usage = await plane.usage({ tenant: 'acme' });
       expect(usage.running).toBe(0);
@@ -91,6 +91,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
           reserved: 1000,
           requested: 1,
           limit: 1000,
+          bound: 'tenant',
         });
       }
       record('d', refused);

@@ -41,7 +41,7 @@ describe('the code → status switch (issue #4 item 4)', () => {
 });
 
 describe('Retry-After', () => {
-  const spentOut = { code: 'SpentOut', tenant: 'acme', period: '2026-01-05', unit: 'tokens', limit: 1000 } as const;
+  const spentOut = { code: 'SpentOut', tenant: 'acme', period: '2026-01-05', unit: 'tokens', limit: 1000, bound: 'tenant' } as const;
 
   it('RateLimited: until retryAtMs, rounded up to whole seconds, never below 1', () => {
     const limited = { code: 'RateLimited', tenant: 'acme', grant: 'g', ceiling: { count: 1, windowSeconds: 60 }, reached: 1 } as const;
@@ -59,7 +59,7 @@ describe('Retry-After', () => {
 
   it('SpentOut that held spend may still free, and TooManyRuns: the short default', () => {
     expect(retryAfterSeconds({ ...spentOut, settled: 100, reserved: 800, requested: 200 }, T0, DEFAULT_RETRY_AFTER)).toBe(1);
-    expect(retryAfterSeconds({ code: 'TooManyRuns', tenant: 'acme', running: 2, limit: 2 }, T0, { backPressureSeconds: 3, unavailableSeconds: 9 })).toBe(3);
+    expect(retryAfterSeconds({ code: 'TooManyRuns', tenant: 'acme', running: 2, limit: 2, bound: 'tenant' }, T0, { backPressureSeconds: 3, unavailableSeconds: 9 })).toBe(3);
   });
 
   it('stops and unbounded requests get none: waiting does not help', () => {

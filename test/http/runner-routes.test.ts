@@ -136,6 +136,7 @@ describe('runner routes', () => {
       reserved: { tokens: 600, minorUnits: 0 },
       running: 1,
       quota: { period: 'daily', maxTokensPerPeriod: 5000 },
+      queue: { depth: 0, oldestWaitMs: null },
     });
   });
 

@@ -38,6 +38,8 @@ describe('service routes', () => {
         '/v1/key',
         '/v1/keys',
         '/v1/keys/{id}/revoke',
+        '/v1/plane',
+        '/v1/plane/ceiling',
         '/v1/runs',
         '/v1/runs/{run}/dispatches',
         '/v1/runs/{run}/heartbeat',

@@ -50,7 +50,7 @@ describe('plane.admit on SQLite', () => {
     const answer = await plane.admit({ tenant: 'acme' });
     expect(answer).toEqual({
       ok: false,
-      refusal: { code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0 },
+      refusal: { code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'tenant' },
       message: expect.stringContaining("tenant 'acme' has 0 run(s) executing"),
     });
   });
@@ -61,7 +61,7 @@ describe('plane.admit on SQLite', () => {
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
     expect((await plane.admit({ tenant: 'acme' })).ok).toBe(true);
     const second = await plane.admit({ tenant: 'acme' });
-    expect(second.ok === false && second.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1 });
+    expect(second.ok === false && second.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'tenant' });
   });
 
   it('a quota that bounds tokens refuses a run declaring no maxTokens as Unbounded, and writes nothing', async () => {
@@ -100,6 +100,7 @@ describe('plane.admit on SQLite', () => {
       reserved: 1000,
       requested: 1,
       limit: 1000,
+      bound: 'tenant',
     });
   });
 

@@ -63,6 +63,7 @@ describe('sweep reports only the runs it changed', () => {
     const handle = {
       lapsedRuns: async () => Object.keys(outcomes),
       sweepRun: async ({ run }: { run: string }) => ({ run, ...outcomes[run] }),
+      sweepWaiters: async () => ({ expired: 0, recovered: 0, granted: 0 }),
     } as unknown as TenantStore;
     const store: QuotaStore = { backend: 'fake', tenant: () => handle, tenants: async () => ['acme'], close: async () => {} };
     const result = await createPlane({ store, clock: { nowMs: () => 5 } }).sweep();

@@ -57,6 +57,7 @@ describe('plane quota and usage on SQLite', () => {
       reserved: { tokens: 1000, minorUnits: 20_000 },
       running: 1,
       quota: { period: 'daily', maxTokensPerPeriod: 10_000, maxMinorUnitsPerPeriod: 500_000 },
+      queue: { depth: 0, oldestWaitMs: null },
     });
     expect(await plane.usage({ tenant: 'acme', period: '2026-01-04' })).toMatchObject({ period: '2026-01-04', spent: ZERO, reserved: ZERO, running: 1 });
   });
@@ -70,6 +71,7 @@ describe('plane quota and usage on SQLite', () => {
       reserved: ZERO,
       running: 0,
       quota: null,
+      queue: { depth: 0, oldestWaitMs: null },
     });
   });
 

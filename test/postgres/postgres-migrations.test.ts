@@ -120,10 +120,13 @@ describe('PostgreSQL migrations', () => {
       [schema],
     );
     expect(tables.rows.map((row) => row.table_name)).toEqual([
+      'quota_agent_figures',
+      'quota_agent_spent',
       'quota_audit',
       'quota_figures',
       'quota_halted',
       'quota_passes',
+      'quota_plane',
       'quota_rate',
       'quota_rate_grants',
       'quota_reserved',
@@ -132,6 +135,8 @@ describe('PostgreSQL migrations', () => {
       'quota_settled',
       'quota_spent',
       'quota_tenants',
+      'quota_wait_turns',
+      'quota_waiters',
       'quotaplane_api_keys',
       'quotaplane_schema',
     ]);

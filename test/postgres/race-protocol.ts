@@ -12,7 +12,17 @@ import type { Spend } from '../../src/core/spend.js';
 
 /** One store operation a worker runs; every operation of one firing runs concurrently. */
 export type RaceOp =
-  | { readonly kind: 'admit'; readonly tenant: string; readonly run: string; readonly atMs: number }
+  | {
+      readonly kind: 'admit';
+      readonly tenant: string;
+      readonly run: string;
+      readonly atMs: number;
+      /** Issue 12: the agent name the admission carries, its budget, and whether a refusal reports `code:bound`. */
+      readonly agent?: string;
+      readonly budget?: { readonly maxTokens?: number; readonly maxCallTokens?: number };
+      readonly withBound?: boolean;
+    }
+  | { readonly kind: 'settlePass'; readonly tenant: string; readonly run: string; readonly epoch: number; readonly atMs: number }
   | {
       readonly kind: 'reserve';
       readonly tenant: string;

@@ -18,8 +18,18 @@ async function runOp(op: RaceOp): Promise<RaceResult> {
     const tenant = store.tenant(op.tenant);
     switch (op.kind) {
       case 'admit': {
-        const answer = await tenant.admit({ run: op.run, budget: {}, width: 1, atMs: op.atMs, leaseMs: 60_000 });
+        const answer = await tenant.admit({
+          run: op.run,
+          budget: op.budget ?? {},
+          width: 1,
+          atMs: op.atMs,
+          leaseMs: 60_000,
+          ...(op.agent === undefined ? {} : { agent: { name: op.agent, digest: 'ab'.repeat(32) } }),
+        });
         if (answer.ok) return 'ok';
+        if (op.withBound === true && (answer.refusal.code === 'TooManyRuns' || answer.refusal.code === 'SpentOut')) {
+          return `${answer.refusal.code}:${answer.refusal.bound}`;
+        }
         // A halt refusal carries its reason, so the test can tell which halt stopped the run.
         return answer.refusal.code === 'Halted' ? `Halted:${answer.refusal.reason}` : answer.refusal.code;
       }
@@ -37,6 +47,10 @@ async function runOp(op: RaceOp): Promise<RaceResult> {
           atMs: op.atMs,
         });
         return answer.ok ? 'ok' : answer.refusal.code;
+      }
+      case 'settlePass': {
+        const settled = await tenant.settlePass({ run: op.run, epoch: op.epoch, spend: { tokens: 0, minorUnits: 0 }, concludes: true, atMs: op.atMs });
+        return settled.outcome;
       }
       case 'setHalt':
         await tenant.setHalt(op.halt);

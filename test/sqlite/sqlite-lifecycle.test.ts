@@ -126,7 +126,7 @@ describe('SQLite run lifecycle composites', () => {
     const refused = await acme.admit({ run: 'r3', budget: BUDGET, width: 0, atMs: T0, leaseMs: 1 });
     expect(refused).toEqual({
       ok: false,
-      refusal: { code: 'SpentOut', tenant: 'acme', period: '2025-10', unit: 'tokens', settled: 0, reserved: 1000, requested: 400, limit: 1000 },
+      refusal: { code: 'SpentOut', tenant: 'acme', period: '2025-10', unit: 'tokens', settled: 0, reserved: 1000, requested: 400, limit: 1000, bound: 'tenant' },
     });
     expect(await acme.runningRuns(10)).toEqual(['r1', 'r2']);
   });

@@ -12,11 +12,15 @@ export interface RaceJob {
   readonly runs: readonly string[];
   /** Issue this racer's admissions all at once instead of one after another (group commit batches them). */
   readonly concurrent?: boolean;
+  /** The agent name every admission of this racer carries (issue 12 per-agent ceilings). */
+  readonly agent?: string;
+  /** The budget every admission of this racer declares (default none). */
+  readonly budget?: { readonly maxTokens?: number; readonly maxCallTokens?: number };
 }
 
 /** What a racer reports: one answer per run (`ok` or the refusal code, with its figure), or the opened schema. */
 export interface RaceReport {
-  readonly answers: readonly { run: string; answer: string; figure?: number }[];
+  readonly answers: readonly { run: string; answer: string; figure?: number; bound?: string }[];
   readonly appliedMigrations?: number;
 }
 
@@ -25,16 +29,24 @@ const send = (message: unknown) => new Promise<void>((resolve) => process.send?.
 
 async function race(store: QuotaStore): Promise<RaceReport> {
   const acme = store.tenant(job.tenant);
-  const answers: { run: string; answer: string; figure?: number }[] = [];
+  const answers: { run: string; answer: string; figure?: number; bound?: string }[] = [];
+  const admission = (run: string) => ({
+    run,
+    budget: job.budget ?? {},
+    width: 1,
+    atMs: 1_760_000_000_000,
+    leaseMs: 60_000,
+    ...(job.agent === undefined ? {} : { agent: { name: job.agent, digest: 'ab'.repeat(32) } }),
+  });
   if (job.concurrent === true && job.scenario === 'admit') {
     const outcomes = await Promise.all(
-      job.runs.map((run) => acme.admit({ run, budget: {}, width: 1, atMs: 1_760_000_000_000, leaseMs: 60_000 })),
+      job.runs.map((run) => acme.admit(admission(run))),
     );
     return { answers: outcomes.map((outcome, index) => (outcome.ok ? { run: job.runs[index] as string, answer: 'ok' } : answerOf(job.runs[index] as string, outcome.refusal))) };
   }
   for (const run of job.runs) {
     if (job.scenario === 'admit') {
-      const outcome = await acme.admit({ run, budget: {}, width: 1, atMs: 1_760_000_000_000, leaseMs: 60_000 });
+      const outcome = await acme.admit(admission(run));
       answers.push(outcome.ok ? { run, answer: 'ok' } : answerOf(run, outcome.refusal));
     } else if (job.scenario === 'reserve') {
       const outcome = await acme.reserve({
@@ -59,8 +71,9 @@ async function race(store: QuotaStore): Promise<RaceReport> {
   return { answers };
 }
 
-function answerOf(run: string, refusal: { code: string; running?: number; reserved?: number; reached?: number }) {
-  return { run, answer: refusal.code, figure: refusal.running ?? refusal.reserved ?? refusal.reached };
+function answerOf(run: string, refusal: { code: string; running?: number; reserved?: number; reached?: number; bound?: string }) {
+  const answer = { run, answer: refusal.code, figure: refusal.running ?? refusal.reserved ?? refusal.reached };
+  return refusal.bound === undefined ? answer : { ...answer, bound: refusal.bound };
 }
 
 process.on('message', (message) => {

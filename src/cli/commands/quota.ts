@@ -10,8 +10,46 @@ import { amount, amountOrUnlimited, tenantName } from '../options.js';
 import { writeAnswer } from '../operator/format.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
+import { collectPair, pairsOf, registerQuotaPlane } from './quota-plane.js';
 
-interface QuotaSetFlags extends TargetFlags {
+const AGENT_FLAGS = [
+  ['--agent-runs', 'agentRuns', 'maxConcurrentRuns'],
+  ['--agent-tokens', 'agentTokens', 'maxTokensPerPeriod'],
+  ['--agent-minor-units', 'agentMinorUnits', 'maxMinorUnitsPerPeriod'],
+] as const;
+
+interface AgentFlags {
+  readonly agentRuns: string[];
+  readonly agentTokens: string[];
+  readonly agentMinorUnits: string[];
+}
+
+// Per-agent ceilings (issue 12) from the --agent-* flags: agent → { ceiling: value }; with
+// `removable`, `unlimited` gives null (a merge patch then removes that ceiling).
+function agentCeilingsOf(flags: AgentFlags, removable: boolean): Record<string, Record<string, number | null>> | undefined {
+  const agents: Record<string, Record<string, number | null>> = {};
+  for (const [flag, key, ceiling] of AGENT_FLAGS) {
+    for (const [agent, value] of Object.entries(pairsOf(flag, flags[key], removable))) {
+      if (!Object.hasOwn(agents, agent)) Object.defineProperty(agents, agent, { value: {}, enumerable: true, writable: true, configurable: true });
+      (agents[agent] as Record<string, number | null>)[ceiling] = value;
+    }
+  }
+  return Object.keys(agents).length === 0 ? undefined : agents;
+}
+
+function withAgentOptions(command: Command, removable: boolean): Command {
+  const suffix = removable ? ' (agent=unlimited removes it; repeatable)' : ' (repeatable)';
+  return command
+    .addOption(new Option(`--agent-runs <agent=runs>`, `concurrent-run ceiling of one agent in this tenant${suffix}`).argParser(collectPair).default([]))
+    .addOption(new Option(`--agent-tokens <agent=tokens>`, `token ceiling per period of one agent in this tenant${suffix}`).argParser(collectPair).default([]))
+    .addOption(
+      new Option(`--agent-minor-units <agent=minorUnits>`, `money ceiling per period of one agent in this tenant, in minor units${suffix}`)
+        .argParser(collectPair)
+        .default([]),
+    );
+}
+
+interface QuotaSetFlags extends TargetFlags, AgentFlags {
   readonly tenant: string;
   readonly period: 'monthly' | 'daily';
   readonly maxConcurrentRuns?: number;
@@ -51,6 +89,12 @@ function quotaText(tenant: string, quota: TenantQuota | null): string {
   for (const [grant, ceilings] of Object.entries(quota.rateCeilings ?? {})) {
     lines.push(`  rate ${grant}  ${ceilings.map((c) => `${c.count} per ${c.windowSeconds}s`).join(', ')}`);
   }
+  for (const [agent, agentCeilings] of Object.entries(quota.agents ?? {})) {
+    lines.push(
+      `  agent ${agent}  runs ${ceiling(agentCeilings.maxConcurrentRuns)}, tokens ${ceiling(agentCeilings.maxTokensPerPeriod)}, ` +
+        `minor units ${ceiling(agentCeilings.maxMinorUnitsPerPeriod)}`,
+    );
+  }
   return `${lines.join('\n')}\n`;
 }
 
@@ -59,7 +103,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
   const quota = program
     .command('quota')
     .summary("read, replace or change part of a tenant's quota")
-    .description("Read (get), replace (set) or change part of (update) a tenant's quota.")
+    .description("Read (get), replace (set) or change part of (update) a tenant's quota; 'quota plane' does the same for the plane-wide ceiling.")
     .configureOutput(outputFor(io, 'quotaplane quota --help'));
   operatorCommand(quota, 'get', io, 'reads')
     .summary("print a tenant's quota")
@@ -69,7 +113,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => quotaText(flags.tenant, stored));
       setExitStatus(EXIT.OK);
     });
-  operatorCommand(quota, 'set', io, 'writes')
+  withAgentOptions(operatorCommand(quota, 'set', io, 'writes'), false)
     .summary("replace a tenant's whole quota (audited as quota.set)")
     .description(
       "Replace the tenant's quota as a whole: a ceiling not given is unlimited, 0 allows nothing.\n" +
@@ -90,6 +134,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
           maxTokensPerPeriod: flags.maxTokensPerPeriod,
           maxMinorUnitsPerPeriod: flags.maxMinorUnitsPerPeriod,
           rateCeilings: rateCeilings(flags.rate),
+          agents: agentCeilingsOf(flags, false),
         },
         'quota',
       );
@@ -97,7 +142,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `set the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
       setExitStatus(EXIT.OK);
     });
-  operatorCommand(quota, 'update', io, 'writes')
+  withAgentOptions(operatorCommand(quota, 'update', io, 'writes'), true)
     .summary("change part of a tenant's quota, keeping the rest (audited as quota.update)")
     .description(
       "Change only the ceilings given and keep every other one (a JSON Merge Patch of the quota, as PATCH /v1/tenants/{tenant}/quota). " +
@@ -115,15 +160,18 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
     .action(async (flags: QuotaUpdateFlags) => {
       const patch = quotaPatch(flags);
       if (Object.keys(patch).length === 0) {
-        throw new UsageError('quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period or --rate)');
+        throw new UsageError(
+          'quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period, --rate or --agent-*)',
+        );
       }
       const stored = await withTarget(flags, 'writes', (target) => target.updateQuota(flags.tenant, patch));
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `updated the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
       setExitStatus(EXIT.OK);
     });
+  registerQuotaPlane(quota, io, setExitStatus);
 }
 
-interface QuotaUpdateFlags extends TargetFlags {
+interface QuotaUpdateFlags extends TargetFlags, AgentFlags {
   readonly tenant: string;
   readonly period?: 'monthly' | 'daily';
   readonly maxConcurrentRuns?: number | 'unlimited';
@@ -151,5 +199,7 @@ function quotaPatch(flags: QuotaUpdateFlags): QuotaPatch {
     Object.assign(grants, rateCeilings(replaced) ?? {});
     patch.rateCeilings = grants;
   }
+  const agents = agentCeilingsOf(flags, true);
+  if (agents !== undefined) patch.agents = agents;
   return patch;
 }

@@ -9,6 +9,7 @@ import { amount, positiveNumber, seed, wholeNumberBetween } from '../options.js'
 import { ReplayProgress } from '../replay/replay-progress.js';
 import { renderReplayTable } from '../replay/replay-report.js';
 import { runReplay } from '../replay/replay-run.js';
+import { runWaitingReplay } from '../replay/replay-wait.js';
 import { openRemoteReplayTarget } from '../replay/replay-remote.js';
 import { openReplayTarget, type OpenedReplayTarget } from '../replay/replay-store.js';
 import { openTrace } from '../replay/trace-reader.js';
@@ -31,6 +32,8 @@ interface ReplayFlags {
   keepStore: boolean;
   url?: string;
   key?: string;
+  wait?: number;
+  planeMaxConcurrent?: number;
   json: boolean;
 }
 
@@ -44,6 +47,9 @@ const DESCRIPTION = [
   'The report gives per tenant the admitted runs, refusals by code, settled spend and peak running runs, and ' +
     'six invariants measured from the store: settledWithinCeiling, runningWithinCeiling, slotsHeldWhileRunning, ' +
     'settledExactlyOnce, holdsReleased, slotsReleased. Exit status 1 when any is false.',
+  'With --wait MS every admission refused only TooManyRuns waits in its tenant queue (first come, first served) ' +
+    'up to MS virtual ms; a granted request starts then and keeps its duration. The report adds, per tenant, how ' +
+    'many waited, were granted or timed out, and the wait percentiles (p50, p90, p99, max).',
   'Through a server (--url), start it with --sweep-interval-ms 0: its sweeper judges leases by the wall clock, ' +
     "so a past trace's runs look lapsed and lose their slots early (slotsHeldWhileRunning turns false).",
 ].join('\n\n');
@@ -85,6 +91,18 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
     .addOption(
       new Option('--key <key>', "with --url: an operator key for every tenant (keys create --tenant '*' --role operator)").env('QUOTAPLANE_KEY'),
     )
+    .addOption(
+      new Option(
+        '--wait <ms>',
+        'let each admission wait up to this many virtual ms for a slot (a waiting request starts when granted, keeping its duration)',
+      ).argParser(amount),
+    )
+    .addOption(
+      new Option(
+        '--plane-max-concurrent <runs>',
+        "the plane-wide ceiling on concurrent runs across every tenant (replaces the store's plane-wide ceiling)",
+      ).argParser(amount),
+    )
     .addOption(new Option('--json', 'print the report as one JSON document').default(false))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, 'quotaplane replay --help'))
@@ -99,6 +117,9 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         throw new UsageError("--url needs --key (or QUOTAPLANE_KEY): an operator key for every tenant");
       }
       if (flags.url === undefined && flags.key !== undefined) throw new UsageError('--key applies only with --url');
+      if (flags.wait !== undefined && flags.url !== undefined) {
+        throw new UsageError("--wait replays waiting admissions in the trace's virtual time, which needs the store itself; drop --url (use --store)");
+      }
       const options: ReplayOptions = {
         tracePath,
         tenants: flags.tenants,
@@ -113,6 +134,8 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         maxOutputTokens: flags.maxOutputTokens,
         storeUrl: flags.store,
         keepStore: flags.keepStore,
+        waitMs: flags.wait,
+        planeMaxConcurrent: flags.planeMaxConcurrent,
       };
       // A missing trace is a usage error, found before any store is opened or migrated.
       await openTrace(tracePath);
@@ -128,7 +151,8 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
       });
       let report;
       try {
-        report = await runReplay(options, opened.target, new ReplayProgress(io.stderr));
+        const replay = options.waitMs === undefined ? runReplay : runWaitingReplay;
+        report = await replay(options, opened.target, new ReplayProgress(io.stderr));
       } finally {
         await opened.close();
       }

@@ -3,7 +3,10 @@ import { Option, type Command } from 'commander';
 import { haltScopeKey } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
-import type { Usage } from '../../plane/plane.js';
+import type { PlaneStatus, Usage } from '../../plane/plane.js';
+import { isQuotaError } from '../../core/errors.js';
+import type { OperatorTarget } from '../operator/operator-target.js';
+import { planeStatusText } from './quota-plane.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
@@ -34,14 +37,25 @@ function overCeiling(usage: Usage): OverCeiling | null {
   return tokens === 0 && minorUnits === 0 ? null : { tokens, minorUnits };
 }
 
+// The plane-wide ceiling with its usage (issue 12), or null where the caller may not read it (a
+// key that does not cover every tenant is answered NOT_FOUND by the server).
+async function planeOrNull(target: OperatorTarget): Promise<PlaneStatus | null> {
+  try {
+    return await target.planeStatus();
+  } catch (error) {
+    if (isQuotaError(error, 'NOT_FOUND')) return null;
+    throw error;
+  }
+}
+
 /** Registers `quotaplane status [--tenant T]`: ceilings, running, spent and reserved this period, standing halts. */
 export function registerStatus(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'status', io, 'reads')
     .summary("a tenant's ceilings, running runs, spend this period and standing halts")
     .description(
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
-        'slot, the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
-        'how much, when settled spend passed a ceiling), and the standing halts. ' +
+        'slot (and per agent where the quota sets agent ceilings), the admissions waiting for one (how many, and the oldest wait), the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
+        'how much, when settled spend passed a ceiling), and the standing halts; first, the plane-wide ceiling with every tenant’s running slots against it. ' +
         'A --tenant the store has never seen is said so on stderr (exit status 1), not shown as a tenant without ceilings.',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
@@ -62,8 +76,12 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
           tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts });
         }
-        writeAnswer(io, flags.json, { tenants }, () => {
-          if (tenants.length === 0) return 'no tenants\n';
+        // Shown only while a plane-wide ceiling is set: without one, status reads as it always did.
+        const planeStatus = await planeOrNull(target);
+        const plane = planeStatus?.ceiling === null ? null : planeStatus;
+        writeAnswer(io, flags.json, plane === null ? { tenants } : { tenants, plane }, () => {
+          const planeBlock = plane === null ? '' : `${planeStatusText(plane)}\n`;
+          if (tenants.length === 0) return `${planeBlock}no tenants\n`;
           const blocks = tenants.map((t) => {
             const q = t.quota;
             const lines = [
@@ -72,6 +90,15 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
               `  tokens        settled ${t.spent.tokens}, reserved ${t.reserved.tokens} (${limitText(q?.maxTokensPerPeriod)})`,
               `  minor units   settled ${t.spent.minorUnits}, reserved ${t.reserved.minorUnits} (${limitText(q?.maxMinorUnitsPerPeriod)})`,
             ];
+            for (const agent of t.agents ?? []) {
+              const c = agent.ceilings;
+              lines.push(
+                `  agent ${agent.agent}  running ${agent.running} (${limitText(c.maxConcurrentRuns)}), tokens settled ${agent.spent.tokens}, ` +
+                  `reserved ${agent.reserved.tokens} (${limitText(c.maxTokensPerPeriod)}), minor units settled ${agent.spent.minorUnits}, ` +
+                  `reserved ${agent.reserved.minorUnits} (${limitText(c.maxMinorUnitsPerPeriod)})`,
+              );
+            }
+            if (t.queue.depth > 0) lines.push(`  waiting       ${t.queue.depth} admission(s), the oldest for ${t.queue.oldestWaitMs ?? 0} ms`);
             if (t.overCeiling !== null) {
               lines.push(`  OVER CEILING  by ${t.overCeiling.tokens} tokens, ${t.overCeiling.minorUnits} minor units (see attention: spend.overrun)`);
             }
@@ -79,7 +106,7 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
             for (const halt of t.halts) lines.push(`  halt          ${halt.scope}: ${halt.reason} (${operatorText(halt.by)}, ${instant(halt.atMs)})`);
             return lines.join('\n');
           });
-          return `${blocks.join('\n\n')}\n`;
+          return `${planeBlock}${blocks.join('\n\n')}\n`;
         });
         return true;
       });

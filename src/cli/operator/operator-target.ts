@@ -14,7 +14,8 @@ import type {
   RunsPage,
   SweepResult,
 } from '../../plane/operator-types.js';
-import type { HaltResult, LiftResult, Plane, SettleResult, Usage } from '../../plane/plane.js';
+import type { HaltResult, LiftResult, Plane, PlanePatch, PlaneStatus, SettleResult, Usage } from '../../plane/plane.js';
+import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { ReleaseRunOutcome } from '../../store/types.js';
 import { UsageError } from '../usage-error.js';
 
@@ -49,6 +50,12 @@ export interface OperatorTarget {
   setQuota(tenant: string, quota: TenantQuota): Promise<TenantQuota>;
   /** Changes part of the quota (JSON Merge Patch, issue #10 item 13), audited as `quota.update`. */
   updateQuota(tenant: string, patch: QuotaPatch): Promise<TenantQuota>;
+  /** The plane-wide ceiling with every tenant's running slots against it (issue 12). */
+  planeStatus(): Promise<PlaneStatus>;
+  /** Replaces the plane-wide ceiling, audited as `plane.set`. */
+  setPlaneCeiling(ceiling: PlaneCeiling): Promise<PlaneCeiling>;
+  /** Changes part of the plane-wide ceiling (JSON Merge Patch), audited as `plane.update`. */
+  updatePlaneCeiling(patch: PlanePatch): Promise<PlaneCeiling>;
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
@@ -86,6 +93,9 @@ export function planeOperatorTarget(
     getQuota: (tenant) => plane.getQuota(tenant),
     setQuota: (tenant, quota) => plane.setQuota(tenant, quota, operator('quota set')),
     updateQuota: (tenant, patch) => plane.updateQuota(tenant, patch, operator('quota update')),
+    planeStatus: () => plane.planeStatus(),
+    setPlaneCeiling: (ceiling) => plane.setPlaneCeiling(ceiling, operator('quota plane set')),
+    updatePlaneCeiling: (patch) => plane.updatePlaneCeiling(patch, operator('quota plane update')),
     auditLog: (input) => plane.auditLog(input),
     verifyAudit: (input) => plane.verifyAudit(input),
     sweep: (input) => plane.sweep(input),

@@ -1,6 +1,6 @@
 import { basename } from 'node:path';
 
-import type { RefusalCounts, ReplayReport } from './replay-types.js';
+import type { RefusalCounts, ReplayReport, WaitFigures } from './replay-types.js';
 
 const REFUSAL_CODES: readonly (keyof RefusalCounts)[] = ['TooManyRuns', 'SpentOut', 'Unbounded', 'Halted'];
 
@@ -17,6 +17,9 @@ export function renderReplayTable(report: ReplayReport): string {
       `${ceiling(options.tokensPerPeriod, 'tokens')} and ${ceiling(options.minorUnitsPerPeriod, 'minor units')} ` +
       `per ${options.period === 'daily' ? 'UTC day' : 'UTC month'}`,
   );
+  if (options.planeMaxConcurrent !== undefined) {
+    lines.push(`plane-wide ceiling: ${options.planeMaxConcurrent} concurrent runs across every tenant`);
+  }
   const where = report.store.temporary ? (report.store.kept ? 'temporary, kept' : 'temporary, removed') : 'given';
   lines.push(`store: ${report.store.url} (${where})`);
   lines.push('');
@@ -40,6 +43,20 @@ export function renderReplayTable(report: ReplayReport): string {
   ];
   lines.push(...table(header, rows, total));
   lines.push('');
+  if (totals.wait !== undefined) {
+    lines.push(`waiting admissions (each may wait ${options.waitMs ?? 0} virtual ms for a slot):`);
+    const waitHeader = ['tenant', 'waited', 'granted', 'timed out', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
+    const waitRow = (name: string, wait: WaitFigures): string[] => [
+      name,
+      String(wait.waited),
+      String(wait.granted),
+      String(wait.timedOut),
+      ...[wait.p50Ms, wait.p90Ms, wait.p99Ms, wait.maxMs].map((ms) => (ms === null ? '-' : String(ms))),
+    ];
+    const waitRows = report.tenants.flatMap((tenant) => (tenant.wait === undefined ? [] : [waitRow(tenant.tenant, tenant.wait)]));
+    lines.push(...table(waitHeader, waitRows, waitRow('total', totals.wait)));
+    lines.push('');
+  }
   lines.push(
     `wall time ${(timing.wallMs / 1000).toFixed(1)} s, ${timing.requestsPerSecond} requests/s ` +
       `(then ${(timing.verifyMs / 1000).toFixed(1)} s measuring the invariants from the store)`,

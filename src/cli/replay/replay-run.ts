@@ -24,7 +24,7 @@ export const RUN_MS_PER_GENERATED_TOKEN = 20;
  * Lease a replayed pass gets beyond its own virtual duration. Replayed runs never heartbeat, so
  * the lease must cover the whole run or a long one would read as a crashed process.
  */
-const LEASE_MARGIN_MS = 60_000;
+export const LEASE_MARGIN_MS = 60_000;
 /**
  * On a SQLite store, every this many rows (and after the last one) the replay waits for every
  * answer and compares the store's slot count with its own; elsewhere (a server, PostgreSQL) it
@@ -35,10 +35,10 @@ const PIPELINED_CHECK_ROWS = 100;
 const ADMISSION_EPOCH = 1;
 
 /** The operator recorded on the quota changes a replay makes (audited like any other). */
-const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
+export const REPLAY_OPERATOR = Object.freeze({ actor: 'quotaplane replay', basis: 'asserted' as const });
 
 /** The plane verbs a replay uses: a local plane, or a client of a running server (`--url`). */
-export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota'>;
+export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota' | 'setPlaneCeiling'>;
 
 /**
  * Where the replay runs, and where that is (for the report): an opened `store` the replay drives
@@ -90,6 +90,7 @@ export async function runReplay(
     // A wrong header or first row fails here, before any quota is written to the store.
     item = await rows.next();
     for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+    await applyPlaneCeiling(plane, options);
   } catch (error) {
     await rows.return?.(undefined);
     throw error;
@@ -242,6 +243,7 @@ export async function runReplay(
       priceOut: options.priceOut,
       maxOutputTokens: options.maxOutputTokens,
       tenantPrefix: target.tenantPrefix,
+      ...planeOption(options),
     },
     tenants,
     totals: {
@@ -260,8 +262,20 @@ export async function runReplay(
   };
 }
 
+/** `--plane-max-concurrent`: sets the store's plane-wide ceiling (issue 12) before the first row. */
+export async function applyPlaneCeiling(plane: Pick<Plane, 'setPlaneCeiling'>, options: ReplayOptions): Promise<void> {
+  if (options.planeMaxConcurrent !== undefined) {
+    await plane.setPlaneCeiling({ maxConcurrentRuns: options.planeMaxConcurrent }, REPLAY_OPERATOR);
+  }
+}
+
+/** The report's `planeMaxConcurrent` member, only when the flag was given (the report is unchanged otherwise). */
+export function planeOption(options: ReplayOptions): { planeMaxConcurrent?: number } {
+  return options.planeMaxConcurrent === undefined ? {} : { planeMaxConcurrent: options.planeMaxConcurrent };
+}
+
 /** The quota every tenant gets from the flags; absent flags leave the ceiling absent (unlimited). */
-function quotaOf(options: ReplayOptions): TenantQuota {
+export function quotaOf(options: ReplayOptions): TenantQuota {
   return {
     period: options.period,
     ...(options.maxConcurrent === undefined ? {} : { maxConcurrentRuns: options.maxConcurrent }),
@@ -275,7 +289,7 @@ function quotaOf(options: ReplayOptions): TenantQuota {
  * the prompt plus the most output it may generate. Minor units are declared only under a
  * minor-unit ceiling, as a caller that is not billed per call would do.
  */
-function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
+export function budgetOf(options: ReplayOptions, contextTokens: number): Budget {
   const tokens = contextTokens + options.maxOutputTokens;
   if (options.minorUnitsPerPeriod === undefined) return { maxTokens: tokens, maxCallTokens: tokens };
   const minorUnits = contextTokens * options.priceIn + options.maxOutputTokens * options.priceOut;
@@ -302,7 +316,8 @@ function completionOf(arrival: Arrival): PendingCompletion {
   return { ...rest, run: answer.run, epoch: answer.epoch, period: answer.period };
 }
 
-function newLedger(tenant: string): TenantLedger {
+/** A tenant's ledger before its first row. */
+export function newLedger(tenant: string): TenantLedger {
   return {
     tenant,
     admitted: 0,
@@ -316,7 +331,8 @@ function newLedger(tenant: string): TenantLedger {
   };
 }
 
-function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
+/** The refusal counts of every tenant added up. */
+export function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
   const total: RefusalCounts = { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 };
   for (const count of counts) {
     for (const code of Object.keys(total) as (keyof RefusalCounts)[]) total[code] += count[code];
@@ -325,7 +341,7 @@ function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
 }
 
 // A target names a store or a remote plane; one with neither is a bug in whoever built it.
-function localStore(target: ReplayTarget): QuotaStore {
+export function localStore(target: ReplayTarget): QuotaStore {
   if (target.store === undefined) throw new Error('a replay target needs a store or a remote plane');
   return target.store;
 }

@@ -36,6 +36,32 @@ export interface ReplayOptions {
   readonly storeUrl?: string | undefined;
   /** Keep the temporary store instead of removing it (ignored with `storeUrl`). */
   readonly keepStore: boolean;
+  /**
+   * `--wait MS` (issue 12): each admission may wait up to this long (virtual ms) for a slot; a
+   * waiting request starts when granted and keeps its duration. Absent: nobody waits (the
+   * figures of a replay without it are unchanged).
+   */
+  readonly waitMs?: number | undefined;
+  /**
+   * `--plane-max-concurrent N` (issue 12): the store's plane-wide ceiling on concurrent runs across
+   * every tenant is set to N before the first row (it replaces the store's plane-wide ceiling).
+   */
+  readonly planeMaxConcurrent?: number | undefined;
+}
+
+/**
+ * What waiting did for one tenant under `--wait` (issue 12): how many admissions joined the queue
+ * (`waited`), how many of those were granted and how many timed out, and the percentiles of the
+ * wait of the granted ones, in virtual ms (`null` when none was granted after waiting).
+ */
+export interface WaitFigures {
+  readonly waited: number;
+  readonly granted: number;
+  readonly timedOut: number;
+  readonly p50Ms: number | null;
+  readonly p90Ms: number | null;
+  readonly p99Ms: number | null;
+  readonly maxMs: number | null;
 }
 
 /** Refusal counts of admission, by the contract's code. */
@@ -58,6 +84,8 @@ export interface TenantReport {
    * unsettled runs (answers applied in call order), or more if the store ever read higher.
    */
   readonly peakRunning: number;
+  /** Only under `--wait`: what waiting did for this tenant. */
+  readonly wait?: WaitFigures;
 }
 
 /**
@@ -102,6 +130,10 @@ export interface ReplayReport {
     readonly maxOutputTokens: number;
     /** The prefix that isolates this replay's tenants in a shared store; `''` in a fresh one. */
     readonly tenantPrefix: string;
+    /** Only under `--wait`: how long each admission may wait, virtual ms. */
+    readonly waitMs?: number;
+    /** Only with `--plane-max-concurrent`: the plane-wide ceiling on concurrent runs. */
+    readonly planeMaxConcurrent?: number;
   };
   readonly tenants: readonly TenantReport[];
   readonly totals: {
@@ -109,6 +141,8 @@ export interface ReplayReport {
     readonly admitted: number;
     readonly refused: RefusalCounts;
     readonly settled: Spend;
+    /** Only under `--wait`: every tenant's waits together. */
+    readonly wait?: WaitFigures;
   };
   readonly timing: {
     /** Wall time of driving the rows through the plane (reading, admitting, settling), ms. */

@@ -1,6 +1,9 @@
 import { QuotaError } from '../../core/errors.js';
 import type { ApiKeyRecord, ApiKeyStore, NewApiKey, RevokeOutcome } from '../../store/api-keys.js';
 import type { QuotaStore, TenantStore } from '../../store/store.js';
+import type { WaiterWakes } from '../../store/waiter-wakes.js';
+import type { PlaneCeiling } from '../../core/plane-ceiling.js';
+import type { AuditEntry, PlaneUsage } from '../../store/types.js';
 
 /**
  * A store `serve` listens in front of before the real one is open (issue #10 item 5): every call
@@ -51,6 +54,29 @@ export class PendingStore implements QuotaStore {
 
   apiKeys(): ApiKeyStore {
     return this.#keys;
+  }
+
+  /** The real store's wakes of waiting admissions (issue 12); before it opens, none (callers poll). */
+  waiterWakes(): WaiterWakes {
+    return this.#store?.waiterWakes?.() ?? { subscribe: () => () => undefined, pollMs: () => 100 };
+  }
+
+  async getPlaneCeiling(): Promise<PlaneCeiling | null> {
+    return this.#present('getPlaneCeiling').getPlaneCeiling();
+  }
+
+  async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
+    return this.#present('setPlaneCeiling').setPlaneCeiling(plane, audit, auditTenant);
+  }
+
+  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>(method: K): Required<Pick<QuotaStore, K>> {
+    const store = this.#ready();
+    if (store[method] === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store has no plane-wide ceiling (${method})`);
+    return store as unknown as Required<Pick<QuotaStore, K>>;
+  }
+
+  async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
+    return this.#present('planeUsage').planeUsage(agents);
   }
 
   /** Closes the real store when it was opened; nothing otherwise. */

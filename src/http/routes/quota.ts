@@ -6,6 +6,7 @@ import { protectedRoute } from '../route-options.js';
 import {
   Amount,
   Identifier,
+  MAX_AGENT_CEILINGS,
   MAX_CONFIGURED_GRANTS,
   MAX_DECLARED_CEILINGS,
   NoQuery,
@@ -28,6 +29,21 @@ const QuotaPatchBody = strictObject({
     Type.Record(Identifier, Type.Union([Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), Type.Null()]), {
       maxProperties: MAX_CONFIGURED_GRANTS,
     }),
+  ),
+  /** Per agent (issue 12): merged two levels deep; `null` removes an agent or one of its ceilings. */
+  agents: nullable(
+    Type.Record(
+      Identifier,
+      Type.Union([
+        strictObject({
+          maxConcurrentRuns: nullable(Amount),
+          maxTokensPerPeriod: nullable(Amount),
+          maxMinorUnitsPerPeriod: nullable(Amount),
+        }),
+        Type.Null(),
+      ]),
+      { maxProperties: MAX_AGENT_CEILINGS },
+    ),
   ),
 });
 

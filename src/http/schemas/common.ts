@@ -64,6 +64,19 @@ export const AgentIdentity = strictObject({
 export const RateCeiling = strictObject({ count: Amount, windowSeconds: Amount });
 
 /** A tenant's quota (core/quota.ts); absent ceilings are unlimited, 0 allows nothing. */
+/** The most agents one quota or the plane-wide ceiling may name ceilings for (issue 12). */
+export const MAX_AGENT_CEILINGS = 1000;
+
+/** One agent's ceilings inside a tenant's quota (issue 12; core AgentCeilings). */
+export const AgentCeilings = strictObject({
+  maxConcurrentRuns: Type.Optional(Amount),
+  maxTokensPerPeriod: Type.Optional(Amount),
+  maxMinorUnitsPerPeriod: Type.Optional(Amount),
+});
+
+/** Agent name → its ceilings. */
+const AgentCeilingMap = Type.Record(Identifier, AgentCeilings, { maxProperties: MAX_AGENT_CEILINGS });
+
 export const TenantQuota = strictObject({
   maxConcurrentRuns: Type.Optional(Amount),
   maxTokensPerPeriod: Type.Optional(Amount),
@@ -74,6 +87,7 @@ export const TenantQuota = strictObject({
       maxProperties: MAX_CONFIGURED_GRANTS,
     }),
   ),
+  agents: Type.Optional(AgentCeilingMap),
 });
 
 /** A quota as a request body: `period` may be left out (monthly). */
@@ -87,6 +101,17 @@ export const TenantQuotaInput = strictObject({
       maxProperties: MAX_CONFIGURED_GRANTS,
     }),
   ),
+  agents: Type.Optional(AgentCeilingMap),
+});
+
+/**
+ * The plane-wide ceiling (issue 12; core PlaneCeiling): across every tenant, `maxConcurrentRuns`,
+ * per agent name `{ maxConcurrentRuns }`, and per tenant a weight ≥ 1 for waiting admissions.
+ */
+export const PlaneCeiling = strictObject({
+  maxConcurrentRuns: Type.Optional(Amount),
+  agents: Type.Optional(Type.Record(Identifier, strictObject({ maxConcurrentRuns: Type.Optional(Amount) }), { maxProperties: MAX_AGENT_CEILINGS })),
+  weights: Type.Optional(Type.Record(Identifier, Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), { maxProperties: 100_000 })),
 });
 
 /** Who threw or lifted a halt. */
@@ -118,6 +143,12 @@ export const PassGrant = strictObject({
   leaseExpiresAtMs: Type.Integer(),
 });
 
+/** A tenant's waiting admissions (plane.ts `QueueFigures`, issue 12): how many wait, and the oldest's wait in ms. */
+export const QueueFigures = strictObject({
+  depth: Type.Integer({ minimum: 0 }),
+  oldestWaitMs: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+});
+
 /** A tenant's figures for one period (plane.ts `Usage`). */
 export const Usage = strictObject({
   tenant: Type.String(),
@@ -126,6 +157,11 @@ export const Usage = strictObject({
   reserved: Spend,
   running: Type.Integer(),
   quota: Type.Union([TenantQuota, Type.Null()]),
+  queue: QueueFigures,
+  /** Per agent with ceilings in the quota (issue 12): slots now, spend of the period, its ceilings. */
+  agents: Type.Optional(
+    Type.Array(strictObject({ agent: Type.String(), running: Type.Integer(), spent: Spend, reserved: Spend, ceilings: AgentCeilings })),
+  ),
 });
 
 /** The query of a route that takes none: any member is refused, naming it. */

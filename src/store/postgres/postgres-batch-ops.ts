@@ -10,7 +10,7 @@ export const BATCHED_DECISIONS = {
     fn: 'quota_admit',
     types: [
       'text', 'text', 'text', 'text', 'text', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint',
-      'bigint', 'text', 'text', 'text[]', 'boolean', 'bigint', 'bigint', 'bigint', 'text',
+      'bigint', 'text', 'text', 'text[]', 'boolean', 'bigint', 'bigint', 'bigint', 'text', 'bigint', 'bigint', 'bigint',
     ],
   },
   resume: { fn: 'quota_resume', types: ['text', 'text', 'bigint', 'bigint', 'text', 'text'] },
@@ -20,7 +20,10 @@ export const BATCHED_DECISIONS = {
     types: ['text', 'text', 'text', 'text', 'bigint[]', 'bigint[]', 'bigint', 'boolean', 'bigint', 'bigint'],
   },
   heartbeat: { fn: 'quota_heartbeat', types: ['text', 'text', 'bigint', 'bigint', 'bigint'] },
-  reserve: { fn: 'quota_reserve', types: ['text', 'text', 'bigint', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint'] },
+  reserve: {
+    fn: 'quota_reserve',
+    types: ['text', 'text', 'bigint', 'text', 'bigint', 'bigint', 'bigint', 'bigint', 'bigint', 'text', 'bigint', 'bigint', 'bigint'],
+  },
   settle: {
     fn: 'quota_settle',
     scalar: 'outcome',

@@ -7,6 +7,7 @@ import { passFunctionsSql } from './postgres-sql-passes.js';
 import { rateFunctionSql } from './postgres-sql-rate.js';
 import { reserveFunctionSql } from './postgres-sql-reserve.js';
 import { settleFunctionSql } from './postgres-sql-settle.js';
+import { waiterFunctionsSql } from './postgres-sql-waiters.js';
 
 /**
  * The server-side decision functions of the quoted schema `s`, one per hot operation, so an
@@ -24,6 +25,7 @@ export function postgresFunctions(s: string): string {
     rateFunctionSql(s),
     passFunctionsSql(s),
     admitFunctionSql(s),
+    waiterFunctionsSql(s),
     batchFunctionSql(s),
   ].join('\n');
 }

@@ -2,6 +2,7 @@ import { QuotaError } from '../../core/errors.js';
 import { overrunOf } from '../../core/overrun.js';
 import { periodKey } from '../../core/period.js';
 import type { RateCeiling } from '../../core/rate.js';
+import { agentCeilingsOf } from '../../core/quota.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
 import { decodeHaltRow } from '../halt-rows.js';
 import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
@@ -66,12 +67,16 @@ interface GrantColumns {
   readonly lease_expires_at_ms: number | null;
 }
 
-interface AdmitRow extends ReserveFigures, GrantColumns {
+/** The row `quota_admit` answers. */
+export interface AdmitRow extends ReserveFigures, GrantColumns {
   readonly outcome: string;
   readonly run_status: string | null;
   readonly max_runs: number | null;
   readonly limit_tokens: number | null;
   readonly limit_minor_units: number | null;
+  readonly agent_max_runs: number | null;
+  readonly agent_limit_tokens: number | null;
+  readonly agent_limit_minor_units: number | null;
   readonly halts: unknown;
 }
 
@@ -107,38 +112,55 @@ interface SettlePassRow {
   readonly pass_hold_minor_units: number | null;
 }
 
+/** The values `quota_admit` takes for admission `r` of `tenant`, in order (see `BATCHED_DECISIONS.admit`). */
+export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
+  const given = r.quota;
+  const givenAgent = given === undefined ? null : agentCeilingsOf(given, r.agent?.name ?? null);
+  return [
+    tenant,
+    r.run,
+    r.agent?.name ?? null,
+    r.agent?.digest ?? null,
+    r.chain === undefined ? null : JSON.stringify(r.chain),
+    JSON.stringify(r.budget),
+    r.budget.maxTokens ?? null,
+    r.budget.maxCallTokens ?? null,
+    r.budget.maxMinorUnits ?? null,
+    r.budget.maxCallMinorUnits ?? null,
+    r.width,
+    r.atMs,
+    r.leaseMs,
+    periodKey('monthly', r.atMs),
+    periodKey('daily', r.atMs),
+    coveringScopeKeys({ agent: r.agent, chain: r.chain }),
+    given !== undefined,
+    given?.maxConcurrentRuns ?? null,
+    given?.maxTokensPerPeriod ?? null,
+    given?.maxMinorUnitsPerPeriod ?? null,
+    given?.period ?? null,
+    givenAgent?.maxConcurrentRuns ?? null,
+    givenAgent?.maxTokensPerPeriod ?? null,
+    givenAgent?.maxMinorUnitsPerPeriod ?? null,
+  ];
+}
+
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
-  const { batch, db, q, tenant } = context;
+  const row = await context.batch.decide<AdmitRow | undefined>('admit', admitValues(context.tenant, r));
+  return admitAnswer(context, r, row);
+}
+
+/** The port's answer to admission `r` from the row `quota_admit` returned (committed already). */
+export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, row: AdmitRow | undefined): Promise<AdmitOutcome> {
+  const { db, q, tenant } = context;
   const given = r.quota;
-  const row = await batch.decide<AdmitRow | undefined>(
-    'admit',
-    [
-      tenant,
-      r.run,
-      r.agent?.name ?? null,
-      r.agent?.digest ?? null,
-      r.chain === undefined ? null : JSON.stringify(r.chain),
-      JSON.stringify(r.budget),
-      r.budget.maxTokens ?? null,
-      r.budget.maxCallTokens ?? null,
-      r.budget.maxMinorUnits ?? null,
-      r.budget.maxCallMinorUnits ?? null,
-      r.width,
-      r.atMs,
-      r.leaseMs,
-      periodKey('monthly', r.atMs),
-      periodKey('daily', r.atMs),
-      coveringScopeKeys({ agent: r.agent, chain: r.chain }),
-      given !== undefined,
-      given?.maxConcurrentRuns ?? null,
-      given?.maxTokensPerPeriod ?? null,
-      given?.maxMinorUnitsPerPeriod ?? null,
-      given?.period ?? null,
-    ],
-  );
+  const agent = r.agent?.name ?? null;
   if (row === undefined) throw decisionMismatch('admission', 'no answer');
-  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units);
+  const agentCeilings =
+    agent === null
+      ? null
+      : { name: agent, maxRuns: row.agent_max_runs, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units };
+  const quota = quotaOf(given?.period ?? 'monthly', row.max_runs, row.limit_tokens, row.limit_minor_units, agentCeilings);
   switch (row.outcome) {
     case 'admitted':
       return grant(tenant, r.run, 1, row);
@@ -151,12 +173,12 @@ export async function admit(context: LifecycleContext, r: AdmitRequest): Promise
     case 'halted':
       return { ok: false, refusal: halted(tenant, row.halts, { agent: r.agent, chain: r.chain }) };
     case 'unbounded':
-      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width) };
+      return { ok: false, refusal: unbounded(tenant, quota, r.budget, r.width, agent) };
     case 'too-many-runs':
-      return { ok: false, refusal: tooManyRuns(tenant, quota, row) };
+      return { ok: false, refusal: tooManyRuns(tenant, quota, row, agent) };
     case 'spent-out': {
       const requested = decodeSpend(tenant, 'the requested hold', row.hold_tokens, row.hold_minor_units);
-      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row) };
+      return { ok: false, refusal: spentOut(tenant, quota, row.grant_period ?? '', requested, row, agent) };
     }
     default:
       throw decisionMismatch('admission', `unknown outcome ${JSON.stringify(row.outcome)}`);

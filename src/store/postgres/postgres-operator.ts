@@ -109,6 +109,9 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
   const { db, q, tenant } = context;
   const key = [tenant, request.run];
   return db.transaction(async (tx) => {
+    // The tenant's admission lock before the run's row lock, the order of every batched decision:
+    // the slot given back goes to the tenant's waiters in this transaction (issue 12).
+    await tx.rows(q.waiters.lockTenant, [tenant]);
     const [row] = await tx.rows<RunRow>(q.lockRun, key);
     const previousStatus = row === undefined ? null : decodeRun(tenant, row).status;
     const [slot] = await tx.rows<{ held: boolean }>(q.slotExists, key);
@@ -147,6 +150,7 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
         hold: hold === null ? null : { period: hold.period, tokens: hold.remaining.tokens, minorUnits: hold.remaining.minorUnits },
       },
     });
+    await tx.rows(q.waiters.grantWaiters, [tenant, request.atMs]);
     return { outcome: 'released', run: request.run, previousStatus, slotReleased: slotHeld, holdReleased: hold, audit };
   });
 }

@@ -2,11 +2,11 @@ import { holdFor, type Budget } from '../../core/budget.js';
 import { QuotaError } from '../../core/errors.js';
 import { coveringHalt, haltScopeKey, type HaltTarget } from '../../core/halt-scope.js';
 import type { Period } from '../../core/period.js';
-import type { TenantQuota } from '../../core/quota.js';
+import { holdQuotaFor, type AgentCeilings, type TenantQuota } from '../../core/quota.js';
 import { checkRate, describeRateCeiling, isCountableWindow, type RateCeiling } from '../../core/rate.js';
 import type { HaltedRefusal, RateLimitedRefusal, SpentOutRefusal, TooManyRunsRefusal, UncountableRateRefusal, UnboundedRefusal } from '../../core/refusal.js';
-import { concurrencyRefusal } from '../../core/reserve-decision.js';
-import { checkSpend } from '../../core/spend-check.js';
+import { admissionConcurrencyRefusal, admissionSpendRefusal } from '../../core/admission-ceilings.js';
+import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
 import { corrupt, decodeSpend } from '../rows.js';
@@ -28,45 +28,94 @@ export function decisionMismatch(operation: string, detail: string): QuotaError 
   );
 }
 
-/** The figures a spend or concurrency refusal was decided on, as the admission and reserve functions return them. */
+/**
+ * The figures a spend or concurrency refusal was decided on, as the admission and reserve functions
+ * return them: the tenant's, and (issue 12) the agent's and the plane's with the plane-wide
+ * ceilings the function read (`null` where not counted).
+ */
 export interface ReserveFigures {
   readonly running: number | null;
   readonly settled_tokens: number | null;
   readonly settled_minor_units: number | null;
   readonly reserved_tokens: number | null;
   readonly reserved_minor_units: number | null;
+  readonly agent_running?: number | null;
+  readonly plane_running?: number | null;
+  readonly plane_agent_running?: number | null;
+  readonly plane_max_runs?: number | null;
+  readonly plane_agent_max_runs?: number | null;
+  readonly agent_settled_tokens?: number | null;
+  readonly agent_settled_minor_units?: number | null;
+  readonly agent_reserved_tokens?: number | null;
+  readonly agent_reserved_minor_units?: number | null;
 }
 
-/** The `TooManyRuns` value for a run without a slot, rebuilt with `concurrencyRefusal`. */
-export function tooManyRuns(tenant: string, quota: TenantQuota, figures: ReserveFigures): TooManyRunsRefusal {
-  const refusal = concurrencyRefusal(tenant, quota, { slotHeld: false, running: Number(figures.running ?? Number.NaN) });
+// The plane-wide ceilings the reserve function read, as a PlaneCeiling holding just those.
+function planeOf(agent: string | null, figures: ReserveFigures): PlaneCeiling {
+  const plane: { -readonly [K in keyof PlaneCeiling]: PlaneCeiling[K] } = {};
+  if (figures.plane_max_runs !== null && figures.plane_max_runs !== undefined) plane.maxConcurrentRuns = Number(figures.plane_max_runs);
+  if (agent !== null && figures.plane_agent_max_runs !== null && figures.plane_agent_max_runs !== undefined) {
+    plane.agents = { [agent]: { maxConcurrentRuns: Number(figures.plane_agent_max_runs) } };
+  }
+  return plane;
+}
+
+const countOf = (value: number | null | undefined): number => (value === null || value === undefined ? 0 : Number(value));
+
+/**
+ * The `TooManyRuns` value for a run without a slot, rebuilt with `admissionConcurrencyRefusal`
+ * from every figure the function counted, so the bound it names comes from core.
+ */
+export function tooManyRuns(tenant: string, quota: TenantQuota, figures: ReserveFigures, agent: string | null = null): TooManyRunsRefusal {
+  const refusal = admissionConcurrencyRefusal(
+    tenant,
+    { quota, plane: planeOf(agent, figures), agent },
+    {
+      slotHeld: false,
+      running: Number(figures.running ?? Number.NaN),
+      agentRunning: countOf(figures.agent_running),
+      planeRunning: countOf(figures.plane_running),
+      planeAgentRunning: countOf(figures.plane_agent_running),
+    },
+  );
   if (refusal === null) throw decisionMismatch('reserve', `refused for ${figures.running} running runs`);
   return refusal;
 }
 
-/** The `SpentOut` value, rebuilt with `checkSpend` from the one-snapshot figures. */
+/** The `SpentOut` value, rebuilt with `admissionSpendRefusal` from the one-snapshot figures (the agent's, then the tenant's). */
 export function spentOut(
   tenant: string,
   quota: TenantQuota,
   period: string,
   requested: Spend,
   figures: ReserveFigures,
+  agent: string | null = null,
 ): SpentOutRefusal {
-  const refusal = checkSpend({
+  const agentCounted = figures.agent_settled_tokens !== null && figures.agent_settled_tokens !== undefined;
+  const refusal = admissionSpendRefusal({
     tenant,
     period,
     quota,
-    settled: decodeSpend(tenant, 'settled spend', figures.settled_tokens, figures.settled_minor_units),
-    reserved: decodeSpend(tenant, 'reserved spend', figures.reserved_tokens, figures.reserved_minor_units),
+    agent,
+    tenantFigures: {
+      settled: decodeSpend(tenant, 'settled spend', figures.settled_tokens, figures.settled_minor_units),
+      reserved: decodeSpend(tenant, 'reserved spend', figures.reserved_tokens, figures.reserved_minor_units),
+    },
+    agentFigures: agentCounted
+      ? {
+          settled: decodeSpend(tenant, 'settled spend', figures.agent_settled_tokens, figures.agent_settled_minor_units),
+          reserved: decodeSpend(tenant, 'reserved spend', figures.agent_reserved_tokens, figures.agent_reserved_minor_units),
+        }
+      : null,
     requested,
   });
   if (refusal === null) throw decisionMismatch('reserve', `spend refused in ${period} though it fits`);
   return refusal;
 }
 
-/** The `Unbounded` value, rebuilt with `holdFor`. */
-export function unbounded(tenant: string, quota: TenantQuota, budget: Budget, width: number): UnboundedRefusal {
-  const held = holdFor(quota, budget, width);
+/** The `Unbounded` value, rebuilt with `holdFor` over the units the tenant or the run's agent bounds. */
+export function unbounded(tenant: string, quota: TenantQuota, budget: Budget, width: number, agent: string | null = null): UnboundedRefusal {
+  const held = holdFor(holdQuotaFor(quota, agent), budget, width);
   if (held.ok) throw decisionMismatch('admission', 'refused as unbounded though the budget bounds every unit');
   return { code: 'Unbounded', tenant, unit: held.unit, field: held.field };
 }
@@ -143,16 +192,27 @@ export function rateRefusal(
   return { code: 'RateLimited', tenant, grant, ceiling, reached: reached as number, retryAtMs: retryAtMs as number };
 }
 
-/** A quota holding just the ceilings and period a server-side decision reported it used. */
+/**
+ * A quota holding just the ceilings and period a server-side decision reported it used, with the
+ * ceilings of the run's agent (`agent`) when it reported any.
+ */
 export function quotaOf(
   period: Period,
   maxRuns: number | null,
   limitTokens: number | null,
   limitMinorUnits: number | null,
+  agent: { name: string; maxRuns: number | null; limitTokens: number | null; limitMinorUnits: number | null } | null = null,
 ): TenantQuota {
   const quota: { -readonly [K in keyof TenantQuota]: TenantQuota[K] } = { period };
-  if (maxRuns !== null) quota.maxConcurrentRuns = maxRuns;
-  if (limitTokens !== null) quota.maxTokensPerPeriod = limitTokens;
-  if (limitMinorUnits !== null) quota.maxMinorUnitsPerPeriod = limitMinorUnits;
+  if (maxRuns !== null) quota.maxConcurrentRuns = Number(maxRuns);
+  if (limitTokens !== null) quota.maxTokensPerPeriod = Number(limitTokens);
+  if (limitMinorUnits !== null) quota.maxMinorUnitsPerPeriod = Number(limitMinorUnits);
+  if (agent !== null) {
+    const ceilings: { -readonly [K in keyof AgentCeilings]: AgentCeilings[K] } = {};
+    if (agent.maxRuns !== null) ceilings.maxConcurrentRuns = Number(agent.maxRuns);
+    if (agent.limitTokens !== null) ceilings.maxTokensPerPeriod = Number(agent.limitTokens);
+    if (agent.limitMinorUnits !== null) ceilings.maxMinorUnitsPerPeriod = Number(agent.limitMinorUnits);
+    if (Object.keys(ceilings).length > 0) quota.agents = { [agent.name]: ceilings };
+  }
   return quota;
 }

@@ -1,5 +1,6 @@
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
+import { waiterQueries } from './postgres-waiters.js';
 
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
@@ -18,6 +19,8 @@ export function postgresQueries(s: string) {
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
     admitRetry: retryFactsSql(s),
+    /** Waiting admissions (issue 12; postgres-waiters.ts). */
+    waiters: waiterQueries(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
@@ -26,6 +29,23 @@ export function postgresQueries(s: string) {
     slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
     countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
+
+    // ── per-agent and plane-wide figures (issue 12) ──────────────────────────
+    /** Per agent name of $2: its slots in the tenant and its settled and held figures of period $3. */
+    agentUsage: `SELECT n.agent,
+        (SELECT a.running FROM ${s}.quota_agent_figures a WHERE a.tenant = $1 AND a.agent_name = n.agent) AS running,
+        q.tokens, q.minor_units,
+        least(q.held_tokens, ${MAX})::bigint AS held_tokens, least(q.held_minor_units, ${MAX})::bigint AS held_minor_units
+      FROM unnest($2::text[]) AS n(agent)
+      LEFT JOIN ${s}.quota_agent_spent q ON q.tenant = $1 AND q.agent_name = n.agent AND q.period = $3`,
+    /** Every tenant's slots, and per agent name of $1 its slots across tenants, in one statement. */
+    planeUsage: `SELECT least(coalesce((SELECT sum(f.running) FROM ${s}.quota_figures f), 0), ${MAX})::bigint AS running,
+        coalesce((SELECT json_object_agg(n.agent,
+                    coalesce((SELECT sum(a.running) FROM ${s}.quota_agent_figures a WHERE a.agent_name = n.agent), 0))
+                    FROM unnest($1::text[]) AS n(agent)), '{}'::json) AS agents`,
+    selectPlane: `SELECT ceiling_json FROM ${s}.quota_plane WHERE id = 1`,
+    upsertPlane: `INSERT INTO ${s}.quota_plane (id, ceiling_json) VALUES (1, $1::jsonb)
+      ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`,
 
     // ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────
     selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,

@@ -17,18 +17,50 @@ export function postgresSchema(s: string): string {
   const amount = (column: string): string => `${column} BIGINT NOT NULL CHECK (${column} BETWEEN 0 AND 9007199254740991)`;
   return `
 -- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
+-- agent_name is the agent of the run that took the slot (NULL without one; issue 12).
 CREATE TABLE ${s}.quota_running (
   tenant          TEXT COLLATE "C" NOT NULL,
   run_id          TEXT COLLATE "C" NOT NULL,
   admitted_at_ms  BIGINT NOT NULL,
+  agent_name      TEXT COLLATE "C",
   PRIMARY KEY (tenant, run_id)
 );
 
--- The size of each tenant's running set, moved with every slot taken or given back.
+-- The size of each tenant's running set, moved with every slot taken or given back. The
+-- plane-wide running count is its sum over tenants, read only under the plane lock (issue 12).
 CREATE TABLE ${s}.quota_figures (
   tenant   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   running  BIGINT NOT NULL CHECK (running >= 0)
 ) WITH (fillfactor = 50);
+
+-- The slots of each agent's runs per tenant (issue 12), moved with the slot like quota_figures;
+-- summed over tenants (by agent_name) for a plane-wide per-agent ceiling.
+CREATE TABLE ${s}.quota_agent_figures (
+  tenant      TEXT COLLATE "C" NOT NULL,
+  agent_name  TEXT COLLATE "C" NOT NULL,
+  running     BIGINT NOT NULL CHECK (running >= 0),
+  PRIMARY KEY (tenant, agent_name)
+) WITH (fillfactor = 50);
+CREATE INDEX quota_agent_figures_by_agent ON ${s}.quota_agent_figures (agent_name);
+
+-- Settled totals and hold sums per period of one agent's runs in a tenant (issue 12): the same
+-- columns and rules as quota_spent, moved by the same functions in the same transactions.
+CREATE TABLE ${s}.quota_agent_spent (
+  tenant            TEXT COLLATE "C" NOT NULL,
+  agent_name        TEXT COLLATE "C" NOT NULL,
+  period            TEXT COLLATE "C" NOT NULL,
+  ${amount('tokens')},
+  ${amount('minor_units')},
+  held_tokens       NUMERIC NOT NULL DEFAULT 0 CHECK (held_tokens >= 0),
+  held_minor_units  NUMERIC NOT NULL DEFAULT 0 CHECK (held_minor_units >= 0),
+  PRIMARY KEY (tenant, agent_name, period)
+) WITH (fillfactor = 50);
+
+-- The plane-wide ceiling (issue 12): at most one row, validated with parsePlaneCeiling on every read.
+CREATE TABLE ${s}.quota_plane (
+  id            INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  ceiling_json  JSONB NOT NULL
+);
 
 -- §2.2 settled totals per billing period (tokens, minor_units: only settle adds, nothing ever
 -- subtracts; a month's row includes what its days settled, DESIGN.md decision 15), and the sum of
@@ -52,6 +84,8 @@ CREATE TABLE ${s}.quota_reserved (
   run_id  TEXT COLLATE "C" NOT NULL,
   period  TEXT COLLATE "C" NOT NULL,
   day     TEXT COLLATE "C",
+  -- the agent of the run holding it (NULL without one): its spend counts in quota_agent_spent
+  agent_name  TEXT COLLATE "C",
   ${amount('tokens')},
   ${amount('minor_units')},
   PRIMARY KEY (tenant, run_id)
@@ -113,6 +147,53 @@ CREATE TABLE ${s}.quota_rate_grants (
 CREATE TABLE ${s}.quota_tenants (
   tenant      TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   quota_json  JSONB NOT NULL
+);
+
+-- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
+-- first come, first served by seq (per tenant, assigned under the tenant's admission lock). The
+-- admission is kept as quota_admit takes it (without its instant), so the transaction that frees
+-- a slot can admit it; lease_expires_at_ms is renewed while its caller waits. state: 'waiting';
+-- 'granted' (run and pass 1 written, for the caller to collect); 'refused' (something other than
+-- concurrency now refuses it; its caller hears what on collect).
+CREATE TABLE ${s}.quota_waiters (
+  tenant                   TEXT COLLATE "C" NOT NULL,
+  run_id                   TEXT COLLATE "C" NOT NULL,
+  seq                      BIGINT NOT NULL CHECK (seq >= 1),
+  state                    TEXT NOT NULL CHECK (state IN ('waiting', 'granted', 'refused')),
+  agent_name               TEXT,
+  agent_digest             TEXT,
+  chain_json               TEXT,
+  budget_json              TEXT NOT NULL,
+  max_tokens               BIGINT,
+  max_call_tokens          BIGINT,
+  max_minor_units          BIGINT,
+  max_call_minor_units     BIGINT,
+  width                    BIGINT NOT NULL,
+  lease_ms                 BIGINT NOT NULL,
+  cover_keys               TEXT[] NOT NULL,
+  quota_given              BOOLEAN NOT NULL,
+  given_max_runs           BIGINT,
+  given_limit_tokens       BIGINT,
+  given_limit_minor_units  BIGINT,
+  given_period             TEXT,
+  given_agent_max_runs     BIGINT,
+  given_agent_limit_tokens BIGINT,
+  given_agent_limit_minor_units BIGINT,
+  enqueued_at_ms           BIGINT NOT NULL,
+  wait_until_ms            BIGINT NOT NULL,
+  lease_expires_at_ms      BIGINT NOT NULL,
+  decided_at_ms            BIGINT,
+  PRIMARY KEY (tenant, run_id)
+);
+-- The queue of one tenant in arrival order.
+CREATE UNIQUE INDEX quota_waiters_by_seq ON ${s}.quota_waiters (tenant, seq);
+
+-- The round robin of waiting tenants while the plane-wide ceiling binds (issue 12): start-time fair
+-- queueing. vtime is a tenant's virtual time (it grows by 1 000 000 / weight per grant it gets);
+-- the row of tenant '*' keeps the plane's virtual time (the start of the latest grant).
+CREATE TABLE ${s}.quota_wait_turns (
+  tenant  TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+  vtime   BIGINT NOT NULL CHECK (vtime >= 0)
 );
 
 -- A chain is a JSON array of strings: the lifecycle functions read it inside the database (a

@@ -6,11 +6,13 @@
  * 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
  *    (`existing`), unless it is closed (`concluded` or `released`: `closed`) or lost its first pass
  *    (`first-pass-missing`).
+ * 1½. The tenant's waiting admissions are served first (`quota_grant_waiters`, issue 12).
  * 2. Halts: TypeScript passes the scope keys that would cover this run (`haltCovers` as a key set:
  *    `tenant`, `agent:<name>`, `revision:<digest>`, `subject:<each principal>`). If any of the
  *    tenant's halt rows has one of those keys, or cannot be read, every halt row comes back as JSON
  *    (`halted`) and TypeScript picks the narrowest with `coveringHalt` (or throws `STORE_CORRUPT`).
- * 3. The quota: the one given with the request, else the stored one, else none (unlimited).
+ * 3. The quota: the one given with the request, else the stored one, else none (unlimited); and
+ *    the tenant's ceilings for the run's agent (`agents[<name>]`, issue 12).
  * 4. The hold formula (`holdFor`): per bounded unit `ceiling + width × per-call` in `numeric`,
  *    refused (`quota_require_fits`, nothing written) beyond 2^53 − 1; a bounded unit the budget leaves open answers `unbounded`.
  * 5. `quota_reserve` in the period of `atMs` (TypeScript passes both the monthly and the daily key).
@@ -29,17 +31,25 @@ CREATE FUNCTION ${s}.quota_admit(
   p_width bigint, p_at_ms bigint, p_lease_ms bigint, p_month_key text, p_day_key text, p_cover_keys text[],
   p_quota_given boolean, p_given_max_runs bigint, p_given_limit_tokens bigint,
   p_given_limit_minor_units bigint, p_given_period text,
+  p_given_agent_max_runs bigint, p_given_agent_limit_tokens bigint, p_given_agent_limit_minor_units bigint,
   OUT outcome text, OUT run_status text, OUT grant_period text,
   OUT hold_tokens bigint, OUT hold_minor_units bigint, OUT lease_expires_at_ms bigint,
   OUT max_runs bigint, OUT limit_tokens bigint, OUT limit_minor_units bigint,
   OUT running bigint, OUT settled_tokens bigint, OUT settled_minor_units bigint,
-  OUT reserved_tokens bigint, OUT reserved_minor_units bigint, OUT halts json)
+  OUT reserved_tokens bigint, OUT reserved_minor_units bigint, OUT halts json,
+  OUT agent_max_runs bigint, OUT agent_limit_tokens bigint, OUT agent_limit_minor_units bigint,
+  OUT agent_running bigint, OUT plane_running bigint, OUT plane_agent_running bigint,
+  OUT plane_max_runs bigint, OUT plane_agent_max_runs bigint,
+  OUT agent_settled_tokens bigint, OUT agent_settled_minor_units bigint,
+  OUT agent_reserved_tokens bigint, OUT agent_reserved_minor_units bigint)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_quota jsonb;
   v_halted boolean;
   v_period_kind text;
   v_bounds_spend boolean;
+  v_bounds_tokens boolean;
+  v_bounds_minor_units boolean;
   v_reserve record;
   v_first record;
 BEGIN
@@ -61,6 +71,9 @@ BEGIN
     RETURN;
   END IF;
 
+  -- Waiters first (issue 12): no later arrival takes a slot ahead of a waiter that fits.
+  PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+
   IF v_halted THEN
     outcome := 'halted';
     SELECT json_agg(json_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
@@ -74,19 +87,30 @@ BEGIN
     limit_tokens := p_given_limit_tokens;
     limit_minor_units := p_given_limit_minor_units;
     v_period_kind := p_given_period;
+    agent_max_runs := p_given_agent_max_runs;
+    agent_limit_tokens := p_given_agent_limit_tokens;
+    agent_limit_minor_units := p_given_agent_limit_minor_units;
   ELSE
     max_runs := (v_quota ->> 'maxConcurrentRuns')::numeric::bigint;
     limit_tokens := (v_quota ->> 'maxTokensPerPeriod')::numeric::bigint;
     limit_minor_units := (v_quota ->> 'maxMinorUnitsPerPeriod')::numeric::bigint;
     v_period_kind := coalesce(v_quota ->> 'period', 'monthly');
+    IF p_agent_name IS NOT NULL THEN
+      agent_max_runs := (v_quota -> 'agents' -> p_agent_name ->> 'maxConcurrentRuns')::numeric::bigint;
+      agent_limit_tokens := (v_quota -> 'agents' -> p_agent_name ->> 'maxTokensPerPeriod')::numeric::bigint;
+      agent_limit_minor_units := (v_quota -> 'agents' -> p_agent_name ->> 'maxMinorUnitsPerPeriod')::numeric::bigint;
+    END IF;
   END IF;
   grant_period := CASE WHEN v_period_kind = 'daily' THEN p_day_key ELSE p_month_key END;
 
-  v_bounds_spend := limit_tokens IS NOT NULL OR limit_minor_units IS NOT NULL;
+  -- A unit bounded by the tenant or by the run's agent is held (core holdQuotaFor, issue 12).
+  v_bounds_tokens := limit_tokens IS NOT NULL OR agent_limit_tokens IS NOT NULL;
+  v_bounds_minor_units := limit_minor_units IS NOT NULL OR agent_limit_minor_units IS NOT NULL;
+  v_bounds_spend := v_bounds_tokens OR v_bounds_minor_units;
   IF v_bounds_spend THEN
     hold_tokens := 0;
     hold_minor_units := 0;
-    IF limit_tokens IS NOT NULL THEN
+    IF v_bounds_tokens THEN
       IF p_max_tokens IS NULL OR p_max_call_tokens IS NULL THEN
         outcome := 'unbounded';
         RETURN;
@@ -95,7 +119,7 @@ BEGIN
                                       p_max_tokens, p_width::numeric * p_max_call_tokens);
       hold_tokens := p_max_tokens + p_width::numeric * p_max_call_tokens;
     END IF;
-    IF limit_minor_units IS NOT NULL THEN
+    IF v_bounds_minor_units THEN
       IF p_max_minor_units IS NULL OR p_max_call_minor_units IS NULL THEN
         outcome := 'unbounded';
         RETURN;
@@ -109,8 +133,18 @@ BEGIN
   SELECT * INTO v_reserve FROM ${s}.quota_reserve(
     p_tenant, p_run, max_runs,
     CASE WHEN v_bounds_spend THEN grant_period END, hold_tokens, hold_minor_units,
-    limit_tokens, limit_minor_units, p_at_ms);
+    limit_tokens, limit_minor_units, p_at_ms,
+    p_agent_name, agent_max_runs, agent_limit_tokens, agent_limit_minor_units);
   running := v_reserve.running;
+  agent_running := v_reserve.agent_running;
+  plane_running := v_reserve.plane_running;
+  plane_agent_running := v_reserve.plane_agent_running;
+  plane_max_runs := v_reserve.plane_max_runs;
+  plane_agent_max_runs := v_reserve.plane_agent_max_runs;
+  agent_settled_tokens := v_reserve.agent_settled_tokens;
+  agent_settled_minor_units := v_reserve.agent_settled_minor_units;
+  agent_reserved_tokens := v_reserve.agent_reserved_tokens;
+  agent_reserved_minor_units := v_reserve.agent_reserved_minor_units;
   settled_tokens := v_reserve.settled_tokens;
   settled_minor_units := v_reserve.settled_minor_units;
   reserved_tokens := v_reserve.reserved_tokens;

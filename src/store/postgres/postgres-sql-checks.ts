@@ -3,7 +3,7 @@
  *
  * `quota_json_ok` mirrors what `parseQuota` accepts (known keys only; ceilings absent, null or a
  * non-negative integer ≤ 2^53 − 1; period `monthly`/`daily`; `rateCeilings` an object of arrays of
- * `{count, windowSeconds}` amounts). It guards `quota_tenants.quota_json`, so the admission and
+ * `{count, windowSeconds}` amounts; `agents` an object of agent name → ceilings). It guards `quota_tenants.quota_json`, so the admission and
  * dispatch functions can read ceilings out of it without a round trip back to TypeScript and can
  * never act on a quota `parseQuota` would call corrupt (grant keys are left to `parseQuota` when
  * the quota is read: a bad key cannot change a decision about another grant).
@@ -40,13 +40,30 @@ IMMUTABLE LANGUAGE sql AS $fn$
   END
 $fn$;
 
+-- A map of agent name → object of ceilings named in p_fields (issue 12); absent or null is fine.
+CREATE FUNCTION ${s}.quota_json_agents_ok(p_agents jsonb, p_fields text[]) RETURNS boolean
+IMMUTABLE LANGUAGE sql AS $fn$
+  SELECT CASE
+    WHEN p_agents IS NULL OR jsonb_typeof(p_agents) = 'null' THEN true
+    WHEN jsonb_typeof(p_agents) <> 'object' THEN false
+    ELSE NOT EXISTS (
+      SELECT 1 FROM jsonb_each(p_agents) AS a(agent, ceilings)
+       WHERE CASE
+               WHEN jsonb_typeof(a.ceilings) <> 'object' THEN true
+               ELSE EXISTS (SELECT 1 FROM jsonb_each(a.ceilings) AS c(name, ceiling)
+                             WHERE NOT (c.name = ANY (p_fields)) OR NOT ${s}.quota_json_amount_ok(c.ceiling, false))
+             END)
+  END
+$fn$;
+
 CREATE FUNCTION ${s}.quota_json_ok(p_quota jsonb) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT CASE
     WHEN jsonb_typeof(p_quota) <> 'object' THEN false
     ELSE NOT EXISTS (
            SELECT 1 FROM jsonb_object_keys(p_quota) AS k(name)
-            WHERE k.name NOT IN ('maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings'))
+            WHERE k.name NOT IN ('maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings',
+                                 'agents'))
      AND ${s}.quota_json_amount_ok(p_quota -> 'maxConcurrentRuns', false)
      AND ${s}.quota_json_amount_ok(p_quota -> 'maxTokensPerPeriod', false)
      AND ${s}.quota_json_amount_ok(p_quota -> 'maxMinorUnitsPerPeriod', false)
@@ -62,8 +79,33 @@ IMMUTABLE LANGUAGE sql AS $fn$
              SELECT 1 FROM jsonb_each(p_quota -> 'rateCeilings') AS g(grant_ref, ceilings)
               WHERE NOT ${s}.quota_json_ceilings_ok(g.ceilings))
          END
+     AND ${s}.quota_json_agents_ok(p_quota -> 'agents',
+           ARRAY['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod'])
   END
 $fn$;
+
+-- The plane-wide ceiling's JSON (issue 12) as parsePlaneCeiling accepts it: known keys only, a
+-- ceiling amount, agents of { maxConcurrentRuns }, weights of amounts ≥ 1.
+CREATE FUNCTION ${s}.quota_plane_json_ok(p_plane jsonb) RETURNS boolean
+IMMUTABLE LANGUAGE sql AS $fn$
+  SELECT CASE
+    WHEN jsonb_typeof(p_plane) <> 'object' THEN false
+    ELSE NOT EXISTS (
+           SELECT 1 FROM jsonb_object_keys(p_plane) AS k(name)
+            WHERE k.name NOT IN ('maxConcurrentRuns', 'agents', 'weights'))
+     AND ${s}.quota_json_amount_ok(p_plane -> 'maxConcurrentRuns', false)
+     AND ${s}.quota_json_agents_ok(p_plane -> 'agents', ARRAY['maxConcurrentRuns'])
+     AND CASE
+           WHEN p_plane -> 'weights' IS NULL OR jsonb_typeof(p_plane -> 'weights') = 'null' THEN true
+           WHEN jsonb_typeof(p_plane -> 'weights') <> 'object' THEN false
+           ELSE NOT EXISTS (
+             SELECT 1 FROM jsonb_each(p_plane -> 'weights') AS w(tenant, weight)
+              WHERE CASE WHEN ${s}.quota_json_amount_ok(w.weight, true) THEN (w.weight #>> '{}')::numeric < 1 ELSE true END)
+         END
+  END
+$fn$;
+
+ALTER TABLE ${s}.quota_plane ADD CONSTRAINT quota_plane_json_ok CHECK (${s}.quota_plane_json_ok(ceiling_json));
 
 ALTER TABLE ${s}.quota_tenants ADD CONSTRAINT quota_tenants_quota_json_ok CHECK (${s}.quota_json_ok(quota_json));
 

@@ -15,31 +15,43 @@
  * A hold counts in its month and, when known, its day (`quota_held_move_counted`, DESIGN.md
  * decision 15), so the hold sums of a month include its days' whatever kind was in force.
  *
+ * The per-agent counterparts (issue 12) move in the same calls: a slot of an agent's run moves
+ * `quota_agent_figures`, a hold of an agent's run the `held_*` of `quota_agent_spent`.
+ *
  * The hold row is locked before its period's figures, and a slot before the tenant's figures, the
  * order every caller takes them in.
  */
 export function counterFunctionsSql(s: string): string {
   return `
-CREATE FUNCTION ${s}.quota_slot_take(p_tenant text, p_run text, p_at_ms bigint) RETURNS void
+CREATE FUNCTION ${s}.quota_slot_take(p_tenant text, p_run text, p_at_ms bigint, p_agent text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  INSERT INTO ${s}.quota_running (tenant, run_id, admitted_at_ms) VALUES (p_tenant, p_run, p_at_ms)
+  INSERT INTO ${s}.quota_running (tenant, run_id, admitted_at_ms, agent_name) VALUES (p_tenant, p_run, p_at_ms, p_agent)
     ON CONFLICT (tenant, run_id) DO NOTHING;
   IF FOUND THEN
     INSERT INTO ${s}.quota_figures AS f (tenant, running) VALUES (p_tenant, 1)
       ON CONFLICT (tenant) DO UPDATE SET running = f.running + 1;
+    IF p_agent IS NOT NULL THEN
+      INSERT INTO ${s}.quota_agent_figures AS a (tenant, agent_name, running) VALUES (p_tenant, p_agent, 1)
+        ON CONFLICT (tenant, agent_name) DO UPDATE SET running = a.running + 1;
+    END IF;
   END IF;
 END
 $fn$;
 
 CREATE FUNCTION ${s}.quota_slot_give(p_tenant text, p_run text) RETURNS boolean
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_agent text;
 BEGIN
-  DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run;
+  DELETE FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run RETURNING agent_name INTO v_agent;
   IF NOT FOUND THEN
     RETURN false;
   END IF;
   UPDATE ${s}.quota_figures SET running = running - 1 WHERE tenant = p_tenant;
+  IF v_agent IS NOT NULL THEN
+    UPDATE ${s}.quota_agent_figures SET running = running - 1 WHERE tenant = p_tenant AND agent_name = v_agent;
+  END IF;
   RETURN true;
 END
 $fn$;
@@ -75,6 +87,28 @@ BEGIN
 END
 $fn$;
 
+-- The agent's hold sums of one period (issue 12), as quota_held_move moves the tenant's. The
+-- tenant's sums bound these (an agent's holds are among the tenant's), so no overflow check here.
+CREATE FUNCTION ${s}.quota_agent_held_move(p_tenant text, p_agent text, p_period text, p_tokens numeric, p_minor_units numeric)
+RETURNS void LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF p_agent IS NULL OR (p_tokens = 0 AND p_minor_units = 0) THEN
+    RETURN;
+  END IF;
+  IF p_tokens <= 0 AND p_minor_units <= 0 THEN
+    UPDATE ${s}.quota_agent_spent
+       SET held_tokens = held_tokens + p_tokens, held_minor_units = held_minor_units + p_minor_units
+     WHERE tenant = p_tenant AND agent_name = p_agent AND period = p_period;
+    RETURN;
+  END IF;
+  INSERT INTO ${s}.quota_agent_spent AS q (tenant, agent_name, period, tokens, minor_units, held_tokens, held_minor_units)
+    VALUES (p_tenant, p_agent, p_period, 0, 0, p_tokens, p_minor_units)
+    ON CONFLICT (tenant, agent_name, period) DO UPDATE SET
+      held_tokens = q.held_tokens + excluded.held_tokens,
+      held_minor_units = q.held_minor_units + excluded.held_minor_units;
+END
+$fn$;
+
 -- The UTC day an amount of period p_period counts in when it is held or settled at p_at_ms: the
 -- period itself when it is a day, the day of p_at_ms when p_period is its month, else NULL.
 CREATE FUNCTION ${s}.quota_day_of(p_period text, p_at_ms bigint) RETURNS text
@@ -88,8 +122,11 @@ IMMUTABLE LANGUAGE sql AS $q$
 $q$;
 
 -- Moves the hold sums of every period a hold of (p_period, p_day) counts in: its month, then its
--- day when known (DESIGN.md decision 15). Month first: the order every caller locks rows in.
-CREATE FUNCTION ${s}.quota_held_move_counted(p_tenant text, p_period text, p_day text, p_tokens numeric, p_minor_units numeric)
+-- day when known (DESIGN.md decision 15); then the same keys of the agent's sums when the hold is
+-- an agent's (issue 12). Tenant month, tenant day, agent month, agent day: the order every caller
+-- locks rows in.
+CREATE FUNCTION ${s}.quota_held_move_counted(p_tenant text, p_period text, p_day text, p_tokens numeric, p_minor_units numeric,
+  p_agent text DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql AS $fn$
 DECLARE
   v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
@@ -98,18 +135,24 @@ BEGIN
   IF v_day IS NOT NULL THEN
     PERFORM ${s}.quota_held_move(p_tenant, v_day, p_tokens, p_minor_units);
   END IF;
+  IF p_agent IS NOT NULL THEN
+    PERFORM ${s}.quota_agent_held_move(p_tenant, p_agent, left(p_period, 7), p_tokens, p_minor_units);
+    IF v_day IS NOT NULL THEN
+      PERFORM ${s}.quota_agent_held_move(p_tenant, p_agent, v_day, p_tokens, p_minor_units);
+    END IF;
+  END IF;
 END
 $fn$;
 
 CREATE FUNCTION ${s}.quota_hold_put(p_tenant text, p_run text, p_period text, p_tokens bigint, p_minor_units bigint,
-  p_day text DEFAULT NULL) RETURNS void
+  p_day text DEFAULT NULL, p_agent text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_day text := CASE WHEN length(p_period) = 10 THEN p_period ELSE p_day END;
 BEGIN
-  INSERT INTO ${s}.quota_reserved (tenant, run_id, period, day, tokens, minor_units)
-    VALUES (p_tenant, p_run, p_period, v_day, p_tokens, p_minor_units);
-  PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, p_tokens, p_minor_units);
+  INSERT INTO ${s}.quota_reserved (tenant, run_id, period, day, tokens, minor_units, agent_name)
+    VALUES (p_tenant, p_run, p_period, v_day, p_tokens, p_minor_units, p_agent);
+  PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, p_tokens, p_minor_units, p_agent);
 END
 $fn$;
 
@@ -118,7 +161,7 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_old record;
 BEGIN
-  SELECT period, day, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+  SELECT period, day, tokens, minor_units, agent_name INTO v_old FROM ${s}.quota_reserved
    WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
   IF NOT FOUND THEN
     RETURN;
@@ -128,7 +171,7 @@ BEGIN
    WHERE tenant = p_tenant AND run_id = p_run;
   PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day,
     greatest(v_old.tokens - p_tokens, 0)::numeric - v_old.tokens,
-    greatest(v_old.minor_units - p_minor_units, 0)::numeric - v_old.minor_units);
+    greatest(v_old.minor_units - p_minor_units, 0)::numeric - v_old.minor_units, v_old.agent_name);
 END
 $fn$;
 
@@ -138,11 +181,11 @@ DECLARE
   v_old record;
 BEGIN
   DELETE FROM ${s}.quota_reserved WHERE tenant = p_tenant AND run_id = p_run
-    RETURNING period, day, tokens, minor_units INTO v_old;
+    RETURNING period, day, tokens, minor_units, agent_name INTO v_old;
   IF NOT FOUND THEN
     RETURN false;
   END IF;
-  PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+  PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric, v_old.agent_name);
   RETURN true;
 END
 $fn$;
@@ -153,7 +196,7 @@ DECLARE
   v_old record;
   v_day text;
 BEGIN
-  SELECT period, day, tokens, minor_units INTO v_old FROM ${s}.quota_reserved
+  SELECT period, day, tokens, minor_units, agent_name INTO v_old FROM ${s}.quota_reserved
    WHERE tenant = p_tenant AND run_id = p_run FOR UPDATE;
   IF NOT FOUND THEN
     RETURN;
@@ -168,11 +211,11 @@ BEGIN
   UPDATE ${s}.quota_reserved SET period = p_period, day = v_day WHERE tenant = p_tenant AND run_id = p_run;
   -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot deadlock.
   IF v_old.period < p_period THEN
-    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
-    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric, v_old.agent_name);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units, v_old.agent_name);
   ELSE
-    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units);
-    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units, v_old.agent_name);
+    PERFORM ${s}.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric, v_old.agent_name);
   END IF;
 END
 $fn$;

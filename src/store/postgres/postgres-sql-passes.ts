@@ -154,6 +154,10 @@ BEGIN
     END;
     UPDATE ${s}.quota_runs r SET status = v_next, status_since_ms = p_at_ms
      WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
+    -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
+    IF receipt_release_slot THEN
+      PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+    END IF;
   END IF;
 END
 $fn$;
@@ -291,6 +295,9 @@ BEGIN
                                     r.status_since_ms)
    WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.status = 'running';
   stranded := FOUND;
+  IF released_slot THEN
+    PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+  END IF;
 END
 $fn$;
 `;

@@ -8,6 +8,7 @@
  * with `quota_accrue`, which refuses (SQLSTATE QP001, the whole call rolled back) a total
  * beyond 2^53 − 1, shrink
  * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
+ * A registered run of an agent also accrues to that agent's books (`quota_agent_spent`, issue 12).
  * The hold moves before the period's settled total, so its row is locked before the period's.
  * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
  * transaction, so any one-statement snapshot sees consistent totals.
@@ -33,6 +34,18 @@ BEGIN
 END
 $fn$;
 
+-- Adds a settle's spend to one agent's settled total of one period (issue 12). The tenant's total,
+-- accrued first by quota_accrue, bounds it (the agent's spend is part of it), so no check here.
+CREATE FUNCTION ${s}.quota_agent_accrue(p_tenant text, p_agent text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  INSERT INTO ${s}.quota_agent_spent AS q (tenant, agent_name, period, tokens, minor_units)
+    VALUES (p_tenant, p_agent, p_period, p_tokens, p_minor_units)
+    ON CONFLICT (tenant, agent_name, period) DO UPDATE SET
+      tokens = q.tokens + excluded.tokens, minor_units = q.minor_units + excluded.minor_units;
+END
+$fn$;
+
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
@@ -40,6 +53,7 @@ RETURNS text
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_same boolean;
+  v_agent text;
   v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
 BEGIN
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
@@ -62,6 +76,14 @@ BEGIN
     PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
     IF v_day IS NOT NULL THEN
       PERFORM ${s}.quota_accrue(p_tenant, v_day, p_tokens, p_minor_units);
+    END IF;
+    -- The agent's books, for a registered run with an agent (issue 12): same keys, same order.
+    SELECT r.agent_name INTO v_agent FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
+    IF v_agent IS NOT NULL THEN
+      PERFORM ${s}.quota_agent_accrue(p_tenant, v_agent, left(p_period, 7), p_tokens, p_minor_units);
+      IF v_day IS NOT NULL THEN
+        PERFORM ${s}.quota_agent_accrue(p_tenant, v_agent, v_day, p_tokens, p_minor_units);
+      END IF;
     END IF;
   END IF;
   IF p_release_slot THEN

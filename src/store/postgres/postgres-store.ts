@@ -4,6 +4,13 @@ import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import type { QuotaStore, TenantStore } from '../store.js';
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
+import { requireAuditEntry } from '../lifecycle-arguments.js';
+import { decodePlaneCeiling } from '../plane-rows.js';
+import { requireAgentNames } from '../store-arguments.js';
+import type { AuditEntry, PlaneUsage } from '../types.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
 import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -13,6 +20,7 @@ import { createPool } from './postgres-pool.js';
 import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
 import { DEFAULT_POSTGRES_SCHEMA, quoteSchemaName } from './postgres-schema-name.js';
 import { PostgresTenantStore } from './postgres-tenant-store.js';
+import { PostgresWaiterWakes } from './postgres-wakes.js';
 
 /**
  * Options of {@link openPostgresStore}; every one is optional.
@@ -60,8 +68,9 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly #q: PostgresQueries;
   readonly #apiKeys: PostgresApiKeyStore;
   readonly #batch: PostgresBatcher;
+  readonly #wakes: PostgresWaiterWakes;
 
-  /** Use {@link openPostgresStore}; `s` is `schema` quoted. */
+  /** Use {@link openPostgresStore}; `s` is `schema` quoted; `url` opens the `LISTEN` connection of waiting admissions. */
   constructor(
     db: PostgresConnection,
     queries: PostgresQueries,
@@ -69,6 +78,7 @@ export class PostgresQuotaStore implements QuotaStore {
     s: string,
     migration: MigrationReport,
     batch: BatchSettings,
+    url: string,
   ) {
     this.#db = db;
     this.#q = queries;
@@ -76,6 +86,7 @@ export class PostgresQuotaStore implements QuotaStore {
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
+    this.#wakes = new PostgresWaiterWakes(url, s);
   }
 
   tenant(tenant: string): TenantStore {
@@ -93,7 +104,48 @@ export class PostgresQuotaStore implements QuotaStore {
     return this.#apiKeys;
   }
 
+  /**
+   * Wakes waiting admissions (issue 12) by `LISTEN/NOTIFY` on one dedicated connection, opened on
+   * the first wait, re-established when lost, with polling as the fallback meanwhile.
+   */
+  waiterWakes(): PostgresWaiterWakes {
+    return this.#wakes;
+  }
+
+  /** The stored plane-wide ceiling (`quota_plane`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneCeiling(): Promise<PlaneCeiling | null> {
+    const row = await this.#db.row<{ ceiling_json: unknown }>(this.#q.selectPlane, []);
+    return row === undefined ? null : decodePlaneCeiling(row.ceiling_json);
+  }
+
+  /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one transaction. */
+  async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
+    const valid = parsePlaneCeiling(plane, 'plane');
+    const entry = requireAuditEntry('audit', audit);
+    const chain = requireTenant('auditTenant', auditTenant);
+    await this.#db.transaction(async (tx) => {
+      await tx.run(this.#q.upsertPlane, [JSON.stringify(valid)]);
+      await appendAuditInTransaction(tx, this.#q, chain, entry);
+      // A raised plane-wide ceiling admits waiters, in turn, in this transaction (issue 12); '*' is
+      // no tenant, so every tenant's lock is only tried (see quota_grant_waiters).
+      await tx.rows(this.#q.waiters.grantWaiters, ['*', entry.atMs]);
+    });
+  }
+
+  /** Every tenant's slots, and each named agent's, from one statement (sums of the per-tenant counters). */
+  async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
+    const names = requireAgentNames('agents', agents);
+    const row = await this.#db.row<{ running: number; agents: Record<string, number | string> }>(this.#q.planeUsage, [names]);
+    const byAgent: Record<string, number> = {};
+    for (const agent of names) {
+      const value = row?.agents?.[agent] ?? 0;
+      Object.defineProperty(byAgent, agent, { value: Math.min(Number(value), MAX_AMOUNT), enumerable: true, writable: true, configurable: true });
+    }
+    return { running: Number(row?.running ?? 0), agents: byAgent };
+  }
+
   async close(): Promise<void> {
+    await this.#wakes.close();
     await this.#db.close();
   }
 }
@@ -163,7 +215,7 @@ export async function openPostgresStore(givenUrl: string, options: PostgresStore
       found === POSTGRES_SCHEMA_VERSION
         ? { backend: 'postgres', fromVersion: found, toVersion: found, applied: [] }
         : await migratePostgres(pool, schema, s, Date.now());
-    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch);
+    return new PostgresQuotaStore(new PostgresConnection(pool, schema), postgresQueries(s), schema, s, migration, batch, url);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw withoutSecrets(postgresOpenConfigurationError(error, givenUrl) ?? toQuotaError(error), givenUrl);

@@ -23,6 +23,7 @@ import {
   requireUnsettledPassesRequest,
 } from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
+import { requireAgentNames } from '../store-arguments.js';
 import {
   requireHalt,
   requireHaltScopeKey,
@@ -36,6 +37,7 @@ import {
 } from '../store-arguments.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
 import type {
+  AgentUsage,
   AdmitOutcome,
   AdmitRequest,
   AuditEntry,
@@ -74,6 +76,8 @@ import * as operator from './postgres-operator.js';
 import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
+import * as waiters from './postgres-waiters.js';
+import { requireWaitTerms, type CancelOutcome, type WaitOutcome, type WaitQueue, type WaiterSweep, type WaitTerms } from '../waiters.js';
 
 interface SpendRow {
   readonly tokens: number;
@@ -130,6 +134,10 @@ export class PostgresTenantStore implements TenantStore {
         quota.maxTokensPerPeriod ?? null,
         quota.maxMinorUnitsPerPeriod ?? null,
         atMs,
+        null,
+        null,
+        null,
+        null,
       ],
     );
     switch (row?.outcome) {
@@ -292,8 +300,36 @@ export class PostgresTenantStore implements TenantStore {
     const valid = parseQuota(quota, 'quota');
     const entry = requireAuditEntry('audit', audit);
     await this.#db.transaction(async (tx) => {
+      // A raised ceiling admits the tenant's waiters in this transaction (issue 12).
+      await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
+      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, entry.atMs]);
+    });
+  }
+
+  async agentUsage(agents: readonly string[], period: string): Promise<AgentUsage[]> {
+    const names = requireAgentNames('agents', agents);
+    const validPeriod = requirePeriodKey('period', period);
+    if (names.length === 0) return [];
+    const rows = await this.#db.rows<{
+      agent: string;
+      running: number | null;
+      tokens: number | null;
+      minor_units: number | null;
+      held_tokens: number | null;
+      held_minor_units: number | null;
+    }>(this.#q.agentUsage, [this.tenant, names, validPeriod]);
+    const byAgent = new Map(rows.map((row) => [row.agent, row]));
+    return names.map((agent) => {
+      const row = byAgent.get(agent);
+      return {
+        agent,
+        running: Number(row?.running ?? 0),
+        period: validPeriod,
+        settled: decodeSpend(this.tenant, 'settled spend', row?.tokens ?? 0, row?.minor_units ?? 0),
+        reserved: decodeSpend(this.tenant, 'reserved spend', row?.held_tokens ?? 0, row?.held_minor_units ?? 0),
+      };
     });
   }
 
@@ -355,6 +391,32 @@ export class PostgresTenantStore implements TenantStore {
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
     return operator.releaseRun(this.#context, requireReleaseRunRequest(request));
+  }
+
+  // ── waiting admissions ─────────────────────────────────────────────────────
+
+  async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    return waiters.admitOrWait(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+  }
+
+  async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    return waiters.collectWaiter(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+  }
+
+  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
+    const record = requireObject('request', request);
+    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
+    return waiters.cancelWaiter(this.#context, this.#q.waiters, valid);
+  }
+
+  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return waiters.sweepWaiters(this.#context, this.#q.waiters, atMs);
+  }
+
+  async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return waiters.readWaitQueue(this.#context, this.#q.waiters, atMs);
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────

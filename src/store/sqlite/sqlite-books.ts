@@ -3,7 +3,16 @@ import { countedKeys, isDayKey, monthOf } from '../../core/period-books.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeSpend } from '../rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { ACCRUE_SPENT, CARRY_HOLD, INSERT_HOLD, SELECT_HOLD, SELECT_SPENT, SUM_RESERVED } from './sqlite-queries.js';
+import {
+  ACCRUE_AGENT_SPENT,
+  ACCRUE_SPENT,
+  CARRY_HOLD,
+  INSERT_HOLD,
+  SELECT_HOLD,
+  SELECT_RUN_AGENT,
+  SELECT_SPENT,
+  SUM_RESERVED,
+} from './sqlite-queries.js';
 
 /*
  * The writes that move a period's figures on SQLite (settled totals, holds), each checked first
@@ -30,24 +39,46 @@ function requireFits(field: string, what: string, total: Spend, adding: Spend): 
 /**
  * Accrues a settle's `spend` to every key it counts in (DESIGN.md decision 15): the month of
  * `period`, and its day (`period` itself, or `day` for a month key), so a day's settled spend also
- * counts in its month whatever kind was in force. Throws INVALID_ARGUMENT (`spend.tokens` /
+ * counts in its month whatever kind was in force; for a registered run of an agent, the same keys of
+ * the agent's books too (issue 12). Throws INVALID_ARGUMENT (`spend.tokens` /
  * `spend.minorUnits`) before writing anything when a total would pass the bound.
  */
-export function accrueSpent(conn: SqliteConnection, tenant: string, period: string, day: string | null, spend: Spend): void {
+export function accrueSpent(conn: SqliteConnection, tenant: string, run: string, period: string, day: string | null, spend: Spend): void {
   const keys = countedKeys(period, day);
   for (const key of keys) requireFits('spend', `the settled spend of period ${key}`, spentOf(conn, tenant, key), spend);
   for (const key of keys) conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
+  // The agent's books (issue 12), for a registered run with an agent. An agent's total is part of
+  // the tenant's, so the check above bounds it too.
+  const agent = conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null;
+  if (agent === null) return;
+  for (const key of keys) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
 }
 
 /**
- * Inserts the hold of `run` in `period`, held on `day` (or `null` when unknown), the run holding
- * none. Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds counted in
+ * Inserts the hold of `run` (of agent `agent`, or `null`) in `period`, held on `day` (or `null`
+ * when unknown), the run holding none. Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds counted in
  * its month (which include its day's) would sum past the bound.
  */
-export function putHold(conn: SqliteConnection, tenant: string, run: string, period: string, day: string | null, amount: Spend): void {
+export function putHold(
+  conn: SqliteConnection,
+  tenant: string,
+  run: string,
+  period: string,
+  day: string | null,
+  amount: Spend,
+  agent: string | null = null,
+): void {
   const month = monthOf(period);
   requireFits('hold', `the holds of period ${month}`, reservedOf(conn, tenant, month), amount);
-  conn.run(INSERT_HOLD, { tenant, run, period, day: isDayKey(period) ? period : day, tokens: amount.tokens, minorUnits: amount.minorUnits });
+  conn.run(INSERT_HOLD, {
+    tenant,
+    run,
+    period,
+    day: isDayKey(period) ? period : day,
+    tokens: amount.tokens,
+    minorUnits: amount.minorUnits,
+    agentName: agent,
+  });
 }
 
 /**

@@ -5,7 +5,7 @@ import { overrunOf } from '../../core/overrun.js';
 import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
 import { dayOf } from '../../core/period-books.js';
-import { UNLIMITED_QUOTA } from '../../core/quota.js';
+import { holdQuotaFor, UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
 import type {
@@ -141,14 +141,15 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 }
 
 /**
- * Admission (store.ts `admit`, DESIGN.md decision 6). A run id already registered is a retry,
+ * Admission (store.ts `admit`, DESIGN.md decision 6) as it stands, the waiting queue aside (the
+ * handle serves the queue first, `sqlite-waiters.ts`). A run id already registered is a retry,
  * answered from the books (`answerAdmissionRetry`: pass 1's grant only while it still holds what it
  * was granted, else `CONFLICT`). Otherwise:
  * halts (the narrowest covering one refuses `Halted`) → quota (explicit, else stored, else
  * unlimited) → hold formula (`Unbounded`) → reserve in the period of `atMs` → run and pass 1
  * recorded. Every refusal returns before the first write.
  */
-export function admitInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
+export function admitNowInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
   const retried = admissionRetryInTransaction(conn, tenant, request);
   if (retried !== undefined) return retried;
   const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });
@@ -159,11 +160,13 @@ export function admitInTransaction(conn: SqliteConnection, tenant: string, reque
     };
   }
   const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
-  const held = holdFor(quota, request.budget, request.width);
+  const agent = request.agent?.name ?? null;
+  // A unit bounded by the tenant or by the run's agent is held (issue 12).
+  const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
   if (!held.ok) return { ok: false, refusal: { code: 'Unbounded', tenant, unit: held.unit, field: held.field } };
   const period = periodKey(quota.period, request.atMs);
   const hold = held.hold === null ? null : { period, amount: held.hold };
-  const reserved = reserveInTransaction(conn, tenant, { run: request.run, quota, hold, atMs: request.atMs });
+  const reserved = reserveInTransaction(conn, tenant, { run: request.run, agent, quota, hold, atMs: request.atMs });
   if (!reserved.ok) return reserved;
   conn.run(INSERT_RUN, {
     tenant,

@@ -10,7 +10,7 @@ const MAX = '9007199254740991';
 // ── running set (§2.1) ──────────────────────────────────────────────────────
 
 /** Takes the run's slot; a retry keeps the first admitted_at_ms (contract §2.1 port choice). */
-export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_at_ms) VALUES (@tenant, @run, @atMs)
+export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_at_ms, agent_name) VALUES (@tenant, @run, @atMs, @agentName)
   ON CONFLICT (tenant, run_id) DO NOTHING`;
 /** Gives the slot back (release, or a slot-releasing settle); idempotent. */
 export const DELETE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
@@ -66,8 +66,8 @@ export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(to
 /** The run's single hold, if any. */
 export const SELECT_HOLD = 'SELECT period, day, tokens, minor_units FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 /** Inserts a hold; only called when the run holds none, so the existing hold always wins. */
-export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, day, tokens, minor_units)
-  VALUES (@tenant, @run, @period, @day, @tokens, @minorUnits)`;
+export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, day, tokens, minor_units, agent_name)
+  VALUES (@tenant, @run, @period, @day, @tokens, @minorUnits, @agentName)`;
 /** Deletes the hold (release, or a concluding settle gives back what was never spent). */
 export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 /** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (contract §6.11). */
@@ -79,6 +79,45 @@ export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period, day = @da
 /** Hold rows in ascending run-id order (contract §6.5). */
 export const LIST_HOLDS = `SELECT run_id, period, tokens, minor_units FROM quota_reserved
   WHERE tenant = @tenant ORDER BY run_id LIMIT @limit`;
+
+// ── per-agent and plane-wide figures (issue 12) ────────────────────────────
+
+/** The tenant's slots held by runs of agent `@agent`. */
+export const COUNT_AGENT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE agent_name = @agent AND tenant = @tenant';
+/** Every tenant's slots (the plane-wide running count). */
+export const COUNT_PLANE_SLOTS = 'SELECT count(*) AS running FROM quota_running';
+/** Every tenant's slots held by runs of agent `@agent`. */
+export const COUNT_PLANE_AGENT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE agent_name = @agent';
+
+/** An agent's settled and reserved figures of one period in the tenant, from one snapshot (as SELECT_PERIOD_FIGURES). */
+export const SELECT_AGENT_PERIOD_FIGURES = `SELECT
+  coalesce((SELECT tokens FROM quota_agent_spent WHERE tenant = @tenant AND agent_name = @agent AND period = @period), 0) AS settled_tokens,
+  coalesce((SELECT minor_units FROM quota_agent_spent WHERE tenant = @tenant AND agent_name = @agent AND period = @period), 0)
+    AS settled_minor_units,
+  (SELECT min(total(tokens), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND agent_name = @agent AND ${HOLD_IN_PERIOD})
+    AS reserved_tokens,
+  (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND agent_name = @agent AND ${HOLD_IN_PERIOD})
+    AS reserved_minor_units`;
+
+/** One agent's settled total of one period; no row reads as zero. */
+export const SELECT_AGENT_SPENT = `SELECT tokens, minor_units FROM quota_agent_spent
+  WHERE tenant = @tenant AND agent_name = @agent AND period = @period`;
+
+/** Accrues a settle's spend to the agent's books; the caller checked the sum stays within 2^53 − 1. */
+export const ACCRUE_AGENT_SPENT = `INSERT INTO quota_agent_spent (tenant, agent_name, period, tokens, minor_units)
+  VALUES (@tenant, @agent, @period, @tokens, @minorUnits)
+  ON CONFLICT (tenant, agent_name, period) DO UPDATE SET
+    tokens = tokens + excluded.tokens,
+    minor_units = minor_units + excluded.minor_units`;
+
+/** The agent name of a registered run (NULL without one, no row for an unregistered run). */
+export const SELECT_RUN_AGENT = 'SELECT agent_name FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
+
+/** The stored plane-wide ceiling. */
+export const SELECT_PLANE_CEILING = 'SELECT ceiling_json FROM quota_plane WHERE id = 1';
+/** Replaces the plane-wide ceiling. */
+export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) VALUES (1, @ceilingJson)
+  ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`;
 
 // ── receipts (§2.4) ─────────────────────────────────────────────────────────
 

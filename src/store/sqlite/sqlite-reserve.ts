@@ -1,16 +1,31 @@
-import type { TenantQuota } from '../../core/quota.js';
-import { concurrencyRefusal } from '../../core/reserve-decision.js';
-import { checkSpend } from '../../core/spend-check.js';
+import { admissionConcurrencyRefusal, admissionSpendRefusal, type PeriodFigures } from '../../core/admission-ceilings.js';
+import { boundsPlane, planeAgentLimit, type PlaneCeiling } from '../../core/plane-ceiling.js';
+import { agentCeilingsOf, boundsSpend, type TenantQuota } from '../../core/quota.js';
+import type { SpentOutRefusal } from '../../core/refusal.js';
 import type { ReserveOutcome, SpendHold } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { dayOf } from '../../core/period-books.js';
 import { putHold } from './sqlite-books.js';
-import { INSERT_SLOT, SELECT_PERIOD_FIGURES, SELECT_SLOT_SNAPSHOT } from './sqlite-queries.js';
+import {
+  COUNT_AGENT_SLOTS,
+  COUNT_PLANE_AGENT_SLOTS,
+  COUNT_PLANE_SLOTS,
+  INSERT_SLOT,
+  SELECT_AGENT_PERIOD_FIGURES,
+  SELECT_PERIOD_FIGURES,
+  SELECT_PLANE_CEILING,
+  SELECT_SLOT_SNAPSHOT,
+} from './sqlite-queries.js';
 import { decodeSpend } from '../rows.js';
+import { decodePlaneCeiling } from '../plane-rows.js';
 
-/** What a reserve decides on: the run, the quota in force, the hold it asks for (or none), and the instant (Unix ms). */
+/**
+ * What a reserve decides on: the run, its agent name (`null`: none, so no per-agent ceiling covers
+ * it), the quota in force, the hold it asks for (or none), and the instant (Unix ms).
+ */
 export interface ReserveInput {
   readonly run: string;
+  readonly agent: string | null;
   readonly quota: TenantQuota;
   readonly hold: SpendHold | null;
   readonly atMs: number;
@@ -29,41 +44,94 @@ interface PeriodFiguresRow {
   readonly reserved_minor_units: number;
 }
 
+/** The stored plane-wide ceiling, read in the caller's transaction (`null`: none). */
+export function readPlaneCeiling(conn: SqliteConnection): PlaneCeiling | null {
+  const row = conn.get<{ ceiling_json: string }>(SELECT_PLANE_CEILING, {});
+  return row === undefined ? null : decodePlaneCeiling(row.ceiling_json);
+}
+
+function count(conn: SqliteConnection, sql: string, params: Readonly<Record<string, string | number | bigint | null>>): number {
+  return conn.get<{ running: number }>(sql, params)?.running ?? 0;
+}
+
+function periodFigures(conn: SqliteConnection, tenant: string, sql: string, params: Readonly<Record<string, string | number | bigint | null>>): PeriodFigures {
+  const row = conn.get<PeriodFiguresRow>(sql, params);
+  return {
+    settled: decodeSpend(tenant, 'settled spend', row?.settled_tokens, row?.settled_minor_units),
+    reserved: decodeSpend(tenant, 'reserved spend', row?.reserved_tokens, row?.reserved_minor_units),
+  };
+}
+
 /**
- * The body of `reserve` (contract §6.2), run inside the caller's `BEGIN IMMEDIATE` transaction so
- * the decision and the insert are one (invariant 1). Fast path: without a concurrency ceiling or a
- * hold there is nothing to decide, so the slot is inserted if absent. Otherwise read the slot
- * snapshot, judge concurrency with the full count, judge spend (settled and reserved from one
- * statement) only when a hold is asked for and the run holds none, and insert hold and slot.
- * A refusal writes nothing, not even the slot.
+ * The body of `reserve` (contract §6.2) and of an admission's reserve (issue 12), run inside the
+ * caller's `BEGIN IMMEDIATE` transaction so the decision and the insert are one (invariant 1): one
+ * writer at a time across every process, so every count below, the plane-wide ones included, is
+ * exact. Fast path: without any concurrency ceiling covering the run (tenant, agent, plane) or a
+ * hold there is nothing to decide, so the slot is inserted if absent. Otherwise count what the
+ * ceilings covering the run need, judge concurrency with `admissionConcurrencyRefusal`, judge spend
+ * (tenant and agent figures, each from one statement) only when a hold is asked for and the run
+ * holds none, and insert hold and slot. A refusal writes nothing, not even the slot.
  */
 export function reserveInTransaction(conn: SqliteConnection, tenant: string, input: ReserveInput): ReserveOutcome {
-  const key = { tenant, run: input.run, atMs: input.atMs };
-  if (input.quota.maxConcurrentRuns === undefined && input.hold === null) {
+  const agent = input.agent;
+  const agentCeilings = agentCeilingsOf(input.quota, agent);
+  const plane = readPlaneCeiling(conn);
+  const key = { tenant, run: input.run, atMs: input.atMs, agentName: agent };
+  const planeBounds = boundsPlane(plane);
+  if (input.quota.maxConcurrentRuns === undefined && agentCeilings?.maxConcurrentRuns === undefined && !planeBounds && input.hold === null) {
     conn.run(INSERT_SLOT, key);
     return { ok: true };
   }
   const snapshot = conn.get<SlotSnapshotRow>(SELECT_SLOT_SNAPSHOT, key);
   const slotHeld = snapshot?.slot_held === 1;
   const holdHeld = snapshot?.hold_held === 1;
-  const running = snapshot?.running ?? 0;
-  const tooMany = concurrencyRefusal(tenant, input.quota, { slotHeld, running });
+  const countsAgent = agent !== null && agentCeilings?.maxConcurrentRuns !== undefined;
+  const countsPlaneAgent = agent !== null && planeAgentLimit(plane, agent) !== undefined;
+  const tooMany = admissionConcurrencyRefusal(
+    tenant,
+    { quota: input.quota, plane, agent },
+    {
+      slotHeld,
+      running: snapshot?.running ?? 0,
+      agentRunning: slotHeld || !countsAgent ? 0 : count(conn, COUNT_AGENT_SLOTS, { tenant, agent }),
+      planeRunning: slotHeld || plane?.maxConcurrentRuns === undefined ? 0 : count(conn, COUNT_PLANE_SLOTS, {}),
+      planeAgentRunning: slotHeld || !countsPlaneAgent ? 0 : count(conn, COUNT_PLANE_AGENT_SLOTS, { agent }),
+    },
+  );
   if (tooMany !== null) return { ok: false, refusal: tooMany };
   // A run that already holds spend is neither re-checked nor re-held: the existing hold wins.
   if (input.hold !== null && !holdHeld) {
     const hold = input.hold;
-    const figures = conn.get<PeriodFiguresRow>(SELECT_PERIOD_FIGURES, { tenant, period: hold.period });
-    const spentOut = checkSpend({
-      tenant,
-      period: hold.period,
-      quota: input.quota,
-      settled: decodeSpend(tenant, 'settled spend', figures?.settled_tokens, figures?.settled_minor_units),
-      reserved: decodeSpend(tenant, 'reserved spend', figures?.reserved_tokens, figures?.reserved_minor_units),
-      requested: hold.amount,
-    });
+    const spentOut = spendRefusal(conn, tenant, input.quota, agent, hold);
     if (spentOut !== null) return { ok: false, refusal: spentOut };
-    putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount);
+    putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount, agent);
   }
   conn.run(INSERT_SLOT, key);
   return { ok: true };
+}
+
+/**
+ * The `SpentOut` refusal `reserve` would answer for `hold` under `quota` (the agent's ceilings in
+ * the tenant first, then the tenant's) from the period's figures as they stand, or `null` when it
+ * fits. Read-only; a waiting admission asks it too (issue 12: a hold that would not fit either is
+ * refused, never queued).
+ */
+export function spendRefusal(
+  conn: SqliteConnection,
+  tenant: string,
+  quota: TenantQuota,
+  agent: string | null,
+  hold: SpendHold,
+): SpentOutRefusal | null {
+  const agentCeilings = agentCeilingsOf(quota, agent);
+  const agentBounds = agent !== null && agentCeilings !== null && boundsSpend({ period: quota.period, ...agentCeilings });
+  return admissionSpendRefusal({
+    tenant,
+    period: hold.period,
+    quota,
+    agent,
+    tenantFigures: periodFigures(conn, tenant, SELECT_PERIOD_FIGURES, { tenant, period: hold.period }),
+    agentFigures: agentBounds ? periodFigures(conn, tenant, SELECT_AGENT_PERIOD_FIGURES, { tenant, agent, period: hold.period }) : null,
+    requested: hold.amount,
+  });
 }

@@ -10,12 +10,23 @@
  */
 export const SQLITE_SCHEMA_V1 = `
 -- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
+-- agent_name is the agent of the run that took the slot (NULL without one), so per-agent and
+-- plane-wide per-agent ceilings count the same set (issue 12).
 CREATE TABLE quota_running (
   tenant          TEXT    NOT NULL,
   run_id          TEXT    NOT NULL,
   admitted_at_ms  INTEGER NOT NULL,
+  agent_name      TEXT,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
+-- An agent's slots, in one tenant or across every tenant (per-agent ceilings, issue 12).
+CREATE INDEX quota_running_by_agent ON quota_running (agent_name, tenant) WHERE agent_name IS NOT NULL;
+
+-- The plane-wide ceiling (issue 12): one row, validated with parsePlaneCeiling on every read.
+CREATE TABLE quota_plane (
+  id            INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  ceiling_json  TEXT    NOT NULL
+) STRICT;
 
 -- §2.2 settled totals per billing period: only settle writes, nothing ever subtracts.
 CREATE TABLE quota_spent (
@@ -36,10 +47,25 @@ CREATE TABLE quota_reserved (
   -- The UTC day a month's hold was taken or carried on, so the hold also counts in that day
   -- whatever period kind is in force later (DESIGN.md decision 15); a day's hold keeps its day.
   day          TEXT,
+  -- The agent of the run holding it (NULL without one): its spend counts against that agent's ceilings.
+  agent_name   TEXT,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
 -- reserved(period) and the admission figures sum one tenant's holds of one period.
 CREATE INDEX quota_reserved_by_period ON quota_reserved (tenant, period);
+-- An agent's holds of one period (per-agent spend ceilings, issue 12).
+CREATE INDEX quota_reserved_by_agent ON quota_reserved (tenant, agent_name, period) WHERE agent_name IS NOT NULL;
+
+-- Settled totals per billing period of one agent's runs in a tenant (issue 12): accrued by the
+-- same settle that accrues quota_spent, to the same month and day keys (DESIGN.md decision 15).
+CREATE TABLE quota_agent_spent (
+  tenant       TEXT    NOT NULL,
+  agent_name   TEXT    NOT NULL,
+  period       TEXT    NOT NULL,
+  tokens       INTEGER NOT NULL CHECK (tokens >= 0),
+  minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
+  PRIMARY KEY (tenant, agent_name, period)
+) STRICT, WITHOUT ROWID;
 
 -- §2.4 pass receipts: the whole payload, so a retry can be compared field by field.
 CREATE TABLE quota_settled (
@@ -135,6 +161,34 @@ CREATE TABLE quota_passes (
 -- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only
 -- these, and a settled pass leaves the index.
 CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
+
+-- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
+-- first come, first served by seq (per tenant, assigned under the write lock). request_json is the
+-- admission as asked (without its instant); the waiter's lease is renewed while its caller waits.
+-- state: 'waiting'; 'granted' (its run and pass 1 were written by the transaction that freed the
+-- slot, for the caller to collect); 'refused' (something other than concurrency now refuses it).
+CREATE TABLE quota_waiters (
+  tenant               TEXT    NOT NULL,
+  run_id               TEXT    NOT NULL,
+  seq                  INTEGER NOT NULL CHECK (seq >= 1),
+  state                TEXT    NOT NULL CHECK (state IN ('waiting', 'granted', 'refused')),
+  request_json         TEXT    NOT NULL,
+  enqueued_at_ms       INTEGER NOT NULL,
+  wait_until_ms        INTEGER NOT NULL,
+  lease_expires_at_ms  INTEGER NOT NULL,
+  decided_at_ms        INTEGER,
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+-- The queue of one tenant in arrival order.
+CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
+
+-- The round robin of waiting tenants while the plane-wide ceiling binds (issue 12): start-time fair
+-- queueing. vtime is a tenant's virtual time (it grows by 1 000 000 / weight per grant it gets);
+-- the row of tenant '*' keeps the plane's virtual time (the start of the latest grant).
+CREATE TABLE quota_wait_turns (
+  tenant  TEXT    NOT NULL PRIMARY KEY,
+  vtime   INTEGER NOT NULL CHECK (vtime >= 0)
+) STRICT, WITHOUT ROWID;
 
 -- The append-only audit log, numbered and hash-chained per tenant.
 CREATE TABLE quota_audit (

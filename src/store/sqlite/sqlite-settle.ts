@@ -52,7 +52,7 @@ export function settleInTransaction(
     });
   }
   const spend = { tokens: s.spend.tokens, minorUnits: s.spend.minorUnits };
-  if (s.period !== null) accrueSpent(conn, tenant, s.period, day, spend);
+  if (s.period !== null) accrueSpent(conn, tenant, s.run, s.period, day, spend);
   conn.run(INSERT_RECEIPT, {
     ...key,
     period: s.period,

@@ -1,3 +1,5 @@
+import { LocalWaiterWakes, type WaiterWakes } from '../waiter-wakes.js';
+import { grantEveryQueueInTransaction } from './sqlite-waiters.js';
 import { existsSync } from 'node:fs';
 import Database from 'better-sqlite3';
 
@@ -12,7 +14,14 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
 import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
-import { LIST_TENANTS } from './sqlite-queries.js';
+import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import { MAX_AMOUNT } from '../../core/amounts.js';
+import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
+import { requireAuditEntry } from '../lifecycle-arguments.js';
+import { requireAgentNames } from '../store-arguments.js';
+import type { AuditEntry, PlaneUsage } from '../types.js';
+import { appendAuditInTransaction } from './sqlite-audit.js';
+import { readPlaneCeiling } from './sqlite-reserve.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
 
 /** The path better-sqlite3 reads as a private in-memory database. */
@@ -43,6 +52,9 @@ export interface SqliteStoreOptions {
   readonly migrate?: boolean;
 }
 
+/** How often a waiting admission looks for a grant another process wrote on the same file, ms (issue 12). */
+export const SQLITE_WAIT_POLL_MS = 50;
+
 /**
  * The SQLite adapter of the store port (store.ts `QuotaStore`): one better-sqlite3 connection
  * serving every tenant through {@link SqliteTenantStore} handles. Exact across processes on one
@@ -56,6 +68,7 @@ export class SqliteQuotaStore implements QuotaStore {
   /** What opening the store migrated. */
   readonly migration: MigrationReport;
   readonly #conn: SqliteConnection;
+  readonly #wakes = new LocalWaiterWakes(SQLITE_WAIT_POLL_MS);
 
   /** Use {@link openSqliteStore}: the connection must be configured and migrated. */
   constructor(conn: SqliteConnection, path: string, migration: MigrationReport) {
@@ -67,7 +80,7 @@ export class SqliteQuotaStore implements QuotaStore {
   /** A handle confined to `tenant`. Throws `INVALID_ARGUMENT` for a bad id, `STORE_UNAVAILABLE` once closed. */
   tenant(tenant: string): TenantStore {
     if (this.#conn.isClosed) throw closedStoreError();
-    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant));
+    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant), this.#wakes);
   }
 
   /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
@@ -85,6 +98,48 @@ export class SqliteQuotaStore implements QuotaStore {
   apiKeys(): ApiKeyStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteApiKeyStore(this.#conn);
+  }
+
+  /**
+   * Wakes waiting admissions (issue 12): a grant written through this store wakes its waiters at
+   * once; a grant another process wrote on the file is found within {@link SQLITE_WAIT_POLL_MS}.
+   */
+  waiterWakes(): WaiterWakes {
+    return this.#wakes;
+  }
+
+  /** The stored plane-wide ceiling (`quota_plane`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneCeiling(): Promise<PlaneCeiling | null> {
+    return this.#conn.read(() => readPlaneCeiling(this.#conn));
+  }
+
+  /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one `BEGIN IMMEDIATE` transaction. */
+  async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
+    const valid = parsePlaneCeiling(plane, 'plane');
+    const entry = requireAuditEntry('audit', audit);
+    const chain = requireTenant('auditTenant', auditTenant);
+    if (this.#conn.isClosed) throw closedStoreError();
+    const granted = await this.#conn.write(() => {
+      this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(valid) });
+      appendAuditInTransaction(this.#conn, chain, entry);
+      // A raised (or removed) plane ceiling admits waiters in this transaction (issue 12).
+      return grantEveryQueueInTransaction(this.#conn, entry.atMs);
+    });
+    for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
+  }
+
+  /** Every tenant's slots, and each named agent's, from one read transaction. */
+  async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
+    const names = requireAgentNames('agents', agents);
+    return this.#conn.read(() => {
+      const count = (sql: string, params: Readonly<Record<string, string | number | bigint | null>>): number =>
+        Math.min(this.#conn.get<{ running: number }>(sql, params)?.running ?? 0, MAX_AMOUNT);
+      const byAgent: Record<string, number> = {};
+      for (const agent of names) {
+        Object.defineProperty(byAgent, agent, { value: count(COUNT_PLANE_AGENT_SLOTS, { agent }), enumerable: true, writable: true, configurable: true });
+      }
+      return { running: count(COUNT_PLANE_SLOTS, {}), agents: byAgent };
+    });
   }
 
   /** Closes the connection; idempotent. Later calls throw `STORE_UNAVAILABLE`. */

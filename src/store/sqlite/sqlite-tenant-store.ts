@@ -33,10 +33,12 @@ import {
   requireRateReservation,
   requireSettlement,
   requireSpendHold,
+  requireAgentNames,
 } from '../store-arguments.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
+  AgentUsage,
   AuditEntry,
   AuditRecord,
   DispatchOutcome,
@@ -73,7 +75,6 @@ import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { LIST_AUDIT_CHAIN } from './sqlite-lease-queries.js';
 import {
-  admitInTransaction,
   dispatchInTransaction,
   heartbeatInTransaction,
   resumeInTransaction,
@@ -93,6 +94,17 @@ import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
 import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { settleInTransaction } from './sqlite-settle.js';
+import {
+  admitInTurnInTransaction,
+  admitOrWaitInTransaction,
+  cancelWaiterInTransaction,
+  collectWaiterInTransaction,
+  grantWaitersInTransaction,
+  readWaitQueue,
+  sweepWaitersInTransaction,
+} from './sqlite-waiters.js';
+import type { LocalWaiterWakes } from '../waiter-wakes.js';
+import { requireWaitTerms, type CancelOutcome, type WaitOutcome, type WaitQueue, type WaiterSweep, type WaitTerms } from '../waiters.js';
 
 /**
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
@@ -105,11 +117,32 @@ import { settleInTransaction } from './sqlite-settle.js';
 export class SqliteTenantStore implements TenantStore {
   readonly tenant: string;
   readonly #conn: SqliteConnection;
+  readonly #wakes: LocalWaiterWakes | undefined;
 
-  /** Use `SqliteQuotaStore.tenant()`; `tenant` must already be a validated identifier. */
-  constructor(conn: SqliteConnection, tenant: string) {
+  /**
+   * Use `SqliteQuotaStore.tenant()`; `tenant` must already be a validated identifier. `wakes` is
+   * told, after the commit, of every grant a write of this handle made (issue 12).
+   */
+  constructor(conn: SqliteConnection, tenant: string, wakes?: LocalWaiterWakes) {
     this.#conn = conn;
     this.tenant = tenant;
+    this.#wakes = wakes;
+  }
+
+  // A write whose body may grant waiters: their callers are woken once it committed.
+  async #granting<T>(body: () => { outcome: T; granted: string[] }): Promise<T> {
+    const { outcome, granted } = await this.#conn.write(body);
+    // `granted` names, per grant, the tenant it went to: a plane-wide round may serve others.
+    for (const tenant of new Set(granted)) this.#wakes?.wake(tenant);
+    return outcome;
+  }
+
+  // A write that frees room at `atMs`: the tenant's waiters are granted in the same transaction.
+  #freeing<T>(atMs: number, body: () => T): Promise<T> {
+    return this.#granting(() => {
+      const outcome = body();
+      return { outcome, granted: grantWaitersInTransaction(this.#conn, this.tenant, atMs) };
+    });
   }
 
   // ── contract §6 ────────────────────────────────────────────────────────────
@@ -118,6 +151,7 @@ export class SqliteTenantStore implements TenantStore {
     const record = requireObject('request', request);
     const input = {
       run: normaliseRunId('run', record.run),
+      agent: null,
       quota: parseStoredQuota(record.quota, 'quota'),
       hold: requireSpendHold('hold', record.hold),
       atMs: requireInstantMs('atMs', record.atMs),
@@ -234,17 +268,37 @@ export class SqliteTenantStore implements TenantStore {
     const valid = parseQuota(quota, 'quota');
     const entry = requireAuditEntry('audit', audit);
     const params = { tenant: this.tenant, quotaJson: JSON.stringify(valid) };
-    await this.#conn.write(() => {
+    await this.#freeing(entry.atMs, () => {
       this.#conn.run(q.UPSERT_QUOTA, params);
       appendAuditInTransaction(this.#conn, this.tenant, entry);
     });
+  }
+
+  async agentUsage(agents: readonly string[], period: string): Promise<AgentUsage[]> {
+    const names = requireAgentNames('agents', agents);
+    const validPeriod = requirePeriodKey('period', period);
+    return this.#conn.read(() =>
+      names.map((agent) => {
+        const params = { tenant: this.tenant, agent, period: validPeriod };
+        const running = this.#conn.get<{ running: number }>(q.COUNT_AGENT_SLOTS, params)?.running ?? 0;
+        const settled = this.#conn.get<{ tokens: number; minor_units: number }>(q.SELECT_AGENT_SPENT, params);
+        const figures = this.#conn.get<{ reserved_tokens: number; reserved_minor_units: number }>(q.SELECT_AGENT_PERIOD_FIGURES, params);
+        return {
+          agent,
+          running: Math.min(running, MAX_AMOUNT),
+          period: validPeriod,
+          settled: decodeSpend(this.tenant, 'settled spend', settled?.tokens, settled?.minor_units),
+          reserved: decodeSpend(this.tenant, 'reserved spend', figures?.reserved_tokens, figures?.reserved_minor_units),
+        };
+      }),
+    );
   }
 
   // ── run lifecycle ─────────────────────────────────────────────────────────
 
   async admit(request: AdmitRequest): Promise<AdmitOutcome> {
     const valid = requireAdmitRequest(request);
-    return this.#conn.write(() => admitInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => admitInTurnInTransaction(this.#conn, this.tenant, valid));
   }
 
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
@@ -254,7 +308,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
     const valid = requireSettlePassRequest(request);
-    return this.#conn.write(() => settlePassInTransaction(this.#conn, this.tenant, valid));
+    return this.#freeing(valid.atMs, () => settlePassInTransaction(this.#conn, this.tenant, valid));
   }
 
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
@@ -287,7 +341,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
     const valid = requireSweepRunRequest(request);
-    return this.#conn.write(() => sweepRunInTransaction(this.#conn, this.tenant, valid));
+    return this.#freeing(valid.atMs, () => sweepRunInTransaction(this.#conn, this.tenant, valid));
   }
 
   async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
@@ -308,7 +362,37 @@ export class SqliteTenantStore implements TenantStore {
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
     const valid = requireReleaseRunRequest(request);
-    return this.#conn.write(() => releaseRunInTransaction(this.#conn, this.tenant, valid));
+    return this.#freeing(valid.atMs, () => releaseRunInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  // ── waiting admissions ─────────────────────────────────────────────────────
+
+  async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    const valid = requireAdmitRequest(request);
+    const terms = requireWaitTerms(wait);
+    return this.#granting(() => admitOrWaitInTransaction(this.#conn, this.tenant, valid, terms));
+  }
+
+  async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
+    const valid = requireAdmitRequest(request);
+    const terms = requireWaitTerms(wait);
+    return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, valid, terms));
+  }
+
+  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
+    const record = requireObject('request', request);
+    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
+    return this.#granting(() => cancelWaiterInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return this.#granting(() => sweepWaitersInTransaction(this.#conn, this.tenant, atMs));
+  }
+
+  async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
+    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
+    return this.#conn.read(() => readWaitQueue(this.#conn, this.tenant, atMs));
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────

@@ -33,6 +33,7 @@ function everyCall(handle: TenantStore): Calls {
     rateRoom: () => handle.rateRoom('tool://x/y', [], T_MS),
     getQuota: () => handle.getQuota(),
     setQuota: () => handle.setQuota({ period: 'monthly' }, auditEntry('quota.set', 'quota', JAN_MS)),
+    agentUsage: async () => handle.agentUsage?.(['refund-bot'], '2026-01'),
     admit: () => handle.admit(admission(run)),
     resume: () => handle.resume({ run, atMs: JAN_MS, leaseMs: LEASE_MS }),
     settlePass: () => handle.settlePass({ run, epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS }),
@@ -50,6 +51,11 @@ function everyCall(handle: TenantStore): Calls {
     appendAudit: () => handle.appendAudit(auditEntry('note', 'tenant', JAN_MS)),
     auditLog: () => handle.auditLog({ limit: 10 }),
     auditChain: () => handle.auditChain({ afterSeq: 0, limit: 10 }),
+    admitOrWait: () => handle.admitOrWait(admission(run), { untilMs: JAN_MS + 1000, leaseMs: 1000 }),
+    collectWaiter: () => handle.collectWaiter(admission(run), { untilMs: JAN_MS + 1000, leaseMs: 1000 }),
+    cancelWaiter: () => handle.cancelWaiter({ run, atMs: JAN_MS }),
+    sweepWaiters: () => handle.sweepWaiters({ atMs: JAN_MS }),
+    waitQueue: () => handle.waitQueue({ atMs: JAN_MS }),
   };
 }
 

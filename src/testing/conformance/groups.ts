@@ -1,4 +1,5 @@
 import { admitHaltsFirst, admitHolds, admitIdempotent, admitReadsQuota, admitRetryFromBooks } from './admit.js';
+import { agentCeilings, ceilingRaces, planeWideCeiling } from './ceilings.js';
 import { closedStore } from './closing.js';
 import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
@@ -25,12 +26,15 @@ import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } f
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
 import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
+import { waitingAdmissions } from './waiting.js';
+import { fairWaiting } from './waiting-fairness.js';
 
 /**
  * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
  * §10.2 G1–G5, the port rules P1–P9, the slot race X1), then the run lifecycle, configuration,
  * audit log, tenant isolation and closing of the port (L1–L41), then leases, the sweep and the
- * operator listings and acts (L42–L64). Each group runs on its own fresh store; its steps run in
+ * operator listings and acts (L42–L64), then the plane-wide and per-agent ceilings of issue 12
+ * (K1–K14). Each group runs on its own fresh store; its steps run in
  * order on that store. Every backend must pass all of it unchanged.
  */
 export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
@@ -75,5 +79,10 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   operatorListings,
   operatorActs,
   lifecycleRaces,
+  waitingAdmissions,
+  fairWaiting,
+  planeWideCeiling,
+  agentCeilings,
+  ceilingRaces,
   closedStore,
 ]);

@@ -1,0 +1,71 @@
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+
+import { operatorOf } from '../auth.js';
+import type { RouteModule } from '../route-context.js';
+import { protectedRoute } from '../route-options.js';
+import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, strictObject } from '../schemas/common.js';
+
+const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+
+/** A JSON Merge Patch of the plane-wide ceiling (core applyPlanePatch): absent keeps, `null` removes, agents and weights merge per key. */
+const PlanePatchBody = strictObject({
+  maxConcurrentRuns: nullable(Amount),
+  agents: nullable(
+    Type.Record(Identifier, Type.Union([strictObject({ maxConcurrentRuns: nullable(Amount) }), Type.Null()]), {
+      maxProperties: MAX_AGENT_CEILINGS,
+    }),
+  ),
+  weights: nullable(Type.Record(Identifier, Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]))),
+});
+
+const CeilingReply = strictObject({ ceiling: PlaneCeiling });
+
+const PlaneStatusReply = strictObject({
+  ceiling: Type.Union([PlaneCeiling, Type.Null()]),
+  running: Type.Union([Type.Integer(), Type.Null()]),
+  limit: Type.Union([Type.Integer(), Type.Null()]),
+  agents: Type.Array(strictObject({ agent: Type.String(), running: Type.Integer(), limit: Type.Union([Type.Integer(), Type.Null()]) })),
+});
+
+/**
+ * The plane-wide ceiling (issue 12), for operator keys of every tenant only (it bounds them all):
+ * `GET /v1/plane` answers the ceiling (`null`: none) with every tenant's running slots against it
+ * and each bounded agent's; `PUT /v1/plane/ceiling` replaces it, audited as `plane.set` in the
+ * `quotaplane:plane` chain under the key's name; `PATCH /v1/plane/ceiling` changes part of it (JSON
+ * Merge Patch), audited as `plane.update`. It applies to the next admission on every instance.
+ */
+export const planeRoutes: RouteModule = (app, context) => {
+  app.get(
+    '/v1/plane',
+    protectedRoute('operator-all-tenants', {
+      summary: 'The plane-wide ceiling and the running slots of every tenant (and bounded agent) against it',
+      querystring: NoQuery,
+      reply: PlaneStatusReply,
+    }),
+    async () => context.plane.planeStatus(),
+  );
+
+  app.put<{ Body: Static<typeof PlaneCeiling> }>(
+    '/v1/plane/ceiling',
+    protectedRoute('operator-all-tenants', {
+      summary: 'Replace the plane-wide ceiling (audited as plane.set); absent ceilings are unlimited, 0 allows nothing',
+      querystring: NoQuery,
+      body: PlaneCeiling,
+      reply: CeilingReply,
+    }),
+    async (request) => ({ ceiling: await context.plane.setPlaneCeiling(request.body, operatorOf(request)) }),
+  );
+
+  app.patch<{ Body: Static<typeof PlanePatchBody> }>(
+    '/v1/plane/ceiling',
+    protectedRoute('operator-all-tenants', {
+      summary:
+        'Change part of the plane-wide ceiling (JSON Merge Patch, RFC 7396; audited as plane.update): members left out are kept, ' +
+        'null removes one, agents and weights merge per key',
+      querystring: NoQuery,
+      body: PlanePatchBody,
+      reply: CeilingReply,
+    }),
+    async (request) => ({ ceiling: await context.plane.updatePlaneCeiling(request.body, operatorOf(request)) }),
+  );
+};

@@ -1,0 +1,89 @@
+import { QuotaError } from '../core/errors.js';
+import { parseOperator } from '../core/operator.js';
+import { applyPlanePatch, parsePlaneCeiling, planeAgentLimit, type PlaneCeiling } from '../core/plane-ceiling.js';
+import type { QuotaStore } from '../store/store.js';
+import type { PlaneStatus } from './plane.js';
+import { instantOf, type PlaneContext } from './plane-context.js';
+import { LIBRARY_OPERATOR } from './quota.js';
+import { storeCall } from './store-call.js';
+
+/**
+ * The reserved audit chain of plane-wide changes (issue 12): the plane-wide ceiling belongs to no
+ * one tenant, so `plane.set` and `plane.update` rows are appended to this chain, as key changes of
+ * every tenant go to `quotaplane:keys`. `audit --verify` checks it as it checks every other.
+ */
+export const PLANE_AUDIT_TENANT = 'quotaplane:plane';
+
+type PlaneStore = Required<Pick<QuotaStore, 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>>;
+
+// The store's plane-wide methods; a store without them cannot enforce a plane-wide ceiling.
+function planeStore(store: QuotaStore): PlaneStore {
+  if (store.getPlaneCeiling === undefined || store.setPlaneCeiling === undefined || store.planeUsage === undefined) {
+    throw new QuotaError(
+      'STORE_MISCONFIGURED',
+      `the ${store.backend} store keeps no plane-wide ceiling, so it cannot enforce one; use the sqlite or postgres store`,
+      { details: { backend: store.backend } },
+    );
+  }
+  return store as unknown as PlaneStore;
+}
+
+/** `Plane.getPlaneCeiling`: the stored plane-wide ceiling, or `null`. A store without one reads `null`. */
+export async function getPlaneCeiling(context: PlaneContext): Promise<PlaneCeiling | null> {
+  if (context.store.getPlaneCeiling === undefined) return null;
+  return storeCall('getPlaneCeiling', () => planeStore(context.store).getPlaneCeiling());
+}
+
+async function storePlane(
+  context: PlaneContext,
+  next: PlaneCeiling,
+  by: unknown,
+  action: 'plane.set' | 'plane.update',
+  extra: Record<string, unknown>,
+): Promise<PlaneCeiling> {
+  const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');
+  const store = planeStore(context.store);
+  const previous = await storeCall('getPlaneCeiling', () => store.getPlaneCeiling());
+  const atMs = instantOf(context, undefined);
+  await storeCall('setPlaneCeiling', () =>
+    store.setPlaneCeiling(next, { atMs, by: operator, action, subject: 'plane', detail: { old: previous, new: next, ...extra } }, PLANE_AUDIT_TENANT),
+  );
+  return next;
+}
+
+/**
+ * `Plane.setPlaneCeiling`: validates and replaces the plane-wide ceiling, audited as `plane.set`
+ * with the old and new ceiling in the `quotaplane:plane` chain, in the store's one transaction.
+ */
+export async function setPlaneCeiling(context: PlaneContext, ceiling: unknown, by: unknown): Promise<PlaneCeiling> {
+  return storePlane(context, parsePlaneCeiling(ceiling, 'ceiling'), by, 'plane.set', {});
+}
+
+/**
+ * `Plane.updatePlaneCeiling`: a JSON Merge Patch of the stored ceiling (`applyPlanePatch`),
+ * audited as `plane.update` with the old and new ceiling and the patch. The stored ceiling is read
+ * just before, as `updateQuota` reads the quota.
+ */
+export async function updatePlaneCeiling(context: PlaneContext, patch: unknown, by: unknown): Promise<PlaneCeiling> {
+  const store = planeStore(context.store);
+  const previous = await storeCall('getPlaneCeiling', () => store.getPlaneCeiling());
+  const next = applyPlanePatch(previous, patch, 'patch');
+  return storePlane(context, next, by, 'plane.update', { patch: patch as Record<string, unknown> });
+}
+
+/**
+ * `Plane.planeStatus`: the plane-wide ceiling with what it bounds now: every tenant's slots against
+ * `maxConcurrentRuns`, and each agent with a plane-wide ceiling, its slots against its limit.
+ */
+export async function planeStatus(context: PlaneContext): Promise<PlaneStatus> {
+  const ceiling = await getPlaneCeiling(context);
+  const agents = Object.keys(ceiling?.agents ?? {});
+  if (context.store.planeUsage === undefined) return { ceiling, running: null, limit: ceiling?.maxConcurrentRuns ?? null, agents: [] };
+  const usage = await storeCall('planeUsage', () => planeStore(context.store).planeUsage(agents));
+  return {
+    ceiling,
+    running: usage.running,
+    limit: ceiling?.maxConcurrentRuns ?? null,
+    agents: agents.map((agent) => ({ agent, running: usage.agents[agent] ?? 0, limit: planeAgentLimit(ceiling, agent) ?? null })),
+  };
+}

@@ -1,0 +1,90 @@
+import type { AdmitRequest, AdmitOutcome } from '../store/types.js';
+import type { TenantStore } from '../store/store.js';
+import type { WaitOutcome, WaitTerms } from '../store/waiters.js';
+import type { WaiterWakes } from '../store/waiter-wakes.js';
+import type { PlaneContext } from './plane-context.js';
+import { storeCall } from './store-call.js';
+
+/** The longest a library caller may wait for a slot, ms (15 minutes). */
+export const MAX_WAIT_MS = 15 * 60_000;
+
+/**
+ * How long a waiter's place lives without its caller coming back, ms (issue 12): a caller whose
+ * process died loses its place (or its uncollected grant) this long after its last look.
+ */
+export const WAITER_LEASE_MS = 10_000;
+
+/** How often a waiting caller looks when its store offers no wakes at all, ms. */
+const FALLBACK_POLL_MS = 100;
+
+/**
+ * A waiting admission (issue 12 item 1): `admitOrWait`, then, while the answer is "waiting", sleep
+ * until a wake of the tenant, the store's poll interval, the end of the wait or `signal`, and
+ * collect. The caller holds no lock and no connection while it sleeps; every look renews its
+ * waiter's lease. At or after `terms.untilMs` (by the plane's clock) the collect is final and
+ * answers the refusal the store decides then, with the place and the time waited, or the grant
+ * written in that same instant. When `signal` aborts, the waiter is cancelled (a grant not yet
+ * collected is given back) and the signal's reason is thrown (an `AbortError`).
+ */
+export async function waitForAdmission(
+  context: PlaneContext,
+  handle: TenantStore,
+  request: AdmitRequest,
+  terms: WaitTerms,
+  realWaitMs: number,
+  signal: AbortSignal | undefined,
+): Promise<AdmitOutcome> {
+  const wakes = context.store.waiterWakes?.();
+  const realDeadline = Date.now() + realWaitMs;
+  let outcome: WaitOutcome = await storeCall('admitOrWait', () => handle.admitOrWait(request, terms));
+  while (isWaiting(outcome)) {
+    const aborted = await sleepUntilWoken(handle.tenant, wakes, realDeadline, signal);
+    if (aborted) {
+      await storeCall('cancelWaiter', () => handle.cancelWaiter({ run: request.run, atMs: nowOf(context, request.atMs) }));
+      throw signal?.reason ?? new Error(`the waiting admission of run '${request.run}' was cancelled; it holds nothing`);
+    }
+    // The plane's clock decides the end; a clock that stands still (tests, replay) is moved to the
+    // deadline once the real wait is over, so a wait always ends.
+    const now = nowOf(context, request.atMs);
+    const atMs = Date.now() >= realDeadline ? Math.max(now, terms.untilMs) : now;
+    outcome = await storeCall('collectWaiter', () => handle.collectWaiter({ ...request, atMs }, terms));
+  }
+  return outcome;
+}
+
+function isWaiting(outcome: WaitOutcome): outcome is Extract<WaitOutcome, { waiting: true }> {
+  return !outcome.ok && 'waiting' in outcome;
+}
+
+function nowOf(context: PlaneContext, floorMs: number): number {
+  return Math.max(floorMs, context.clock.nowMs());
+}
+
+// Resolves false on a wake of `tenant`, the poll interval or the deadline; true when `signal` aborts.
+function sleepUntilWoken(
+  tenant: string,
+  wakes: WaiterWakes | undefined,
+  realDeadline: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (signal?.aborted === true) return Promise.resolve(true);
+  const pollMs = wakes?.pollMs() ?? FALLBACK_POLL_MS;
+  const sleepMs = Math.max(0, Math.min(pollMs, realDeadline - Date.now()));
+  return new Promise<boolean>((resolve) => {
+    let done = false;
+    const finish = (aborted: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      unsubscribe?.();
+      signal?.removeEventListener('abort', onAbort);
+      resolve(aborted);
+    };
+    const onAbort = (): void => finish(true);
+    const timer = setTimeout(() => finish(false), sleepMs);
+    const unsubscribe = wakes?.subscribe((woken) => {
+      if (woken === null || woken === tenant) finish(false);
+    });
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

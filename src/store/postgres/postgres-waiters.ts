@@ -1,0 +1,218 @@
+import type { TenantQuota } from '../../core/quota.js';
+import type { AdmitRequest } from '../types.js';
+import {
+  timedOutRefusal,
+  type CancelOutcome,
+  type WaitOutcome,
+  type WaitQueue,
+  type WaiterSweep,
+  type WaitTerms,
+} from '../waiters.js';
+import type { TransactionClient } from './postgres-connection.js';
+import { admitAnswer, admitValues, type AdmitRow, type LifecycleContext } from './postgres-lifecycle.js';
+import { quotaOf } from './postgres-outcomes.js';
+
+/*
+ * Waiting admissions on PostgreSQL (issue 12, DESIGN.md decision 18), mirroring
+ * `sqlite-waiters.ts`. Each verb is one TypeScript transaction that first takes the tenant's
+ * admission lock (the lock every batched decision of the tenant takes first, so the two never
+ * wait for each other in opposite orders), then works through `quota_admit` and
+ * `quota_grant_waiters` (postgres-sql-waiters.ts). The refusal values are rebuilt after the commit
+ * from the returned figures, as for every admission.
+ */
+
+/** The statements of the waiter verbs for the quoted schema `s`. */
+export function waiterQueries(s: string) {
+  return {
+    lockTenant: `SELECT ${s}.quota_admission_lock($1)`,
+    grantWaiters: `SELECT ${s}.quota_grant_waiters($1, $2) AS granted`,
+    admitNow: `SELECT * FROM ${s}.quota_admit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16::text[],
+      $17, $18, $19, $20, $21, $22, $23, $24)`,
+    selectWaiter: `SELECT run_id, seq, state, enqueued_at_ms FROM ${s}.quota_waiters WHERE tenant = $1 AND run_id = $2`,
+    insertWaiter: `INSERT INTO ${s}.quota_waiters
+      (tenant, run_id, agent_name, agent_digest, chain_json, budget_json, max_tokens, max_call_tokens, max_minor_units,
+       max_call_minor_units, width, enqueued_at_ms, lease_ms, cover_keys, quota_given, given_max_runs, given_limit_tokens,
+       given_limit_minor_units, given_period, given_agent_max_runs, given_agent_limit_tokens, given_agent_limit_minor_units,
+       seq, state, wait_until_ms, lease_expires_at_ms)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14::text[], $15, $16, $17, $18, $19, $20, $21, $22,
+              coalesce((SELECT max(w.seq) FROM ${s}.quota_waiters w WHERE w.tenant = $1), 0) + 1, 'waiting', $23, $24)`,
+    renewWaiter: `UPDATE ${s}.quota_waiters SET lease_expires_at_ms = greatest(lease_expires_at_ms, $3)
+      WHERE tenant = $1 AND run_id = $2`,
+    deleteWaiter: `DELETE FROM ${s}.quota_waiters WHERE tenant = $1 AND run_id = $2`,
+    countAhead: `SELECT count(*)::bigint AS ahead FROM ${s}.quota_waiters
+      WHERE tenant = $1 AND state = 'waiting' AND lease_expires_at_ms > $2 AND seq < $3`,
+    lapsedWaiters: `SELECT run_id, state FROM ${s}.quota_waiters WHERE tenant = $1 AND lease_expires_at_ms <= $2 ORDER BY seq`,
+    withdrawGrant: `SELECT ${s}.quota_withdraw_grant($1, $2)`,
+    queueFigures: `SELECT
+        count(*) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2)::bigint AS depth,
+        min(enqueued_at_ms) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2) AS oldest,
+        count(*) FILTER (WHERE state = 'granted')::bigint AS uncollected
+      FROM ${s}.quota_waiters WHERE tenant = $1`,
+  } as const;
+}
+
+/** The waiter statements of one store. */
+export type WaiterQueries = ReturnType<typeof waiterQueries>;
+
+interface WaiterRow {
+  readonly run_id: string;
+  readonly seq: number;
+  readonly state: 'waiting' | 'granted' | 'refused';
+  readonly enqueued_at_ms: number;
+}
+
+/** What a waiter transaction decided, before the refusal values are rebuilt. */
+type Decided =
+  | { readonly kind: 'waiting'; readonly position: number; readonly enqueuedAtMs: number }
+  | {
+      readonly kind: 'admission';
+      readonly row: AdmitRow | undefined;
+      readonly place?: { position: number; waitedMs: number };
+      /** The quota the row was decided under, when not the request's (the spend probe). */
+      readonly quota?: TenantQuota;
+    };
+
+async function position(tx: TransactionClient, w: WaiterQueries, tenant: string, seq: number, atMs: number): Promise<number> {
+  const [row] = await tx.rows<{ ahead: number }>(w.countAhead, [tenant, atMs, seq]);
+  return Number(row?.ahead ?? 0) + 1;
+}
+
+async function admitNow(tx: TransactionClient, w: WaiterQueries, tenant: string, r: AdmitRequest): Promise<AdmitRow | undefined> {
+  const [row] = await tx.rows<AdmitRow>(w.admitNow, admitValues(tenant, r));
+  return row;
+}
+
+// The admission decided again with the concurrency ceiling lifted, inside a savepoint rolled back
+// at once: a `spent-out` answer is the refusal the caller gets instead of a place in the queue.
+async function spendBehindConcurrency(
+  tx: TransactionClient,
+  w: WaiterQueries,
+  tenant: string,
+  r: AdmitRequest,
+  row: AdmitRow,
+): Promise<Decided | null> {
+  const agent = r.agent?.name ?? null;
+  const agentBounds = agent !== null && (row.agent_limit_tokens !== null || row.agent_limit_minor_units !== null);
+  if (row.limit_tokens === null && row.limit_minor_units === null && !agentBounds) return null;
+  // The quota in force without its concurrency ceilings (the tenant's and the agent's).
+  const quota: TenantQuota = quotaOf(
+    row.grant_period !== null && row.grant_period.length > 7 ? 'daily' : 'monthly',
+    null,
+    row.limit_tokens,
+    row.limit_minor_units,
+    agent === null ? null : { name: agent, maxRuns: null, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units },
+  );
+  await tx.run('SAVEPOINT quotaplane_probe', []);
+  const probe = await admitNow(tx, w, tenant, { ...r, quota });
+  await tx.run('ROLLBACK TO SAVEPOINT quotaplane_probe', []);
+  return probe?.outcome === 'spent-out' ? { kind: 'admission', row: probe, quota } : null;
+}
+
+async function enqueueOrAdmit(tx: TransactionClient, w: WaiterQueries, tenant: string, r: AdmitRequest, terms: WaitTerms): Promise<Decided> {
+  const row = await admitNow(tx, w, tenant, r);
+  if (row?.outcome !== 'too-many-runs') return { kind: 'admission', row };
+  // Concurrency is judged before spend: a hold that would not fit either is refused, never queued.
+  const spentOut = await spendBehindConcurrency(tx, w, tenant, r, row);
+  if (spentOut !== null) return spentOut;
+  // quota_admit's values without the two period keys (a waiter is admitted in the period of its grant),
+  // then the end of the wait and the waiter's lease.
+  const values = admitValues(tenant, r).filter((_, index) => index !== 13 && index !== 14);
+  await tx.run(w.insertWaiter, [...values, terms.untilMs, r.atMs + terms.leaseMs]);
+  const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);
+  if (waiter === undefined) throw new Error(`waiter ${r.run} vanished inside its own transaction`);
+  return { kind: 'waiting', position: await position(tx, w, tenant, waiter.seq, r.atMs), enqueuedAtMs: r.atMs };
+}
+
+async function collect(tx: TransactionClient, w: WaiterQueries, tenant: string, r: AdmitRequest, terms: WaitTerms): Promise<Decided> {
+  const final = r.atMs >= terms.untilMs;
+  await tx.rows(w.grantWaiters, [tenant, r.atMs]);
+  const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);
+  if (waiter === undefined) {
+    return final ? { kind: 'admission', row: await admitNow(tx, w, tenant, r) } : enqueueOrAdmit(tx, w, tenant, r, terms);
+  }
+  if (waiter.state === 'waiting' && !final) {
+    await tx.run(w.renewWaiter, [tenant, r.run, r.atMs + terms.leaseMs]);
+    return { kind: 'waiting', position: await position(tx, w, tenant, waiter.seq, r.atMs), enqueuedAtMs: Number(waiter.enqueued_at_ms) };
+  }
+  const place = waiter.state === 'waiting' ? await position(tx, w, tenant, waiter.seq, r.atMs) : 1;
+  await tx.run(w.deleteWaiter, [tenant, r.run]);
+  return { kind: 'admission', row: await admitNow(tx, w, tenant, r), place: { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) } };
+}
+
+async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decided): Promise<WaitOutcome> {
+  if (decided.kind === 'waiting') {
+    return { ok: false, waiting: true, run: r.run, position: decided.position, enqueuedAtMs: decided.enqueuedAtMs };
+  }
+  const outcome = await admitAnswer(context, decided.quota === undefined ? r : { ...r, quota: decided.quota }, decided.row);
+  if (!outcome.ok && outcome.refusal.code === 'TooManyRuns' && decided.place !== undefined) {
+    return { ok: false, refusal: timedOutRefusal(outcome.refusal, decided.place.position, decided.place.waitedMs) };
+  }
+  return outcome;
+}
+
+/** store.ts `admitOrWait` (see `admitOrWaitInTransaction` of the SQLite adapter for the rule). */
+export async function admitOrWait(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
+  const { db, tenant } = context;
+  const decided = await db.transaction(async (tx) => {
+    await tx.rows(w.lockTenant, [tenant]);
+    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);
+    return waiter === undefined ? enqueueOrAdmit(tx, w, tenant, r, terms) : collect(tx, w, tenant, r, terms);
+  });
+  return answer(context, r, decided);
+}
+
+/** store.ts `collectWaiter` (see `collectWaiterInTransaction` of the SQLite adapter for the rule). */
+export async function collectWaiter(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
+  const { db, tenant } = context;
+  const decided = await db.transaction(async (tx) => {
+    await tx.rows(w.lockTenant, [tenant]);
+    return collect(tx, w, tenant, r, terms);
+  });
+  return answer(context, r, decided);
+}
+
+/** store.ts `cancelWaiter`: a waiting row goes; an uncollected grant is withdrawn and its room granted on. */
+export async function cancelWaiter(context: LifecycleContext, w: WaiterQueries, request: { run: string; atMs: number }): Promise<CancelOutcome> {
+  const { db, tenant } = context;
+  return db.transaction(async (tx) => {
+    await tx.rows(w.lockTenant, [tenant]);
+    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, request.run]);
+    if (waiter === undefined) return 'absent';
+    await tx.run(w.deleteWaiter, [tenant, request.run]);
+    if (waiter.state !== 'granted') return 'cancelled';
+    await tx.rows(w.withdrawGrant, [tenant, request.run]);
+    await tx.rows(w.grantWaiters, [tenant, request.atMs]);
+    return 'grant-withdrawn';
+  });
+}
+
+/** store.ts `sweepWaiters`: lapsed waiters removed, lapsed uncollected grants withdrawn, the room granted on. */
+export async function sweepWaiters(context: LifecycleContext, w: WaiterQueries, atMs: number): Promise<WaiterSweep> {
+  const { db, tenant } = context;
+  return db.transaction(async (tx) => {
+    await tx.rows(w.lockTenant, [tenant]);
+    let expired = 0;
+    let recovered = 0;
+    for (const row of await tx.rows<{ run_id: string; state: string }>(w.lapsedWaiters, [tenant, atMs])) {
+      await tx.run(w.deleteWaiter, [tenant, row.run_id]);
+      if (row.state === 'granted') {
+        await tx.rows(w.withdrawGrant, [tenant, row.run_id]);
+        recovered += 1;
+      } else {
+        expired += 1;
+      }
+    }
+    const [granted] = await tx.rows<{ granted: number }>(w.grantWaiters, [tenant, atMs]);
+    return { expired, recovered, granted: Number(granted?.granted ?? 0) };
+  });
+}
+
+/** store.ts `waitQueue`: one read. */
+export async function readWaitQueue(context: LifecycleContext, w: WaiterQueries, atMs: number): Promise<WaitQueue> {
+  const row = await context.db.row<{ depth: number; oldest: number | null; uncollected: number }>(w.queueFigures, [context.tenant, atMs]);
+  return {
+    depth: Number(row?.depth ?? 0),
+    oldestEnqueuedAtMs: row?.oldest === null || row?.oldest === undefined ? null : Number(row.oldest),
+    uncollected: Number(row?.uncollected ?? 0),
+  };
+}

@@ -1,0 +1,98 @@
+import type { AddressInfo } from 'node:net';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { createClient } from '../../src/client/create-client.js';
+import { bearer, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
+
+// Issue 12 over HTTP: `POST /v1/runs` with `wait` is a long poll.
+
+let fixture: ServiceFixture | null = null;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = null;
+});
+
+async function listening(): Promise<{ f: ServiceFixture; url: string }> {
+  const f = await serviceFixture();
+  fixture = f;
+  await f.app.listen({ host: '127.0.0.1', port: 0 });
+  const { port } = f.app.server.address() as AddressInfo;
+  await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+  return { f, url: `http://127.0.0.1:${port}` };
+}
+
+async function queueDepth(f: ServiceFixture): Promise<number> {
+  return (await f.store.tenant('acme').waitQueue({ atMs: f.clock.nowMs() })).depth;
+}
+
+async function until(condition: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 400; i += 1) {
+    if (await condition()) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the condition never came true');
+}
+
+describe('waiting admissions over HTTP', () => {
+  it('W30: a long-polled admission is granted when another client settles', async () => {
+    const { f, url } = await listening();
+    const holder = createClient({ url, key: f.key.runAcme.secret });
+    const waiter = createClient({ url, key: f.key.runAcme.secret });
+    expect((await holder.admit({ tenant: 'acme', run: 'run-1' })).ok).toBe(true);
+    const waiting = waiter.admit({ tenant: 'acme', run: 'run-2', waitMs: 10_000 });
+    await until(async () => (await queueDepth(f)) === 1);
+    // While it waits, every other decision of the tenant answers at once.
+    const refused = await holder.admit({ tenant: 'acme', run: 'run-3' });
+    expect(refused.ok ? 'ok' : refused.refusal.code).toBe('TooManyRuns');
+    await holder.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+    const granted = await waiting;
+    expect(granted).toMatchObject({ ok: true, run: 'run-2', epoch: 1 });
+    expect(await f.store.tenant('acme').runningRuns(10)).toEqual(['run-2']);
+    const usage = await holder.usage({ tenant: 'acme' });
+    expect(usage.queue).toEqual({ depth: 0, oldestWaitMs: null });
+  });
+
+  it('W31: a client that disconnects while waiting leaves nothing behind', async () => {
+    const { f, url } = await listening();
+    const holder = createClient({ url, key: f.key.runAcme.secret });
+    expect((await holder.admit({ tenant: 'acme', run: 'run-1' })).ok).toBe(true);
+    const gone = new AbortController();
+    const waiting = createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-2', waitMs: 10_000, signal: gone.signal });
+    await until(async () => (await queueDepth(f)) === 1);
+    const usage = await holder.usage({ tenant: 'acme' });
+    expect(usage.queue).toEqual({ depth: 1, oldestWaitMs: 0 });
+    const metrics = await f.app.inject({ method: 'GET', url: '/metrics', headers: bearer(f.key.opAll) });
+    expect(metrics.body).toContain('quotaplane_tenant_waiting_admissions{tenant="acme"} 1');
+    expect(metrics.body).toContain('quotaplane_tenant_oldest_wait_seconds{tenant="acme"} 0');
+    gone.abort();
+    await expect(waiting).rejects.toThrow();
+    await until(async () => (await queueDepth(f)) === 0);
+    expect(await f.store.tenant('acme').waitQueue({ atMs: f.clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
+    await holder.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+    expect(await f.store.tenant('acme').runningRuns(10)).toEqual([]);
+    expect(await f.store.tenant('acme').getRun('run-2')).toBeNull();
+  });
+
+  it('W32: a wait beyond the bound is refused naming the field, and a timed-out wait answers 429 with its place', async () => {
+    const { f, url } = await listening();
+    const response = await fetch(`${url}/v1/runs`, {
+      method: 'POST',
+      headers: { ...bearer(f.key.runAcme), 'content-type': 'application/json' },
+      body: JSON.stringify({ run: 'run-9', wait: 60_001 }),
+    });
+    expect(response.status).toBe(400);
+    expect(await response.text()).toContain('wait');
+    await createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-1' });
+    const timedOut = await fetch(`${url}/v1/runs`, {
+      method: 'POST',
+      headers: { ...bearer(f.key.runAcme), 'content-type': 'application/json' },
+      body: JSON.stringify({ run: 'run-2', wait: 150 }),
+    });
+    expect(timedOut.status).toBe(429);
+    const problem = (await timedOut.json()) as Record<string, unknown>;
+    expect(problem).toMatchObject({ code: 'TooManyRuns', running: 1, limit: 1, queuePosition: 1 });
+    expect(problem.waitedMs).toBe(f.clock.nowMs() + 150 - T0);
+    expect(await queueDepth(f)).toBe(0);
+  });
+});
