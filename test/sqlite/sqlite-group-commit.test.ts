@@ -75,6 +75,25 @@ describe('SQLite group commit', () => {
     await conn.close();
   });
 
+  it('a decision alone in its batch that throws rolls back its own writes, and the next decision commits', async () => {
+    const conn = openConnection();
+    const conflict = new QuotaError('CONFLICT', 'the lone decision refuses');
+    // Awaited one by one, so each decision is the only one in its batch (it runs without a savepoint).
+    await expect(
+      conn.write(() => {
+        conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'refused' });
+        throw conflict;
+      }),
+    ).rejects.toBe(conflict);
+    expect(committedNames()).toEqual([]);
+    await expect(conn.write(insert(conn, 'next'))).resolves.toBe(1);
+    expect(committedNames()).toEqual(['next']);
+    // A lone decision whose COMMIT fails is STORE_UNAVAILABLE, and nothing of it is on disk.
+    await expect(conn.write(insert(conn, 'orphan', 99))).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    expect(committedNames()).toEqual(['next']);
+    await conn.close();
+  });
+
   it('a fault during COMMIT acknowledges nothing: every decision of the batch is STORE_UNAVAILABLE and none is on disk', async () => {
     const conn = openConnection();
     // The second insert names a parent that does not exist; the foreign key is deferred, so each

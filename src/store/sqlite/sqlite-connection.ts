@@ -48,7 +48,8 @@ const LAST_BUSY_RETRY_MS = 25;
  *
  * Writes (DESIGN.md decision 16): {@link write} queues a synchronous body and answers a promise.
  * On the next turn of the event loop the queued bodies run in arrival order (FIFO) inside one
- * `BEGIN IMMEDIATE … COMMIT`, each inside its own `SAVEPOINT`, so one WAL sync serves them all. A
+ * `BEGIN IMMEDIATE … COMMIT`, each inside its own `SAVEPOINT` (a batch of one needs none: its
+ * transaction is its own), so one WAL sync serves them all. A
  * body that throws is rolled back to its savepoint alone and only its caller gets the error; every
  * caller is answered only after the COMMIT holding its decision succeeded, and a failing BEGIN or
  * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A batch
@@ -206,14 +207,33 @@ export class SqliteConnection {
       return;
     }
     this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
-    const settled = this.#runBatch(db);
+    const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
     this.#commit(db, settled);
     this.#next();
   };
 
+  // A batch of one decision needs no savepoint: the transaction is the decision's own, so a body
+  // that throws rolls the whole transaction back and only its caller (the only one) gets the error.
+  // Two statements fewer per decision, and no page copied to a savepoint journal.
+  #runAlone(db: Database.Database): Settled[] | null {
+    const item = this.#take();
+    try {
+      return [{ item, ok: true, value: item.body() }];
+    } catch (error) {
+      try {
+        if (db.inTransaction) this.#control.rollback.run();
+      } catch {
+        // Nothing of this transaction was committed either way; the body's fault is the answer.
+      }
+      item.reject(toQuotaError(error));
+      return null;
+    }
+  }
+
   // Runs queued bodies, each in its own savepoint, until the batch is full or has held the loop
   // long enough. Returns each one's fate, or null when the transaction was lost (SQLite rolled it
   // back after an I/O fault or a full disk): then every decision taken into it is already rejected.
+  // (`#runAlone` answers null too, after rolling back a lone decision that threw: nothing to commit.)
   #runBatch(db: Database.Database): Settled[] | null {
     const started = performance.now();
     const settled: Settled[] = [];
