@@ -168,7 +168,8 @@ describe('plane.rateWindows', () => {
     fixture = await memoryPlane();
     const asked: unknown[] = [];
     const store = storeWith(fixture.store, {
-      getQuota: async () => ({ period: 'monthly', rateCeilings: { [REFUND]: [{ count: 3, windowSeconds: 0 }], [SEARCH]: [{ count: 4, windowSeconds: 60 }] } }),
+      // Grants out of order, as a store might answer them: the windows come sorted by grant.
+      getQuota: async () => ({ period: 'monthly', rateCeilings: { [SEARCH]: [{ count: 4, windowSeconds: 60 }], [REFUND]: [{ count: 3, windowSeconds: 0 }] } }),
       rateRoom: async (grant: string, ceilings: unknown) => {
         asked.push([grant, ceilings]);
         return { ok: false, refusal: { code: 'UncountableRate', grant, ceiling: { count: 1, windowSeconds: 60 } } } as never;
