@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
+import type { Operator } from '../../src/core/operator.js';
 import { mintApiKey } from '../../src/http/api-key-secret.js';
 import { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin } from '../../src/plane/api-key-admin.js';
 import type { ApiKeyRole, ApiKeyStore } from '../../src/store/api-keys.js';
@@ -29,7 +30,7 @@ afterEach(async () => {
   await store.close();
 });
 
-function admin(options: { by?: typeof ALICE | null; covers?: (tenant: string) => boolean; keys?: ApiKeyStore; store?: QuotaStore } = {}): ApiKeyAdmin {
+function admin(options: { by?: Operator | null; covers?: (tenant: string) => boolean; keys?: ApiKeyStore; store?: QuotaStore } = {}): ApiKeyAdmin {
   return storeApiKeyAdmin({
     store: options.store ?? store,
     keys: options.keys ?? keys,
