@@ -12,6 +12,7 @@ import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 const DAY_MS = 86_400_000;
 const REFUND = 'tool://payments/refund';
 const SEARCH = 'tool://search/web';
+const WRITE = 'tool://write/file';
 const budget = { maxTokens: 1000, maxCallTokens: 100, maxMinorUnits: 5000, maxCallMinorUnits: 500 };
 const zero = { tokens: 0, minorUnits: 0 };
 
@@ -169,7 +170,10 @@ describe('plane.rateWindows', () => {
     const asked: unknown[] = [];
     const store = storeWith(fixture.store, {
       // Grants out of order, as a store might answer them: the windows come sorted by grant.
-      getQuota: async () => ({ period: 'monthly', rateCeilings: { [SEARCH]: [{ count: 4, windowSeconds: 60 }], [REFUND]: [{ count: 3, windowSeconds: 0 }] } }),
+      getQuota: async () => ({
+        period: 'monthly',
+        rateCeilings: { [SEARCH]: [{ count: 4, windowSeconds: 60 }], [REFUND]: [{ count: 3, windowSeconds: 0 }], [WRITE]: [{ count: 5, windowSeconds: 0 }] },
+      }),
       rateRoom: async (grant: string, ceilings: unknown) => {
         asked.push([grant, ceilings]);
         return { ok: false, refusal: { code: 'UncountableRate', grant, ceiling: { count: 1, windowSeconds: 60 } } } as never;
@@ -182,6 +186,7 @@ describe('plane.rateWindows', () => {
       windows: [
         { grant: REFUND, ceiling: { count: 3, windowSeconds: 0 }, counted: null },
         { grant: SEARCH, ceiling: { count: 4, windowSeconds: 60 }, counted: null },
+        { grant: WRITE, ceiling: { count: 5, windowSeconds: 0 }, counted: null },
       ],
     });
     // Only the countable window was asked about, with a probe of count 1 over the same window.
