@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { QuotaError } from '../../src/core/errors.js';
 import type { TenantQuota } from '../../src/core/quota.js';
 import type { Spend } from '../../src/core/spend.js';
 import { overranRuns, overrunPeriods } from '../../src/plane/attention-overruns.js';
@@ -162,4 +163,28 @@ describe('overranRuns and overrunPeriods over fixed store answers', () => {
     const minorOnly = { period: 'monthly' as const, maxMinorUnitsPerPeriod: 100 };
     expect(await overrunPeriods('acme', handleWith({ ...over, quota: minorOnly, spent: { tokens: 999, minorUnits: 5 } }).handle, 1, T0)).toEqual([]);
   });
+});
+
+describe('overrun conditions name the store read that failed (issue #14)', () => {
+  it.each([
+    ['overranPasses', () => overranRuns('acme', failingHandle('overranPasses'), 5, T0)],
+    ['getQuota', () => overrunPeriods('acme', failingHandle('getQuota'), 5, T0)],
+    ['spent', () => overrunPeriods('acme', failingHandle('spent'), 5, T0)],
+    ['overranPasses', () => overrunPeriods('acme', failingHandle('overranPasses'), 5, T0)],
+  ])('%s', async (operation, read) => {
+    const error = await read().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(QuotaError);
+    expect((error as QuotaError).details).toEqual({ operation });
+  });
+
+  // Every read answers a quota over its ceiling, except `failing`, which rejects as a driver would.
+  function failingHandle(failing: string): TenantStore {
+    const answers: Record<string, () => Promise<unknown>> = {
+      overranPasses: async () => [],
+      getQuota: async () => ({ period: 'monthly', maxTokensPerPeriod: 1 }),
+      spent: async () => ({ tokens: 5, minorUnits: 0 }),
+    };
+    answers[failing] = async () => Promise.reject(new Error('disk gone'));
+    return answers as unknown as TenantStore;
+  }
 });
