@@ -157,3 +157,25 @@ describe('parseBudget', () => {
     expect(() => parseBudget({ maxTokenz: 1 })).toThrow(/maxTokens, maxCallTokens, maxMinorUnits, maxCallMinorUnits/);
   });
 });
+
+describe('budget edges (issue #14)', () => {
+  it('null and undefined members are not declared', () => {
+    expect(parseBudget({ maxTokens: null, maxCallTokens: undefined, maxMinorUnits: 5 })).toEqual({ maxMinorUnits: 5 });
+    expect(Object.keys(parseBudget({ maxTokens: undefined }))).toEqual([]);
+  });
+
+  it('refuses a budget that is not an object, saying what it got', () => {
+    expect(() => parseBudget(5)).toThrow('budget: must be an object, got 5');
+  });
+
+  it('a hold past the largest amount names the total field of its unit and the sum', () => {
+    const tokens: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 1 };
+    const minor: TenantQuota = { period: 'monthly', maxMinorUnitsPerPeriod: 1 };
+    expect(() => holdFor(tokens, { maxTokens: MAX_AMOUNT, maxCallTokens: 1 }, 1)).toThrow(
+      /^budget\.maxTokens: would take the hold maxTokens \+ width × maxCallTokens to 9007199254740992,/,
+    );
+    expect(() => holdFor(minor, { maxMinorUnits: MAX_AMOUNT, maxCallMinorUnits: 1 }, 1)).toThrow(
+      /^budget\.maxMinorUnits: would take the hold maxMinorUnits \+ width × maxCallMinorUnits to 9007199254740992,/,
+    );
+  });
+});

@@ -42,3 +42,9 @@ it('isQuotaError matches the class and, when given, the code', () => {
   expect(isQuotaError(new Error('plain'))).toBe(false);
   expect(isQuotaError({ code: 'CONFLICT' })).toBe(false);
 });
+
+it('a QuotaError has a cause only when one is given (issue #14)', () => {
+  expect('cause' in new QuotaError('CONFLICT', 'x')).toBe(false);
+  const cause = new Error('driver');
+  expect(new QuotaError('STORE_UNAVAILABLE', 'x', { cause }).cause).toBe(cause);
+});

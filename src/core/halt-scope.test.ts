@@ -272,3 +272,20 @@ describe('order, display and forms', () => {
     expect(Object.isFrozen(HALT_SCOPE_FORMS)).toBe(true);
   });
 });
+
+describe('scope text and withdrawal edges (issue #14)', () => {
+  const HEX = 'ab'.repeat(32);
+
+  it('only a revision: prefix makes a revision scope', () => {
+    expect(parseHaltScope(`revision:${HEX}`)).toEqual({ kind: 'revision', digest: HEX });
+    expect(parseHaltScope(`nonsense:${HEX}`)).toBeNull();
+    expect(parseHaltScope(`${HEX}`)).toBeNull();
+  });
+
+  it('only a subject halt withdraws a principal', () => {
+    expect(withdrawsFrom({ kind: 'tenant' }, ['alice'])).toBeNull();
+    expect(withdrawsFrom({ kind: 'agent', name: 'alice' }, ['alice'])).toBeNull();
+    expect(withdrawsFrom({ kind: 'subject', principal: 'alice' }, ['root', 'alice'])).toBe('alice');
+    expect(withdrawsFrom({ kind: 'subject', principal: 'alice' }, undefined)).toBeNull();
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { QuotaError } from './errors.js';
-import { isIdentifier, MAX_IDENTIFIER_LENGTH, normaliseRunId, requireTenant } from './identifiers.js';
+import { isIdentifier, MAX_IDENTIFIER_LENGTH, normaliseRunId, requireIdentifier, requireTenant } from './identifiers.js';
 
 // Identifier rules that mutation testing found unasserted (issue #14).
 
@@ -67,5 +67,31 @@ describe('requireTenant', () => {
       expect((error as QuotaError).details.field).toBe('request.tenant');
     }
     expect(requireTenant('tenant', '**')).toBe('**');
+  });
+});
+
+describe('isIdentifier: lone surrogates, at the edges of each range (issue #14)', () => {
+  it('accepts well-formed pairs, the highest included, and refuses a half pair wherever it stands', () => {
+    for (const good of ['a\ud800\udc00', 'a\udbff\udfff', '\ud83d\ude00x']) expect(isIdentifier(good)).toBe(true);
+    for (const bad of ['a\ud800', 'a\udbff', '\ud800a', 'a\ud800\ue000', 'a\udc00', 'a\udfff', '\udfffa']) expect(isIdentifier(bad)).toBe(false);
+  });
+
+  it('names the lone surrogate and its position', () => {
+    expect(() => requireIdentifier('name', 'ab\udbffc')).toThrow(/holds a lone surrogate U\+DBFF at position 3/);
+    expect(() => requireIdentifier('name', 'a\udfff')).toThrow(/holds a lone surrogate U\+DFFF at position 2/);
+  });
+});
+
+describe('requireIdentifier: a hidden character is shown escaped, never raw', () => {
+  it('prints control and format characters as \\uXXXX with four digits', () => {
+    let message = '';
+    try {
+      requireIdentifier('name', 'a\u0085b');
+    } catch (error) {
+      message = (error as QuotaError).message;
+    }
+    expect(message).toContain('holds U+0085 at position 2, got "a\\u0085b"');
+    expect(message).not.toContain('\u0085');
+    expect(() => requireIdentifier('name', 'x\u200by')).toThrow('got "x\\u200by"');
   });
 });

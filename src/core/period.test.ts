@@ -112,3 +112,17 @@ describe('periodEndMs', () => {
     }
   });
 });
+
+describe('period keys are strings (issue #14)', () => {
+  it('refuses a value that only looks like a key once turned into text', () => {
+    expect(isPeriodKey(['2026-01'])).toBe(false);
+    expect(isPeriodKey({ toString: () => '2026-01' })).toBe(false);
+    expect(isPeriodKey('2026-01')).toBe(true);
+  });
+
+  it('says what was wrong with a key or an instant', () => {
+    expect(() => periodEndMs('2026-1')).toThrow('period: must be YYYY-MM or YYYY-MM-DD, got "2026-1"');
+    expect(() => periodEndMs('2026-02-30')).toThrow('period: names a day the calendar does not have, got "2026-02-30"');
+    expect(() => periodKey('monthly', 1.5)).toThrow('atMs: must be an integer instant between years 0000 and 9999, got 1.5');
+  });
+});

@@ -68,3 +68,28 @@ describe('isUnlimited: any one ceiling makes a quota limited', () => {
     expect(isUnlimited({ period: 'monthly', rateCeilings: { 'tool://a/x': [{ count: 1, windowSeconds: 1 }] } })).toBe(true);
   });
 });
+
+describe('parseQuota: what is not an object, and absent ceilings (issue #14)', () => {
+  it('refuses a quota that is a number, a string, null or an array, naming the field', () => {
+    for (const bad of [5, 'monthly', null, [], true]) {
+      expect(() => parseQuota(bad)).toThrow(QuotaError);
+      try {
+        parseQuota(bad, 'quota');
+      } catch (error) {
+        expect((error as QuotaError).details.field).toBe('quota');
+        expect((error as QuotaError).message).toMatch(/^quota: must be an object, got /);
+      }
+    }
+  });
+
+  it('leaves an absent or null ceiling out of the parsed quota, not present as undefined', () => {
+    expect(Object.keys(parseQuota({ maxConcurrentRuns: 2 }))).toEqual(['period', 'maxConcurrentRuns']);
+    expect(Object.keys(parseQuota({ maxTokensPerPeriod: 5, maxMinorUnitsPerPeriod: null }))).toEqual(['period', 'maxTokensPerPeriod']);
+    expect(Object.keys(parseQuota({ maxMinorUnitsPerPeriod: 5, maxTokensPerPeriod: null }))).toEqual(['period', 'maxMinorUnitsPerPeriod']);
+    expect(Object.keys(parseQuota({}))).toEqual(['period']);
+  });
+
+  it('names the periods it accepts', () => {
+    expect(() => parseQuota({ period: 'weekly' })).toThrow("quota.period: must be one of monthly, daily, got \"weekly\"");
+  });
+});

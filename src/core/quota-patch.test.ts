@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
+import { QuotaError } from './errors.js';
 import { applyQuotaPatch } from './quota-patch.js';
 
 const REFUND = 'tool://payments/refund';
@@ -42,5 +43,39 @@ describe('applyQuotaPatch (JSON Merge Patch, RFC 7396)', () => {
     expect(() => applyQuotaPatch(current, { period: 'weekly' })).toThrow(/patch\.period/);
     expect(() => applyQuotaPatch(current, [])).toThrow(/patch: must be an object/);
     expect(() => applyQuotaPatch(current, { rateCeilings: { [REFUND]: [{ count: 0, windowSeconds: 60 }] } })).toThrow(/count/);
+  });
+});
+
+describe('applyQuotaPatch: refusals and a tenant with no quota (issue #14)', () => {
+  function fieldOf(fn: () => unknown): string {
+    try {
+      fn();
+    } catch (error) {
+      expect(error).toBeInstanceOf(QuotaError);
+      return String((error as QuotaError).details.field);
+    }
+    throw new Error('the patch was accepted');
+  }
+
+  it('refuses a patch that is not an object, naming the field it was given', () => {
+    for (const bad of [5, 'x', null, [], true]) expect(fieldOf(() => applyQuotaPatch(current, bad, 'body'))).toBe('body');
+  });
+
+  it('refuses rateCeilings that is not an object of grants', () => {
+    for (const bad of [5, 'x', [], [{ count: 1, windowSeconds: 60 }]]) {
+      expect(fieldOf(() => applyQuotaPatch(current, { rateCeilings: bad }))).toBe('patch.rateCeilings');
+    }
+    expect(() => applyQuotaPatch(null, { rateCeilings: 5 })).toThrow(
+      'patch.rateCeilings: must be an object of grant → ceilings (null removes a grant), got 5',
+    );
+  });
+
+  it('adds a grant to a tenant with no quota or no ceilings, and keeps the grants already there', () => {
+    expect(applyQuotaPatch(null, { rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } })).toEqual({
+      period: 'monthly',
+      rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] },
+    });
+    const added = applyQuotaPatch(current, { rateCeilings: { 'tool://new/grant': [{ count: 2, windowSeconds: 10 }] } });
+    expect(added.rateCeilings).toEqual({ ...current.rateCeilings, 'tool://new/grant': [{ count: 2, windowSeconds: 10 }] });
   });
 });

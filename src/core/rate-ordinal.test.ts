@@ -93,3 +93,17 @@ describe('rate ceilings over numbered dispatches (issue #8 item 7)', () => {
     expect(judgeRecorded(recorded, ceilings, T + 65_000, ratePruneFloorMs(T))).toBeNull();
   });
 });
+
+describe('judgeRateBoundaries near the epoch (issue #14)', () => {
+  it('a ceiling with no boundary dispatch has room even when its window starts before 1970', () => {
+    expect(judgeRateBoundaries({ grant: GRANT, ceilings: [{ count: 1, windowSeconds: 60 }], boundaries: [null], atMs: 1000 })).toBeNull();
+  });
+
+  it('a full ceiling is answered as Full with its retry instant', () => {
+    expect(judgeRateBoundaries({ grant: GRANT, ceilings: [{ count: 1, windowSeconds: 60 }], boundaries: [500], atMs: 1000 })).toEqual({
+      code: 'Full',
+      ceiling: { count: 1, windowSeconds: 60 },
+      retryAtMs: 60_500,
+    });
+  });
+});

@@ -23,3 +23,18 @@ describe('recentPeriodKeys', () => {
     }
   });
 });
+
+describe('recentPeriodKeys edges (issue #14)', () => {
+  it('answers MAX_HISTORY_PERIODS periods and refuses one more, saying the range', () => {
+    expect(recentPeriodKeys('daily', Date.UTC(2026, 0, 5), MAX_HISTORY_PERIODS)).toHaveLength(MAX_HISTORY_PERIODS);
+    expect(() => recentPeriodKeys('daily', Date.UTC(2026, 0, 5), MAX_HISTORY_PERIODS + 1)).toThrow(
+      `periods: must be a whole number from 1 to ${MAX_HISTORY_PERIODS}, got ${MAX_HISTORY_PERIODS + 1}`,
+    );
+  });
+
+  it('stops at the first period of year 0000', () => {
+    const feb0 = new Date(0);
+    feb0.setUTCFullYear(0, 1, 10);
+    expect(recentPeriodKeys('monthly', feb0.getTime(), 5)).toEqual(['0000-01', '0000-02']);
+  });
+});

@@ -136,7 +136,9 @@ describe('halt rows', () => {
   it('an unreadable scope, basis or instant is corrupt, naming the scope', () => {
     const scope = corruptOf(() => decodeHaltRow('acme', { ...row, scope: 'agent:' }));
     expect(scope.details).toEqual({ tenant: 'acme', scope: 'agent:' });
-    expect(scope.message).toContain('a halt with the unreadable scope "agent:"');
+    expect(scope.message).toBe(
+      `tenant 'acme' has a halt with the unreadable scope "agent:"; the store refuses rather than admit work an operator may have stopped`,
+    );
     for (const bad of [{ by_basis: 'sworn' }, { at_ms: 'soon' }, { at_ms: 1.5 }]) {
       const error = corruptOf(() => decodeHaltRow('acme', { ...row, ...bad }));
       expect(error.details).toEqual({ tenant: 'acme', scope: 'agent:clerk' });
@@ -151,5 +153,13 @@ describe('halt rows', () => {
     expect(sameHalt(a, { ...a, by: { actor: 'other', basis: 'asserted' } })).toBe(false);
     expect(sameHalt(a, { ...a, by: { actor: 'ops', basis: 'authenticated' } })).toBe(false);
     expect(sameHalt(a, { ...a, atMs: 13 })).toBe(false);
+  });
+});
+
+describe('what a corrupt row error names (issue #14)', () => {
+  it('a run row with a bad run id names the run table', () => {
+    const error = corruptOf(() => decodeRun('acme', { ...RUN_ROW, run_id: '' }));
+    expect(error.details).toMatchObject({ table: 'run' });
+    expect(error.message).toContain('in the quota run table');
   });
 });

@@ -36,6 +36,7 @@ import {
   requireSpendHold,
   requireWidth,
 } from './store-arguments.js';
+import { RUN_STATUSES } from './types.js';
 
 // The store's argument checks at the handle boundary, shared by both adapters (DESIGN.md
 // decisions 1, 2 and 14): every bound, every integer check, and the field each refusal names.
@@ -43,6 +44,7 @@ import {
 const OPS = { actor: 'ops', basis: 'asserted' } as const;
 const DIGEST = 'ab'.repeat(32);
 const RUN = 'run_01JB0000000000000000000000';
+const RUN_STATUSES_TEXT = RUN_STATUSES.map((status) => `'${status}'`).join(', ');
 
 function fieldOf(fn: () => unknown): string {
   let caught: unknown;
@@ -236,5 +238,112 @@ describe('operator requests', () => {
     expect(requireReleaseRunRequest({ run: RUN, atMs: 5, by: OPS })).toEqual({ run: RUN, atMs: 5, by: OPS });
     expect(requireAuditChainRequest({ afterSeq: 0, limit: 1 })).toEqual({ afterSeq: 0, limit: 1 });
     expect(fieldOf(() => requireAuditChainRequest({ afterSeq: 1.5, limit: 1 }))).toBe('afterSeq');
+  });
+});
+
+// Each request check names the member it refuses and says what it wanted, in full: the field a
+// refusal names is part of the contract (DESIGN.md decision 14), so a check that named another
+// member, or none, must fail here (issue #14).
+function refusal(fn: () => unknown): string {
+  let caught: unknown;
+  try {
+    fn();
+  } catch (error) {
+    caught = error;
+  }
+  expect(caught).toBeInstanceOf(QuotaError);
+  expect((caught as QuotaError).message.startsWith(`${String((caught as QuotaError).details.field)}: `)).toBe(true);
+  return (caught as QuotaError).message;
+}
+
+describe('the member each request check names', () => {
+  const admit = { run: RUN, budget: {}, width: 1, atMs: 5, leaseMs: 1000 };
+  const settle = { run: RUN, epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true, atMs: 5 };
+  const heartbeat = { run: RUN, epoch: 2, atMs: 5, leaseMs: 10 };
+  const dispatch = { run: RUN, grant: 'tool://a/b', dispatch: 'k', exempt: false, atMs: 5 };
+
+  it.each([
+    ['admit', requireAdmitRequest, admit],
+    ['resume', requireResumeRequest, { run: RUN, atMs: 5, leaseMs: 1000 }],
+    ['settle', requireSettlePassRequest, settle],
+    ['heartbeat', requireHeartbeatRequest, heartbeat],
+    ['dispatch', requireDispatchRequest, dispatch],
+    ['runs', requireRunListRequest, { limit: 5 }],
+    ['lapsedRuns', requireLapsedRunsRequest, { atMs: 5, limit: 2 }],
+    ['sweepRun', requireSweepRunRequest, { run: RUN, atMs: 5 }],
+    ['unsettledPasses', requireUnsettledPassesRequest, { atMs: 5, limit: 2 }],
+    ['idleHolds', requireIdleHoldsRequest, { idleSinceMs: 5, limit: 2 }],
+    ['releaseRun', requireReleaseRunRequest, { run: RUN, atMs: 5, by: OPS }],
+    ['auditChain', requireAuditChainRequest, { afterSeq: 0, limit: 1 }],
+  ] as const)('a %s request that is not an object is refused as the request, and each member by its name', (_name, check, good) => {
+    for (const bad of [null, 'x', [good]]) expect(fieldOf(() => check(bad as never))).toBe('request');
+    // Every member the request has, made bad in turn, is refused under its own name.
+    const badValue: Record<string, unknown> = {
+      run: '', epoch: 0, atMs: -1, leaseMs: -1, width: -1, budget: 5, spend: null, concludes: 'yes', grant: '', dispatch: '',
+      exempt: 1, limit: 0, idleSinceMs: -1, afterSeq: -1, by: 5,
+    };
+    for (const member of Object.keys(good)) {
+      const field = fieldOf(() => check({ ...good, [member]: badValue[member] } as never));
+      expect(field === member || field.startsWith(`${member}.`)).toBe(true);
+    }
+  });
+
+  it('optional members are refused by their own names', () => {
+    expect(fieldOf(() => requireAdmitRequest({ ...admit, agent: 5 }))).toBe('agent');
+    expect(fieldOf(() => requireAdmitRequest({ ...admit, chain: 'root' }))).toBe('chain');
+    expect(fieldOf(() => requireAdmitRequest({ ...admit, quota: { maxConcurrentRuns: -1 } }))).toBe('quota.maxConcurrentRuns');
+    expect(fieldOf(() => requireDispatchRequest({ ...dispatch, ceilings: 5 }))).toBe('ceilings');
+    expect(fieldOf(() => requireLapsedRunsRequest({ atMs: 5, limit: 2, after: '' }))).toBe('after');
+    expect(fieldOf(() => requireRunListRequest({ limit: 5, after: '' }))).toBe('after');
+    expect(fieldOf(() => requireSettlePassRequest({ ...settle, by: 5 }))).toBe('by.actor');
+  });
+
+  it('refusals say what was wanted and what was given', () => {
+    expect(refusal(() => requireChain('chain', 'root'))).toBe('chain: must be an array of principals, got "root"');
+    expect(refusal(() => requireDispatchRequest({ ...dispatch, leaseMs: 100 }))).toBe(
+      'leaseMs: renews the lease of the pass named by epoch; give epoch too, or drop leaseMs',
+    );
+    for (const leaseMs of [undefined, null]) {
+      expect(refusal(() => requireDispatchRequest({ ...dispatch, epoch: 2, leaseMs }))).toBe(
+        "leaseMs: is required with epoch: the dispatch renews that pass's lease by leaseMs milliseconds",
+      );
+    }
+    expect(refusal(() => requireRunStatus('s', 'asleep'))).toBe(
+      `s: must be one of ${RUN_STATUSES_TEXT}, got "asleep"`,
+    );
+    expect(refusal(() => requireRunListRequest({ limit: 5, statuses: [] }))).toBe('statuses: must be a non-empty array of run statuses, got object');
+    expect(refusal(() => requireInstantMs('atMs', 1.5))).toBe('atMs: must be an instant in Unix milliseconds (a non-negative integer), got 1.5');
+    expect(refusal(() => requireLimit('limit', 0))).toBe('limit: must be an integer of at least 1, got 0');
+    expect(refusal(() => requireEpoch('epoch', 0))).toBe('epoch: must be a pass epoch, an integer of at least 1, got 0');
+    expect(refusal(() => requireBoolean('b', 0))).toBe('b: must be true or false, got 0');
+    expect(refusal(() => requirePeriodKey('period', '2026-1'))).toBe('period: must be a billing period key YYYY-MM or YYYY-MM-DD, got "2026-1"');
+    expect(refusal(() => requireObject('o', []))).toBe('o: must be an object, got object');
+    expect(refusal(() => requireHaltScope('s', { kind: 'revision', digest: 'abc' }))).toBe('s.digest: must be 64 hex digits, got "abc"');
+    expect(refusal(() => requireHaltScope('s', { kind: 'revision', digest: 5 }))).toBe('s.digest: must be 64 hex digits, got 5');
+    expect(refusal(() => requireHaltScope('s', { kind: 'tenants' }))).toBe(
+      "s.kind: must be 'tenant', 'agent', 'revision' or 'subject', got \"tenants\"",
+    );
+    expect(refusal(() => requireHalt('halt', { scope: { kind: 'tenant' }, reason: 5, by: OPS, atMs: 5 }))).toBe('halt.reason: must be a string, got 5');
+  });
+
+  it('an audit entry names its members under the given prefix and says what it wanted', () => {
+    const entry = { atMs: 5, by: OPS, action: 'note', subject: 's', detail: { a: 1 } };
+    expect(refusal(() => requireAuditEntry('entry', { ...entry, subject: '' }))).toBe('entry.subject: must be a non-empty string, got ""');
+    expect(refusal(() => requireAuditEntry('entry', { ...entry, detail: { big: 1n } }))).toBe(
+      'entry.detail: must be JSON-serialisable data (no cycles, no bigint)',
+    );
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, detail: 'x' }))).toBe('entry.detail');
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, atMs: -1 }))).toBe('entry.atMs');
+    expect(fieldOf(() => requireAuditEntry('entry', { ...entry, by: 5 }))).toBe('entry.by.actor');
+    expect(fieldOf(() => requireAuditEntry('entry', 5))).toBe('entry');
+  });
+
+  it('settlements and rate reservations name their members under the given prefix', () => {
+    const reservation = { grant: 'tool://a/b', run: RUN, dispatch: 'k1', ceilings: [], atMs: 5, exempt: false };
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, run: '' }))).toBe('r.run');
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, ceilings: 5 }))).toBe('r.ceilings');
+    expect(fieldOf(() => requireRateReservation('r', { ...reservation, atMs: -1 }))).toBe('r.atMs');
+    const settlement = { run: RUN, epoch: 1, period: null, spend: { tokens: 1, minorUnits: 0 }, releaseSlot: true, concludes: false };
+    expect(fieldOf(() => requireSettlement('s', { ...settlement, run: '' }))).toBe('s.run');
   });
 });
