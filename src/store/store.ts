@@ -33,6 +33,14 @@ import type {
   SpendHold,
   SweptRun,
 } from './types.js';
+import type {
+  PrunableRunsPage,
+  PrunableRunsRequest,
+  PrunedRate,
+  PrunedRuns,
+  PruneRateRequest,
+  PruneRunsRequest,
+} from './retention.js';
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
@@ -219,6 +227,38 @@ export interface TenantStore {
    * where `slot` is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
    */
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
+
+  // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────
+
+  /**
+   * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of
+   * `status` after the cursor `after` (ascending run id) and answers those among them that are
+   * closed at or before `closedAtOrBeforeMs` and hold no slot and no hold (and, when concluded, no
+   * pass without a receipt; a released run's passes were given up), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the
+   * end). The page is bounded, so a walk over millions of runs never reads them all at once.
+   */
+  prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage>;
+  /**
+   * One prune batch, one transaction: each of `runs` is re-checked against the `prunableRuns`
+   * condition as it stands now; each that still meets it loses its passes, receipts and registry
+   * row and gains a tombstone (`prunedAtMs` = `atMs`). When anything was removed, the audit row
+   * `{ action: 'run.prune', subject: 'runs', by, atMs, detail: { closedAtOrBeforeMs, runs, passes, receipts } }`
+   * is appended in the same transaction. Never touches a slot, a hold, a halt, a period figure or
+   * an earlier audit row. Afterwards every decision about a pruned run id (admit, resume,
+   * heartbeat, dispatch, settle, settlePass) throws `CONFLICT` with `details.pruned = true`, and
+   * `releaseRun` answers `'already-closed'`.
+   */
+  pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns>;
+  /**
+   * One rate-prune batch, one transaction: deletes at most `limit` of the tenant's dispatch rows
+   * recorded at or before `atOrBeforeMs` (oldest first per grant; the per-grant counters stay, so
+   * ordinals keep growing), and, when it deleted any, appends the audit row
+   * `{ action: 'rate.prune', subject: 'rate', detail: { atOrBeforeMs, dispatches } }`. The caller
+   * keeps `atOrBeforeMs` at or below `ratePruneFloorMs` of now, so no window loses a row it counts.
+   */
+  pruneRate(request: PruneRateRequest): Promise<PrunedRate>;
+  /** Read-only: how many of the tenant's dispatch rows are recorded at or before `atOrBeforeMs`. */
+  countPrunableRate(request: { atOrBeforeMs: number }): Promise<number>;
 
   // ── audit log ──────────────────────────────────────────────────────────────
 

@@ -58,5 +58,9 @@ function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
     appendAudit: (entry) => inner.appendAudit(entry),
     auditLog: (options) => inner.auditLog(options),
     auditChain: (request) => inner.auditChain(request),
+    prunableRuns: (request) => inner.prunableRuns(request),
+    pruneRuns: (request) => inner.pruneRuns(request),
+    pruneRate: (request) => inner.pruneRate(request),
+    countPrunableRate: (request) => inner.countPrunableRate(request),
   };
 }

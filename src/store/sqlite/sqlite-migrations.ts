@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
 import { SQLITE_SCHEMA_V1 } from './sqlite-schema-v1.js';
+import { SQLITE_SCHEMA_V2 } from './sqlite-schema-v2.js';
 
 /**
  * The SQLite schema history, oldest first: numbered, forward-only, never edited once released
@@ -9,6 +10,7 @@ import { SQLITE_SCHEMA_V1 } from './sqlite-schema-v1.js';
  */
 export const SQLITE_MIGRATIONS: readonly Migration[] = Object.freeze([
   { version: 1, name: 'quota_schema', sql: SQLITE_SCHEMA_V1 },
+  { version: 2, name: 'retention', sql: SQLITE_SCHEMA_V2 },
 ]);
 
 /** The schema version this build writes and the newest it can open. */

@@ -93,6 +93,18 @@ import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
 import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { settleInTransaction } from './sqlite-settle.js';
+import {
+  requirePrunableRunsRequest,
+  requirePruneRateRequest,
+  requirePruneRunsRequest,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunedRate,
+  type PrunedRuns,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from '../retention.js';
+import { countPrunableRate, listPrunableRuns, pruneRateInTransaction, pruneRunsInTransaction } from './sqlite-retention.js';
 
 /**
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
@@ -309,6 +321,28 @@ export class SqliteTenantStore implements TenantStore {
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
     const valid = requireReleaseRunRequest(request);
     return this.#conn.write(() => releaseRunInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  // ── retention ───────────────────────────────────────────────────────────
+
+  async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
+    const valid = requirePrunableRunsRequest(request);
+    return this.#conn.read(() => listPrunableRuns(this.#conn, this.tenant, valid));
+  }
+
+  async pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns> {
+    const valid = requirePruneRunsRequest(request);
+    return this.#conn.write(() => pruneRunsInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async pruneRate(request: PruneRateRequest): Promise<PrunedRate> {
+    const valid = requirePruneRateRequest(request);
+    return this.#conn.write(() => pruneRateInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async countPrunableRate(request: { atOrBeforeMs: number }): Promise<number> {
+    const atOrBeforeMs = requireInstantMs('atOrBeforeMs', requireObject('request', request).atOrBeforeMs);
+    return this.#conn.read(() => countPrunableRate(this.#conn, this.tenant, atOrBeforeMs));
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────

@@ -50,6 +50,10 @@ function everyCall(handle: TenantStore): Calls {
     appendAudit: () => handle.appendAudit(auditEntry('note', 'tenant', JAN_MS)),
     auditLog: () => handle.auditLog({ limit: 10 }),
     auditChain: () => handle.auditChain({ afterSeq: 0, limit: 10 }),
+    prunableRuns: () => handle.prunableRuns({ status: 'concluded', closedAtOrBeforeMs: JAN_MS, scanLimit: 10 }),
+    pruneRuns: () => handle.pruneRuns({ runs: [run], closedAtOrBeforeMs: JAN_MS, atMs: JAN_MS, by: OPS_ALICE }),
+    pruneRate: () => handle.pruneRate({ atOrBeforeMs: JAN_MS, limit: 10, atMs: JAN_MS, by: OPS_ALICE }),
+    countPrunableRate: () => handle.countPrunableRate({ atOrBeforeMs: JAN_MS }),
   };
 }
 

@@ -19,6 +19,7 @@ import {
   windowBoundary,
 } from './rate.js';
 import { overrunsReported } from './overrun.js';
+import { pruneClosedRuns } from './retention.js';
 import { periodKindsLossless } from './period-kinds.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
@@ -75,5 +76,6 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   operatorListings,
   operatorActs,
   lifecycleRaces,
+  pruneClosedRuns,
   closedStore,
 ]);
