@@ -10,6 +10,9 @@ import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 // Opening a PostgreSQL store: numbered forward-only migrations in a configurable schema, a
 // concurrent migrator that waits instead of failing, a newer schema refused (issue #3 item 1).
 
+// Every migration this build knows, as the schema table records them.
+const RECORDED = postgresMigrations('"x"').map(({ version, name }) => ({ version, name }));
+
 let url: string;
 let admin: pg.Client;
 const schemas: string[] = [];
@@ -48,11 +51,11 @@ describe('PostgreSQL migrations', () => {
       backend: 'postgres',
       fromVersion: 0,
       toVersion: POSTGRES_SCHEMA_VERSION,
-      applied: [{ version: 1, name: 'quotaplane' }],
+      applied: RECORDED,
     });
     await store.close();
     const rows = await admin.query(`SELECT version, name FROM "${schema}".quotaplane_schema ORDER BY version`);
-    expect(rows.rows).toEqual([{ version: 1, name: 'quotaplane' }]);
+    expect(rows.rows).toEqual(RECORDED);
   });
 
   it('reopening a current schema applies nothing and keeps its rows', async () => {
@@ -73,17 +76,39 @@ describe('PostgreSQL migrations', () => {
     await admin.query(
       `CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`,
     );
-    expect(postgresMigrations(s).map((step) => step.version)).toEqual([1]);
+    expect(postgresMigrations(s).map((step) => step.version)).toEqual([1, 2]);
     const store = await openPostgresStore(url, { schema });
     expect(store.migration).toEqual({
       backend: 'postgres',
       fromVersion: 0,
       toVersion: POSTGRES_SCHEMA_VERSION,
-      applied: [{ version: 1, name: 'quotaplane' }],
+      applied: RECORDED,
     });
     const T = 1_760_000_000_000;
     const acme = store.tenant('acme');
     expect(await acme.admit({ run: 'r1', budget: {}, width: 1, atMs: T, leaseMs: 1_000 })).toMatchObject({ ok: true, epoch: 1 });
+    await store.close();
+  });
+
+  it('a schema at version 1 holding a concluded run migrates to retention (version 2), keeps the run, and can prune it (issue 9 fault 6)', async () => {
+    const schema = schemaFor('v1-to-v2');
+    const s = `"${schema}"`;
+    const [v1] = postgresMigrations(s);
+    await admin.query(`CREATE SCHEMA ${s}`);
+    await admin.query(`CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`);
+    await admin.query(v1?.sql ?? '');
+    await admin.query(`INSERT INTO ${s}.quotaplane_schema VALUES (1, 'quotaplane', 0)`);
+    await admin.query(`INSERT INTO ${s}.quota_runs (tenant, run_id, status, budget_json, width, admitted_at_ms, last_epoch, status_since_ms)
+      VALUES ('acme', 'r-old', 'concluded', '{}', 1, 1000, 1, 2000)`);
+    const store = await openPostgresStore(url, { schema });
+    expect(store.migration).toEqual({ backend: 'postgres', fromVersion: 1, toVersion: POSTGRES_SCHEMA_VERSION, applied: [{ version: 2, name: 'retention' }] });
+    const acme = store.tenant('acme');
+    expect((await acme.getRun('r-old'))?.status).toBe('concluded');
+    const by = { actor: 'ops', basis: 'asserted' } as const;
+    expect((await acme.pruneRuns({ runs: ['r-old'], closedAtOrBeforeMs: 2000, atMs: 3000, by })).runs).toEqual(['r-old']);
+    const again = await rejection(acme.admit({ run: 'r-old', budget: {}, width: 1, atMs: 4000, leaseMs: 1000 }));
+    expect(again.code).toBe('CONFLICT');
+    expect(again.details.pruned).toBe(true);
     await store.close();
   });
 
@@ -124,6 +149,7 @@ describe('PostgreSQL migrations', () => {
       'quota_figures',
       'quota_halted',
       'quota_passes',
+      'quota_pruned',
       'quota_rate',
       'quota_rate_grants',
       'quota_reserved',

@@ -37,6 +37,27 @@ describe('SQLite migrations', () => {
     raw.close();
   });
 
+  it('a file at version 1 holding a concluded run migrates to retention (version 2), keeps the run, and can prune it (issue 9 fault 6)', async () => {
+    const raw = new Database(path);
+    raw.exec('CREATE TABLE quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms INTEGER NOT NULL) STRICT');
+    raw.exec(SQLITE_MIGRATIONS[0]?.sql ?? '');
+    raw.prepare("INSERT INTO quotaplane_schema VALUES (1, 'quota_schema', 0)").run();
+    raw.prepare(`INSERT INTO quota_runs (tenant, run_id, status, budget_json, width, admitted_at_ms, last_epoch, status_since_ms)
+      VALUES ('acme', 'r-old', 'concluded', '{}', 1, 1000, 1, 2000)`).run();
+    raw.close();
+    const store = await openSqliteStore(path);
+    expect(store.migration).toEqual({ backend: 'sqlite', fromVersion: 1, toVersion: SQLITE_SCHEMA_VERSION, applied: [{ version: 2, name: 'retention' }] });
+    const acme = store.tenant('acme');
+    expect((await acme.getRun('r-old'))?.status).toBe('concluded');
+    const by = { actor: 'ops', basis: 'asserted' } as const;
+    expect((await acme.pruneRuns({ runs: ['r-old'], closedAtOrBeforeMs: 2000, atMs: 3000, by })).runs).toEqual(['r-old']);
+    await expect(acme.admit({ run: 'r-old', budget: {}, width: 1, atMs: 4000, leaseMs: 1000 })).rejects.toMatchObject({
+      code: 'CONFLICT',
+      details: { pruned: true },
+    });
+    await store.close();
+  });
+
   it('reopening a current file applies nothing and keeps its rows', async () => {
     const first = await openSqliteStore(path);
     await first.tenant('acme').reserve({ run: 'r1', quota: { period: 'monthly' }, atMs: 1 });

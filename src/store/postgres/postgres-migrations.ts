@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
 import { postgresFunctions } from './postgres-functions.js';
 import { postgresSchema } from './postgres-schema.js';
+import { retentionMigrationSql } from './postgres-retention.js';
 
 /**
  * The PostgreSQL schema history for the quoted schema `s`, oldest first: numbered, forward-only,
@@ -11,7 +12,10 @@ import { postgresSchema } from './postgres-schema.js';
  * entry with the next version; a changed decision function is a new `CREATE OR REPLACE` migration.
  */
 export function postgresMigrations(s: string): readonly Migration[] {
-  return [{ version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` }];
+  return [
+    { version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` },
+    { version: 2, name: 'retention', sql: retentionMigrationSql(s) },
+  ];
 }
 
 /** The schema version this build writes and the newest it can open. */

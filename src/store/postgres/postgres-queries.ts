@@ -1,5 +1,6 @@
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
+import { postgresRetentionQueries } from './postgres-retention.js';
 
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
@@ -19,6 +20,8 @@ export function postgresQueries(s: string) {
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
     admitRetry: retryFactsSql(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
+    /** Retention (issue 9 fault 6): prune candidates, removal batches, tombstones. */
+    retention: postgresRetentionQueries(s),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
     /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */

@@ -1,0 +1,250 @@
+import {
+  decodePrunedRow,
+  prunedRunError,
+  runPruneDetail,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunedRate,
+  type PrunedRow,
+  type PrunedRuns,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from '../retention.js';
+import { decodeRunId } from '../rows.js';
+import type { RunStatus } from '../types.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresConnection } from './postgres-connection.js';
+import type { LifecycleContext } from './postgres-lifecycle.js';
+
+/*
+ * Retention on PostgreSQL (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6).
+ * Candidates are read with plain statements, a bounded page at a time. Each removal batch is one
+ * TypeScript transaction that first takes the tenant's admission lock (the advisory lock every
+ * batched decision of that tenant holds for its whole transaction, postgres-sql-batch.ts), so no
+ * admission, settle, resume, heartbeat or dispatch of the tenant interleaves with it; then it locks
+ * the candidate run rows (`FOR UPDATE SKIP LOCKED`: a run an operator's settle or release holds
+ * is left for the next prune, never waited on), re-checks them, and removes them. The lock is held
+ * for one bounded batch only.
+ */
+
+/**
+ * Version 2 of the PostgreSQL schema (quoted schema `s`): the tombstone table, and the two
+ * decisions that would otherwise treat a pruned run id as new, wrapped so they refuse it
+ * (`outcome = 'pruned'`): `quota_admit` (an admission under a pruned id) and `quota_settle` (a
+ * contract settle of a pruned receipt). The originals keep working under the `_unpruned` names the
+ * wrappers call. Every other decision answers a pruned run as unknown (`run-not-found`,
+ * `not-found`) and TypeScript reads the tombstone to say so (see {@link refuseIfPruned}).
+ */
+export function retentionMigrationSql(s: string): string {
+  return `
+CREATE TABLE ${s}.quota_pruned (
+  tenant        TEXT COLLATE "C" NOT NULL,
+  run_id        TEXT COLLATE "C" NOT NULL,
+  status        TEXT NOT NULL CHECK (status IN ('concluded', 'released')),
+  last_epoch    BIGINT NOT NULL CHECK (last_epoch >= 1),
+  closed_at_ms  BIGINT NOT NULL,
+  pruned_at_ms  BIGINT NOT NULL,
+  PRIMARY KEY (tenant, run_id)
+);
+
+ALTER FUNCTION ${s}.quota_admit(text, text, text, text, text, text, bigint, bigint, bigint, bigint, bigint, bigint,
+  bigint, text, text, text[], boolean, bigint, bigint, bigint, text) RENAME TO quota_admit_unpruned;
+
+CREATE FUNCTION ${s}.quota_admit(
+  p_tenant text, p_run text, p_agent_name text, p_agent_digest text, p_chain_json text, p_budget_json text,
+  p_max_tokens bigint, p_max_call_tokens bigint, p_max_minor_units bigint, p_max_call_minor_units bigint,
+  p_width bigint, p_at_ms bigint, p_lease_ms bigint, p_month_key text, p_day_key text, p_cover_keys text[],
+  p_quota_given boolean, p_given_max_runs bigint, p_given_limit_tokens bigint,
+  p_given_limit_minor_units bigint, p_given_period text,
+  OUT outcome text, OUT run_status text, OUT grant_period text,
+  OUT hold_tokens bigint, OUT hold_minor_units bigint, OUT lease_expires_at_ms bigint,
+  OUT max_runs bigint, OUT limit_tokens bigint, OUT limit_minor_units bigint,
+  OUT running bigint, OUT settled_tokens bigint, OUT settled_minor_units bigint,
+  OUT reserved_tokens bigint, OUT reserved_minor_units bigint, OUT halts json)
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  -- A batched admission holds the tenant's admission lock, as a prune batch does: no prune commits
+  -- between this read and the admission's own.
+  IF EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
+    outcome := 'pruned';
+    RETURN;
+  END IF;
+  SELECT f.outcome, f.run_status, f.grant_period, f.hold_tokens, f.hold_minor_units, f.lease_expires_at_ms,
+         f.max_runs, f.limit_tokens, f.limit_minor_units, f.running, f.settled_tokens, f.settled_minor_units,
+         f.reserved_tokens, f.reserved_minor_units, f.halts
+    INTO outcome, run_status, grant_period, hold_tokens, hold_minor_units, lease_expires_at_ms,
+         max_runs, limit_tokens, limit_minor_units, running, settled_tokens, settled_minor_units,
+         reserved_tokens, reserved_minor_units, halts
+    FROM ${s}.quota_admit_unpruned(p_tenant, p_run, p_agent_name, p_agent_digest, p_chain_json, p_budget_json,
+           p_max_tokens, p_max_call_tokens, p_max_minor_units, p_max_call_minor_units, p_width, p_at_ms, p_lease_ms,
+           p_month_key, p_day_key, p_cover_keys, p_quota_given, p_given_max_runs, p_given_limit_tokens,
+           p_given_limit_minor_units, p_given_period) AS f;
+END
+$fn$;
+
+ALTER FUNCTION ${s}.quota_settle(text, text, bigint, text, bigint, bigint, boolean, boolean, text)
+  RENAME TO quota_settle_unpruned;
+
+CREATE FUNCTION ${s}.quota_settle(
+  p_tenant text, p_run text, p_epoch bigint, p_period text,
+  p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
+RETURNS text
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  IF EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
+    RETURN 'pruned';
+  END IF;
+  RETURN ${s}.quota_settle_unpruned(p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units,
+                                     p_release_slot, p_concludes, p_day);
+END
+$fn$;
+`;
+}
+
+/** The retention statements of the quoted schema `s` (part of `postgresQueries`). */
+export function postgresRetentionQueries(s: string) {
+  const prunable = `coalesce(r.status_since_ms, r.admitted_at_ms) <= $COND_CUT
+    AND NOT EXISTS (SELECT 1 FROM ${s}.quota_running x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
+    AND NOT EXISTS (SELECT 1 FROM ${s}.quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
+    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM ${s}.quota_passes p
+          WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+  return {
+    /** Seed 0, the key `quota_batch` locks each tenant of a batch under. */
+    lockTenantDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`,
+    scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND status = $2 AND run_id > $3 ORDER BY run_id LIMIT $4`,
+    prunableInPage: `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
+        (SELECT count(*) FROM ${s}.quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id)::int AS passes,
+        (SELECT count(*) FROM ${s}.quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)::int AS receipts
+      FROM ${s}.quota_runs r
+      WHERE r.tenant = $1 AND r.status = $2 AND r.run_id > $3 AND r.run_id <= $4 AND ${prunable.replace('$COND_CUT', '$5')}
+      ORDER BY r.run_id`,
+    lockPrunable: `SELECT r.run_id, r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms
+      FROM ${s}.quota_runs r
+      WHERE r.tenant = $1 AND r.run_id = ANY ($2::text[]) AND r.status IN ('concluded', 'released')
+        AND ${prunable.replace('$COND_CUT', '$3')}
+      ORDER BY r.run_id FOR UPDATE OF r SKIP LOCKED`,
+    deletePasses: `DELETE FROM ${s}.quota_passes WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
+    deleteReceipts: `DELETE FROM ${s}.quota_settled WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
+    deleteRuns: `DELETE FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
+    insertTombstones: `INSERT INTO ${s}.quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
+      SELECT $1, t.run_id, t.status, t.last_epoch, t.closed_at_ms, $6
+        FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS t(run_id, status, last_epoch, closed_at_ms)
+      ON CONFLICT (tenant, run_id) DO NOTHING`,
+    selectTombstone: `SELECT status, last_epoch, closed_at_ms, pruned_at_ms FROM ${s}.quota_pruned WHERE tenant = $1 AND run_id = $2`,
+    listRateGrants: `SELECT grant_ref FROM ${s}.quota_rate_grants WHERE tenant = $1 ORDER BY grant_ref`,
+    pruneGrantRows: `WITH doomed AS (
+        SELECT ordinal FROM ${s}.quota_rate
+         WHERE tenant = $1 AND grant_ref = $2 AND reserved_at_ms <= $3 ORDER BY reserved_at_ms LIMIT $4)
+      DELETE FROM ${s}.quota_rate r USING doomed d WHERE r.tenant = $1 AND r.grant_ref = $2 AND r.ordinal = d.ordinal`,
+    countRateRows: `SELECT count(*)::bigint AS n FROM ${s}.quota_rate WHERE tenant = $1 AND reserved_at_ms <= $2`,
+  } as const;
+}
+
+/** The statements {@link postgresRetentionQueries} builds. */
+export type RetentionQueries = ReturnType<typeof postgresRetentionQueries>;
+
+/** store.ts `prunableRuns`. */
+export async function listPrunableRuns(context: LifecycleContext, request: PrunableRunsRequest): Promise<PrunableRunsPage> {
+  const { db, q, tenant } = context;
+  const after = request.after ?? '';
+  const scanned = await db.rows<{ run_id: string }>(q.retention.scanRuns, [tenant, request.status, after, request.scanLimit]);
+  const last = scanned[scanned.length - 1]?.run_id;
+  if (last === undefined) return { runs: [], next: null };
+  const rows = await db.rows<{ run_id: string; closed_at_ms: string | number; passes: number; receipts: number }>(
+    q.retention.prunableInPage,
+    [tenant, request.status, after, last, request.closedAtOrBeforeMs],
+  );
+  return {
+    runs: rows.map((row) => ({
+      run: decodeRunId(tenant, 'run', row.run_id),
+      status: request.status,
+      closedAtMs: Number(row.closed_at_ms),
+      passes: Number(row.passes),
+      receipts: Number(row.receipts),
+    })),
+    next: scanned.length < request.scanLimit ? null : last,
+  };
+}
+
+/** store.ts `pruneRuns`: one transaction under the tenant's admission lock. */
+export async function pruneRuns(context: LifecycleContext, request: PruneRunsRequest): Promise<PrunedRuns> {
+  const { db, q, tenant } = context;
+  return db.transaction(async (tx) => {
+    await tx.rows(q.retention.lockTenantDecisions, [tenant]);
+    const rows = await tx.rows<{ run_id: string; status: string; last_epoch: string | number; closed_at_ms: string | number }>(
+      q.retention.lockPrunable,
+      [tenant, request.runs, request.closedAtOrBeforeMs],
+    );
+    if (rows.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
+    const ids = rows.map((row) => row.run_id);
+    const passes = await tx.run(q.retention.deletePasses, [tenant, ids]);
+    const receipts = await tx.run(q.retention.deleteReceipts, [tenant, ids]);
+    await tx.run(q.retention.insertTombstones, [
+      tenant,
+      ids,
+      rows.map((row) => row.status),
+      rows.map((row) => Number(row.last_epoch)),
+      rows.map((row) => Number(row.closed_at_ms)),
+      request.atMs,
+    ]);
+    await tx.run(q.retention.deleteRuns, [tenant, ids]);
+    const runs = ids.map((id) => decodeRunId(tenant, 'run', id));
+    const audit = await appendAuditInTransaction(tx, q, tenant, {
+      atMs: request.atMs,
+      by: request.by,
+      action: 'run.prune',
+      subject: 'runs',
+      detail: runPruneDetail(request, { runs, passes, receipts }),
+    });
+    return { runs, passes, receipts, audit };
+  });
+}
+
+/** store.ts `pruneRate`: one transaction under the tenant's admission lock. */
+export async function pruneRate(context: LifecycleContext, request: PruneRateRequest): Promise<PrunedRate> {
+  const { db, q, tenant } = context;
+  return db.transaction(async (tx) => {
+    await tx.rows(q.retention.lockTenantDecisions, [tenant]);
+    let dispatches = 0;
+    for (const { grant_ref: grant } of await tx.rows<{ grant_ref: string }>(q.retention.listRateGrants, [tenant])) {
+      if (dispatches >= request.limit) break;
+      dispatches += await tx.run(q.retention.pruneGrantRows, [tenant, grant, request.atOrBeforeMs, request.limit - dispatches]);
+    }
+    if (dispatches === 0) return { dispatches: 0, audit: null };
+    const audit = await appendAuditInTransaction(tx, q, tenant, {
+      atMs: request.atMs,
+      by: request.by,
+      action: 'rate.prune',
+      subject: 'rate',
+      detail: { atOrBeforeMs: request.atOrBeforeMs, dispatches },
+    });
+    return { dispatches, audit };
+  });
+}
+
+/** store.ts `countPrunableRate`. */
+export async function countPrunableRate(context: LifecycleContext, atOrBeforeMs: number): Promise<number> {
+  const row = await context.db.row<{ n: string | number }>(context.q.retention.countRateRows, [context.tenant, atOrBeforeMs]);
+  return Number(row?.n ?? 0);
+}
+
+/** The tombstone of `run`, or `null`. */
+export async function readPruned(db: PostgresConnection, q: { retention: RetentionQueries }, tenant: string, run: string) {
+  const row = await db.row<PrunedRow>(q.retention.selectTombstone, [tenant, run]);
+  return row === undefined ? null : decodePrunedRow(run, row);
+}
+
+/**
+ * Throws the pruned-run `CONFLICT` when `run` has a tombstone. Called after a decision answered the
+ * run (or pass) as unknown, which wrote nothing: a tombstone read then says why it is unknown.
+ */
+export async function refuseIfPruned(context: LifecycleContext, run: string, verb: string): Promise<void> {
+  const pruned = await readPruned(context.db, context.q, context.tenant, run);
+  if (pruned !== null) throw prunedRunError(context.tenant, pruned, verb);
+}
+
+/** The status a pruned `run` closed with, or `null` when it has no tombstone. */
+export async function prunedStatus(context: LifecycleContext, run: string): Promise<RunStatus | null> {
+  return (await readPruned(context.db, context.q, context.tenant, run))?.status ?? null;
+}
