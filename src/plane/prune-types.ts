@@ -23,6 +23,8 @@ export const RATE_PRUNE_BATCH = 1000;
  * - `batchSize`: runs per batch (one store transaction each), 1 … 1000, default {@link DEFAULT_PRUNE_BATCH}.
  * - `onProgress`: called after every batch with the running totals of the tenant in hand (the
  *   HTTP client cannot report progress and ignores it).
+ * - `signal`: when aborted, the prune stops after the batch in hand and answers what it removed
+ *   so far (`stopped: true`); every finished batch is committed and audited.
  */
 export interface PruneInput {
   readonly olderThanMs: number;
@@ -32,6 +34,7 @@ export interface PruneInput {
   readonly atMs?: number | undefined;
   readonly batchSize?: number | undefined;
   readonly onProgress?: ((progress: PruneProgress) => void) | undefined;
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** What a prune removed (or, in a dry run, would remove) from one tenant. */
@@ -56,7 +59,7 @@ export interface PruneProgress extends TenantPruned {
  * Answer of `prune`: the instant it measured ages at, the two cut-offs it applied (runs closed at
  * or before `closedAtOrBeforeMs`; dispatch instants recorded at or before `rateAtOrBeforeMs`,
  * Unix ms), whether it was a dry run, what it removed per tenant (tenants where nothing went are
- * left out) and in total.
+ * left out) and in total, and whether it was stopped (`signal`) before it finished.
  */
 export interface PruneResult {
   readonly atMs: number;
@@ -66,4 +69,5 @@ export interface PruneResult {
   readonly rateAtOrBeforeMs: number;
   readonly tenants: readonly TenantPruned[];
   readonly total: Omit<TenantPruned, 'tenant'>;
+  readonly stopped: boolean;
 }

@@ -28,16 +28,20 @@ export async function prune(context: PlaneContext, input: PruneInput): Promise<P
   const by = request.by === undefined ? LIBRARY_OPERATOR : parseOperator(request.by, 'by');
   const batchSize = requireBatchSize(request.batchSize);
   const onProgress = request.onProgress === undefined ? undefined : requireProgress(request.onProgress);
+  const signal = request.signal === undefined ? undefined : requireSignal(request.signal);
+  const stopped = (): boolean => signal?.aborted === true;
   const atMs = instantOf(context, request.atMs);
   const closedAtOrBeforeMs = Math.max(0, atMs - olderThanMs);
   const rateAtOrBeforeMs = Math.max(0, Math.min(closedAtOrBeforeMs, ratePruneFloorMs(atMs)));
 
   const tenants: TenantPruned[] = [];
   for (const tenant of await tenantsInScope(context, request.tenant)) {
+    if (stopped()) break;
     const handle = tenantHandle(context.store, tenant);
     const counts = { tenant, runs: 0, passes: 0, receipts: 0, rateDispatches: 0 };
     const report = (phase: PruneProgress['phase']): void => onProgress?.({ ...counts, phase });
     for (const status of PRUNABLE_STATUSES) {
+      if (stopped()) break;
       let after: string | undefined;
       for (;;) {
         const page = await storeCall('prunableRuns', () => handle.prunableRuns({ status, closedAtOrBeforeMs, after, scanLimit: batchSize }));
@@ -57,14 +61,16 @@ export async function prune(context: PlaneContext, input: PruneInput): Promise<P
           }
           report(status);
         }
-        if (page.next === null) break;
+        if (page.next === null || stopped()) break;
         after = page.next;
       }
     }
-    counts.rateDispatches = await pruneRate(handle, { atOrBeforeMs: rateAtOrBeforeMs, atMs, by, dryRun }, (dispatches) => {
-      counts.rateDispatches = dispatches;
-      report('rate');
-    });
+    if (!stopped()) {
+      counts.rateDispatches = await pruneRate(handle, { atOrBeforeMs: rateAtOrBeforeMs, atMs, by, dryRun, stopped }, (dispatches) => {
+        counts.rateDispatches = dispatches;
+        report('rate');
+      });
+    }
     if (counts.runs + counts.rateDispatches > 0) tenants.push(counts);
   }
   const total = { runs: 0, passes: 0, receipts: 0, rateDispatches: 0 };
@@ -74,13 +80,13 @@ export async function prune(context: PlaneContext, input: PruneInput): Promise<P
     total.receipts += each.receipts;
     total.rateDispatches += each.rateDispatches;
   }
-  return { atMs, olderThanMs, dryRun, closedAtOrBeforeMs, rateAtOrBeforeMs, tenants, total };
+  return { atMs, olderThanMs, dryRun, closedAtOrBeforeMs, rateAtOrBeforeMs, tenants, total, stopped: stopped() };
 }
 
 // Deletes (or counts) one tenant's dispatch rows no window counts, a bounded batch per transaction.
 async function pruneRate(
   handle: TenantStore,
-  request: { atOrBeforeMs: number; atMs: number; by: Operator; dryRun: boolean },
+  request: { atOrBeforeMs: number; atMs: number; by: Operator; dryRun: boolean; stopped: () => boolean },
   progress: (dispatches: number) => void,
 ): Promise<number> {
   const { atOrBeforeMs, atMs, by } = request;
@@ -90,7 +96,7 @@ async function pruneRate(
     const batch = await storeCall('pruneRate', () => handle.pruneRate({ atOrBeforeMs, limit: RATE_PRUNE_BATCH, atMs, by }));
     dispatches += batch.dispatches;
     if (batch.dispatches > 0) progress(dispatches);
-    if (batch.dispatches < RATE_PRUNE_BATCH) return dispatches;
+    if (batch.dispatches < RATE_PRUNE_BATCH || request.stopped()) return dispatches;
   }
 }
 
@@ -106,6 +112,11 @@ function requireBatchSize(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_PRUNE_BATCH) {
     throw invalidArgument('batchSize', `must be an integer from 1 to ${MAX_PRUNE_BATCH}, got ${describe(value)}`);
   }
+  return value;
+}
+
+function requireSignal(value: unknown): AbortSignal {
+  if (!(value instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(value)}`);
   return value;
 }
 

@@ -8,6 +8,7 @@ import { keyIdentityRoutes } from './key.js';
 import { keyRoutes } from './keys.js';
 import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
+import { pruneRoutes } from './prune.js';
 import { quotaRoutes } from './quota.js';
 import { reservationRoutes } from './reservations.js';
 import { runRoutes } from './runs.js';
@@ -41,4 +42,5 @@ export const ROUTES: readonly RouteModule[] = [
   spendHistoryRoutes,
   keyIdentityRoutes,
   keyRoutes,
+  pruneRoutes,
 ];
