@@ -5,8 +5,8 @@ import type { Operator } from '../core/operator.js';
  * CLI's `quotaplane prune` and `POST /v1/prune` all speak these.
  */
 
-/** Default number of runs one prune batch (one store transaction) removes: 100. */
-export const DEFAULT_PRUNE_BATCH = 100;
+/** Default number of runs one prune batch (one store transaction) removes: 50. */
+export const DEFAULT_PRUNE_BATCH = 50;
 
 /** How many rate-dispatch rows one rate-prune batch removes: 1000. */
 export const RATE_PRUNE_BATCH = 1000;
