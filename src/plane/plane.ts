@@ -272,14 +272,15 @@ export interface Plane {
    * hold formula → reserve (slot + hold) → run and pass 1 recorded (DESIGN.md decision 6).
    * Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes nothing.
    * Retrying with the same `run` (a lost answer) returns its first pass again, uncounted; a
-   * concluded run cannot be admitted again (`CONFLICT`).
+   * concluded run cannot be admitted again (`CONFLICT`), nor a pruned one (`CONFLICT`, `details.pruned`).
    */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /**
    * Settles a pass exactly once (contract §6.11): accrues its spend to the pass's period, shrinks
    * or (when concluding) deletes the run's hold, releases the slot if the pass took it. An
    * identical retry answers `'already-settled'` and changes nothing; a retry of the same pass with
-   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`.
+   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`; a run whose
+   * records a prune removed throws `CONFLICT` with `details.pruned` (never counted again).
    */
   settle(input: SettleInput): Promise<SettleResult>;
   /**

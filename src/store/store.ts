@@ -100,7 +100,8 @@ export interface TenantStore {
   /**
    * Writes the receipt of `(run, epoch)` and applies it once: accrue to `period`, shrink or (when
    * concluding) delete the hold, release the slot when `releaseSlot`. An identical retry changes
-   * nothing; a different payload throws `CONFLICT` and changes nothing (contract §6.11).
+   * nothing; a different payload throws `CONFLICT` and changes nothing (contract §6.11). A receipt
+   * of a run `pruneRuns` removed is never written again: `CONFLICT` (`details.pruned`), nothing changed.
    */
   settle(settlement: QuotaSettlement): Promise<SettleOutcome>;
   /** Settled total of `period`, zero when never written (contract §6.12). */
@@ -149,8 +150,9 @@ export interface TenantStore {
    * stranded pass is accepted like any other, once (its receipt is unique). With `by`, a newly
    * written receipt also appends, in the same transaction, the audit row
    * `{ action: 'run.settle', subject: run, by, atMs, detail: { epoch, period, spend: { tokens, minorUnits }, releaseSlot, concludes } }`;
-   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass and
-   * `CONFLICT` for a receipt with a different payload.
+   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass,
+   * `CONFLICT` for a receipt with a different payload, and `CONFLICT` (`details.pruned`) for a run
+   * whose records `pruneRuns` removed.
    */
   settlePass(request: SettlePassRequest): Promise<SettlePassOutcome>;
   /**
