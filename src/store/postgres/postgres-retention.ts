@@ -119,18 +119,27 @@ export function postgresRetentionQueries(s: string) {
       FROM ${s}.quota_runs r
       WHERE r.tenant = $1 AND r.status = $2 AND r.run_id > $3 AND r.run_id <= $4 AND ${prunable.replace('$COND_CUT', '$5')}
       ORDER BY r.run_id`,
-    lockPrunable: `SELECT r.run_id, r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms
-      FROM ${s}.quota_runs r
-      WHERE r.tenant = $1 AND r.run_id = ANY ($2::text[]) AND r.status IN ('concluded', 'released')
-        AND ${prunable.replace('$COND_CUT', '$3')}
-      ORDER BY r.run_id FOR UPDATE OF r SKIP LOCKED`,
-    deletePasses: `DELETE FROM ${s}.quota_passes WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
-    deleteReceipts: `DELETE FROM ${s}.quota_settled WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
-    deleteRuns: `DELETE FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = ANY ($2::text[])`,
-    insertTombstones: `INSERT INTO ${s}.quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
-      SELECT $1, t.run_id, t.status, t.last_epoch, t.closed_at_ms, $6
-        FROM unnest($2::text[], $3::text[], $4::bigint[], $5::bigint[]) AS t(run_id, status, last_epoch, closed_at_ms)
-      ON CONFLICT (tenant, run_id) DO NOTHING`,
+    /**
+     * One batch's removal in one statement: lock the candidates that still qualify (skipping a run
+     * row another transaction holds), delete their passes and receipts, write their tombstones,
+     * delete their registry rows, and answer the run ids with the counts.
+     */
+    removeRuns: `WITH locked AS (
+        SELECT r.run_id, r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms
+          FROM ${s}.quota_runs r
+         WHERE r.tenant = $1 AND r.run_id = ANY ($2::text[]) AND r.status IN ('concluded', 'released')
+           AND ${prunable.replace('$COND_CUT', '$3')}
+         ORDER BY r.run_id FOR UPDATE OF r SKIP LOCKED),
+      passes AS (DELETE FROM ${s}.quota_passes p USING locked l WHERE p.tenant = $1 AND p.run_id = l.run_id RETURNING 1),
+      receipts AS (DELETE FROM ${s}.quota_settled x USING locked l WHERE x.tenant = $1 AND x.run_id = l.run_id RETURNING 1),
+      tombstones AS (INSERT INTO ${s}.quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
+        SELECT $1, l.run_id, l.status, l.last_epoch, l.closed_at_ms, $4 FROM locked l
+        ON CONFLICT (tenant, run_id) DO NOTHING RETURNING 1),
+      runs AS (DELETE FROM ${s}.quota_runs r USING locked l WHERE r.tenant = $1 AND r.run_id = l.run_id RETURNING r.run_id)
+      SELECT coalesce((SELECT array_agg(run_id ORDER BY run_id) FROM runs), '{}') AS runs,
+             (SELECT count(*) FROM passes)::int AS passes,
+             (SELECT count(*) FROM receipts)::int AS receipts,
+             (SELECT count(*) FROM tombstones)::int AS tombstones`,
     selectTombstone: `SELECT status, last_epoch, closed_at_ms, pruned_at_ms FROM ${s}.quota_pruned WHERE tenant = $1 AND run_id = $2`,
     listRateGrants: `SELECT grant_ref FROM ${s}.quota_rate_grants WHERE tenant = $1 ORDER BY grant_ref`,
     pruneGrantRows: `WITH doomed AS (
@@ -172,23 +181,16 @@ export async function pruneRuns(context: LifecycleContext, request: PruneRunsReq
   const { db, q, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(q.retention.lockTenantDecisions, [tenant]);
-    const rows = await tx.rows<{ run_id: string; status: string; last_epoch: string | number; closed_at_ms: string | number }>(
-      q.retention.lockPrunable,
-      [tenant, request.runs, request.closedAtOrBeforeMs],
-    );
-    if (rows.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
-    const ids = rows.map((row) => row.run_id);
-    const passes = await tx.run(q.retention.deletePasses, [tenant, ids]);
-    const receipts = await tx.run(q.retention.deleteReceipts, [tenant, ids]);
-    await tx.run(q.retention.insertTombstones, [
+    const [removed] = await tx.rows<{ runs: string[]; passes: number; receipts: number }>(q.retention.removeRuns, [
       tenant,
-      ids,
-      rows.map((row) => row.status),
-      rows.map((row) => Number(row.last_epoch)),
-      rows.map((row) => Number(row.closed_at_ms)),
+      request.runs,
+      request.closedAtOrBeforeMs,
       request.atMs,
     ]);
-    await tx.run(q.retention.deleteRuns, [tenant, ids]);
+    const ids = removed?.runs ?? [];
+    if (ids.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
+    const passes = Number(removed?.passes ?? 0);
+    const receipts = Number(removed?.receipts ?? 0);
     const runs = ids.map((id) => decodeRunId(tenant, 'run', id));
     const audit = await appendAuditInTransaction(tx, q, tenant, {
       atMs: request.atMs,
