@@ -5,6 +5,7 @@ import { sqliteSection } from './sqlite-section.js';
 import { sqliteConcurrencySection } from './sqlite-concurrency-section.js';
 import { sqliteRateWindowSection } from './sqlite-rate-window-section.js';
 import { sqliteServiceSection } from './sqlite-service-section.js';
+import { pruneSection } from './prune-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
@@ -17,4 +18,5 @@ export const SECTIONS: readonly BenchSection[] = [
   sqliteConcurrencySection,
   sqliteRateWindowSection,
   sqliteServiceSection,
+  pruneSection,
 ];

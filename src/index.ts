@@ -56,6 +56,29 @@ export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
 export { MAX_LEASE_MS } from './plane/plane-input.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';
+export { DEFAULT_PRUNE_INTERVAL_MS, startPruner, type PrunerOptions } from './plane/pruner.js';
+export {
+  DEFAULT_PRUNE_BATCH,
+  RATE_PRUNE_BATCH,
+  type PruneInput,
+  type PruneProgress,
+  type PruneResult,
+  type TenantPruned,
+} from './plane/prune-types.js';
+export {
+  MAX_PRUNE_BATCH,
+  PRUNABLE_STATUSES,
+  prunedRunError,
+  type PrunableRun,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunableStatus,
+  type PrunedRate,
+  type PrunedRuns,
+  type PrunedRunRecord,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from './store/retention.js';
 export {
   ATTENTION_KINDS,
   DEFAULT_HOLD_STALE_AFTER_MS,

@@ -10,6 +10,7 @@ import { registerHalts } from './commands/halts.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLift } from './commands/lift.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerPrune } from './commands/prune.js';
 import { registerQuota } from './commands/quota.js';
 import { registerRelease } from './commands/release.js';
 import { registerReplay } from './commands/replay.js';
@@ -70,6 +71,7 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   registerAudit(program, io, setStatus);
   registerSweep(program, io, setStatus);
   registerMigrate(program, io, setStatus);
+  registerPrune(program, io, setStatus);
   reflowDescriptions(program);
 
   try {

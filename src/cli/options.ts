@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import ms from 'ms';
 import { requireTenant } from '../core/identifiers.js';
 import { isQuotaError } from '../core/errors.js';
 
@@ -72,4 +73,27 @@ export function tenantName(value: string): string {
     if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new InvalidArgumentError(error.message.replace(/^--tenant: /, ''));
     throw error;
   }
+}
+
+/**
+ * An age with a unit, parsed by `ms` (`90d`, `12h`, `30m`, `2w`, `1.5 days`), as whole
+ * milliseconds of at least 1. A bare number is refused: `--older-than 90` would otherwise mean
+ * 90 ms, and a retention age is never meant so.
+ */
+export function ageWithUnit(value: string): number {
+  const parsed = parseAge(value);
+  if (parsed === null) throw new InvalidArgumentError(`Use ${AGE_EXPECTED}.`);
+  return parsed;
+}
+
+/** What {@link parseAge} takes, for messages. */
+export const AGE_EXPECTED = 'an age with a unit, such as 90d, 12h, 30m or 2w (a bare number has no unit and is refused)';
+
+/** {@link ageWithUnit} without throwing: the age in whole ms, or `null` when `value` is not one. */
+export function parseAge(value: string): number | null {
+  const text = value.trim();
+  const parsed = /^\d+(\.\d+)?\s*[a-z]+$/i.test(text) ? ms(text as ms.StringValue) : undefined;
+  if (parsed === undefined || !Number.isFinite(parsed)) return null;
+  const rounded = Math.round(parsed);
+  return rounded >= 1 && Number.isSafeInteger(rounded) ? rounded : null;
 }

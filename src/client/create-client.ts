@@ -177,6 +177,12 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       const { tenant, atMs } = requestBody(input);
       return value('POST', '/v1/sweep', { tenant, atMs });
     },
+    // One request: the server prunes in batches and answers when done (no progress crosses HTTP,
+    // so onProgress is not sent); `by` is the key's name, recorded by the server.
+    prune: (input) => {
+      const { tenant, olderThanMs, dryRun, atMs, batchSize } = requestBody(input);
+      return value('POST', '/v1/prune', { tenant, olderThanMs, dryRun, atMs, batchSize });
+    },
     attention: (input = {}) => {
       const { tenant, ...query } = requestBody(input);
       return value('GET', `${tenant === undefined ? '/v1/attention' : tenantPath(tenant, '/attention')}${queryString(query)}`);

@@ -12,6 +12,7 @@ import { auditLog, liftedHalts, reservations, runs, slotHolders, tenants } from 
 import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
+import { prune } from './prune.js';
 import { requireLeaseMs, requireRecord } from './plane-input.js';
 import { getQuota, setQuota, updateQuota } from './quota.js';
 import { rateWindows } from './rate-windows.js';
@@ -92,5 +93,6 @@ export function createPlane(options: PlaneOptions): Plane {
     tenants: () => tenants(context),
     spendHistory: (input) => spendHistory(context, input),
     rateWindows: (input) => rateWindows(context, input),
+    prune: (input) => prune(context, input),
   } satisfies Plane);
 }

@@ -20,6 +20,7 @@ import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
 import type { RateWindows, RateWindowsInput } from './rate-windows.js';
 import type { SpendHistory, SpendHistoryInput } from './spend-history.js';
+import type { PruneInput, PruneResult } from './prune-types.js';
 import type { LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
 import type {
   AttentionInput,
@@ -330,14 +331,15 @@ export interface Plane {
    * hold formula → reserve (slot + hold) → run and pass 1 recorded (DESIGN.md decision 6).
    * Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes nothing.
    * Retrying with the same `run` (a lost answer) returns its first pass again, uncounted; a
-   * concluded run cannot be admitted again (`CONFLICT`).
+   * concluded run cannot be admitted again (`CONFLICT`), nor a pruned one (`CONFLICT`, `details.pruned`).
    */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /**
    * Settles a pass exactly once (contract §6.11): accrues its spend to the pass's period, shrinks
    * or (when concluding) deletes the run's hold, releases the slot if the pass took it. An
    * identical retry answers `'already-settled'` and changes nothing; a retry of the same pass with
-   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`.
+   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`; a run whose
+   * records a prune removed throws `CONFLICT` with `details.pruned` (never counted again).
    */
   settle(input: SettleInput): Promise<SettleResult>;
   /**
@@ -460,4 +462,16 @@ export interface Plane {
   spendHistory(input: SpendHistoryInput): Promise<SpendHistory>;
   /** A tenant's configured rate ceilings with how many dispatches each window holds at `atMs` (issue #11). Read-only. */
   rateWindows(input: RateWindowsInput): Promise<RateWindows>;
+  /**
+   * Retention (issue 9 fault 6): removes, from one tenant or every tenant, the runs closed
+   * (concluded or released) at least `olderThanMs` ago that hold no slot and no hold (a concluded
+   * run with a pass never settled stays until that pass is settled), with their passes and receipts, and the rate-dispatch instants older than
+   * both that age and the widest countable window, in bounded batches of one store transaction
+   * each, every batch audited (`run.prune`, `rate.prune`). Never touches an open run, a hold, a
+   * slot, a halt, a period figure or an earlier audit row. Every pruned run id keeps a tombstone:
+   * a later settle, admission, resume, heartbeat or dispatch under it throws `CONFLICT`
+   * (`details.pruned`), never counts again. `dryRun` counts and removes nothing. Throws
+   * `INVALID_ARGUMENT` naming `olderThanMs`, `batchSize`, `by`, `dryRun` or `tenant`.
+   */
+  prune(input: PruneInput): Promise<PruneResult>;
 }

@@ -38,6 +38,14 @@ import type {
 } from './types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
 import type { WaiterWakes } from './waiter-wakes.js';
+import type {
+  PrunableRunsPage,
+  PrunableRunsRequest,
+  PrunedRate,
+  PrunedRuns,
+  PruneRateRequest,
+  PruneRunsRequest,
+} from './retention.js';
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
@@ -54,7 +62,7 @@ export interface QuotaStore {
   tenants(): Promise<string[]>;
   /**
    * The API keys of the HTTP service (issue #4). Optional until every adapter has it: the SQLite
-   * adapter does (schema version 2); `quotaplane serve` and `keys` refuse a store without it.
+   * adapter does; `quotaplane serve` and `keys` refuse a store without it.
    */
   apiKeys?(): ApiKeyStore;
   /**
@@ -120,7 +128,8 @@ export interface TenantStore {
   /**
    * Writes the receipt of `(run, epoch)` and applies it once: accrue to `period`, shrink or (when
    * concluding) delete the hold, release the slot when `releaseSlot`. An identical retry changes
-   * nothing; a different payload throws `CONFLICT` and changes nothing (contract §6.11).
+   * nothing; a different payload throws `CONFLICT` and changes nothing (contract §6.11). A receipt
+   * of a run `pruneRuns` removed is never written again: `CONFLICT` (`details.pruned`), nothing changed.
    */
   settle(settlement: QuotaSettlement): Promise<SettleOutcome>;
   /** Settled total of `period`, zero when never written (contract §6.12). */
@@ -175,8 +184,9 @@ export interface TenantStore {
    * stranded pass is accepted like any other, once (its receipt is unique). With `by`, a newly
    * written receipt also appends, in the same transaction, the audit row
    * `{ action: 'run.settle', subject: run, by, atMs, detail: { epoch, period, spend: { tokens, minorUnits }, releaseSlot, concludes } }`;
-   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass and
-   * `CONFLICT` for a receipt with a different payload.
+   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass,
+   * `CONFLICT` for a receipt with a different payload, and `CONFLICT` (`details.pruned`) for a run
+   * whose records `pruneRuns` removed.
    */
   settlePass(request: SettlePassRequest): Promise<SettlePassOutcome>;
   /**
@@ -292,6 +302,37 @@ export interface TenantStore {
   sweepWaiters(request: { atMs: number }): Promise<WaiterSweep>;
   /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
   waitQueue(request: { atMs: number }): Promise<WaitQueue>;
+  // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────
+
+  /**
+   * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of
+   * `status` after the cursor `after` (ascending run id) and answers those among them that are
+   * closed at or before `closedAtOrBeforeMs` and hold no slot and no hold (and, when concluded, no
+   * pass without a receipt; a released run's passes were given up), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the
+   * end). The page is bounded, so a walk over millions of runs never reads them all at once.
+   */
+  prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage>;
+  /**
+   * One prune batch, one transaction: each of `runs` is re-checked against the `prunableRuns`
+   * condition as it stands now; each that still meets it loses its passes, receipts and registry
+   * row and gains a tombstone (`prunedAtMs` = `atMs`). When anything was removed, the audit row
+   * `{ action: 'run.prune', subject: 'runs', by, atMs, detail: { closedAtOrBeforeMs, runs, passes, receipts } }`
+   * is appended in the same transaction. Never touches a slot, a hold, a halt, a period figure or
+   * an earlier audit row. Afterwards every decision about a pruned run id (admit, resume,
+   * heartbeat, dispatch, settle, settlePass) throws `CONFLICT` with `details.pruned = true`, and
+   * `releaseRun` answers `'already-closed'`.
+   */
+  pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns>;
+  /**
+   * One rate-prune batch, one transaction: deletes at most `limit` of the tenant's dispatch rows
+   * recorded at or before `atOrBeforeMs` (oldest first per grant; the per-grant counters stay, so
+   * ordinals keep growing), and, when it deleted any, appends the audit row
+   * `{ action: 'rate.prune', subject: 'rate', detail: { atOrBeforeMs, dispatches } }`. The caller
+   * keeps `atOrBeforeMs` at or below `ratePruneFloorMs` of now, so no window loses a row it counts.
+   */
+  pruneRate(request: PruneRateRequest): Promise<PrunedRate>;
+  /** Read-only: how many of the tenant's dispatch rows are recorded at or before `atOrBeforeMs`. */
+  countPrunableRate(request: { atOrBeforeMs: number }): Promise<number>;
 
   // ── audit log ──────────────────────────────────────────────────────────────
 

@@ -63,5 +63,9 @@ function alwaysAdmitRateTenant(inner: TenantStore): TenantStore {
     cancelWaiter: (request) => inner.cancelWaiter(request),
     sweepWaiters: (request) => inner.sweepWaiters(request),
     waitQueue: (request) => inner.waitQueue(request),
+    prunableRuns: (request) => inner.prunableRuns(request),
+    pruneRuns: (request) => inner.pruneRuns(request),
+    pruneRate: (request) => inner.pruneRate(request),
+    countPrunableRate: (request) => inner.countPrunableRate(request),
   };
 }

@@ -45,6 +45,7 @@ describe('service routes', () => {
         '/v1/runs/{run}/heartbeat',
         '/v1/runs/{run}/resume',
         '/v1/runs/{run}/settle',
+        '/v1/prune',
         '/v1/sweep',
         '/v1/tenants',
         '/v1/tenants/{tenant}/attention',

@@ -20,7 +20,7 @@ async function caught(promise: Promise<unknown>): Promise<QuotaError> {
   return error as QuotaError;
 }
 
-describe('SQLite API keys (schema version 2)', () => {
+describe('SQLite API keys', () => {
   let dir: { dir: string; remove: () => void };
   let store: SqliteQuotaStore;
   let keys: ApiKeyStore;

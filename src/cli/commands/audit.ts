@@ -9,7 +9,7 @@ import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags }
 import { tenantName } from '../options.js';
 
 /** The actions the audit log records, which `--action` takes (any other value is refused, listing these). */
-export const AUDIT_ACTIONS: readonly string[] = Object.freeze(['halt', 'lift', 'quota.set', 'quota.update', 'run.release', 'run.settle', 'key.create', 'key.revoke']);
+export const AUDIT_ACTIONS: readonly string[] = Object.freeze(['halt', 'lift', 'quota.set', 'quota.update', 'run.release', 'run.settle', 'key.create', 'key.revoke', 'run.prune', 'rate.prune']);
 
 interface AuditFlags extends TargetFlags {
   readonly tenant?: string;

@@ -11,6 +11,7 @@ import { resolveServeConfig, type Environment, type ServeFlags } from '../serve/
 import { SERVE_SETTINGS, unknownQuotaplaneVariables, type ServeSetting } from '../serve/serve-settings.js';
 import { startServer, type StartedServer } from '../serve/start-server.js';
 import { redactStoreUrl } from '../../store/store-url.js';
+import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
 
 const DESCRIPTION =
   'Serve the plane over HTTP (JSON under /v1, errors as application/problem+json). ' +
@@ -22,6 +23,8 @@ const DESCRIPTION =
   'a store that cannot be used as configured (a wrong password, no such database) exits 3 at once.\n\n' +
   'Every --sweep-interval-ms it sweeps lapsed leases: a run whose process died loses its slot (its hold stays ' +
   'until an operator settles or releases it) and is marked stranded. Any number of servers may sweep one store.\n\n' +
+  'With --prune-older-than (off by default) it also prunes every --prune-interval-ms: closed runs older than the age, ' +
+  "with their passes and receipts, and rate instants no window counts, in audited batches (see 'quotaplane prune').\n\n" +
   'SIGTERM or SIGINT (Ctrl-C) stops it: /readyz turns 503 and no new connection is accepted at once, requests in ' +
   'flight get --shutdown-timeout-ms to finish, then the store is closed.\n\n' +
   'Stdout carries only JSON log lines (one per request, with its request id); notices for a person go to stderr. ' +
@@ -108,7 +111,11 @@ export function registerServe(
         );
       }
       const sweeping = config.sweepIntervalMs === 0 ? 'no sweeper' : `sweeping lapsed leases every ${config.sweepIntervalMs} ms`;
-      writeLine(io.stderr, `quotaplane: serving ${server.url} on store ${store}, ${sweeping} (SIGTERM or Ctrl-C stops it)`);
+      const pruning =
+        config.pruneOlderThanMs === undefined
+          ? ''
+          : `, pruning what closed over ${config.pruneOlderThanMs} ms ago every ${config.pruneIntervalMs ?? DEFAULT_PRUNE_INTERVAL_MS} ms`;
+      writeLine(io.stderr, `quotaplane: serving ${server.url} on store ${store}, ${sweeping}${pruning} (SIGTERM or Ctrl-C stops it)`);
       writeLine(io.stderr, `quotaplane: operator dashboard at ${server.url}/ui/ (money shown in ${config.currency ?? 'USD'}, ${config.minorUnitsPerUnit ?? 1_000_000} minor units to one)`);
       const signal = await stopped;
       writeLine(io.stderr, `quotaplane: ${signal}: no new connections; finishing requests in flight, then closing the store`);

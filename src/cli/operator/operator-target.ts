@@ -18,6 +18,7 @@ import type { HaltResult, LiftResult, Plane, PlanePatch, PlaneStatus, SettleResu
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { ReleaseRunOutcome } from '../../store/types.js';
 import { UsageError } from '../usage-error.js';
+import type { PruneInput, PruneResult } from '../../plane/prune-types.js';
 
 /**
  * What the operator commands act on (issue #5): the plane's operator verbs with the acting
@@ -59,6 +60,8 @@ export interface OperatorTarget {
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
+  /** Retention (issue 9 fault 6); a dry run needs no operator, a prune is attributed to the bound one. */
+  prune(input: Omit<PruneInput, 'by' | 'atMs'>): Promise<PruneResult>;
   /** Releases what the target holds open (the store connection; nothing for a server). */
   close(): Promise<void>;
 }
@@ -99,6 +102,7 @@ export function planeOperatorTarget(
     auditLog: (input) => plane.auditLog(input),
     verifyAudit: (input) => plane.verifyAudit(input),
     sweep: (input) => plane.sweep(input),
+    prune: (input) => plane.prune({ ...input, by: input.dryRun ? undefined : operator('prune') }),
     close: options.close,
   };
 }

@@ -42,6 +42,10 @@ export interface ServeConfig {
   readonly currency?: string | undefined;
   /** Minor units per currency unit the dashboard divides by, a power of ten; default 1 000 000 (micro-USD). */
   readonly minorUnitsPerUnit?: number | undefined;
+  /** Retention (issue 9 fault 6): prune what closed longer ago than this many ms; absent: never prune. */
+  readonly pruneOlderThanMs?: number | undefined;
+  /** The pause between prunes, ms; default 3 600 000. */
+  readonly pruneIntervalMs?: number | undefined;
 }
 
 /** Environment variables as `process.env` holds them. */

@@ -2,6 +2,8 @@ import { DEFAULT_BODY_LIMIT_BYTES } from '../../http/build-app.js';
 import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
 import { DEFAULT_METRICS_TENANTS } from '../../http/metrics.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
+import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
+import { AGE_EXPECTED, parseAge } from '../options.js';
 
 /** The levels `--log-level` takes, most severe first (`silent` logs nothing). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -113,6 +115,30 @@ export const SERVE_SETTINGS = Object.freeze([
     expected: `a whole number of milliseconds from 0 (no sweeper) to ${MAX_SWEEP_INTERVAL_MS}`,
     parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS),
     fallback: DEFAULT_SWEEP_INTERVAL_MS,
+  },
+  {
+    key: 'pruneOlderThanMs',
+    flag: '--prune-older-than',
+    value: '<age>',
+    env: 'QUOTAPLANE_PRUNE_OLDER_THAN',
+    shownDefault: 'none',
+    unit: '',
+    description: 'prune closed runs (with their passes and receipts) and spent rate instants older than this age, such as 90d; none: never prune',
+    expected: AGE_EXPECTED,
+    parse: parseAge,
+    fallback: undefined,
+  },
+  {
+    key: 'pruneIntervalMs',
+    flag: '--prune-interval-ms',
+    value: '<ms>',
+    env: 'QUOTAPLANE_PRUNE_INTERVAL_MS',
+    shownDefault: String(DEFAULT_PRUNE_INTERVAL_MS),
+    unit: 'ms',
+    description: 'with --prune-older-than, the pause between prunes',
+    expected: `a whole number of milliseconds from 1 to ${MAX_SWEEP_INTERVAL_MS}`,
+    parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS, 1),
+    fallback: DEFAULT_PRUNE_INTERVAL_MS,
   },
   {
     key: 'startupTimeoutMs',

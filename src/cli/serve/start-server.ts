@@ -8,6 +8,7 @@ import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
 import { KEYS_AUDIT_TENANT } from '../../plane/api-key-admin.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
+import { startPruner } from '../../plane/pruner.js';
 import { systemClock } from '../../plane/system-clock.js';
 import { ALL_TENANTS } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
@@ -144,6 +145,19 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
           },
           onError: (error) => app.log.warn({ err: error }, 'sweep of lapsed leases failed; the next one retries'),
         });
+  const pruneOlderThanMs = config.pruneOlderThanMs;
+  const stopPruner =
+    pruneOlderThanMs === undefined
+      ? async () => {}
+      : startPruner(plane, {
+          olderThanMs: pruneOlderThanMs,
+          intervalMs: config.pruneIntervalMs,
+          by: { actor: 'quotaplane-serve', basis: 'asserted' },
+          onPrune: (result) => {
+            if (result.tenants.length > 0) app.log.info({ pruned: result.total, tenants: result.tenants.length }, `pruned ${result.total.runs} closed run(s) and ${result.total.rateDispatches} rate instant(s)`);
+          },
+          onError: (error) => app.log.warn({ err: error }, 'prune failed; the next one retries'),
+        });
   let closing: Promise<void> | null = null;
   return {
     url,
@@ -157,8 +171,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
         // The listener closes first and at once: the sweeper may be waiting on a hung store.
         const drained = drainThenClose(app, limitMs);
         const sweeperStopped = stopSweeper();
+        const prunerStopped = stopPruner();
         await drained;
         if (!(await within(sweeperStopped, deadline - Date.now()))) app.log.warn('the sweeper did not stop within the drain limit; stopping without it');
+        if (!(await within(prunerStopped, deadline - Date.now()))) app.log.warn('the pruner did not stop within the drain limit; stopping without it');
         if (!(await within(store.close(), Math.max(deadline - Date.now(), 1000)))) {
           app.log.warn('the store did not close within the drain limit; leaving its connections behind');
         }

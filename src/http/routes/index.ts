@@ -9,6 +9,7 @@ import { keyRoutes } from './keys.js';
 import { metricsRoutes } from './metrics.js';
 import { openApiRoutes } from './openapi.js';
 import { planeRoutes } from './plane.js';
+import { pruneRoutes } from './prune.js';
 import { quotaRoutes } from './quota.js';
 import { reservationRoutes } from './reservations.js';
 import { runRoutes } from './runs.js';
@@ -43,4 +44,5 @@ export const ROUTES: readonly RouteModule[] = [
   keyIdentityRoutes,
   keyRoutes,
   planeRoutes,
+  pruneRoutes,
 ];

@@ -42,6 +42,7 @@ import {
 } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeOptionalSpend } from './postgres-rows.js';
+import { refuseIfPruned } from './postgres-retention.js';
 
 /*
  * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
@@ -170,6 +171,9 @@ export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, ro
       return answerRetry(db, q.admitRetry, tenant, r);
     case 'first-pass-missing':
       throw corrupt(tenant, `run '${r.run}' registered without its first pass`);
+    case 'pruned':
+      await refuseIfPruned(context, r.run, 'be admitted again');
+      throw decisionMismatch('admission', 'pruned, but the run has no tombstone');
     case 'halted':
       return { ok: false, refusal: halted(tenant, row.halts, { agent: r.agent, chain: r.chain }) };
     case 'unbounded':
@@ -198,6 +202,7 @@ export async function resume(context: LifecycleContext, r: ResumeRequest): Promi
   ]);
   if (row === undefined) throw decisionMismatch('resume', 'no answer');
   if (row.outcome === 'resumed') return grant(tenant, r.run, Number(row.grant_epoch), row);
+  if (row.outcome === 'run-not-found') await refuseIfPruned(context, r.run, 'resume');
   const refusal = openRunFault(tenant, r.run, 'resume', row);
   return { ok: false, refusal };
 }
@@ -233,6 +238,10 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
           }
           return settled;
         });
+  if (row?.outcome === 'not-found' || row?.outcome === 'run-missing') {
+    // Nothing was written: a pass or run that is gone may have been pruned (issue 9 fault 6).
+    await refuseIfPruned(context, r.run, 'settle');
+  }
   if (row?.outcome === 'not-found') {
     throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no pass ${r.run}/${r.epoch} to settle`, {
       details: { tenant, run: r.run, epoch: r.epoch },
@@ -288,6 +297,7 @@ export async function dispatch(context: LifecycleContext, r: DispatchRequest): P
     case 'fenced':
       throw fencedFault(tenant, r.run, r.epoch ?? 0, 'dispatch', row);
     default:
+      if (row.outcome === 'run-not-found') await refuseIfPruned(context, r.run, 'dispatch');
       return { ok: false, refusal: openRunFault(tenant, r.run, 'dispatch', row) };
   }
 }
@@ -304,6 +314,7 @@ export async function heartbeat(context: LifecycleContext, r: HeartbeatRequest):
     case 'fenced':
       throw fencedFault(tenant, r.run, r.epoch, 'heartbeat', row);
     default:
+      if (row.outcome === 'run-not-found') await refuseIfPruned(context, r.run, 'heartbeat');
       return { ok: false, refusal: openRunFault(tenant, r.run, 'heartbeat', row) };
   }
 }

@@ -11,7 +11,9 @@ import { postgresSchema } from './postgres-schema.js';
  * entry with the next version; a changed decision function is a new `CREATE OR REPLACE` migration.
  */
 export function postgresMigrations(s: string): readonly Migration[] {
-  return [{ version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` }];
+  return [
+    { version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` },
+  ];
 }
 
 /** The schema version this build writes and the newest it can open. */

@@ -12,6 +12,7 @@ import type {
 } from '../types.js';
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
+import { prunedStatus } from './postgres-retention.js';
 import type { LifecycleContext } from './postgres-lifecycle.js';
 
 /*
@@ -128,6 +129,11 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
     if (!slotHeld && hold === null) {
       if (previousStatus !== null && isClosedStatus(previousStatus)) {
         return { outcome: 'already-closed', run: request.run, previousStatus, slotReleased: false, holdReleased: null, audit: null };
+      }
+      const pruned = previousStatus === null ? await prunedStatus(context, request.run) : null;
+      if (pruned !== null) {
+        // A pruned run was closed before it was pruned: nothing to release (issue 9 fault 6).
+        return { outcome: 'already-closed', run: request.run, previousStatus: pruned, slotReleased: false, holdReleased: null, audit: null };
       }
       if (previousStatus === null) {
         throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${request.run}' and nothing held under that id to release`, {

@@ -1,6 +1,7 @@
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
 import { waiterQueries } from './postgres-waiters.js';
+import { postgresRetentionQueries } from './postgres-retention.js';
 
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
@@ -22,6 +23,8 @@ export function postgresQueries(s: string) {
     /** Waiting admissions (issue 12; postgres-waiters.ts). */
     waiters: waiterQueries(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
+    /** Retention (issue 9 fault 6): prune candidates, removal batches, tombstones. */
+    retention: postgresRetentionQueries(s),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
     /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */

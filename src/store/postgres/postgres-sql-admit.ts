@@ -3,6 +3,7 @@
  * function call, one round trip, one transaction, mirroring `admitInTransaction` of the SQLite
  * adapter step for step:
  *
+ * 0. A run id a prune removed (its tombstone in `quota_pruned`) answers `pruned`, nothing written.
  * 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
  *    (`existing`), unless it is closed (`concluded` or `released`: `closed`) or lost its first pass
  *    (`first-pass-missing`).
@@ -52,15 +53,25 @@ DECLARE
   v_bounds_minor_units boolean;
   v_reserve record;
   v_first record;
+  v_pruned boolean;
 BEGIN
-  -- The run, the halts and the stored quota in one statement (one snapshot, one executor start).
+  -- The run, its tombstone, the halts and the stored quota in one statement (one snapshot, one
+  -- executor start).
   SELECT (SELECT r.status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run),
+         EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run),
          EXISTS (SELECT 1 FROM ${s}.quota_halted h
                   WHERE h.tenant = p_tenant
                     AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))),
          CASE WHEN p_quota_given THEN NULL
               ELSE (SELECT t.quota_json FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant) END
-    INTO run_status, v_halted, v_quota;
+    INTO run_status, v_pruned, v_halted, v_quota;
+  -- A run id a prune removed is never admitted again as if new (issue 9 fault 6). A batched
+  -- admission holds the tenant's admission lock, as a prune batch does, so no prune commits between
+  -- this read and the admission's own.
+  IF v_pruned THEN
+    outcome := 'pruned';
+    RETURN;
+  END IF;
   IF run_status IS NOT NULL THEN
     SELECT * INTO v_first FROM ${s}.quota_first_grant(p_tenant, p_run, run_status);
     outcome := v_first.outcome;

@@ -56,6 +56,10 @@ DECLARE
   v_agent text;
   v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
 BEGIN
+  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  IF EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
+    RETURN 'pruned';
+  END IF;
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
     ON CONFLICT (tenant, run_id, epoch) DO NOTHING;

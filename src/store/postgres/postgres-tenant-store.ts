@@ -73,6 +73,18 @@ import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
+import * as retention from './postgres-retention.js';
+import {
+  requirePrunableRunsRequest,
+  requirePruneRateRequest,
+  requirePruneRunsRequest,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunedRate,
+  type PrunedRuns,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from '../retention.js';
 import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
@@ -235,6 +247,7 @@ export class PostgresTenantStore implements TenantStore {
       s.releaseSlot,
       s.concludes,
     ]);
+    if (row?.outcome === 'pruned') await retention.refuseIfPruned(this.#context, s.run, 'settle');
     return lifecycle.settleOutcome(this.tenant, row?.outcome, s.run, s.epoch);
   }
 
@@ -417,6 +430,25 @@ export class PostgresTenantStore implements TenantStore {
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
     const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
     return waiters.readWaitQueue(this.#context, this.#q.waiters, atMs);
+  }
+
+  // ── retention ───────────────────────────────────────────────────────────
+
+  async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
+    return retention.listPrunableRuns(this.#context, requirePrunableRunsRequest(request));
+  }
+
+  async pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns> {
+    return retention.pruneRuns(this.#context, requirePruneRunsRequest(request));
+  }
+
+  async pruneRate(request: PruneRateRequest): Promise<PrunedRate> {
+    return retention.pruneRate(this.#context, requirePruneRateRequest(request));
+  }
+
+  async countPrunableRate(request: { atOrBeforeMs: number }): Promise<number> {
+    const atOrBeforeMs = requireInstantMs('atOrBeforeMs', requireObject('request', request).atOrBeforeMs);
+    return retention.countPrunableRate(this.#context, atOrBeforeMs);
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────

@@ -42,6 +42,7 @@ import {
 import { readStoredQuota } from './sqlite-quota.js';
 import { reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
+import { refuseIfPruned } from './sqlite-retention.js';
 import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
 import { settleInTransaction } from './sqlite-settle.js';
 
@@ -95,6 +96,7 @@ function readRunRow(conn: SqliteConnection, tenant: string, run: string): RunRow
 function requireOpenRun(conn: SqliteConnection, tenant: string, run: string, verb: string): RunRow {
   const row = readRunRow(conn, tenant, run);
   if (row === undefined) {
+    refuseIfPruned(conn, tenant, run, verb);
     throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${run}' to ${verb}; admit it first`, {
       details: { tenant, run },
     });
@@ -152,6 +154,7 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 export function admitNowInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): AdmitOutcome {
   const retried = admissionRetryInTransaction(conn, tenant, request);
   if (retried !== undefined) return retried;
+  refuseIfPruned(conn, tenant, request.run, 'be admitted again');
   const halt = coveringHalt(readHalts(conn, tenant), { agent: request.agent, chain: request.chain });
   if (halt !== null) {
     return {
@@ -209,6 +212,7 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
 export function settlePassInTransaction(conn: SqliteConnection, tenant: string, request: SettlePassRequest): SettlePassOutcome {
   const pass = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: request.epoch });
   if (pass === undefined) {
+    refuseIfPruned(conn, tenant, request.run, 'settle');
     throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no pass ${request.run}/${request.epoch} to settle`, {
       details: { tenant, run: request.run, epoch: request.epoch },
     });
@@ -282,6 +286,7 @@ export function dispatchInTransaction(conn: SqliteConnection, tenant: string, re
 export function heartbeatInTransaction(conn: SqliteConnection, tenant: string, request: HeartbeatRequest): HeartbeatOutcome {
   const row = readRunRow(conn, tenant, request.run);
   if (row === undefined) {
+    refuseIfPruned(conn, tenant, request.run, 'heartbeat');
     throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${request.run}' to heartbeat; admit it first`, {
       details: { tenant, run: request.run },
     });

@@ -12,6 +12,7 @@ import type {
 } from '../types.js';
 import { isClosedStatus } from '../pass-rules.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { prunedStatus } from './sqlite-retention.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import {
   HAS_LIVE_PASS,
@@ -142,6 +143,11 @@ export function releaseRunInTransaction(conn: SqliteConnection, tenant: string, 
   if (!slotHeld && hold === null) {
     if (previousStatus !== null && isClosedStatus(previousStatus)) {
       return { outcome: 'already-closed', run: request.run, previousStatus, slotReleased: false, holdReleased: null, audit: null };
+    }
+    const pruned = previousStatus === null ? prunedStatus(conn, tenant, request.run) : null;
+    if (pruned !== null) {
+      // A pruned run was closed before it was pruned: nothing to release (issue 9 fault 6).
+      return { outcome: 'already-closed', run: request.run, previousStatus: pruned, slotReleased: false, holdReleased: null, audit: null };
     }
     if (previousStatus === null) {
       throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${request.run}' and nothing held under that id to release`, {

@@ -143,6 +143,20 @@ CREATE TABLE quota_runs (
 -- The sweep and the listings read one tenant's runs of one status.
 CREATE INDEX quota_runs_by_status ON quota_runs (tenant, status, run_id);
 
+-- Retention (issue 9 fault 6): a prune removes a closed run with its passes and receipts and leaves
+-- this row, so a decision about that run id arriving later (a settle retried after a lost answer,
+-- an admission under the same id) is refused with CONFLICT instead of applied as new. closed_at_ms
+-- is when the run concluded or was released, pruned_at_ms when the prune removed it (Unix ms).
+CREATE TABLE quota_pruned (
+  tenant        TEXT    NOT NULL,
+  run_id        TEXT    NOT NULL,
+  status        TEXT    NOT NULL CHECK (status IN ('concluded', 'released')),
+  last_epoch    INTEGER NOT NULL CHECK (last_epoch >= 1),
+  closed_at_ms  INTEGER NOT NULL,
+  pruned_at_ms  INTEGER NOT NULL,
+  PRIMARY KEY (tenant, run_id)
+) STRICT, WITHOUT ROWID;
+
 -- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
 -- returns its first grant unchanged.
 CREATE TABLE quota_passes (

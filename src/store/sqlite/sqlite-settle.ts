@@ -2,6 +2,7 @@ import { QuotaError } from '../../core/errors.js';
 import type { QuotaSettlement, SettleOutcome } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { accrueSpent } from './sqlite-books.js';
+import { refuseIfPruned } from './sqlite-retention.js';
 import {
   DELETE_HOLD,
   DELETE_SLOT,
@@ -51,6 +52,8 @@ export function settleInTransaction(
       details: { tenant, run: s.run, epoch: s.epoch },
     });
   }
+  // A receipt a prune removed must not be written again as if new (issue 9 fault 6).
+  refuseIfPruned(conn, tenant, s.run, 'settle');
   const spend = { tokens: s.spend.tokens, minorUnits: s.spend.minorUnits };
   if (s.period !== null) accrueSpent(conn, tenant, s.run, s.period, day, spend);
   conn.run(INSERT_RECEIPT, {

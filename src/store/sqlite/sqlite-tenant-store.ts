@@ -105,6 +105,18 @@ import {
 } from './sqlite-waiters.js';
 import type { LocalWaiterWakes } from '../waiter-wakes.js';
 import { requireWaitTerms, type CancelOutcome, type WaitOutcome, type WaitQueue, type WaiterSweep, type WaitTerms } from '../waiters.js';
+import {
+  requirePrunableRunsRequest,
+  requirePruneRateRequest,
+  requirePruneRunsRequest,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunedRate,
+  type PrunedRuns,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from '../retention.js';
+import { countPrunableRate, listPrunableRuns, pruneRateInTransaction, pruneRunsInTransaction } from './sqlite-retention.js';
 
 /**
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
@@ -393,6 +405,28 @@ export class SqliteTenantStore implements TenantStore {
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
     const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
     return this.#conn.read(() => readWaitQueue(this.#conn, this.tenant, atMs));
+  }
+
+  // ── retention ───────────────────────────────────────────────────────────
+
+  async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
+    const valid = requirePrunableRunsRequest(request);
+    return this.#conn.read(() => listPrunableRuns(this.#conn, this.tenant, valid));
+  }
+
+  async pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns> {
+    const valid = requirePruneRunsRequest(request);
+    return this.#conn.write(() => pruneRunsInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async pruneRate(request: PruneRateRequest): Promise<PrunedRate> {
+    const valid = requirePruneRateRequest(request);
+    return this.#conn.write(() => pruneRateInTransaction(this.#conn, this.tenant, valid));
+  }
+
+  async countPrunableRate(request: { atOrBeforeMs: number }): Promise<number> {
+    const atOrBeforeMs = requireInstantMs('atOrBeforeMs', requireObject('request', request).atOrBeforeMs);
+    return this.#conn.read(() => countPrunableRate(this.#conn, this.tenant, atOrBeforeMs));
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────

@@ -56,6 +56,10 @@ function everyCall(handle: TenantStore): Calls {
     cancelWaiter: () => handle.cancelWaiter({ run, atMs: JAN_MS }),
     sweepWaiters: () => handle.sweepWaiters({ atMs: JAN_MS }),
     waitQueue: () => handle.waitQueue({ atMs: JAN_MS }),
+    prunableRuns: () => handle.prunableRuns({ status: 'concluded', closedAtOrBeforeMs: JAN_MS, scanLimit: 10 }),
+    pruneRuns: () => handle.pruneRuns({ runs: [run], closedAtOrBeforeMs: JAN_MS, atMs: JAN_MS, by: OPS_ALICE }),
+    pruneRate: () => handle.pruneRate({ atOrBeforeMs: JAN_MS, limit: 10, atMs: JAN_MS, by: OPS_ALICE }),
+    countPrunableRate: () => handle.countPrunableRate({ atOrBeforeMs: JAN_MS }),
   };
 }
 

@@ -20,6 +20,7 @@ import {
   windowBoundary,
 } from './rate.js';
 import { overrunsReported } from './overrun.js';
+import { pruneClosedRuns } from './retention.js';
 import { periodKindsLossless } from './period-kinds.js';
 import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
@@ -84,5 +85,6 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   planeWideCeiling,
   agentCeilings,
   ceilingRaces,
+  pruneClosedRuns,
   closedStore,
 ]);

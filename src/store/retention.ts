@@ -1,0 +1,219 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument, QuotaError } from '../core/errors.js';
+import { normaliseRunId } from '../core/identifiers.js';
+import { parseOperator, type Operator } from '../core/operator.js';
+import { requireIdentifier } from '../core/identifiers.js';
+import { requireInstantMs, requireLimit, requireObject } from './store-arguments.js';
+import type { AuditRecord, RunStatus } from './types.js';
+
+/*
+ * Retention (issue 9 fault 6), the backend-neutral part: which runs may be pruned, the shapes of
+ * the store's prune operations, their argument checks, and the refusal every decision gives a run
+ * whose records were pruned. What a prune removes, and only that: a closed run (concluded or
+ * released) that holds no slot and no hold, closed at or before the cut-off, with its passes and
+ * receipts. A concluded run with a pass whose receipt was never written stays (attention lists that
+ * pass as `pass.unsettled` until someone settles it); a released run goes even so, since an
+ * operator gave its passes up when releasing it (attention no longer lists them); and rate-dispatch instants no window can count any more.
+ * It never touches an open run, a hold, a slot, a halt, a period figure or the audit log. Each
+ * pruned run leaves a tombstone (`quota_pruned`), so a retried decision about it is refused
+ * (`CONFLICT`) rather than counted again.
+ */
+
+/** The closed statuses a prune walks, one after the other (each walk pages by run id). */
+export const PRUNABLE_STATUSES = Object.freeze(['concluded', 'released'] as const);
+
+/** A closed run status: the only ones a prune removes. */
+export type PrunableStatus = (typeof PRUNABLE_STATUSES)[number];
+
+/** The largest batch a prune store call takes: 1000 runs, or 1000 rate rows. */
+export const MAX_PRUNE_BATCH = 1000;
+
+/**
+ * A page of prune candidates (store.ts `prunableRuns`): registered runs of `status` whose id sorts
+ * after `after` (default: from the start), of which at most `scanLimit` are read; of those, the
+ * ones that may be pruned: closed at or before `closedAtOrBeforeMs` (Unix ms), holding no slot and
+ * no hold, and, when concluded, no pass without a receipt.
+ */
+export interface PrunableRunsRequest {
+  readonly status: PrunableStatus;
+  readonly closedAtOrBeforeMs: number;
+  readonly after?: string | undefined;
+  readonly scanLimit: number;
+}
+
+/** One prune candidate: the run, its status, when it closed (Unix ms), and how many passes and receipts it has. */
+export interface PrunableRun {
+  readonly run: string;
+  readonly status: PrunableStatus;
+  readonly closedAtMs: number;
+  readonly passes: number;
+  readonly receipts: number;
+}
+
+/**
+ * Answer of `prunableRuns`: the candidates of the page read, and the cursor to read on from
+ * (`next`, the last run id scanned), `null` when the scan reached the end of that status.
+ */
+export interface PrunableRunsPage {
+  readonly runs: readonly PrunableRun[];
+  readonly next: string | null;
+}
+
+/**
+ * One prune batch (store.ts `pruneRuns`): `runs` (1 … {@link MAX_PRUNE_BATCH} ids) are each
+ * re-checked in the transaction against the `prunableRuns` condition at `closedAtOrBeforeMs`; those
+ * that still meet it are removed with their passes and receipts and leave a tombstone stamped
+ * `atMs`. `by` is the operator the `run.prune` audit row names.
+ */
+export interface PruneRunsRequest {
+  readonly runs: readonly string[];
+  readonly closedAtOrBeforeMs: number;
+  readonly atMs: number;
+  readonly by: Operator;
+}
+
+/**
+ * What one prune batch removed: the runs (ascending id), how many passes and receipts went with
+ * them, and the audit row appended in the same transaction (`null` when nothing was removed).
+ */
+export interface PrunedRuns {
+  readonly runs: readonly string[];
+  readonly passes: number;
+  readonly receipts: number;
+  readonly audit: AuditRecord | null;
+}
+
+/**
+ * One batch of rate-instant pruning (store.ts `pruneRate`): at most `limit` of the tenant's
+ * dispatch rows recorded at or before `atOrBeforeMs` are deleted, oldest first per grant. The
+ * caller keeps `atOrBeforeMs` at or below the store-wide floor (`ratePruneFloorMs`), so no window
+ * loses a row it counts. `by` and `atMs` stamp the `rate.prune` audit row.
+ */
+export interface PruneRateRequest {
+  readonly atOrBeforeMs: number;
+  readonly limit: number;
+  readonly atMs: number;
+  readonly by: Operator;
+}
+
+/** What one rate-prune batch removed, and the audit row (`null` when nothing was removed). */
+export interface PrunedRate {
+  readonly dispatches: number;
+  readonly audit: AuditRecord | null;
+}
+
+/** The tombstone of a pruned run, as a refusal reports it. */
+export interface PrunedRunRecord {
+  readonly run: string;
+  readonly status: RunStatus;
+  readonly lastEpoch: number;
+  readonly closedAtMs: number;
+  readonly prunedAtMs: number;
+}
+
+/** The columns a tombstone is read with on either backend. */
+export interface PrunedRow {
+  readonly status: string;
+  readonly last_epoch: number | string;
+  readonly closed_at_ms: number | string;
+  readonly pruned_at_ms: number | string;
+}
+
+/** Decodes a tombstone row of run `run`. */
+export function decodePrunedRow(run: string, row: PrunedRow): PrunedRunRecord {
+  return {
+    run,
+    status: row.status as RunStatus,
+    lastEpoch: Number(row.last_epoch),
+    closedAtMs: Number(row.closed_at_ms),
+    prunedAtMs: Number(row.pruned_at_ms),
+  };
+}
+
+/**
+ * `CONFLICT` for a decision about a run whose records a prune removed (issue 9 fault 6): its
+ * spend was booked when it settled, so a retried settle (or an admission, resume, heartbeat or
+ * dispatch under its id) is refused rather than applied again. `details.pruned` is `true`.
+ */
+export function prunedRunError(tenant: string, pruned: PrunedRunRecord, verb: string): QuotaError {
+  const closed = pruned.status === 'released' ? 'was released' : 'concluded';
+  return new QuotaError(
+    'CONFLICT',
+    `run '${pruned.run}' of tenant '${tenant}' ${closed} at ${new Date(pruned.closedAtMs).toISOString()} and its records were ` +
+      `pruned at ${new Date(pruned.prunedAtMs).toISOString()} (retention), so it cannot ${verb}: what it spent was booked ` +
+      `when it settled and is not counted again; start a new run under a new id`,
+    {
+      details: {
+        tenant,
+        run: pruned.run,
+        pruned: true,
+        status: pruned.status,
+        lastEpoch: pruned.lastEpoch,
+        closedAtMs: pruned.closedAtMs,
+        prunedAtMs: pruned.prunedAtMs,
+      },
+    },
+  );
+}
+
+/** A `prunableRuns` request, validated (`INVALID_ARGUMENT` naming the field). */
+export function requirePrunableRunsRequest(value: unknown): PrunableRunsRequest {
+  const record = requireObject('request', value);
+  if (typeof record.status !== 'string' || !(PRUNABLE_STATUSES as readonly string[]).includes(record.status)) {
+    throw invalidArgument('status', `must be 'concluded' or 'released', got ${describe(record.status)}`);
+  }
+  return {
+    status: record.status as PrunableStatus,
+    closedAtOrBeforeMs: requireInstantMs('closedAtOrBeforeMs', record.closedAtOrBeforeMs),
+    after: record.after === undefined || record.after === null ? undefined : requireIdentifier('after', record.after),
+    scanLimit: requireBatch('scanLimit', record.scanLimit),
+  };
+}
+
+/** A `pruneRuns` request, validated; run ids are normalised as everywhere else. */
+export function requirePruneRunsRequest(value: unknown): PruneRunsRequest {
+  const record = requireObject('request', value);
+  if (!Array.isArray(record.runs) || record.runs.length > MAX_PRUNE_BATCH) {
+    throw invalidArgument('runs', `must be an array of at most ${MAX_PRUNE_BATCH} run ids, got ${describe(record.runs)}`);
+  }
+  const runs = [...new Set(record.runs.map((run: unknown, index) => normaliseRunId(`runs[${index}]`, run)))].sort(byteOrder);
+  return {
+    runs,
+    closedAtOrBeforeMs: requireInstantMs('closedAtOrBeforeMs', record.closedAtOrBeforeMs),
+    atMs: requireInstantMs('atMs', record.atMs),
+    by: parseOperator(record.by, 'by'),
+  };
+}
+
+/** A `pruneRate` request, validated. */
+export function requirePruneRateRequest(value: unknown): PruneRateRequest {
+  const record = requireObject('request', value);
+  return {
+    atOrBeforeMs: requireInstantMs('atOrBeforeMs', record.atOrBeforeMs),
+    limit: requireBatch('limit', record.limit),
+    atMs: requireInstantMs('atMs', record.atMs),
+    by: parseOperator(record.by, 'by'),
+  };
+}
+
+function requireBatch(field: string, value: unknown): number {
+  const limit = requireLimit(field, value);
+  if (limit > MAX_PRUNE_BATCH) throw invalidArgument(field, `must be at most ${MAX_PRUNE_BATCH}, got ${limit}`);
+  return limit;
+}
+
+// Run ids compare as the stores order them: by UTF-8 bytes (identifiers are well-formed, so
+// code-point order is byte order).
+function byteOrder(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/** The `run.prune` audit detail of one batch. */
+export function runPruneDetail(request: PruneRunsRequest, removed: { runs: readonly string[]; passes: number; receipts: number }) {
+  return {
+    closedAtOrBeforeMs: request.closedAtOrBeforeMs,
+    runs: [...removed.runs],
+    passes: removed.passes,
+    receipts: removed.receipts,
+  };
+}

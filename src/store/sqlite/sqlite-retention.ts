@@ -1,0 +1,169 @@
+import {
+  decodePrunedRow,
+  prunedRunError,
+  runPruneDetail,
+  type PrunableRun,
+  type PrunableRunsPage,
+  type PrunableRunsRequest,
+  type PrunableStatus,
+  type PrunedRate,
+  type PrunedRow,
+  type PrunedRuns,
+  type PruneRateRequest,
+  type PruneRunsRequest,
+} from '../retention.js';
+import { decodeRunId } from '../rows.js';
+import type { RunStatus } from '../types.js';
+import { appendAuditInTransaction } from './sqlite-audit.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+/*
+ * Retention on SQLite (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6). The
+ * candidates are found in a read transaction (WAL readers never wait for the writer), a bounded
+ * page at a time; each batch of removals is one decision on the group-commit writer that re-checks
+ * every run under the write lock, so a run that was resumed, settled late or released meanwhile is
+ * judged as it stands, and the lock is held for one bounded batch only.
+ */
+
+// A run may go when it is closed at or before the cut-off and holds nothing a decision still reads
+// (see store/retention.ts: a concluded run with a pass never settled stays, a released one goes).
+const PRUNABLE_CONDITION = `r.status = @status
+    AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
+    AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
+    AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
+    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM quota_passes p
+                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+
+// One page of the status index, at most @scanLimit runs, and the candidates among them.
+const SCAN_RUNS = `SELECT run_id FROM quota_runs
+  WHERE tenant = @tenant AND status = @status AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
+const PRUNABLE_IN_PAGE = `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
+    (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id) AS passes,
+    (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id) AS receipts
+  FROM quota_runs r
+  WHERE r.tenant = @tenant AND r.run_id > @after AND r.run_id <= @last AND ${PRUNABLE_CONDITION}
+  ORDER BY r.run_id`;
+
+const CHECK_PRUNABLE = `SELECT r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms
+  FROM quota_runs r
+  WHERE r.tenant = @tenant AND r.run_id = @run
+    AND r.status IN ('concluded', 'released')
+    AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
+    AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
+    AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
+    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM quota_passes p
+                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+const DELETE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
+const DELETE_RECEIPTS = 'DELETE FROM quota_settled WHERE tenant = @tenant AND run_id = @run';
+const DELETE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
+const INSERT_TOMBSTONE = `INSERT INTO quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
+  VALUES (@tenant, @run, @status, @lastEpoch, @closedAtMs, @atMs)
+  ON CONFLICT (tenant, run_id) DO NOTHING`;
+const SELECT_TOMBSTONE = `SELECT status, last_epoch, closed_at_ms, pruned_at_ms FROM quota_pruned
+  WHERE tenant = @tenant AND run_id = @run`;
+
+// Per grant, the oldest rows first (instants grow with the ordinal): one seek of the instant index.
+const LIST_RATE_GRANTS = 'SELECT grant_ref FROM quota_rate_grants WHERE tenant = @tenant ORDER BY grant_ref';
+const PRUNE_GRANT_ROWS = `DELETE FROM quota_rate
+  WHERE tenant = @tenant AND grant_ref = @grant AND ordinal IN (
+    SELECT ordinal FROM quota_rate
+     WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms <= @atOrBeforeMs
+     ORDER BY reserved_at_ms LIMIT @limit)`;
+const COUNT_RATE_ROWS = `SELECT count(*) AS n FROM quota_rate WHERE tenant = @tenant AND reserved_at_ms <= @atOrBeforeMs`;
+
+interface CandidateRow {
+  readonly run_id: string;
+  readonly closed_at_ms: number;
+  readonly passes: number;
+  readonly receipts: number;
+}
+
+/** store.ts `prunableRuns`, inside a read transaction. */
+export function listPrunableRuns(conn: SqliteConnection, tenant: string, request: PrunableRunsRequest): PrunableRunsPage {
+  const after = request.after ?? '';
+  const scanned = conn.all<{ run_id: string }>(SCAN_RUNS, { tenant, status: request.status, after, scanLimit: request.scanLimit });
+  const last = scanned[scanned.length - 1]?.run_id;
+  if (last === undefined) return { runs: [], next: null };
+  const rows = conn.all<CandidateRow>(PRUNABLE_IN_PAGE, {
+    tenant,
+    status: request.status,
+    after,
+    last,
+    closedAtOrBeforeMs: request.closedAtOrBeforeMs,
+  });
+  const runs: PrunableRun[] = rows.map((row) => ({
+    run: decodeRunId(tenant, 'run', row.run_id),
+    status: request.status as PrunableStatus,
+    closedAtMs: row.closed_at_ms,
+    passes: row.passes,
+    receipts: row.receipts,
+  }));
+  return { runs, next: scanned.length < request.scanLimit ? null : last };
+}
+
+/** store.ts `pruneRuns`, inside the caller's `BEGIN IMMEDIATE` transaction. */
+export function pruneRunsInTransaction(conn: SqliteConnection, tenant: string, request: PruneRunsRequest): PrunedRuns {
+  const removed: string[] = [];
+  let passes = 0;
+  let receipts = 0;
+  for (const run of request.runs) {
+    const key = { tenant, run };
+    const row = conn.get<{ status: string; last_epoch: number; closed_at_ms: number }>(CHECK_PRUNABLE, {
+      ...key,
+      closedAtOrBeforeMs: request.closedAtOrBeforeMs,
+    });
+    if (row === undefined) continue;
+    passes += conn.run(DELETE_PASSES, key);
+    receipts += conn.run(DELETE_RECEIPTS, key);
+    conn.run(DELETE_RUN, key);
+    conn.run(INSERT_TOMBSTONE, { ...key, status: row.status, lastEpoch: row.last_epoch, closedAtMs: row.closed_at_ms, atMs: request.atMs });
+    removed.push(run);
+  }
+  if (removed.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
+  const audit = appendAuditInTransaction(conn, tenant, {
+    atMs: request.atMs,
+    by: request.by,
+    action: 'run.prune',
+    subject: 'runs',
+    detail: runPruneDetail(request, { runs: removed, passes, receipts }),
+  });
+  return { runs: removed, passes, receipts, audit };
+}
+
+/** store.ts `pruneRate`, inside the caller's `BEGIN IMMEDIATE` transaction. */
+export function pruneRateInTransaction(conn: SqliteConnection, tenant: string, request: PruneRateRequest): PrunedRate {
+  let dispatches = 0;
+  for (const { grant_ref: grant } of conn.all<{ grant_ref: string }>(LIST_RATE_GRANTS, { tenant })) {
+    if (dispatches >= request.limit) break;
+    dispatches += conn.run(PRUNE_GRANT_ROWS, { tenant, grant, atOrBeforeMs: request.atOrBeforeMs, limit: request.limit - dispatches });
+  }
+  if (dispatches === 0) return { dispatches: 0, audit: null };
+  const audit = appendAuditInTransaction(conn, tenant, {
+    atMs: request.atMs,
+    by: request.by,
+    action: 'rate.prune',
+    subject: 'rate',
+    detail: { atOrBeforeMs: request.atOrBeforeMs, dispatches },
+  });
+  return { dispatches, audit };
+}
+
+/** store.ts `countPrunableRate`, inside a read transaction. */
+export function countPrunableRate(conn: SqliteConnection, tenant: string, atOrBeforeMs: number): number {
+  return conn.get<{ n: number }>(COUNT_RATE_ROWS, { tenant, atOrBeforeMs })?.n ?? 0;
+}
+
+/**
+ * Throws the pruned-run `CONFLICT` when `run` has a tombstone; call it inside the deciding
+ * transaction wherever a decision would otherwise treat the run id as unknown.
+ */
+export function refuseIfPruned(conn: SqliteConnection, tenant: string, run: string, verb: string): void {
+  const row = conn.get<PrunedRow>(SELECT_TOMBSTONE, { tenant, run });
+  if (row !== undefined) throw prunedRunError(tenant, decodePrunedRow(run, row), verb);
+}
+
+/** The status a pruned `run` closed with, or `null` when it has no tombstone (an operator's release answers `already-closed` for it). */
+export function prunedStatus(conn: SqliteConnection, tenant: string, run: string): RunStatus | null {
+  const row = conn.get<PrunedRow>(SELECT_TOMBSTONE, { tenant, run });
+  return row === undefined ? null : decodePrunedRow(run, row).status;
+}

@@ -1,0 +1,94 @@
+import { join } from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { resolveServeConfig } from '../../src/cli/serve/serve-config.js';
+import { startServer } from '../../src/cli/serve/start-server.js';
+import { createPlane } from '../../src/plane/create-plane.js';
+import { startPruner } from '../../src/plane/pruner.js';
+import { openStore } from '../../src/store/open-store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { temporaryDirectory } from './cli-helpers.js';
+
+// Issue 9 fault 6: `serve --prune-older-than` (off by default) prunes on an interval.
+
+const T0 = Date.UTC(2026, 0, 5, 8);
+const cleanups: (() => void | Promise<void>)[] = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function storeWithOldRuns(): Promise<string> {
+  const dir = temporaryDirectory();
+  cleanups.push(() => dir.remove());
+  const url = `sqlite:${join(dir.path, 'q.db')}`;
+  const store = await openStore(url);
+  const plane = createPlane({ store, clock: new ManualClock(T0) });
+  for (const run of ['run-a', 'run-b']) {
+    await plane.admit({ tenant: 'acme', run });
+    await plane.settle({ tenant: 'acme', run, epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true });
+  }
+  await store.close();
+  return url;
+}
+
+describe('serve --prune-older-than (issue 9 fault 6)', () => {
+  it('is off by default; the flag or QUOTAPLANE_PRUNE_OLDER_THAN takes an age with a unit, and a bare number is refused naming the variable', () => {
+    expect(resolveServeConfig({}, {}).pruneOlderThanMs).toBeUndefined();
+    expect(resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: '90d', QUOTAPLANE_PRUNE_INTERVAL_MS: '60000' })).toMatchObject({
+      pruneOlderThanMs: 90 * 86_400_000,
+      pruneIntervalMs: 60_000,
+    });
+    expect(resolveServeConfig({ pruneOlderThan: 3_600_000 }, { QUOTAPLANE_PRUNE_OLDER_THAN: '90d' }).pruneOlderThanMs).toBe(3_600_000);
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: '90' })).toThrow(/QUOTAPLANE_PRUNE_OLDER_THAN must be an age with a unit/);
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_INTERVAL_MS: '0' })).toThrow(/QUOTAPLANE_PRUNE_INTERVAL_MS must be/);
+  });
+
+  it('a server started with it prunes at once, as quotaplane-serve, and the audit verifies', async () => {
+    const storeUrl = await storeWithOldRuns();
+    const server = await startServer({ storeUrl, host: '127.0.0.1', port: 0, sweepIntervalMs: 0, pruneOlderThanMs: 30 * 86_400_000, logLevel: 'silent' });
+    let closed = false;
+    cleanups.push(async () => {
+      if (!closed) await server.close();
+    });
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const plane = createPlane({ store });
+    let rows: readonly { by: { actor: string }; detail: Record<string, unknown> }[] = [];
+    for (let attempt = 0; attempt < 100 && rows.length === 0; attempt += 1) {
+      rows = (await plane.auditLog({ tenant: 'acme', action: 'run.prune' })).rows;
+      if (rows.length === 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ by: { actor: 'quotaplane-serve' }, detail: { runs: ['run-a', 'run-b'] } });
+    await server.close();
+    closed = true;
+    expect(await plane.verifyAudit({})).toMatchObject({ ok: true });
+  });
+
+  it('startPruner refuses a missing age or a bad interval naming it; it prunes at once, and stop() cancels the next one', async () => {
+    const storeUrl = await storeWithOldRuns();
+    const store = await openStore(storeUrl);
+    cleanups.push(() => store.close());
+    const plane = createPlane({ store });
+    expect(() => startPruner(plane, { olderThanMs: 0 })).toThrow(/olderThanMs/);
+    expect(() => startPruner(plane, { olderThanMs: 1000, intervalMs: 0 })).toThrow(/intervalMs/);
+    const results: number[] = [];
+    let pruned: () => void = () => {};
+    const first = new Promise<void>((resolve) => {
+      pruned = resolve;
+    });
+    const stop = startPruner(plane, {
+      olderThanMs: 1000,
+      intervalMs: 60_000,
+      onPrune: (result) => {
+        results.push(result.total.runs);
+        pruned();
+      },
+    });
+    await first;
+    await stop();
+    expect(results).toEqual([2]);
+    expect((await plane.auditLog({ tenant: 'acme', action: 'run.prune' })).rows[0]?.by).toEqual({ actor: 'quotaplane-pruner', basis: 'asserted' });
+  });
+});
