@@ -109,7 +109,7 @@ describe('serve on PostgreSQL, operated', () => {
     // The three starts run side by side: each is a process of its own.
     const mistyped = serve(['--store', pg.url.replace(/^postgres:/, 'postgress:')]);
     const refused = serve(['--store', wrong.toString()]);
-    const unreachable = serve(['--store', nowhere.toString(), '--startup-timeout-ms', '1200']);
+    const unreachable = serve(['--store', nowhere.toString(), '--startup-timeout-ms', '4000']);
     expect(await mistyped.exited).toBe(2);
     expect(mistyped.stderr()).toMatch(/postgress:\/\/postgres:\*\*\*@/);
     expect(await refused.exited).toBe(3);
