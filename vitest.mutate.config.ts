@@ -9,10 +9,11 @@ import { defineConfig } from 'vitest/config';
 //  - out: everything that needs PostgreSQL (test/postgres, and the `on postgres` half of the
 //         plane scenarios that run on both backends, "… on 'postgres' …": excluded by name below, so
 //         no server is started),
-//         tests that fork or spawn OS processes (SQLite and PostgreSQL races, the SIGKILL crash
-//         test, the CLI's bin and serve tests, the API-key first-key race), and the HTTP, client
-//         and CLI suites (they reach the plane through a server or a command and add minutes per
-//         run for little the plane's own tests miss).
+//         tests that fork or spawn OS processes (SQLite and PostgreSQL races, the ceiling,
+//         waiting and prune races, the SIGKILL crash test, the CLI's bin and serve tests, the
+//         API-key first-key race), and the HTTP, client and CLI suites (they reach the plane
+//         through a server or a command and add minutes per run for little the plane's own tests
+//         miss).
 //
 // Nothing here is skipped in `npm test`: that runs the whole suite with vitest.config.ts.
 export default defineConfig({
@@ -29,6 +30,9 @@ export default defineConfig({
       'test/sqlite/sqlite-races.test.ts',
       'test/sqlite/sweep-race.test.ts',
       'test/sqlite/sqlite-api-keys.test.ts',
+      'test/sqlite/sqlite-ceiling-races.test.ts',
+      'test/plane/wait-fifo-processes.test.ts',
+      'test/plane/prune-race.test.ts',
     ],
     // Scenarios written for both backends name theirs ("… on postgres"): run only the SQLite half.
     testNamePattern: /^(?!.*\bon '?postgres\b)/,
