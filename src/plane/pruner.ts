@@ -3,7 +3,7 @@ import { invalidArgument } from '../core/errors.js';
 import type { Operator } from '../core/operator.js';
 import type { Plane } from './plane.js';
 import type { PruneResult } from './prune-types.js';
-import { MAX_SWEEP_INTERVAL_MS } from './sweeper.js';
+import { requireIntervalMs, runPeriodically } from './periodic.js';
 
 /** Default interval between prunes of a {@link startPruner}: one hour. */
 export const DEFAULT_PRUNE_INTERVAL_MS = 3_600_000;
@@ -41,35 +41,11 @@ export function startPruner(plane: Plane, options: PrunerOptions): () => Promise
   if (typeof olderThanMs !== 'number' || !Number.isSafeInteger(olderThanMs) || olderThanMs < 1) {
     throw invalidArgument('olderThanMs', `must be an age in milliseconds, a positive integer, got ${describe(olderThanMs)}`);
   }
-  const intervalMs = options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS;
-  if (typeof intervalMs !== 'number' || !Number.isSafeInteger(intervalMs) || intervalMs < 1 || intervalMs > MAX_SWEEP_INTERVAL_MS) {
-    throw invalidArgument('intervalMs', `must be an integer number of milliseconds from 1 to ${MAX_SWEEP_INTERVAL_MS}, got ${describe(intervalMs)}`);
-  }
+  const intervalMs = requireIntervalMs(options.intervalMs ?? DEFAULT_PRUNE_INTERVAL_MS);
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`quotaplane prune failed: ${String(error)}`));
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
   // Stopping ends a prune in flight after its batch in hand, rather than after its whole walk.
-  const stopping = new AbortController();
-
-  const tick = (): void => {
-    if (stopped) return;
-    inFlight = plane
-      .prune({ olderThanMs, by: options.by ?? PRUNER, signal: stopping.signal })
-      .then((result) => options.onPrune?.(result))
-      .catch((error: unknown) => onError(error))
-      .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(tick, intervalMs);
-        timer.unref();
-      });
-  };
-  tick();
-
-  return async () => {
-    stopped = true;
-    stopping.abort();
-    if (timer !== undefined) clearTimeout(timer);
-    await inFlight;
-  };
+  return runPeriodically(async (signal) => {
+    const result = await plane.prune({ olderThanMs, by: options.by ?? PRUNER, signal });
+    options.onPrune?.(result);
+  }, intervalMs, onError);
 }

@@ -1,5 +1,4 @@
-import { describe } from '../core/amounts.js';
-import { invalidArgument } from '../core/errors.js';
+import { MAX_INTERVAL_MS, requireIntervalMs, runPeriodically } from './periodic.js';
 import type { SweepResult } from './operator-types.js';
 import type { Plane } from './plane.js';
 
@@ -10,7 +9,7 @@ export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
  * The longest interval a {@link startSweeper} takes: 2^31 − 1 ms (about 24.8 days), the longest
  * delay a Node timer keeps; a longer one would fire after 1 ms instead.
  */
-export const MAX_SWEEP_INTERVAL_MS = 2_147_483_647;
+export const MAX_SWEEP_INTERVAL_MS = MAX_INTERVAL_MS;
 
 /**
  * Options of {@link startSweeper}.
@@ -41,32 +40,11 @@ export interface SweeperOptions {
  * process.once('SIGTERM', () => void stop());
  */
 export function startSweeper(plane: Plane, options: SweeperOptions = {}): () => Promise<void> {
-  const intervalMs = options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS;
-  if (typeof intervalMs !== 'number' || !Number.isSafeInteger(intervalMs) || intervalMs < 1 || intervalMs > MAX_SWEEP_INTERVAL_MS) {
-    throw invalidArgument('intervalMs', `must be an integer number of milliseconds from 1 to ${MAX_SWEEP_INTERVAL_MS}, got ${describe(intervalMs)}`);
-  }
+  const intervalMs = requireIntervalMs(options.intervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`quotaplane sweep failed: ${String(error)}`));
-  let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  let inFlight: Promise<void> = Promise.resolve();
-
-  const tick = (): void => {
-    if (stopped) return;
-    inFlight = plane
-      .sweep(options.tenant === undefined ? {} : { tenant: options.tenant })
-      .then((result) => options.onSweep?.(result))
-      .catch((error: unknown) => onError(error))
-      .finally(() => {
-        if (stopped) return;
-        timer = setTimeout(tick, intervalMs);
-        timer.unref();
-      });
-  };
-  tick();
-
-  return async () => {
-    stopped = true;
-    if (timer !== undefined) clearTimeout(timer);
-    await inFlight;
-  };
+  const request = options.tenant === undefined ? {} : { tenant: options.tenant };
+  return runPeriodically(async () => {
+    const result = await plane.sweep(request);
+    options.onSweep?.(result);
+  }, intervalMs, onError);
 }
