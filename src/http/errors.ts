@@ -263,8 +263,7 @@ export interface ErrorContext {
 export function errorProblem(error: unknown, context: ErrorContext): ProblemReply {
   if (error instanceof HttpProblem) return envelope(error.code, error.message, error.members, context);
   if (error instanceof QuotaError) {
-    const members = error.code === 'INVALID_ARGUMENT' && typeof error.details.field === 'string' ? { field: error.details.field } : {};
-    return envelope(error.code, error.message, members, context, error);
+    return envelope(error.code, error.message, errorMembers(error), context, error);
   }
   const fastify = asFastifyError(error);
   if (fastify !== null) {
@@ -289,6 +288,23 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
     }
   }
   return envelope('INTERNAL', GENERIC_INTERNAL_DETAIL, {}, context, error);
+}
+
+// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; and of a
+// `CONFLICT` what it is about (`fields` that differ from the admitted request, the run's
+// `runStatus` — its `details.status`, renamed so it cannot be taken for the HTTP status —
+// `latestEpoch`, `epoch`, `pruned`). Nothing else of `details` leaves the server.
+function errorMembers(error: QuotaError): Record<string, unknown> {
+  const d = error.details;
+  if (error.code === 'INVALID_ARGUMENT') return typeof d.field === 'string' ? { field: d.field } : {};
+  if (error.code !== 'CONFLICT') return {};
+  const members: Record<string, unknown> = {};
+  if (typeof d.run === 'string') members.run = d.run;
+  if (Array.isArray(d.fields) && d.fields.every((f) => typeof f === 'string')) members.fields = d.fields;
+  if (typeof d.status === 'string') members.runStatus = d.status;
+  for (const name of ['epoch', 'latestEpoch'] as const) if (typeof d[name] === 'number') members[name] = d[name];
+  if (d.pruned === true) members.pruned = true;
+  return members;
 }
 
 function envelope(

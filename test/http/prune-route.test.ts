@@ -74,6 +74,7 @@ describe('POST /v1/prune (issue 9 fault 6)', () => {
     });
     const problem = expectProblem(retry, 409, 'CONFLICT');
     expect(String(problem.detail)).toContain('pruned');
+    expect(problem).toMatchObject({ run: 'run-a', pruned: true, runStatus: 'concluded' });
     expect((await fixture.plane.usage({ tenant: 'acme', period: '2026-01' })).spent.tokens).toBe(10);
   });
 });

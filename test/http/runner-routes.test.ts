@@ -85,6 +85,18 @@ describe('runner routes', () => {
     expect(await f.store.tenant('acme').spent('2026-01')).toEqual({ tokens: 40, minorUnits: 3 });
   });
 
+  it('a retried admission that differs is 409 CONFLICT naming the differing fields as a member; a concluded run says its status', async () => {
+    await post('/v1/runs', { run: 'run-1', budget });
+    const differs = expectProblem(await post('/v1/runs', { run: 'run-1', budget: { ...budget, maxTokens: 600 }, width: 2 }), 409, 'CONFLICT');
+    expect(differs).toMatchObject({ run: 'run-1', fields: ['budget.maxTokens', 'width'] });
+    await post('/v1/runs/run-1/settle', { epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true });
+    const closed = expectProblem(await post('/v1/runs', { run: 'run-1', budget }), 409, 'CONFLICT');
+    expect(closed).toMatchObject({ run: 'run-1', runStatus: 'concluded' });
+    expect(closed.status).toBe(409);
+    const stale = expectProblem(await post('/v1/runs/run-1/settle', { epoch: 1, spend: { tokens: 2, minorUnits: 0 }, concludes: true }), 409, 'CONFLICT');
+    expect(Object.keys(stale)).not.toContain('tenant');
+  });
+
   it('settling or resuming an unknown run is 404; resuming a concluded run is 409', async () => {
     expectProblem(await post('/v1/runs/run-ghost/settle', { epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true }), 404, 'NOT_FOUND');
     expectProblem(await post('/v1/runs/run-ghost/resume', {}), 404, 'NOT_FOUND');
