@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
-import { admissionConcurrencyRefusal, admissionSpendRefusal, type ConcurrencyFigures } from './admission-ceilings.js';
+import { admissionConcurrencyRefusal, admissionSpendRefusal, unboundedRefusal, type ConcurrencyFigures } from './admission-ceilings.js';
 import type { PlaneCeiling } from './plane-ceiling.js';
 import { concurrencyRefusal } from './reserve-decision.js';
 import type { TenantQuota } from './quota.js';
@@ -83,5 +83,18 @@ describe('admissionSpendRefusal (issue 12)', () => {
     const busy = { ...base, tenantFigures: { settled: tokens(700), reserved: tokens(200) } };
     expect(admissionSpendRefusal({ ...busy, requested: tokens(200) })).toMatchObject({ bound: 'tenant', limit: 1000, settled: 700 });
     expect(admissionSpendRefusal({ ...base, agent: null, agentFigures: null, requested: tokens(800) })).toBeNull();
+  });
+});
+
+describe('unboundedRefusal', () => {
+  const quota = { period: 'monthly', maxMinorUnitsPerPeriod: 10, agents: { bot: { maxTokensPerPeriod: 100 } } } as const;
+  it('names the tenant when its own quota bounds the unit, and the agent when only the agent ceiling does', () => {
+    expect(unboundedRefusal('acme', quota, 'bot', 'minor units', 'maxMinorUnits')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'minor units', field: 'maxMinorUnits', bound: 'tenant',
+    });
+    expect(unboundedRefusal('acme', quota, 'bot', 'tokens', 'maxTokens')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'agent', agent: 'bot',
+    });
+    expect(unboundedRefusal('acme', { period: 'monthly', maxTokensPerPeriod: 5 }, null, 'tokens', 'maxCallTokens')).toMatchObject({ bound: 'tenant' });
   });
 });

@@ -1,6 +1,7 @@
 import { agentCeilingsOf, type TenantQuota } from './quota.js';
 import { planeAgentLimit, type PlaneCeiling } from './plane-ceiling.js';
-import type { SpentOutRefusal, TooManyRunsRefusal } from './refusal.js';
+import type { BudgetField, SpendUnit } from './budget.js';
+import type { SpentOutRefusal, TooManyRunsRefusal, UnboundedRefusal } from './refusal.js';
 import { concurrencyRefusal } from './reserve-decision.js';
 import { checkSpend } from './spend-check.js';
 import type { Spend } from './spend.js';
@@ -95,4 +96,15 @@ export function admissionSpendRefusal(input: AdmissionSpendCheck): SpentOutRefus
     if (refused !== null) return { ...refused, bound: 'agent', agent: input.agent };
   }
   return checkSpend({ ...input, ...input.tenantFigures });
+}
+
+/**
+ * The `Unbounded` refusal for a budget that leaves `field` open while `unit` is bounded (contract
+ * §4.2; issue 12): `bound: 'tenant'` when the tenant's own quota bounds the unit, else `'agent'`
+ * naming `agent`, whose ceiling in the tenant's quota is then the one that bounds it.
+ */
+export function unboundedRefusal(tenant: string, quota: TenantQuota, agent: string | null, unit: SpendUnit, field: BudgetField): UnboundedRefusal {
+  const tenantBounds = unit === 'tokens' ? quota.maxTokensPerPeriod !== undefined : quota.maxMinorUnitsPerPeriod !== undefined;
+  if (tenantBounds || agent === null) return { code: 'Unbounded', tenant, unit, field, bound: 'tenant' };
+  return { code: 'Unbounded', tenant, unit, field, bound: 'agent', agent };
 }

@@ -38,11 +38,16 @@ describe('refusal messages (contract §5.1)', () => {
   });
 
   it('Unbounded says the tenant bounds the unit, the run declares no field, and its cost cannot be reserved', () => {
-    const message = refusalMessage({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens' });
+    const message = refusalMessage({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens', bound: 'tenant' });
     expect(message).toContain("tenant 'acme' bounds tokens per period");
     expect(message).toContain('declares no maxCallTokens');
     expect(message).toContain('unbounded and cannot be reserved');
     expect(message).toContain('budget.maxCallTokens');
+  });
+
+  it('Unbounded under an agent ceiling names the agent whose ceiling bounds the unit, not the tenant', () => {
+    const message = refusalMessage({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'agent', agent: 'refund-bot' });
+    expect(message).toMatch(/^tenant 'acme' bounds the tokens per period of agent 'refund-bot', but this run declares no maxTokens/);
   });
 
   it.each([

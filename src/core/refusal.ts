@@ -49,12 +49,18 @@ export interface SpentOutRefusal {
   readonly agent?: string;
 }
 
-/** The quota bounds `unit` but the run's budget leaves `field` open, so its cost cannot be reserved (§4.2, §5.1). */
+/**
+ * The quota bounds `unit` but the run's budget leaves `field` open, so its cost cannot be reserved
+ * (§4.2, §5.1). `bound` says whose ceiling bounds the unit: `tenant` (the tenant's own quota) or
+ * `agent` (only the tenant's ceiling for the run's agent, named by `agent`; issue 12).
+ */
 export interface UnboundedRefusal {
   readonly code: 'Unbounded';
   readonly tenant: string;
   readonly unit: SpendUnit;
   readonly field: BudgetField;
+  readonly bound: 'tenant' | 'agent';
+  readonly agent?: string;
 }
 
 /** An operator's halt covers the run; `scope` is the narrowest covering scope's key (§4.7, §5.1). Means stop. */
@@ -143,7 +149,7 @@ export function refusalMessage(refusal: Refusal): string {
       );
     case 'Unbounded':
       return (
-        `tenant '${refusal.tenant}' bounds ${refusal.unit} per period, but this run declares no ${refusal.field}, ` +
+        `${refusal.bound === 'agent' ? `tenant '${refusal.tenant}' bounds the ${refusal.unit} per period of agent '${refusal.agent ?? ''}'` : `tenant '${refusal.tenant}' bounds ${refusal.unit} per period`}, but this run declares no ${refusal.field}, ` +
         `so its cost is unbounded and cannot be reserved; set budget.${refusal.field} ` +
         `(a run under a ${refusal.unit} ceiling declares both its total and its per-call bound)`
       );

@@ -188,7 +188,7 @@ function refusalDetail(refused: Refused): string {
   if (refusal.code !== 'SpentOut' || !neverFits(refusal)) return refused.message;
   return (
     `tenant '${refusal.tenant}' cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
-    `the run's hold alone exceeds the ceiling of ${refusal.limit} ${refusal.unit}, so it can never fit; ` +
+    `the run's hold alone exceeds the ${refusal.bound === 'agent' ? `ceiling of agent '${refusal.agent ?? ''}'` : "tenant's ceiling"} of ${refusal.limit} ${refusal.unit}, so it can never fit; ` +
     `lower the run's budget or raise the ceiling`
   );
 }

@@ -104,7 +104,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
       await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, OPS);
       const refused = await plane.admit({ tenant: 'acme', run: 'run-u', budget: { maxTokens: 100 } });
       expect(refused.ok).toBe(false);
-      if (!refused.ok) expect(refused.refusal).toEqual({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens' });
+      if (!refused.ok) expect(refused.refusal).toEqual({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens', bound: 'tenant' });
       record('admit', refused);
     },
   },

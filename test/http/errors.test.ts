@@ -63,7 +63,7 @@ describe('Retry-After', () => {
   });
 
   it('stops and unbounded requests get none: waiting does not help', () => {
-    expect(retryAfterSeconds({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens' }, T0, DEFAULT_RETRY_AFTER)).toBeNull();
+    expect(retryAfterSeconds({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'tenant' }, T0, DEFAULT_RETRY_AFTER)).toBeNull();
     expect(
       retryAfterSeconds({ code: 'Halted', tenant: 'acme', scope: 'tenant', reason: 'r', by: { actor: 'a', basis: 'asserted' }, haltedAtMs: T0 }, T0, DEFAULT_RETRY_AFTER),
     ).toBeNull();

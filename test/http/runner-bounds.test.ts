@@ -47,13 +47,24 @@ describe('runner bounds over HTTP', () => {
     expect(expectProblem(await post('/v1/runs/run-1/resume', { leaseMs: tooLong }), 400, 'INVALID_ARGUMENT').field).toBe('leaseMs');
   });
 
+  it("under an agent's spend ceiling, Unbounded and a never-fitting SpentOut name the agent (bound 'agent'), not the tenant", async () => {
+    await f.plane.setQuota('acme', { period: 'daily', agents: { 'refund-bot': { maxTokensPerPeriod: 500 } } });
+    const agent = { name: 'refund-bot', digest: 'a'.repeat(64) };
+    const unbounded = expectProblem(await post('/v1/runs', { run: 'run-1', agent }), 422, 'Unbounded');
+    expect(unbounded).toMatchObject({ unit: 'tokens', field: 'maxTokens', bound: 'agent', agent: 'refund-bot' });
+    expect(unbounded.detail).toMatch(/^tenant 'acme' bounds the tokens per period of agent 'refund-bot'/);
+    const tooBig = expectProblem(await post('/v1/runs', { run: 'run-2', agent, budget: { maxTokens: 900, maxCallTokens: 0 } }), 422, 'SpentOut');
+    expect(tooBig).toMatchObject({ bound: 'agent', agent: 'refund-bot', limit: 500 });
+    expect(tooBig.detail).toMatch(/exceeds the ceiling of agent 'refund-bot' of 500 tokens/);
+  });
+
   it('SpentOut whose hold alone exceeds the ceiling answers 422 without Retry-After', async () => {
     await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 });
     const response = await post('/v1/runs', { run: 'run-1', budget: { maxTokens: 2000, maxCallTokens: 100 } });
     const problem = expectProblem(response, 422, 'SpentOut');
     expect(problem).toMatchObject({ settled: 0, reserved: 0, limit: 1000 });
     expect(problem.requested as number).toBeGreaterThan(1000);
-    expect(problem.detail).toMatch(/hold alone exceeds the ceiling.*lower the run's budget or raise the ceiling/);
+    expect(problem.detail).toMatch(/hold alone exceeds the tenant's ceiling of 1000 tokens.*lower the run's budget or raise the ceiling/);
     expect(response.headers['retry-after']).toBeUndefined();
   });
 });

@@ -73,7 +73,7 @@ describe('plane.admit on SQLite', () => {
 
     const answer = await plane.admit({ tenant: 'acme', run: 'run_unbounded', budget: { maxCallTokens: 10 } });
 
-    expect(answer.ok === false && answer.refusal).toEqual({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens' });
+    expect(answer.ok === false && answer.refusal).toEqual({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'tenant' });
     expect(answer.ok === false && answer.message).toContain('declares no maxTokens');
     expect(await snapshotTenant(handle('acme'), probe)).toEqual(before);
   });

@@ -106,7 +106,7 @@ describe('SQLite run lifecycle composites', () => {
   it('admit refuses Unbounded when the stored quota bounds tokens and the budget leaves a field open', async () => {
     await acme.setQuota(TOKENS_1000, audit('quota.set', 'quota'));
     const outcome = await acme.admit({ run: 'r1', budget: { maxTokens: 10 }, width: 1, atMs: T0, leaseMs: 1 });
-    expect(outcome).toEqual({ ok: false, refusal: { code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens' } });
+    expect(outcome).toEqual({ ok: false, refusal: { code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens', bound: 'tenant' } });
     expect(await acme.running()).toBe(0);
   });
 

@@ -2,6 +2,7 @@ import { holdFor, type Budget } from '../../core/budget.js';
 import { QuotaError } from '../../core/errors.js';
 import { coveringHalt, haltScopeKey, type HaltTarget } from '../../core/halt-scope.js';
 import type { Period } from '../../core/period.js';
+import { unboundedRefusal } from '../../core/admission-ceilings.js';
 import { holdQuotaFor, type AgentCeilings, type TenantQuota } from '../../core/quota.js';
 import { checkRate, describeRateCeiling, isCountableWindow, type RateCeiling } from '../../core/rate.js';
 import type { HaltedRefusal, RateLimitedRefusal, SpentOutRefusal, TooManyRunsRefusal, UncountableRateRefusal, UnboundedRefusal } from '../../core/refusal.js';
@@ -117,7 +118,7 @@ export function spentOut(
 export function unbounded(tenant: string, quota: TenantQuota, budget: Budget, width: number, agent: string | null = null): UnboundedRefusal {
   const held = holdFor(holdQuotaFor(quota, agent), budget, width);
   if (held.ok) throw decisionMismatch('admission', 'refused as unbounded though the budget bounds every unit');
-  return { code: 'Unbounded', tenant, unit: held.unit, field: held.field };
+  return unboundedRefusal(tenant, quota, agent, held.unit, held.field);
 }
 
 /** A halt row as the admission function returns it in JSON (the instant as text, to keep every digit). */

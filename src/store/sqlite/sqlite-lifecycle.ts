@@ -5,6 +5,7 @@ import { overrunOf } from '../../core/overrun.js';
 import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
 import { dayOf } from '../../core/period-books.js';
+import { unboundedRefusal } from '../../core/admission-ceilings.js';
 import { holdQuotaFor, UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
@@ -166,7 +167,7 @@ export function admitNowInTransaction(conn: SqliteConnection, tenant: string, re
   const agent = request.agent?.name ?? null;
   // A unit bounded by the tenant or by the run's agent is held (issue 12).
   const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
-  if (!held.ok) return { ok: false, refusal: { code: 'Unbounded', tenant, unit: held.unit, field: held.field } };
+  if (!held.ok) return { ok: false, refusal: unboundedRefusal(tenant, quota, agent, held.unit, held.field) };
   const period = periodKey(quota.period, request.atMs);
   const hold = held.hold === null ? null : { period, amount: held.hold };
   const reserved = reserveInTransaction(conn, tenant, { run: request.run, agent, quota, hold, atMs: request.atMs });

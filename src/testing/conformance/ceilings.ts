@@ -167,12 +167,12 @@ export const agentCeilings: ConformanceGroup = {
     },
     {
       id: 'K8',
-      title: "an agent's spend ceiling holds its runs' worst case even when the tenant bounds no spend, and refuses SpentOut bound 'agent' with the agent's figures",
+      title: "an agent's spend ceiling holds its runs' worst case even when the tenant bounds no spend (Unbounded bound 'agent' without a budget), and refuses SpentOut bound 'agent' with the agent's figures",
       async run(context) {
         const globex = context.store.tenant(GLOBEX);
         await configure(globex, { period: 'monthly', agents: { 'refund-bot': { maxTokensPerPeriod: 1000 } } });
         const bot = agentNamed('refund-bot');
-        assertRefused(await globex.admit(admission(runId(210), { agent: bot })), 'Unbounded', { unit: 'tokens', field: 'maxTokens' }, 'no budget');
+        assertRefused(await globex.admit(admission(runId(210), { agent: bot })), 'Unbounded', { unit: 'tokens', field: 'maxTokens', bound: 'agent', agent: 'refund-bot' }, 'no budget');
         const budget = { maxTokens: 600, maxCallTokens: 0 };
         const first = assertOk(await globex.admit(admission(runId(211), { agent: bot, budget })), 'first hold');
         assert.deepEqual(first.hold, tokens(600), 'the hold');
