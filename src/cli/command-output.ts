@@ -17,7 +17,11 @@ export function outputFor(io: CliIo, helpCommand: string): OutputConfiguration {
     // Help wraps to the terminal's width (80 when it is not a terminal), never mid-word.
     getOutHelpWidth: () => io.stdout.columns ?? 80,
     getErrHelpWidth: () => io.stderr.columns ?? 80,
-    outputError: (text, write) => write(`${text.trim().replace(/\s*\n\s*/g, ' ')} (see '${helpCommand}')\n`),
+    outputError: (text, write) => {
+      const line = `${text.trim().replace(/\s*\n\s*/g, ' ')} (see '${helpCommand}')`;
+      if (io.jsonErrors !== true) return write(`${line}\n`);
+      write(`${JSON.stringify({ error: { code: 'USAGE', message: line.replace(/^error: /, ''), exitStatus: 2 } })}\n`);
+    },
   };
 }
 

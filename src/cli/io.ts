@@ -13,6 +13,8 @@ export interface CliStream {
 export interface CliIo {
   readonly stdout: CliStream;
   readonly stderr: CliStream;
+  /** The command line asked for `--json`: failures, usage errors included, are JSON on stderr too. */
+  readonly jsonErrors?: boolean;
 }
 
 /** Writes `text` and a line break to `stream`. */

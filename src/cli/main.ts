@@ -37,7 +37,8 @@ const { version } = createRequire(import.meta.url)('../../package.json') as { ve
  * a run or pass that does not exist or a settle that disagrees with its receipt (status 1), a
  * store or server that cannot be reached or used (status 4), or an internal fault (status 70).
  */
-export async function main(argv: readonly string[], io: CliIo): Promise<number> {
+export async function main(argv: readonly string[], given: CliIo): Promise<number> {
+  const io: CliIo = { ...given, jsonErrors: argv.includes('--json') };
   let status: ExitStatus = EXIT.OK;
   const program = new Command('quotaplane')
     .description(
@@ -82,40 +83,50 @@ export async function main(argv: readonly string[], io: CliIo): Promise<number> 
   }
 }
 
-/** Prints one line for a failure and answers its exit status. */
+/**
+ * Prints one line for a failure on stderr and answers its exit status. With `--json` the line is
+ * one JSON document, `{"error":{"code","message","exitStatus","field"?}}`, so a script reading
+ * JSON never has to parse prose.
+ */
 function failureStatus(error: unknown, io: CliIo): ExitStatus {
   if (error instanceof CommanderError) {
     // Commander already printed its message (or the help) through configureOutput.
     return error.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
   }
+  const failure = describeFailure(error);
+  if (io.jsonErrors === true) {
+    const field = isQuotaError(error) && typeof error.details.field === 'string' ? { field: error.details.field } : {};
+    writeLine(io.stderr, JSON.stringify({ error: { code: failure.code, message: failure.message, exitStatus: failure.status, ...field } }));
+  } else {
+    writeLine(io.stderr, failure.line);
+  }
+  return failure.status;
+}
+
+// The exit status, the code and the words of a failure.
+function describeFailure(error: unknown): { status: ExitStatus; code: string; message: string; line: string } {
   if (error instanceof UsageError) {
-    writeLine(io.stderr, `error: ${error.message}`);
-    return EXIT.USAGE;
+    return { status: EXIT.USAGE, code: 'USAGE', message: error.message, line: `error: ${error.message}` };
   }
   if (isQuotaError(error)) {
+    const plain = (status: ExitStatus, line = `error: ${error.message}`) => ({ status, code: error.code, message: error.message, line });
     switch (error.code) {
       case 'INVALID_ARGUMENT':
-        writeLine(io.stderr, `error: ${error.message}`);
-        return EXIT.USAGE;
+        return plain(EXIT.USAGE);
       case 'STORE_UNAVAILABLE':
       case 'STORE_CORRUPT':
       case 'SCHEMA_TOO_NEW':
-        writeLine(io.stderr, `error: ${error.message}`);
-        return EXIT.STORE_UNREACHABLE;
+        return plain(EXIT.STORE_UNREACHABLE);
       case 'STORE_MISCONFIGURED':
-        writeLine(io.stderr, `error: configuration: ${error.message}`);
-        return EXIT.CONFIGURATION;
+        return plain(EXIT.CONFIGURATION, `error: configuration: ${error.message}`);
       case 'CONFLICT':
       case 'NOT_FOUND':
         // A negative answer about what was named (no such run, a settle that disagrees), not a bug.
-        writeLine(io.stderr, `error: ${error.message}`);
-        return EXIT.FINDING;
+        return plain(EXIT.FINDING);
       case 'INTERNAL':
-        writeLine(io.stderr, `internal error (${error.code}): ${error.message}`);
-        return EXIT.INTERNAL;
+        return plain(EXIT.INTERNAL, `internal error (${error.code}): ${error.message}`);
     }
   }
   const text = error instanceof Error ? error.message : String(error);
-  writeLine(io.stderr, `internal error: ${text}`);
-  return EXIT.INTERNAL;
+  return { status: EXIT.INTERNAL, code: 'INTERNAL', message: text, line: `internal error: ${text}` };
 }

@@ -36,6 +36,18 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect(result.status).toBe(0);
   }, 60_000);
 
+  it('with --json a failure is one JSON document on stderr with its code, message, exit status and field', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    const missing = await runCli(['settle', 'run-ghost', '--tenant', 'acme', '--epoch', '1', '--tokens', '1', '--minor-units', '0', '--conclude', '--actor', 'ops', '--store', url, '--json']);
+    expect(missing.status).toBe(1);
+    expect(JSON.parse(missing.stderr)).toEqual({ error: { code: 'NOT_FOUND', message: expect.stringContaining('run-ghost'), exitStatus: 1 } });
+    const bad = await runCli(['runs', '--tenant', 'acme\u202e', '--store', url, '--json']);
+    expect(bad.status).toBe(2);
+    expect(JSON.parse(bad.stderr)).toEqual({ error: { code: 'USAGE', exitStatus: 2, message: expect.stringMatching(/^option '--tenant <tenant>' argument .* U\+202E/) } });
+    const plain = await runCli(['settle', 'run-ghost', '--tenant', 'acme', '--epoch', '1', '--tokens', '1', '--minor-units', '0', '--conclude', '--actor', 'ops', '--store', url]);
+    expect(plain.stderr).toMatch(/^error: .*run-ghost/);
+  });
+
   it('an enumerated flag refuses an unknown value, listing the valid ones (audit --action)', async () => {
     await seed([{ tenant: 'acme', run: 'run-1' }]);
     const result = await runCli(['audit', '--action', 'quota.sett', '--store', url]);

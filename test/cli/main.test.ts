@@ -69,7 +69,7 @@ describe('quotaplane main: usage errors and help', () => {
   });
 
   it('exits 2 when the trace file does not exist, naming it', async () => {
-    const { status, stderr } = await runCli(['replay', '/nonexistent/trace.csv', '--json']);
+    const { status, stderr } = await runCli(['replay', '/nonexistent/trace.csv']);
     expect(status).toBe(2);
     expect(stderr.trim()).toMatch(/^error: cannot read trace \/nonexistent\/trace\.csv \(ENOENT\)/);
   });

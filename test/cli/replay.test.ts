@@ -92,7 +92,10 @@ describe('quotaplane replay', () => {
     const { status, stdout, stderr } = await runCli(['replay', path, '--json']);
     expect(status).toBe(2);
     expect(stdout).toBe('');
-    expect(stderr.trim()).toBe('error: bad.csv line 3, column 3 (GeneratedTokens): expected a non-negative integer, got "x"');
+    // --json: the failure is JSON on stderr too.
+    expect(JSON.parse(stderr)).toEqual({
+      error: { code: 'USAGE', exitStatus: 2, message: 'bad.csv line 3, column 3 (GeneratedTokens): expected a non-negative integer, got "x"' },
+    });
   });
 
   it('refuses a bad header before writing anything to a given store', async () => {
