@@ -1,6 +1,6 @@
 import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
-import { invalidArgument } from '../core/errors.js';
+import { invalidArgument, type QuotaError } from '../core/errors.js';
 import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
@@ -16,6 +16,22 @@ export function parseWaitMs(value: unknown): number {
     throw invalidArgument('waitMs', `must be an integer number of milliseconds from 0 to ${MAX_WAIT_MS}, got ${describe(value)}`);
   }
   return value;
+}
+
+/**
+ * The fault for a waiting admission that also gives its instant (`atMs`): a wait runs in real time
+ * from now, and its grant is written at whatever instant the freeing transaction has, so an
+ * admission decided "at `atMs`" cannot also wait (a past `atMs` would end the wait at once, a
+ * future one would wait wall-clock time for it). `field` is the name of the wait in the caller's
+ * API (`waitMs` in the library, `wait` over HTTP).
+ */
+export function waitWithInstant(field: string): QuotaError {
+  return invalidArgument(
+    field,
+    'cannot be combined with atMs: a waiting admission is decided at the instants a slot frees, in real time from now, not at a given instant; leave atMs out to wait, or leave ' +
+      field +
+      ' out (or 0) to be decided at atMs',
+  );
 }
 
 function parseSignal(value: unknown): AbortSignal | undefined {
@@ -44,6 +60,7 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const run = request.run === undefined ? context.newRunId(atMs) : normaliseRunId('run', request.run);
 
   const waitMs = parseWaitMs(request.waitMs);
+  if (waitMs > 0 && request.atMs !== undefined) throw waitWithInstant('waitMs');
   const signal = parseSignal(request.signal);
   const handle = tenantHandle(context.store, tenant);
   const admission = { run, agent, chain, budget, width, atMs, leaseMs };
