@@ -1,6 +1,6 @@
 import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
-import { invalidArgument, type QuotaError } from '../core/errors.js';
+import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
@@ -19,18 +19,16 @@ export function parseWaitMs(value: unknown): number {
 }
 
 /**
- * The fault for a waiting admission that also gives its instant (`atMs`): a wait runs in real time
- * from now, and its grant is written at whatever instant the freeing transaction has, so an
- * admission decided "at `atMs`" cannot also wait (a past `atMs` would end the wait at once, a
- * future one would wait wall-clock time for it). `field` is the name of the wait in the caller's
- * API (`waitMs` in the library, `wait` over HTTP).
+ * Why a waiting admission cannot also give its instant (`atMs`): a wait runs in real time from
+ * now, and its grant is written at whatever instant the freeing transaction has, so an admission
+ * decided "at `atMs`" cannot also wait (a past `atMs` would end the wait at once, a future one
+ * would wait wall-clock time for it). `field` is the name of the wait in the caller's API
+ * (`waitMs` in the library, `wait` over HTTP). Used in the `INVALID_ARGUMENT` naming that field.
  */
-export function waitWithInstant(field: string): QuotaError {
-  return invalidArgument(
-    field,
-    'cannot be combined with atMs: a waiting admission is decided at the instants a slot frees, in real time from now, not at a given instant; leave atMs out to wait, or leave ' +
-      field +
-      ' out (or 0) to be decided at atMs',
+export function waitWithInstantReason(field: string): string {
+  return (
+    'cannot be combined with atMs: a waiting admission is decided at the instants a slot frees, in real time from now, ' +
+    `not at a given instant; leave atMs out to wait, or leave ${field} out (or 0) to be decided at atMs`
   );
 }
 
@@ -60,7 +58,7 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const run = request.run === undefined ? context.newRunId(atMs) : normaliseRunId('run', request.run);
 
   const waitMs = parseWaitMs(request.waitMs);
-  if (waitMs > 0 && request.atMs !== undefined) throw waitWithInstant('waitMs');
+  if (waitMs > 0 && request.atMs !== undefined) throw invalidArgument('waitMs', waitWithInstantReason('waitMs'));
   const signal = parseSignal(request.signal);
   const handle = tenantHandle(context.store, tenant);
   const admission = { run, agent, chain, budget, width, atMs, leaseMs };
