@@ -2,7 +2,8 @@ import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { CLIENT_MAX_WAIT_MS, createClient } from '../../src/client/create-client.js';
+import { createClient } from '../../src/client/create-client.js';
+import { CLIENT_MAX_WAIT_MS } from '../../src/client/index.js';
 import { MAX_HTTP_WAIT_MS } from '../../src/http/routes/runs.js';
 import { bearer, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 
