@@ -267,6 +267,7 @@ export function admitOrWaitInTransaction(
  * a timed-out waiter gets the `TooManyRuns` refusal the store decides now, with its place and how
  * long it waited (or, if a slot freed in this very instant, the pass). A waiter whose row is gone
  * (its lease lapsed) is decided afresh, and waits again at the back when the caller's time is not up.
+ * A waiter the grant loop refused is answered by `collectRefused`.
  */
 export function collectWaiterInTransaction(
   conn: SqliteConnection,
