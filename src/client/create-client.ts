@@ -15,6 +15,13 @@ import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
 import { decodeProblem } from './problem-decoding.js';
 
+/**
+ * The longest `waitMs` the client sends, ms: the server's bound on the `wait` of `POST /v1/runs`
+ * (`MAX_HTTP_WAIT_MS` of the route, 60 000; the library plane takes up to 900 000). A larger value
+ * is refused here, `INVALID_ARGUMENT` naming `waitMs`, before any request is sent.
+ */
+export const CLIENT_MAX_WAIT_MS = 60_000;
+
 /** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
 export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'updateQuota' | 'halt' | 'lift' | 'halts'>;
 
@@ -125,6 +132,15 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       // the server gives the place in the queue back when the connection closes (issue 12).
       const { waitMs, signal, ...body } = requestBody(input);
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(signal)}`);
+      if (waitMs !== undefined && (typeof waitMs !== 'number' || !Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > CLIENT_MAX_WAIT_MS)) {
+        return Promise.reject(
+          invalidArgument(
+            'waitMs',
+            `must be an integer number of milliseconds from 0 to ${CLIENT_MAX_WAIT_MS} over HTTP (a long poll stays within common proxy timeouts; ` +
+              `the library plane accepts up to 900000), got ${describe(waitMs)}; wait again after a TooManyRuns answer to wait longer`,
+          ),
+        );
+      }
       return call('POST', '/v1/runs', waitMs === undefined ? body : { ...body, wait: waitMs }, signal) as Promise<AdmitResult>;
     },
     settle: (input) => {

@@ -2,3 +2,4 @@
 // Listed name by name, like the package entry.
 export { createClient, type ClientOptions, type PlaneVerbs, type QuotaplaneClient } from './create-client.js';
 export { decodeProblem, type DecodedProblem } from './problem-decoding.js';
+export { CLIENT_MAX_WAIT_MS } from './create-client.js';

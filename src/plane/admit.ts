@@ -18,6 +18,20 @@ export function parseWaitMs(value: unknown): number {
   return value;
 }
 
+/**
+ * Why a waiting admission cannot also give its instant (`atMs`): a wait runs in real time from
+ * now, and its grant is written at whatever instant the freeing transaction has, so an admission
+ * decided "at `atMs`" cannot also wait (a past `atMs` would end the wait at once, a future one
+ * would wait wall-clock time for it). `field` is the name of the wait in the caller's API
+ * (`waitMs` in the library, `wait` over HTTP). Used in the `INVALID_ARGUMENT` naming that field.
+ */
+export function waitWithInstantReason(field: string): string {
+  return (
+    'cannot be combined with atMs: a waiting admission is decided at the instants a slot frees, in real time from now, ' +
+    `not at a given instant; leave atMs out to wait, or leave ${field} out (or 0) to be decided at atMs`
+  );
+}
+
 function parseSignal(value: unknown): AbortSignal | undefined {
   if (value === undefined) return undefined;
   if (!(value instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(value)}`);
@@ -44,6 +58,7 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const run = request.run === undefined ? context.newRunId(atMs) : normaliseRunId('run', request.run);
 
   const waitMs = parseWaitMs(request.waitMs);
+  if (waitMs > 0 && request.atMs !== undefined) throw invalidArgument('waitMs', waitWithInstantReason('waitMs'));
   const signal = parseSignal(request.signal);
   const handle = tenantHandle(context.store, tenant);
   const admission = { run, agent, chain, budget, width, atMs, leaseMs };

@@ -71,7 +71,7 @@ export interface PlaneOptions {
  * - `budget`: the run's own ceilings; a run under a spend ceiling must declare the unit's total and
  *   per-call bound (contract §4.2), else the admission is refused `Unbounded`.
  * - `width`: steps the run may have in flight; a non-negative safe integer, default 1.
- * - `atMs`: the admission instant, Unix ms; default the plane clock.
+ * - `atMs`: the admission instant, Unix ms; default the plane clock. Not with `waitMs` above 0.
  * - `leaseMs`: the first pass's lease, ms, 1 to `MAX_LEASE_MS` (24 hours); default the plane's `leaseMs`.
  */
 export interface AdmitInput {
@@ -88,7 +88,8 @@ export interface AdmitInput {
    * `TooManyRuns` refusal waits: the admission joins its tenant's queue (first come, first served)
    * and is admitted by the transaction that frees a slot. When the time is up it answers the
    * `TooManyRuns` refusal decided then, with `queuePosition` and `waitedMs`. `SpentOut`, `Halted`
-   * and `Unbounded` never wait.
+   * and `Unbounded` never wait. A `waitMs` above 0 together with `atMs` is `INVALID_ARGUMENT`
+   * naming `waitMs`: a wait runs in real time from now, so it cannot be decided at a given instant.
    */
   readonly waitMs?: number | undefined;
   /** Cancels a waiting admission: its place (or a grant not yet collected) is given back and the signal's reason thrown. */

@@ -21,10 +21,11 @@ const FALLBACK_POLL_MS = 100;
  * A waiting admission (issue 12 item 1): `admitOrWait`, then, while the answer is "waiting", sleep
  * until a wake of the tenant, the store's poll interval, the end of the wait or `signal`, and
  * collect. The caller holds no lock and no connection while it sleeps; every look renews its
- * waiter's lease. At or after `terms.untilMs` (by the plane's clock) the collect is final and
+ * waiter's lease. Callers of this process waiting on the same run share its one place. At or after `terms.untilMs` (by the plane's clock) the collect is final and
  * answers the refusal the store decides then, with the place and the time waited, or the grant
  * written in that same instant. When `signal` aborts, the waiter is cancelled (a grant not yet
- * collected is given back) and the signal's reason is thrown (an `AbortError`).
+ * collected is given back) unless another caller of this process still waits on the same run,
+ * and the signal's reason is thrown (an `AbortError`).
  */
 export async function waitForAdmission(
   context: PlaneContext,
@@ -36,20 +37,62 @@ export async function waitForAdmission(
 ): Promise<AdmitOutcome> {
   const wakes = context.store.waiterWakes?.();
   const realDeadline = Date.now() + realWaitMs;
-  let outcome: WaitOutcome = await storeCall('admitOrWait', () => handle.admitOrWait(request, terms));
-  while (isWaiting(outcome)) {
-    const aborted = await sleepUntilWoken(handle.tenant, wakes, realDeadline, signal);
-    if (aborted) {
-      await storeCall('cancelWaiter', () => handle.cancelWaiter({ run: request.run, atMs: nowOf(context, request.atMs) }));
-      throw signal?.reason ?? new Error(`the waiting admission of run '${request.run}' was cancelled; it holds nothing`);
+  const caller = joinCallers(context.store, handle.tenant, request.run);
+  try {
+    let outcome: WaitOutcome = await storeCall('admitOrWait', () => handle.admitOrWait(request, terms));
+    while (isWaiting(outcome)) {
+      const aborted = await sleepUntilWoken(handle.tenant, wakes, realDeadline, signal);
+      if (aborted) {
+        // Another caller of this process still waiting on the same run (a retry after a lost
+        // answer) keeps the place: only the last one to give up cancels it.
+        if (caller.leave() === 0) {
+          await storeCall('cancelWaiter', () => handle.cancelWaiter({ run: request.run, atMs: nowOf(context, request.atMs) }));
+        }
+        throw signal?.reason ?? new Error(`the waiting admission of run '${request.run}' was cancelled; it holds nothing`);
+      }
+      // The plane's clock decides the end; a clock that stands still (tests, replay) is moved to the
+      // deadline once the real wait is over, so a wait always ends.
+      const now = nowOf(context, request.atMs);
+      const atMs = Date.now() >= realDeadline ? Math.max(now, terms.untilMs) : now;
+      outcome = await storeCall('collectWaiter', () => handle.collectWaiter({ ...request, atMs }, terms));
     }
-    // The plane's clock decides the end; a clock that stands still (tests, replay) is moved to the
-    // deadline once the real wait is over, so a wait always ends.
-    const now = nowOf(context, request.atMs);
-    const atMs = Date.now() >= realDeadline ? Math.max(now, terms.untilMs) : now;
-    outcome = await storeCall('collectWaiter', () => handle.collectWaiter({ ...request, atMs }, terms));
+    return outcome;
+  } finally {
+    caller.leave();
   }
-  return outcome;
+}
+
+/**
+ * The callers of this process waiting on each (tenant, run) of a store: two callers may wait on
+ * one run id (a retry after a lost answer reaches the same waiter row, and keeps its place), and a
+ * cancel by one must not remove the place the other still waits in. Kept per store object, so
+ * every plane over one store in this process shares it; other processes cannot see it (their
+ * cancel removes the row, and a caller here then waits again at the back; see README).
+ */
+const callersByStore = new WeakMap<object, Map<string, number>>();
+
+function joinCallers(store: object, tenant: string, run: string): { leave(): number } {
+  let callers = callersByStore.get(store);
+  if (callers === undefined) {
+    callers = new Map();
+    callersByStore.set(store, callers);
+  }
+  const counts = callers;
+  const key = `${tenant}\u0000${run}`;
+  counts.set(key, (counts.get(key) ?? 0) + 1);
+  let left = false;
+  // Answers how many callers of this run remain once this one has left (leaving twice counts once).
+  return {
+    leave(): number {
+      if (!left) {
+        left = true;
+        const remaining = (counts.get(key) ?? 1) - 1;
+        if (remaining === 0) counts.delete(key);
+        else counts.set(key, remaining);
+      }
+      return counts.get(key) ?? 0;
+    },
+  };
 }
 
 function isWaiting(outcome: WaitOutcome): outcome is Extract<WaitOutcome, { waiting: true }> {

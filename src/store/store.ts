@@ -286,7 +286,10 @@ export interface TenantStore {
    * transaction as the books stand: a grant written for it comes back as its pass (a retry answered
    * from the books; a grant is collected once), a waiter whose time is up gets the `TooManyRuns`
    * refusal decided now with `queuePosition` and `waitedMs`, a waiter that something else now
-   * refuses gets that refusal.
+   * refuses gets that refusal. A waiter the grant loop refused for a reason other than room hears
+   * that reason (a halt, `Unbounded`, `SpentOut` judged with room left out), never a `TooManyRuns`
+   * because a waiter behind it took the slot; if only room refuses it by now, it waits on in its
+   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16).
    */
   collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
   /**

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { createClient } from '../../src/client/create-client.js';
+import { CLIENT_MAX_WAIT_MS } from '../../src/client/index.js';
+import { MAX_HTTP_WAIT_MS } from '../../src/http/routes/runs.js';
 import { bearer, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 
 // Issue 12 over HTTP: `POST /v1/runs` with `wait` is a long poll.
@@ -94,5 +96,37 @@ describe('waiting admissions over HTTP', () => {
     expect(problem).toMatchObject({ code: 'TooManyRuns', running: 1, limit: 1, queuePosition: 1 });
     expect(problem.waitedMs).toBe(f.clock.nowMs() + 150 - T0);
     expect(await queueDepth(f)).toBe(0);
+  });
+
+  it('W33: atMs with wait is a 400 naming wait, in the past and in the future, and nothing waits', async () => {
+    const { f, url } = await listening();
+    await createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-1' });
+    for (const atMs of [f.clock.nowMs() - 60_000, f.clock.nowMs() + 60_000]) {
+      const response = await fetch(`${url}/v1/runs`, {
+        method: 'POST',
+        headers: { ...bearer(f.key.opAll), 'content-type': 'application/json' },
+        body: JSON.stringify({ tenant: 'acme', run: 'run-2', atMs, wait: 1_000 }),
+      });
+      expect(response.status).toBe(400);
+      const problem = (await response.json()) as Record<string, unknown>;
+      expect(problem).toMatchObject({ code: 'INVALID_ARGUMENT', field: 'wait' });
+      expect(problem.detail).toContain('atMs');
+    }
+    expect(await queueDepth(f)).toBe(0);
+    expect(await f.store.tenant('acme').runningRuns(10)).toEqual(['run-1']);
+  });
+
+  it('W35: the client refuses a waitMs above the HTTP bound naming waitMs, before sending anything', async () => {
+    const { f, url } = await listening();
+    expect(CLIENT_MAX_WAIT_MS).toBe(MAX_HTTP_WAIT_MS);
+    const client = createClient({ url, key: f.key.runAcme.secret });
+    await expect(client.admit({ tenant: 'acme', run: 'run-1', waitMs: MAX_HTTP_WAIT_MS + 1 })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'waitMs' },
+      message: expect.stringContaining(String(MAX_HTTP_WAIT_MS)),
+    });
+    expect(await f.store.tenant('acme').getRun('run-1')).toBeNull();
+    // The bound itself is sent and, with a free slot, admitted at once.
+    expect(await client.admit({ tenant: 'acme', run: 'run-1', waitMs: MAX_HTTP_WAIT_MS })).toMatchObject({ ok: true, run: 'run-1' });
   });
 });

@@ -87,3 +87,84 @@ describe('waiting admissions are visible (issue 12 item 4)', () => {
     }
   });
 });
+
+// Faults found by a new user (issue 12 follow-up): each test is named after its finding.
+describe('waiting admissions: findings of the first trial', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('a cancelled duplicate waiter of the same run id leaves the original its place and its enqueuedAtMs', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'f', run: 'h' });
+      const p = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000 });
+      await sleep(20);
+      clock.advance(10);
+      const qGone = new AbortController();
+      const q = plane.admit({ tenant: 'f', run: 'q', waitMs: 30_000, signal: qGone.signal });
+      await sleep(20);
+      clock.advance(10);
+      // A retry of p after a lost answer (same run id) whose caller then disconnects.
+      const retryGone = new AbortController();
+      const retry = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000, signal: retryGone.signal });
+      await sleep(20);
+      retryGone.abort();
+      await expect(retry).rejects.toThrow();
+      clock.advance(10);
+      await sleep(20);
+      expect(await handle('f').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 2, oldestEnqueuedAtMs: T0, uncollected: 0 });
+      await plane.settle({ tenant: 'f', run: 'h', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+      expect(await p).toMatchObject({ ok: true, run: 'p', epoch: 1 });
+      expect(await handle('f').runningRuns(10)).toEqual(['p']);
+      qGone.abort();
+      await expect(q).rejects.toThrow();
+      expect(await handle('f').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
+    } finally {
+      await close();
+    }
+  });
+
+  it('the last of two callers waiting on one run id to give up cancels its place', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'f', run: 'h' });
+      const first = new AbortController();
+      const second = new AbortController();
+      const a = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000, signal: first.signal });
+      await sleep(20);
+      const b = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000, signal: second.signal });
+      await sleep(20);
+      first.abort();
+      await expect(a).rejects.toThrow();
+      expect((await handle('f').waitQueue({ atMs: clock.nowMs() })).depth).toBe(1);
+      second.abort();
+      await expect(b).rejects.toThrow();
+      expect(await handle('f').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
+      expect(await handle('f').runningRuns(10)).toEqual(['h']);
+    } finally {
+      await close();
+    }
+  });
+
+  it('atMs together with waitMs is INVALID_ARGUMENT naming waitMs, in the past and in the future, and nothing waits', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'f', run: 'h' });
+      for (const atMs of [clock.nowMs() - 60_000, clock.nowMs() + 60_000]) {
+        await expect(plane.admit({ tenant: 'f', run: 'w', atMs, waitMs: 1_000 })).rejects.toMatchObject({
+          code: 'INVALID_ARGUMENT',
+          details: { field: 'waitMs' },
+          message: expect.stringContaining('atMs'),
+        });
+      }
+      // Without a wait (or with waitMs 0) atMs is an ordinary admission instant.
+      const refused = await plane.admit({ tenant: 'f', run: 'w', atMs: clock.nowMs() - 60_000, waitMs: 0 });
+      expect(refused).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns' } });
+      expect((await handle('f').waitQueue({ atMs: clock.nowMs() })).depth).toBe(0);
+    } finally {
+      await close();
+    }
+  });
+});

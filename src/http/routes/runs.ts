@@ -1,6 +1,8 @@
 import { Type, type Static } from '@sinclair/typebox';
 
+import { waitWithInstantReason } from '../../plane/admit.js';
 import { actingTenant, callerInstant } from '../auth.js';
+import { badInput, HttpProblem } from '../errors.js';
 import { runVerbHandler, sendRefused, type RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import {
@@ -16,6 +18,14 @@ import {
   strictObject,
 } from '../schemas/common.js';
 import { LeaseRenewal, SETTLE_FIELDS, SettleReply } from '../schemas/operator.js';
+
+/** The 503 a long poll gets when the server shuts down while it waits: its waiter was cancelled, nothing is held. */
+function shuttingDown(): HttpProblem {
+  return new HttpProblem(
+    'STORE_UNAVAILABLE',
+    'the server is shutting down: this waiting admission was cancelled and holds nothing; retry the admission (with its wait) after Retry-After, here or on another instance',
+  );
+}
 
 /** The longest `wait` an HTTP admission may ask for, ms: a long poll stays within common proxy timeouts. */
 export const MAX_HTTP_WAIT_MS = 60_000;
@@ -60,6 +70,15 @@ const HeartbeatBody = strictObject({
  * faults their status (400, 404, 409 for a stale epoch or a conflicting settle, 503).
  */
 export const runRoutes: RouteModule = (app, context) => {
+  // Long polls still open when the app starts closing (serve's SIGTERM) are ended at once with an
+  // answer, their waiters cancelled, so a shutdown neither waits out their waits nor cuts them.
+  const openPolls = new Set<() => void>();
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+    for (const endPoll of openPolls) endPoll();
+  });
+
   app.post<{ Body: Static<typeof AdmitBody> }>(
     '/v1/runs',
     protectedRoute('runner', {
@@ -77,21 +96,34 @@ export const runRoutes: RouteModule = (app, context) => {
         const result = await context.plane.admit({ ...body, tenant, atMs });
         return result.ok ? result : sendRefused(reply, request, result, context, atMs);
       }
+      // A wait runs in real time from now; an instant given with it is refused (see waitWithInstantReason).
+      if (atMs !== undefined) throw badInput('wait', waitWithInstantReason('wait'));
+      if (closing) throw shuttingDown();
       // A long poll: a client that goes away while it waits cancels its place (or gives back a
-      // grant it never collected), so nothing is left behind.
-      const gone = new AbortController();
-      const onClose = (): void => {
-        if (!reply.raw.writableFinished) gone.abort();
+      // grant it never collected), so nothing is left behind; so does the server shutting down.
+      // One controller for both (AbortSignal.any is not in every Node 20); `why` says which came first.
+      const stop = new AbortController();
+      let why: 'gone' | 'shutdown' | null = null;
+      const abort = (reason: 'gone' | 'shutdown'): void => {
+        why ??= reason;
+        stop.abort();
       };
+      const onClose = (): void => {
+        if (!reply.raw.writableFinished) abort('gone');
+      };
+      const onShutdown = (): void => abort('shutdown');
       reply.raw.on('close', onClose);
+      openPolls.add(onShutdown);
       try {
-        const result = await context.plane.admit({ ...body, tenant, atMs, waitMs: wait, signal: gone.signal });
+        const result = await context.plane.admit({ ...body, tenant, waitMs: wait, signal: stop.signal });
         return result.ok ? result : sendRefused(reply, request, result, context, undefined);
       } catch (error) {
         // Nobody is left to answer: 499 (client closed request) is what the access log shows.
-        if (gone.signal.aborted) return reply.code(499).send();
+        if (why === 'gone') return reply.code(499).send();
+        if (why === 'shutdown') throw shuttingDown();
         throw error;
       } finally {
+        openPolls.delete(onShutdown);
         reply.raw.removeListener('close', onClose);
       }
     },

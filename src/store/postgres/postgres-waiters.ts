@@ -38,6 +38,8 @@ export function waiterQueries(s: string) {
               coalesce((SELECT max(w.seq) FROM ${s}.quota_waiters w WHERE w.tenant = $1), 0) + 1, 'waiting', $23, $24)`,
     renewWaiter: `UPDATE ${s}.quota_waiters SET lease_expires_at_ms = greatest(lease_expires_at_ms, $3)
       WHERE tenant = $1 AND run_id = $2`,
+    requeueWaiter: `UPDATE ${s}.quota_waiters SET state = 'waiting', decided_at_ms = NULL,
+      lease_expires_at_ms = greatest(lease_expires_at_ms, $3) WHERE tenant = $1 AND run_id = $2`,
     deleteWaiter: `DELETE FROM ${s}.quota_waiters WHERE tenant = $1 AND run_id = $2`,
     countAhead: `SELECT count(*)::bigint AS ahead FROM ${s}.quota_waiters
       WHERE tenant = $1 AND state = 'waiting' AND lease_expires_at_ms > $2 AND seq < $3`,
@@ -134,9 +136,42 @@ async function collect(tx: TransactionClient, w: WaiterQueries, tenant: string, 
     await tx.run(w.renewWaiter, [tenant, r.run, r.atMs + terms.leaseMs]);
     return { kind: 'waiting', position: await position(tx, w, tenant, waiter.seq, r.atMs), enqueuedAtMs: Number(waiter.enqueued_at_ms) };
   }
+  if (waiter.state === 'refused') return collectRefused(tx, w, tenant, r, terms, waiter);
   const place = waiter.state === 'waiting' ? await position(tx, w, tenant, waiter.seq, r.atMs) : 1;
   await tx.run(w.deleteWaiter, [tenant, r.run]);
   return { kind: 'admission', row: await admitNow(tx, w, tenant, r), place: { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) } };
+}
+
+// A waiter the grant loop refused for a reason other than room hears that reason, never a
+// TooManyRuns decided later because a waiter behind it took the slot (see `collectRefused` of the
+// SQLite adapter): halts and Unbounded come before room, spend is probed with room left out; when
+// nothing but room refuses it any more it waits again in its own place (or, its time up, gets
+// TooManyRuns with that place).
+async function collectRefused(
+  tx: TransactionClient,
+  w: WaiterQueries,
+  tenant: string,
+  r: AdmitRequest,
+  terms: WaitTerms,
+  waiter: WaiterRow,
+): Promise<Decided> {
+  const row = await admitNow(tx, w, tenant, r);
+  if (row?.outcome !== 'too-many-runs') {
+    await tx.run(w.deleteWaiter, [tenant, r.run]);
+    return { kind: 'admission', row };
+  }
+  const spentOut = await spendBehindConcurrency(tx, w, tenant, r, row);
+  if (spentOut !== null) {
+    await tx.run(w.deleteWaiter, [tenant, r.run]);
+    return spentOut;
+  }
+  const place = await position(tx, w, tenant, waiter.seq, r.atMs);
+  if (r.atMs >= terms.untilMs) {
+    await tx.run(w.deleteWaiter, [tenant, r.run]);
+    return { kind: 'admission', row, place: { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) } };
+  }
+  await tx.run(w.requeueWaiter, [tenant, r.run, r.atMs + terms.leaseMs]);
+  return { kind: 'waiting', position: place, enqueuedAtMs: Number(waiter.enqueued_at_ms) };
 }
 
 async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decided): Promise<WaitOutcome> {

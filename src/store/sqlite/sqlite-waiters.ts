@@ -38,6 +38,8 @@ const INSERT_WAITER = `INSERT INTO quota_waiters
 const DECIDE_WAITER = `UPDATE quota_waiters SET state = @state, decided_at_ms = @atMs WHERE tenant = @tenant AND run_id = @run`;
 const RENEW_WAITER = `UPDATE quota_waiters SET lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs)
   WHERE tenant = @tenant AND run_id = @run`;
+const REQUEUE_WAITER = `UPDATE quota_waiters SET state = 'waiting', decided_at_ms = NULL,
+    lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs) WHERE tenant = @tenant AND run_id = @run`;
 const DELETE_WAITER = 'DELETE FROM quota_waiters WHERE tenant = @tenant AND run_id = @run';
 const COUNT_AHEAD = `SELECT count(*) AS ahead FROM quota_waiters
   WHERE tenant = @tenant AND state = 'waiting' AND lease_expires_at_ms > @atMs AND seq < @seq`;
@@ -265,6 +267,7 @@ export function admitOrWaitInTransaction(
  * a timed-out waiter gets the `TooManyRuns` refusal the store decides now, with its place and how
  * long it waited (or, if a slot freed in this very instant, the pass). A waiter whose row is gone
  * (its lease lapsed) is decided afresh, and waits again at the back when the caller's time is not up.
+ * A waiter the grant loop refused is answered by `collectRefused`.
  */
 export function collectWaiterInTransaction(
   conn: SqliteConnection,
@@ -285,6 +288,7 @@ export function collectWaiterInTransaction(
     conn.run(RENEW_WAITER, { ...key, leaseExpiresAtMs: request.atMs + terms.leaseMs });
     return { outcome: waiting(conn, tenant, request.run, request.atMs), granted };
   }
+  if (row.state === 'refused') return { outcome: collectRefused(conn, tenant, request, terms, row), granted };
   const place = row.state === 'waiting' ? position(conn, tenant, row.seq, request.atMs) : 1;
   conn.run(DELETE_WAITER, key);
   const outcome = admitNowInTransaction(conn, tenant, request);
@@ -292,6 +296,36 @@ export function collectWaiterInTransaction(
     return { outcome: { ok: false, refusal: timedOutRefusal(outcome.refusal, place, request.atMs - row.enqueued_at_ms) }, granted };
   }
   return { outcome, granted };
+}
+
+/**
+ * A waiter the grant loop refused for a reason other than room (a halt, spend, a budget the quota
+ * cannot bound) hears that reason, never a `TooManyRuns` decided later because a waiter behind it
+ * took the slot meanwhile. The reason is judged again the way the grant loop judged it, with room
+ * left out: halts and `Unbounded` come before room in every admission, and spend, judged after
+ * room, is probed on its own (`spendBehindConcurrency`). If nothing but room refuses it any more
+ * (the halt was lifted, holds were given back), it goes back to waiting in its original place, or,
+ * when its time is up, gets the `TooManyRuns` refusal with that place.
+ */
+function collectRefused(conn: SqliteConnection, tenant: string, request: AdmitRequest, terms: WaitTerms, row: WaiterRow): WaitOutcome {
+  const key = { tenant, run: request.run };
+  const outcome = admitNowInTransaction(conn, tenant, request);
+  if (outcome.ok || outcome.refusal.code !== 'TooManyRuns') {
+    conn.run(DELETE_WAITER, key);
+    return outcome;
+  }
+  const spentOut = spendBehindConcurrency(conn, tenant, request);
+  if (spentOut !== null) {
+    conn.run(DELETE_WAITER, key);
+    return { ok: false, refusal: spentOut };
+  }
+  const place = position(conn, tenant, row.seq, request.atMs);
+  if (request.atMs >= terms.untilMs) {
+    conn.run(DELETE_WAITER, key);
+    return { ok: false, refusal: timedOutRefusal(outcome.refusal, place, request.atMs - row.enqueued_at_ms) };
+  }
+  conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs: request.atMs + terms.leaseMs });
+  return { ok: false, waiting: true, run: request.run, position: place, enqueuedAtMs: row.enqueued_at_ms };
 }
 
 // A grant nobody collected: the run never started, so its slot, hold, pass and registry row go.

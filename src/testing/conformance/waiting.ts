@@ -9,7 +9,7 @@ import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // Waiting admissions (issue 12, DESIGN.md decision 18; store.ts `admitOrWait`, `collectWaiter`,
 // `cancelWaiter`, `sweepWaiters`, `waitQueue`, and the grant in every transaction that frees a
-// slot). Case ids W1–W11; W20 (FIFO across processes) is each backend's own process race.
+// slot). Case ids W1–W11, W14–W16; W20 (FIFO across processes) is each backend's own process race.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -40,7 +40,7 @@ async function conclude(handle: TenantStore, run: string, atMs: number): Promise
   await handle.settlePass({ run, epoch: 1, spend: tokens(10), concludes: true, atMs });
 }
 
-/** W1–W11: waiters wait in line, are granted by the transaction that frees a slot, and leave nothing behind. */
+/** W1–W11, W14–W16: waiters wait in line, are granted by the transaction that frees a slot, and leave nothing behind. */
 export const waitingAdmissions: ConformanceGroup = {
   title: 'waiting admissions are served first come, first served, within every ceiling',
   steps: [
@@ -230,6 +230,48 @@ export const waitingAdmissions: ConformanceGroup = {
         assertWaiting(await handle.collectWaiter(admission(runId(502), { agent: slow, atMs: JAN_MS + 4 }), TERMS), 1, 'slow-2 keeps its place');
         await handle.settlePass({ run: runId(500), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 5 });
         assert.deepEqual(await handle.runningRuns(10), [runId(502), runId(503)], 'slow-2 granted when its agent has room');
+      },
+    },
+    {
+      id: 'W15',
+      title: 'a waiter the grant loop refused for spend hears SpentOut, not a TooManyRuns decided after a waiter behind it took the slot',
+      async run(context) {
+        const handle = context.store.tenant('spend-wait');
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 30_000 });
+        const hold = (maxTokens: number, maxCallTokens: number) => ({ budget: { maxTokens, maxCallTokens }, width: 1 });
+        assertOk(await handle.admit(admission(runId(600), hold(20_000, 4_000))), 'the holder holds 24 000');
+        assertWaiting(await handle.admitOrWait(admission(runId(601), { ...hold(5_000, 1_000), atMs: JAN_MS + 1 }), TERMS), 1, 'w601 (6 000)');
+        assertWaiting(await handle.admitOrWait(admission(runId(602), { ...hold(100, 0), atMs: JAN_MS + 2 }), TERMS), 2, 'w602 (100)');
+        await handle.settlePass({ run: runId(600), epoch: 1, spend: tokens(29_000), concludes: true, atMs: JAN_MS + 3 });
+        assert.deepEqual(await slots(handle), [runId(602)], 'w602 fits the period and takes the slot past w601');
+        const refused = answered(await handle.collectWaiter(admission(runId(601), { ...hold(5_000, 1_000), atMs: JAN_MS + 4 }), TERMS), 'w601');
+        assertRefused(refused, 'SpentOut', {}, 'w601 hears what refused it: the period cannot hold its 6 000');
+        assert.deepEqual(await handle.waitQueue({ atMs: JAN_MS + 4 }), { depth: 0, oldestEnqueuedAtMs: null, uncollected: 1 });
+        assertOk(answered(await handle.collectWaiter(admission(runId(602), { ...hold(100, 0), atMs: JAN_MS + 4 }), TERMS), 'w602'), 'w602 collects');
+      },
+    },
+    {
+      id: 'W16',
+      title: 'a waiter refused for a halt that is lifted before it collects waits on in its own place, with its enqueuedAtMs',
+      async run(context) {
+        const handle = context.store.tenant('halt-wait');
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 1 });
+        const agent = { name: 'paused', digest: 'r1' };
+        assertOk(await handle.admit(admission(runId(700))), 'the holder');
+        assertWaiting(await handle.admitOrWait(admission(runId(701), { agent, atMs: JAN_MS + 1 }), TERMS), 1, 'w701 (paused agent)');
+        assertWaiting(await handle.admitOrWait(admission(runId(702), { atMs: JAN_MS + 2 }), TERMS), 2, 'w702');
+        assertWaiting(await handle.admitOrWait(admission(runId(703), { atMs: JAN_MS + 3 }), TERMS), 3, 'w703');
+        await handle.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 9', by: OPS_ALICE, atMs: JAN_MS + 4 });
+        await handle.settlePass({ run: runId(700), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 5 });
+        assert.deepEqual(await slots(handle), [runId(702)], 'w702 granted past the halted w701');
+        assert.equal(await handle.liftHalt({ kind: 'agent', name: 'paused' }), true, 'the halt is lifted before w701 looks again');
+        const back = await handle.collectWaiter(admission(runId(701), { agent, atMs: JAN_MS + 6 }), TERMS);
+        assertWaiting(back, 1, 'only room refuses w701 now: it waits on, first');
+        assert.ok(!back.ok && 'waiting' in back && back.enqueuedAtMs === JAN_MS + 1, 'w701 keeps the instant it joined');
+        assertWaiting(await handle.collectWaiter(admission(runId(703), { atMs: JAN_MS + 6 }), TERMS), 2, 'w703 stays behind it');
+        assertOk(answered(await handle.collectWaiter(admission(runId(702), { atMs: JAN_MS + 7 }), TERMS), 'w702'), 'w702 collects');
+        await handle.settlePass({ run: runId(702), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 8 });
+        assert.deepEqual(await slots(handle), [runId(701)], 'the next freed slot goes to w701, not w703');
       },
     },
     {
