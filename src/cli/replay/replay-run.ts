@@ -11,7 +11,8 @@ import type { QuotaStore } from '../../store/store.js';
 import { CompletionQueue, completionSettle, type PendingCompletion } from './completion-queue.js';
 import { OrderedCalls } from './ordered-calls.js';
 import type { ReplayProgress } from './replay-progress.js';
-import { measureInvariants, type TenantLedger } from './replay-invariants.js';
+import { type TenantLedger } from './replay-invariants.js';
+import { replayReport } from './replay-finish.js';
 import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from './replay-types.js';
 import { openTrace, type TraceRow } from './trace-reader.js';
 import { zipfSampler } from './zipf.js';
@@ -216,50 +217,7 @@ export async function runReplay(
   }
   const wallMs = performance.now() - started;
 
-  const verifyStarted = performance.now();
-  const measured = await measureInvariants(plane, [...ledgers.values()], settledRuns);
-  const verifyMs = performance.now() - verifyStarted;
-
-  const tenants: TenantReport[] = [...ledgers.values()].map((book) => ({
-    tenant: book.tenant,
-    admitted: book.admitted,
-    refused: { ...book.refused },
-    settled: measured.settledByTenant.get(book.tenant) ?? ZERO_SPEND,
-    peakRunning: book.peakRunning,
-  }));
-  const invariants = measured.invariants;
-  return {
-    trace: options.tracePath,
-    store: { url: target.url, temporary: target.temporary, kept: target.kept },
-    options: {
-      tenants: options.tenants,
-      seed: options.seed,
-      zipfExponent: options.zipfExponent,
-      maxConcurrent: options.maxConcurrent ?? null,
-      tokensPerPeriod: options.tokensPerPeriod ?? null,
-      minorUnitsPerPeriod: options.minorUnitsPerPeriod ?? null,
-      period: options.period,
-      priceIn: options.priceIn,
-      priceOut: options.priceOut,
-      maxOutputTokens: options.maxOutputTokens,
-      tenantPrefix: target.tenantPrefix,
-      ...planeOption(options),
-    },
-    tenants,
-    totals: {
-      rows: rowCount,
-      admitted: tenants.reduce((sum, t) => sum + t.admitted, 0),
-      refused: sumRefusals(tenants.map((t) => t.refused)),
-      settled: tenants.reduce((sum: Spend, t) => addSpend(sum, t.settled), ZERO_SPEND),
-    },
-    timing: {
-      wallMs: Math.round(wallMs),
-      requestsPerSecond: wallMs > 0 ? Math.round((rowCount / wallMs) * 1000) : 0,
-      verifyMs: Math.round(verifyMs),
-    },
-    invariants,
-    ok: Object.values(invariants).every(Boolean),
-  };
+  return replayReport({ plane, options, target, ledgers: [...ledgers.values()], settledRuns, rowCount, wallMs });
 }
 
 /** `--plane-max-concurrent`: sets the store's plane-wide ceiling (issue 12) before the first row. */
@@ -267,11 +225,6 @@ export async function applyPlaneCeiling(plane: Pick<Plane, 'setPlaneCeiling'>, o
   if (options.planeMaxConcurrent !== undefined) {
     await plane.setPlaneCeiling({ maxConcurrentRuns: options.planeMaxConcurrent }, REPLAY_OPERATOR);
   }
-}
-
-/** The report's `planeMaxConcurrent` member, only when the flag was given (the report is unchanged otherwise). */
-export function planeOption(options: ReplayOptions): { planeMaxConcurrent?: number } {
-  return options.planeMaxConcurrent === undefined ? {} : { planeMaxConcurrent: options.planeMaxConcurrent };
 }
 
 /** The quota every tenant gets from the flags; absent flags leave the ceiling absent (unlimited). */
@@ -329,15 +282,6 @@ export function newLedger(tenant: string): TenantLedger {
     periods: new Set(),
     settledByReplay: new Map(),
   };
-}
-
-/** The refusal counts of every tenant added up. */
-export function sumRefusals(counts: readonly RefusalCounts[]): RefusalCounts {
-  const total: RefusalCounts = { TooManyRuns: 0, SpentOut: 0, Unbounded: 0, Halted: 0 };
-  for (const count of counts) {
-    for (const code of Object.keys(total) as (keyof RefusalCounts)[]) total[code] += count[code];
-  }
-  return total;
 }
 
 // A target names a store or a remote plane; one with neither is a bug in whoever built it.

@@ -9,18 +9,17 @@ import type { WaitOutcome, WaitTerms } from '../../store/waiters.js';
 import { UsageError } from '../usage-error.js';
 import { CompletionQueue, completionSettle, type PendingCompletion } from './completion-queue.js';
 import type { ReplayProgress } from './replay-progress.js';
-import { measureInvariants, type TenantLedger } from './replay-invariants.js';
+import { type TenantLedger } from './replay-invariants.js';
+import { replayReport } from './replay-finish.js';
 import {
   applyPlaneCeiling,
   budgetOf,
   LEASE_MARGIN_MS,
   newLedger,
-  planeOption,
   quotaOf,
   REPLAY_OPERATOR,
   RUN_BASE_MS,
   RUN_MS_PER_GENERATED_TOKEN,
-  sumRefusals,
   type ReplayTarget,
 } from './replay-run.js';
 import type { ReplayOptions, ReplayReport, TenantReport, WaitFigures } from './replay-types.js';
@@ -251,53 +250,16 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
   }
   const wallMs = performance.now() - started;
 
-  const verifyStarted = performance.now();
-  const measured = await measureInvariants(plane, [...ledgers.values()], settledRuns);
-  const verifyMs = performance.now() - verifyStarted;
-
-  const tenants: TenantReport[] = [...ledgers.values()].map((book) => ({
-    tenant: book.tenant,
-    admitted: book.admitted,
-    refused: { ...book.refused },
-    settled: measured.settledByTenant.get(book.tenant) ?? ZERO_SPEND,
-    peakRunning: book.peakRunning,
-    wait: waitFigures([waitBook(book.tenant)]),
-  }));
-  const invariants = measured.invariants;
-  return {
-    trace: options.tracePath,
-    store: { url: target.url, temporary: target.temporary, kept: target.kept },
-    options: {
-      tenants: options.tenants,
-      seed: options.seed,
-      zipfExponent: options.zipfExponent,
-      maxConcurrent: options.maxConcurrent ?? null,
-      tokensPerPeriod: options.tokensPerPeriod ?? null,
-      minorUnitsPerPeriod: options.minorUnitsPerPeriod ?? null,
-      period: options.period,
-      priceIn: options.priceIn,
-      priceOut: options.priceOut,
-      maxOutputTokens: options.maxOutputTokens,
-      tenantPrefix: target.tenantPrefix,
-      waitMs,
-      ...planeOption(options),
-    },
-    tenants,
-    totals: {
-      rows: rowCount,
-      admitted: tenants.reduce((sum, t) => sum + t.admitted, 0),
-      refused: sumRefusals(tenants.map((t) => t.refused)),
-      settled: tenants.reduce((sum: Spend, t) => addSpend(sum, t.settled), ZERO_SPEND),
-      wait: waitFigures([...waits.values()]),
-    },
-    timing: {
-      wallMs: Math.round(wallMs),
-      requestsPerSecond: wallMs > 0 ? Math.round((rowCount / wallMs) * 1000) : 0,
-      verifyMs: Math.round(verifyMs),
-    },
-    invariants,
-    ok: Object.values(invariants).every(Boolean),
-  };
+  return replayReport({
+    plane,
+    options,
+    target,
+    ledgers: [...ledgers.values()],
+    settledRuns,
+    rowCount,
+    wallMs,
+    waits: { waitMs, ofTenant: (tenant) => waitFigures([waitBook(tenant)]), total: waitFigures([...waits.values()]) },
+  });
 }
 
 /** The wait figures of some tenants together; percentiles by nearest rank over the granted waits. */
