@@ -48,6 +48,12 @@ async function planeOrNull(target: OperatorTarget): Promise<PlaneStatus | null> 
   }
 }
 
+// A plane-wide ceiling that bounds nothing and weighs no tenant: none at all, or `{}`.
+function setsNothing(ceiling: PlaneStatus['ceiling']): boolean {
+  if (ceiling === null) return true;
+  return ceiling.maxConcurrentRuns === undefined && Object.keys(ceiling.agents ?? {}).length === 0 && Object.keys(ceiling.weights ?? {}).length === 0;
+}
+
 /** Registers `quotaplane status [--tenant T]`: ceilings, running, spent and reserved this period, standing halts. */
 export function registerStatus(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'status', io, 'reads')
@@ -76,9 +82,10 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
           tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts });
         }
-        // Shown only while a plane-wide ceiling is set: without one, status reads as it always did.
+        // Shown only while a plane-wide ceiling sets something: without one (never set, or every
+        // ceiling and weight removed, `{}`), status reads as it always did.
         const planeStatus = await planeOrNull(target);
-        const plane = planeStatus?.ceiling === null ? null : planeStatus;
+        const plane = planeStatus === null || setsNothing(planeStatus.ceiling) ? null : planeStatus;
         writeAnswer(io, flags.json, plane === null ? { tenants } : { tenants, plane }, () => {
           const planeBlock = plane === null ? '' : `${planeStatusText(plane)}\n`;
           if (tenants.length === 0) return `${planeBlock}no tenants\n`;
