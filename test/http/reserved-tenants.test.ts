@@ -130,5 +130,8 @@ describe('reserved tenant names on the CLI', () => {
     expect(audit.stdout).not.toContain('quota.set');
     const status = await runCli(['status', '--store', url, '--json']);
     expect(status.stdout).not.toContain('"tenant":"quotaplane:');
+    const one = await runCli(['status', '--tenant', 'quotaplane:plane', '--store', url]);
+    expect(one.status).toBe(1);
+    expect(one.stderr).toContain("'quotaplane:plane' is one of quotaplane's own audit chains, no tenant");
   });
 });

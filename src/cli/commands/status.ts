@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 
 import { haltScopeKey } from '../../core/halt-scope.js';
+import { isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
@@ -72,7 +73,9 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           writeAnswer(io, flags.json, { tenants: [] }, () => '');
           writeLine(
             io.stderr,
-            `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+            isReservedTenant(flags.tenant)
+              ? `quotaplane: '${flags.tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${flags.tenant}'`
+              : `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
           );
           return false;
         }
