@@ -102,6 +102,9 @@ describe('reserved tenant names (quotaplane:…)', () => {
     const key = await app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { tenant: 'quotaplane:keys', role: 'operator', name: 'sneaky' } });
     expect(expectProblem(key, 400, 'INVALID_ARGUMENT').field).toBe('tenant');
     expect(await fixture.plane.tenants()).toEqual(['acme']);
+    const audit = await app.inject({ method: 'GET', url: '/v1/tenants/quotaplane:plane/audit', headers });
+    expect(audit.statusCode, audit.body).toBe(200);
+    expect(audit.body).toContain('plane.set');
   });
 });
 
