@@ -143,6 +143,7 @@ export { isQuotaError, QuotaError, type QuotaErrorCode } from './core/errors.js'
 // ── core decisions and values ──────────────────────────────────────────────────
 export { MAX_AMOUNT } from './core/amounts.js';
 export { MAX_IDENTIFIER_LENGTH, isIdentifier, normaliseRunId } from './core/identifiers.js';
+export { RESERVED_TENANT_PREFIX, isReservedTenant, requireCustomerTenant } from './core/identifiers.js';
 export { isPeriodKey, periodEndMs, periodKey, PERIODS, type Period } from './core/period.js';
 export { addSpend, ZERO_SPEND, type Spend } from './core/spend.js';
 export {

@@ -82,12 +82,31 @@ export function tenantName(value: string): string {
  */
 export function ageWithUnit(value: string): number {
   const parsed = parseAge(value);
-  if (parsed === null) throw new InvalidArgumentError(`Use ${AGE_EXPECTED}.`);
+  if (parsed === null) throw new InvalidArgumentError(`${ageProblem(value)}; use ${AGE_EXPECTED}.`);
   return parsed;
 }
 
+/**
+ * What is wrong with an age {@link parseAge} refused, in words: not positive (`0d`, `-1d`), too
+ * large, a bare number without a unit, or not an age at all. One clause, without what to use.
+ */
+export function ageProblem(value: string): string {
+  const text = value.trim();
+  const signed = /^([+-]?)(\d+(\.\d+)?)\s*([a-z]+)$/i.exec(text);
+  if (/^[+-]?\d+(\.\d+)?$/.test(text)) return `${JSON.stringify(value)} is a bare number: a bare number has no unit and is refused`;
+  if (signed !== null) {
+    const magnitude = ms(`${signed[2]}${signed[4]}` as ms.StringValue);
+    if (magnitude !== undefined && Number.isFinite(magnitude)) {
+      if (signed[1] === '-' && magnitude > 0) return `${JSON.stringify(value)} is negative; an age must be positive (at least 1 ms)`;
+      if (Math.round(magnitude) < 1) return `${JSON.stringify(value)} is no age at all; an age must be positive (at least 1 ms)`;
+      if (!Number.isSafeInteger(Math.round(magnitude))) return `${JSON.stringify(value)} is too large`;
+    }
+  }
+  return `${JSON.stringify(value)} is not an age`;
+}
+
 /** What {@link parseAge} takes, for messages. */
-export const AGE_EXPECTED = 'an age with a unit, such as 90d, 12h, 30m or 2w (a bare number has no unit and is refused)';
+export const AGE_EXPECTED = 'a positive age with a unit, such as 90d, 12h, 30m or 2w';
 
 /** {@link ageWithUnit} without throwing: the age in whole ms, or `null` when `value` is not one. */
 export function parseAge(value: string): number | null {

@@ -127,3 +127,34 @@ export function requireTenant(field: string, value: unknown): string {
   }
   return tenant;
 }
+
+/**
+ * The prefix of the tenant names quotaplane keeps its own audit chains under (`quotaplane:plane`
+ * for the plane-wide ceiling, `quotaplane:keys` for keys of every tenant). No customer tenant may
+ * carry it: those chains are read (`audit --tenant quotaplane:plane`, `audit --verify`) but never
+ * admitted into, given a quota, halted or listed as tenants.
+ */
+export const RESERVED_TENANT_PREFIX = 'quotaplane:';
+
+/** True when `tenant` begins with {@link RESERVED_TENANT_PREFIX}: one of quotaplane's own audit chains, no customer tenant. */
+export function isReservedTenant(tenant: string): boolean {
+  return tenant.startsWith(RESERVED_TENANT_PREFIX);
+}
+
+/**
+ * Returns `value` when it names a tenant that may be written to or admitted into: a tenant name
+ * ({@link requireTenant}) that does not begin with {@link RESERVED_TENANT_PREFIX}. Every
+ * tenant-scoped write (admission, settle, resume, heartbeat, dispatch, release, quota, halt, lift,
+ * plane weight, API key) takes its tenant through this. Throws `INVALID_ARGUMENT` naming `field`.
+ */
+export function requireCustomerTenant(field: string, value: unknown): string {
+  const tenant = requireTenant(field, value);
+  if (isReservedTenant(tenant)) {
+    throw invalidArgument(
+      field,
+      `'${tenant}' begins with '${RESERVED_TENANT_PREFIX}', a prefix reserved for quotaplane's own audit chains ` +
+        `(quotaplane:plane, quotaplane:keys), which can be read with audit but take no admission, quota or halt; name another tenant`,
+    );
+  }
+  return tenant;
+}

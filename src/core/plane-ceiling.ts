@@ -1,6 +1,6 @@
 import { describe, requireAmount } from './amounts.js';
 import { invalidArgument } from './errors.js';
-import { requireIdentifier, requireTenant } from './identifiers.js';
+import { requireCustomerTenant, requireIdentifier, requireTenant } from './identifiers.js';
 
 /**
  * The plane-wide ceiling (issue 12 item 2): ceilings over every tenant of one store at once, for a
@@ -102,6 +102,7 @@ export function parsePlaneCeiling(value: unknown, field = 'plane'): PlaneCeiling
     for (const [tenant, weight] of Object.entries(given)) {
       requireTenant(`${field}.weights key`, tenant);
       if (weight === null) continue;
+      requireCustomerTenant(`${field}.weights key`, tenant);
       const amount = requireAmount(`${field}.weights[${JSON.stringify(tenant)}]`, weight);
       if (amount < 1) {
         throw invalidArgument(

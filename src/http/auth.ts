@@ -53,12 +53,27 @@ function refusedKey(): HttpProblem {
 }
 
 /**
+ * The 404 an operator key of one tenant gets from a route over every tenant (`/v1/plane`,
+ * `/metrics`): still no answer, but the detail says which key would get one (an operator knows
+ * these routes exist; a runner key is answered as for any operator route).
+ */
+function needsEveryTenantKey(tenant: string): HttpProblem {
+  return new HttpProblem(
+    'NOT_FOUND',
+    `this route covers every tenant and answers only an operator key of every tenant (tenant '${ALL_TENANTS}'); this key is ` +
+      `an operator key of tenant '${tenant}' only: use an operator key of every tenant (quotaplane keys create --tenant '${ALL_TENANTS}' --role operator)`,
+  );
+}
+
+/**
  * Checks that `key` may use a route of `access` for the path's `tenant` (when the path has one).
- * Throws the 404 of {@link notFoundProblem} otherwise.
+ * Throws the 404 of {@link notFoundProblem} otherwise (saying which key is needed when an operator key of one
+ * tenant asks a route over every tenant).
  */
 export function authorize(access: Exclude<RouteAccess, 'public'>, key: ApiKeyRecord, pathTenant: string | undefined): void {
   if (access === 'operator' && key.role !== 'operator') throw notFoundProblem();
-  if (access === 'operator-all-tenants' && (key.role !== 'operator' || key.tenant !== ALL_TENANTS)) throw notFoundProblem();
+  if (access === 'operator-all-tenants' && key.role !== 'operator') throw notFoundProblem();
+  if (access === 'operator-all-tenants' && key.tenant !== ALL_TENANTS) throw needsEveryTenantKey(key.tenant);
   if (pathTenant !== undefined && !keyCoversTenant(key, pathTenant)) throw notFoundProblem();
 }
 

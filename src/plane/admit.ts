@@ -1,7 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
 import { invalidArgument } from '../core/errors.js';
-import { normaliseRunId, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
@@ -48,7 +48,7 @@ function parseSignal(value: unknown): AbortSignal | undefined {
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRecord('request', input);
-  const tenant = requireTenant('tenant', request.tenant);
+  const tenant = requireCustomerTenant('tenant', request.tenant);
   const agent = parseAgent(request.agent);
   const chain = parseChain(request.chain);
   const budget = parseBudget(request.budget, 'budget');

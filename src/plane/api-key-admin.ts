@@ -1,4 +1,5 @@
 import { invalidArgument } from '../core/errors.js';
+import { requireCustomerTenant } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
 import { ALL_TENANTS, requireNewApiKey, type ApiKeyRecord, type ApiKeyRole, type ApiKeyStore, type NewApiKey, type RevokeOutcome } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
@@ -72,6 +73,8 @@ export function storeApiKeyAdmin(options: {
       const atMs = options.nowMs();
       const minted = options.mint({ role: input.role, tenant: input.tenant, name: input.name, atMs });
       const key = requireNewApiKey(minted.key);
+      // quotaplane's own audit chains are no tenant a key may act for.
+      if (key.tenant !== ALL_TENANTS) requireCustomerTenant('tenant', key.tenant);
       if (!covers(key.tenant)) throw invalidArgument('tenant', `is not a tenant this key may manage keys for; use an operator key for '${key.tenant}' or for every tenant`);
       await audit('key.create', key, by, atMs);
       await storeCall('createKey', () => options.keys.create(key));

@@ -23,6 +23,7 @@ import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseLimit, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
+import { isReservedTenant } from '../core/identifiers.js';
 
 // What one kind's reader answers for one tenant: its conditions, reading at most `want` rows (one
 // more than the page still has room for), so a full read proves there were more.
@@ -116,7 +117,8 @@ export async function attention(context: PlaneContext, input: AttentionInput = {
   const atMs = instantOf(context, request.atMs);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
   const holdStaleAfterMs = parseStaleAge(request.holdStaleAfterMs);
-  const tenants = await tenantsInScope(context, request.tenant);
+  // quotaplane's own audit chains (`quotaplane:…`) are no tenant that needs a person.
+  const tenants = (await tenantsInScope(context, request.tenant)).filter((tenant) => request.tenant !== undefined || !isReservedTenant(tenant));
 
   const conditions: AttentionCondition[] = [];
   const truncatedKinds: AttentionKind[] = [];

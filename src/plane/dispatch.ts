@@ -1,5 +1,5 @@
 import { invalidArgument } from '../core/errors.js';
-import { requireIdentifier, requireTenant, normaliseRunId } from '../core/identifiers.js';
+import { requireIdentifier, requireCustomerTenant, normaliseRunId } from '../core/identifiers.js';
 import { parseRateCeilings } from '../core/quota.js';
 import { refuse } from '../core/refusal.js';
 import type { DispatchInput, DispatchResult } from './plane.js';
@@ -16,7 +16,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
   const request = requireRecord('request', input);
-  const tenant = requireTenant('tenant', request.tenant);
+  const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const grant = requireIdentifier('grant', request.grant);
   const key = requireIdentifier('dispatch', request.dispatch);

@@ -1,5 +1,5 @@
 import { haltScopeKey, type Halt, type HaltScope } from '../core/halt-scope.js';
-import { requireTenant } from '../core/identifiers.js';
+import { requireCustomerTenant, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
@@ -19,7 +19,7 @@ export function haltReach(scope: HaltScope): HaltReach {
  */
 export async function halt(context: PlaneContext, input: HaltInput): Promise<HaltResult> {
   const request = requireRecord('request', input);
-  const tenant = requireTenant('tenant', request.tenant);
+  const tenant = requireCustomerTenant('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const reason = requireReason(request.reason);
   const by = parseOperator(request.by, 'by');

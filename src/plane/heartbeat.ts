@@ -1,4 +1,4 @@
-import { normaliseRunId, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { HeartbeatInput, HeartbeatResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
@@ -12,7 +12,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function heartbeat(context: PlaneContext, input: HeartbeatInput): Promise<HeartbeatResult> {
   const request = requireRecord('request', input);
-  const tenant = requireTenant('tenant', request.tenant);
+  const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const epoch = requireEpoch('epoch', request.epoch);
   const atMs = instantOf(context, request.atMs);

@@ -1,7 +1,6 @@
-import { KEYS_AUDIT_TENANT } from './api-key-admin.js';
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
-import { requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { isReservedTenant, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import type { RunStatus } from '../store/types.js';
 import { RUN_STATUSES } from '../store/types.js';
 import { liftedHaltOf } from './lifted-halts.js';
@@ -98,9 +97,10 @@ export async function auditLog(context: PlaneContext, input: AuditLogInput): Pro
 }
 
 /**
- * `Plane.tenants`: the store's tenants, without {@link KEYS_AUDIT_TENANT}, whose only rows are the
- * audit rows of keys for every tenant (it is no customer; `verifyAudit` still walks its chain).
+ * `Plane.tenants`: the store's tenants, without the reserved names beginning `quotaplane:`
+ * (`isReservedTenant`): `quotaplane:keys` and `quotaplane:plane` are quotaplane's own audit
+ * chains, no customers (`verifyAudit` still walks them). Status, `/v1/tenants` and `/metrics` list these tenants.
  */
 export async function tenants(context: PlaneContext): Promise<string[]> {
-  return (await storeCall('tenants', () => context.store.tenants())).filter((tenant) => tenant !== KEYS_AUDIT_TENANT);
+  return (await storeCall('tenants', () => context.store.tenants())).filter((tenant) => !isReservedTenant(tenant));
 }

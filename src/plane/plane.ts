@@ -465,8 +465,8 @@ export interface Plane {
   rateWindows(input: RateWindowsInput): Promise<RateWindows>;
   /**
    * Retention (issue 9 fault 6): removes, from one tenant or every tenant, the runs closed
-   * (concluded or released) at least `olderThanMs` ago that hold no slot and no hold (a concluded
-   * run with a pass never settled stays until that pass is settled), with their passes and receipts, and the rate-dispatch instants older than
+   * (concluded or released) at least `olderThanMs` ago that hold no slot and no hold (a concluded or
+   * released run with a pass never settled stays until that pass is settled), with their passes and receipts, and the rate-dispatch instants older than
    * both that age and the widest countable window, in bounded batches of one store transaction
    * each, every batch audited (`run.prune`, `rate.prune`). Never touches an open run, a hold, a
    * slot, a halt, a period figure or an earlier audit row. Every pruned run id keeps a tombstone:

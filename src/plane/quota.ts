@@ -1,4 +1,4 @@
-import { requireTenant } from '../core/identifiers.js';
+import { requireCustomerTenant, requireTenant } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { parseQuota, type TenantQuota } from '../core/quota.js';
 import { applyQuotaPatch } from '../core/quota-patch.js';
@@ -20,7 +20,7 @@ export async function setQuota(
   quota: unknown,
   by: unknown,
 ): Promise<TenantQuota> {
-  const id = requireTenant('tenant', tenant);
+  const id = requireCustomerTenant('tenant', tenant);
   const next = parseQuota(quota, 'quota');
   const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');
   const atMs = instantOf(context, undefined);
@@ -58,7 +58,7 @@ export async function updateQuota(
   patch: unknown,
   by: unknown,
 ): Promise<TenantQuota> {
-  const id = requireTenant('tenant', tenant);
+  const id = requireCustomerTenant('tenant', tenant);
   const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');
   const handle = tenantHandle(context.store, id);
   const previous = await storeCall('getQuota', () => handle.getQuota());

@@ -1,4 +1,4 @@
-import { normaliseRunId, requireTenant } from '../core/identifiers.js';
+import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { ResumeInput, ResumeResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
@@ -14,7 +14,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  */
 export async function resume(context: PlaneContext, input: ResumeInput): Promise<ResumeResult> {
   const request = requireRecord('request', input);
-  const tenant = requireTenant('tenant', request.tenant);
+  const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const atMs = instantOf(context, request.atMs);
   const leaseMs = leaseOf(context, request.leaseMs);

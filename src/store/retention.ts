@@ -11,9 +11,12 @@ import type { AuditRecord, RunStatus } from './types.js';
  * the store's prune operations, their argument checks, and the refusal every decision gives a run
  * whose records were pruned. What a prune removes, and only that: a closed run (concluded or
  * released) that holds no slot and no hold, closed at or before the cut-off, with its passes and
- * receipts. A concluded run with a pass whose receipt was never written stays (attention lists that
- * pass as `pass.unsettled` until someone settles it); a released run goes even so, since an
- * operator gave its passes up when releasing it (attention no longer lists them); and rate-dispatch instants no window can count any more.
+ * receipts, provided none of its passes can still be settled: a closed run with a pass whose receipt
+ * was never written stays, concluded or released alike, because a late settle of that pass is
+ * still accepted and booked, and a prune must never turn a settle that would be booked into a
+ * refusal (a concluded run's pass stays in attention as `pass.unsettled` until someone settles
+ * it); and rate-dispatch instants no window can count any more. So every pruned run had settled
+ * every pass it had, and the refusal below says so truthfully.
  * It never touches an open run, a hold, a slot, a halt, a period figure or the audit log. Each
  * pruned run leaves a tombstone (`quota_pruned`), so a retried decision about it is refused
  * (`CONFLICT`) rather than counted again.
@@ -32,7 +35,7 @@ export const MAX_PRUNE_BATCH = 1000;
  * A page of prune candidates (store.ts `prunableRuns`): registered runs of `status` whose id sorts
  * after `after` (default: from the start), of which at most `scanLimit` are read; of those, the
  * ones that may be pruned: closed at or before `closedAtOrBeforeMs` (Unix ms), holding no slot and
- * no hold, and, when concluded, no pass without a receipt.
+ * no hold, and with no pass without a receipt (whether concluded or released).
  */
 export interface PrunableRunsRequest {
   readonly status: PrunableStatus;
@@ -131,17 +134,19 @@ export function decodePrunedRow(run: string, row: PrunedRow): PrunedRunRecord {
 }
 
 /**
- * `CONFLICT` for a decision about a run whose records a prune removed (issue 9 fault 6): its
- * spend was booked when it settled, so a retried settle (or an admission, resume, heartbeat or
- * dispatch under its id) is refused rather than applied again. `details.pruned` is `true`.
+ * `CONFLICT` for a decision about a run whose records a prune removed (issue 9 fault 6): a run is
+ * pruned only once every one of its passes has settled, so what it spent is booked, and a retried
+ * settle (or an admission, resume, heartbeat or dispatch under its id) is refused rather than
+ * applied again. `details.pruned` is `true`; `details.lastEpoch` is how many passes it had.
  */
 export function prunedRunError(tenant: string, pruned: PrunedRunRecord, verb: string): QuotaError {
   const closed = pruned.status === 'released' ? 'was released' : 'concluded';
   return new QuotaError(
     'CONFLICT',
     `run '${pruned.run}' of tenant '${tenant}' ${closed} at ${new Date(pruned.closedAtMs).toISOString()} and its records were ` +
-      `pruned at ${new Date(pruned.prunedAtMs).toISOString()} (retention), so it cannot ${verb}: what it spent was booked ` +
-      `when it settled and is not counted again; start a new run under a new id`,
+      `pruned at ${new Date(pruned.prunedAtMs).toISOString()} (retention), so it cannot ${verb}: a run is pruned only after ` +
+      `every one of its passes has settled (it had ${pruned.lastEpoch}), so what it spent is already booked and nothing is ` +
+      `counted again; start a new run under a new id`,
     {
       details: {
         tenant,

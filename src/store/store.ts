@@ -310,8 +310,9 @@ export interface TenantStore {
   /**
    * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of
    * `status` after the cursor `after` (ascending run id) and answers those among them that are
-   * closed at or before `closedAtOrBeforeMs` and hold no slot and no hold (and, when concluded, no
-   * pass without a receipt; a released run's passes were given up), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the
+   * closed at or before `closedAtOrBeforeMs`, hold no slot and no hold, and have no pass without a
+   * receipt (concluded or released alike: a late settle of such a pass would still be booked, so
+   * the run stays), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the
    * end). The page is bounded, so a walk over millions of runs never reads them all at once.
    */
   prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage>;

@@ -72,6 +72,12 @@ describe('quotaplane prune (issue 9 fault 6)', () => {
     expect(bare.status).toBe(2);
     expect(bare.stderr).toContain('--older-than');
     expect(bare.stderr).toContain('a bare number has no unit');
+    for (const age of ['0d', '-1d']) {
+      const notPositive = await runCli(['prune', '--older-than', age, '--store', url, '--actor', 'ops']);
+      expect(notPositive.status).toBe(2);
+      expect(notPositive.stderr).toContain('an age must be positive');
+      expect(notPositive.stderr).not.toContain('bare number');
+    }
     const noActor = await runCli(['prune', '--older-than', '90d', '--store', url]);
     expect(noActor.status).toBe(2);
     expect(noActor.stderr).toContain('--actor');

@@ -61,6 +61,30 @@ describe('quota plane and per-agent quota flags', () => {
     expect((await json(['quota', 'plane', 'show', '--store', url])).body.ceiling).toBeNull();
   });
 
+  it("a malformed value points at the help of the command given, 'quotaplane quota plane set --help'", async () => {
+    const bad = await runCli(['quota', 'plane', 'set', '--max-concurrent-runs', 'abc', '--store', url, '--actor', 'ops']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("(see 'quotaplane quota plane set --help')");
+    const update = await runCli(['quota', 'plane', 'update', '--max-concurrent-runs', 'abc', '--store', url, '--actor', 'ops']);
+    expect(update.stderr).toContain("(see 'quotaplane quota plane update --help')");
+    const tenantQuota = await runCli(['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', 'abc', '--store', url, '--actor', 'ops']);
+    expect(tenantQuota.stderr).toContain("(see 'quotaplane quota set --help')");
+    const topLevel = await runCli(['prune', '--older-than', 'x', '--store', url, '--actor', 'ops']);
+    expect(topLevel.stderr).toContain("(see 'quotaplane prune --help')");
+  });
+
+  it('status leaves the plane section out while the plane-wide ceiling sets nothing ({}, every ceiling removed)', async () => {
+    await json(['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
+    await json(['quota', 'plane', 'set', '--max-concurrent-runs', '3', '--store', url, '--actor', 'ops-alice']);
+    expect(Object.keys((await json(['status', '--tenant', 'acme', '--store', url])).body)).toEqual(['tenants', 'plane']);
+    const emptied = await json(['quota', 'plane', 'update', '--max-concurrent-runs', 'unlimited', '--store', url, '--actor', 'ops-alice']);
+    expect(emptied.body).toEqual({ ceiling: {} });
+    expect(Object.keys((await json(['status', '--tenant', 'acme', '--store', url])).body)).toEqual(['tenants']);
+    const text = await runCli(['status', '--tenant', 'acme', '--store', url]);
+    expect(text.stdout).not.toMatch(/plane-wide/i);
+    expect(text.stdout).toContain('acme');
+  });
+
   it('quota set and update carry per-agent ceilings; status shows the plane-wide ceiling and each agent', async () => {
     const set = await json([
       'quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '5', '--agent-runs', 'refund-bot=2', '--agent-tokens', 'refund-bot=1000',
@@ -112,6 +136,13 @@ describe('quota plane and per-agent quota flags', () => {
       expect(served.body).toEqual({ ceiling: { maxConcurrentRuns: 4 }, running: 0, limit: 4, agents: [] });
       const [row] = await store.tenant('quotaplane:plane').auditLog({ limit: 1 });
       expect(row).toMatchObject({ action: 'plane.set', by: { actor: 'ops-alice', basis: 'authenticated' } });
+      // An operator key of one tenant is told which key the plane-wide ceiling needs.
+      const acme = mintApiKey({ role: 'operator', tenant: 'acme', name: 'ops-acme', atMs: T0 });
+      await apiKeys.create(acme.key);
+      const narrow = await runCli(['quota', 'plane', 'show', '--url', server[1] ?? '', '--key', acme.secret]);
+      expect(narrow.status).toBe(1);
+      expect(narrow.stderr).toContain("answers only an operator key of every tenant (tenant '*')");
+      expect(narrow.stderr).toContain("this key is an operator key of tenant 'acme' only");
     } finally {
       await app.close();
       await store.close();

@@ -8,7 +8,8 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { startPruner } from '../../src/plane/pruner.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
-import { temporaryDirectory } from './cli-helpers.js';
+import { UsageError } from '../../src/cli/usage-error.js';
+import { runCli, temporaryDirectory } from './cli-helpers.js';
 
 // Issue 9 fault 6: `serve --prune-older-than` (off by default) prunes on an interval.
 
@@ -40,8 +41,40 @@ describe('serve --prune-older-than (issue 9 fault 6)', () => {
       pruneIntervalMs: 60_000,
     });
     expect(resolveServeConfig({ pruneOlderThan: 3_600_000 }, { QUOTAPLANE_PRUNE_OLDER_THAN: '90d' }).pruneOlderThanMs).toBe(3_600_000);
-    expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: '90' })).toThrow(/QUOTAPLANE_PRUNE_OLDER_THAN must be an age with a unit/);
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: '90' })).toThrow(/QUOTAPLANE_PRUNE_OLDER_THAN: "90" is a bare number: a bare number has no unit/);
     expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_INTERVAL_MS: '0' })).toThrow(/QUOTAPLANE_PRUNE_INTERVAL_MS must be/);
+  });
+
+  it('none, the default shown in the table and the help, is taken from the flag and the variable and turns pruning off', async () => {
+    expect(resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: 'none' }).pruneOlderThanMs).toBeUndefined();
+    // The flag's none wins over the variable's age, as every flag wins.
+    const parsed = await runCli(['serve', '--prune-older-than', 'none', '--prune-interval-ms', '60000']);
+    expect(parsed.status).toBe(2);
+    expect(parsed.stderr).not.toContain('must be');
+    expect(parsed.stderr).toContain('--prune-older-than (QUOTAPLANE_PRUNE_OLDER_THAN) is not set (or is none)');
+  });
+
+  it('an age of zero or below is refused as not positive, not as a missing unit, from the flag and the variable', async () => {
+    for (const age of ['0d', '-1d', '0.0001ms']) {
+      expect(() => resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: age })).toThrow(/QUOTAPLANE_PRUNE_OLDER_THAN: .* an age must be positive/);
+      const flag = await runCli(['serve', '--prune-older-than', age]);
+      expect(flag.status).toBe(2);
+      expect(flag.stderr).toContain('--prune-older-than');
+      expect(flag.stderr).toContain('an age must be positive');
+      expect(flag.stderr).not.toContain('bare number');
+    }
+  });
+
+  it('a prune interval without a prune age is refused (exit 2) naming both settings, never silently ignored', () => {
+    for (const [flags, env] of [
+      [{ pruneIntervalMs: 60_000 }, {}],
+      [{}, { QUOTAPLANE_PRUNE_INTERVAL_MS: '60000' }],
+      [{ pruneIntervalMs: 60_000 }, { QUOTAPLANE_PRUNE_OLDER_THAN: 'none' }],
+    ] as const) {
+      expect(() => resolveServeConfig(flags, env)).toThrow(UsageError);
+      expect(() => resolveServeConfig(flags, env)).toThrow(/--prune-interval-ms .*--prune-older-than/);
+    }
+    expect(resolveServeConfig({ pruneIntervalMs: 60_000 }, { QUOTAPLANE_PRUNE_OLDER_THAN: '90d' })).toMatchObject({ pruneIntervalMs: 60_000 });
   });
 
   it('a server started with it prunes at once, as quotaplane-serve, and the audit verifies', async () => {

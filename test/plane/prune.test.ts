@@ -55,6 +55,26 @@ describe.each(BACKENDS)('Plane.prune on $name (issue 9 fault 6)', ({ fresh }) =>
     await shared.remove();
   });
 
+  it('a released run whose pass never settled survives the prune, its late settle is booked, and the refusal after a later prune is true', async () => {
+    await plane.setQuota('initech', { period: 'monthly', maxTokensPerPeriod: 5000 }, ALICE);
+    const grant = await plane.admit({ tenant: 'initech', run: 'r2', budget: { maxTokens: 1000, maxCallTokens: 100 }, atMs: NOW_MS - 5000 });
+    expect(grant.ok).toBe(true);
+    expect(await plane.release({ tenant: 'initech', run: 'r2', by: ALICE, atMs: NOW_MS - 4000 })).toMatchObject({ outcome: 'released' });
+    const first = await plane.prune({ olderThanMs: 1000, tenant: 'initech', by: ALICE });
+    expect(first.total.runs).toBe(0);
+
+    const settled = await plane.settle({ tenant: 'initech', run: 'r2', epoch: 1, spend: tokens(900), concludes: true });
+    expect(settled.outcome).toBe('settled');
+    expect((await plane.usage({ tenant: 'initech' })).spent.tokens).toBe(900);
+
+    const second = await plane.prune({ olderThanMs: 1000, tenant: 'initech', by: ALICE });
+    expect(second.total.runs).toBe(1);
+    const error = await rejection(plane.settle({ tenant: 'initech', run: 'r2', epoch: 1, spend: tokens(900), concludes: true }));
+    expect(isQuotaError(error, 'CONFLICT')).toBe(true);
+    expect((error as Error).message).toMatch(/was released at .* every one of its passes has settled \(it had 1\)/);
+    expect((await plane.usage({ tenant: 'initech' })).spent.tokens).toBe(900);
+  });
+
   it('--older-than 90d removes the January runs in batches, each batch audited, and the audit chain still verifies', async () => {
     const progress: PruneProgress[] = [];
     const result = await plane.prune({ olderThanMs: NINETY_DAYS_MS, by: ALICE, batchSize: 2, onProgress: (each) => progress.push(each) });

@@ -32,8 +32,8 @@ export function registerPrune(program: Command, io: CliIo, setExitStatus: SetExi
     .summary('remove closed runs, their passes and receipts, and spent rate instants older than an age (audited)')
     .description(
       'Retention. Removes every run that concluded or was released at least --older-than ago and\n' +
-        'holds no slot and no hold (a concluded run with a pass never settled stays until that pass is\n' +
-        'settled), with its passes and receipts, and the rate-dispatch instants older than both that\n' +
+        'holds no slot and no hold (a run with a pass never settled stays, concluded or released, until\n' +
+        'that pass is settled), with its passes and receipts, and the rate-dispatch instants older than both that\n' +
         'age and the widest rate window (31 days). Never touches an open run, a hold, a slot, a halt,\n' +
         'a period figure or the audit log. Each pruned run id keeps a tombstone: a settle retried\n' +
         'later is refused (CONFLICT), never counted twice. Works in batches of one transaction each,\n' +

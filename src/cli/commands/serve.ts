@@ -130,7 +130,10 @@ function settingOption(setting: ServeSetting): Option {
   return new Option(`${setting.flag} ${setting.value}`, `${setting.description} (env ${setting.env}; default ${setting.shownDefault}${unit})`).argParser(
     (value: string) => {
       const parsed = setting.parse(value);
-      if (parsed === null) throw new InvalidArgumentError(`Use ${setting.expected}.`);
+      if (parsed === null) {
+        const problem = setting.problem?.(value);
+        throw new InvalidArgumentError(problem === undefined ? `Use ${setting.expected}.` : `${problem}; use ${setting.expected}.`);
+      }
       return parsed;
     },
   );

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 
 import { haltScopeKey } from '../../core/halt-scope.js';
+import { isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
@@ -48,6 +49,12 @@ async function planeOrNull(target: OperatorTarget): Promise<PlaneStatus | null> 
   }
 }
 
+// A plane-wide ceiling that bounds nothing and weighs no tenant: none at all, or `{}`.
+function setsNothing(ceiling: PlaneStatus['ceiling']): boolean {
+  if (ceiling === null) return true;
+  return ceiling.maxConcurrentRuns === undefined && Object.keys(ceiling.agents ?? {}).length === 0 && Object.keys(ceiling.weights ?? {}).length === 0;
+}
+
 /** Registers `quotaplane status [--tenant T]`: ceilings, running, spent and reserved this period, standing halts. */
 export function registerStatus(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'status', io, 'reads')
@@ -66,7 +73,9 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           writeAnswer(io, flags.json, { tenants: [] }, () => '');
           writeLine(
             io.stderr,
-            `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+            isReservedTenant(flags.tenant)
+              ? `quotaplane: '${flags.tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${flags.tenant}'`
+              : `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
           );
           return false;
         }
@@ -76,9 +85,10 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
           tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts });
         }
-        // Shown only while a plane-wide ceiling is set: without one, status reads as it always did.
+        // Shown only while a plane-wide ceiling sets something: without one (never set, or every
+        // ceiling and weight removed, `{}`), status reads as it always did.
         const planeStatus = await planeOrNull(target);
-        const plane = planeStatus?.ceiling === null ? null : planeStatus;
+        const plane = planeStatus === null || setsNothing(planeStatus.ceiling) ? null : planeStatus;
         writeAnswer(io, flags.json, plane === null ? { tenants } : { tenants, plane }, () => {
           const planeBlock = plane === null ? '' : `${planeStatusText(plane)}\n`;
           if (tenants.length === 0) return `${planeBlock}no tenants\n`;

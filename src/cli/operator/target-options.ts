@@ -36,7 +36,7 @@ const SERVER_RECORDS_THE_KEY: Operator = Object.freeze({ actor: 'api-key', basis
  * commands that write); `--json`; its help footer with the exit statuses; and output through `io`.
  */
 export function operatorCommand(program: Command, name: string, io: CliIo, access: CommandAccess): Command {
-  const path = program.parent === null ? name : `${program.name()} ${name}`;
+  const path = commandPath(program, name);
   const command = program
     .command(name)
     .addOption(new Option('--store <url>', `act on a store: sqlite:<path>, <path>.db or postgres://… (default: $${STORE_ENV})`))
@@ -49,6 +49,13 @@ export function operatorCommand(program: Command, name: string, io: CliIo, acces
     command.addOption(new Option('--actor <name>', 'with --store: who acts; required, recorded as asserted (never taken from $USER)'));
   }
   return command;
+}
+
+// The words that call a command under `parent` (`quota plane set`), for its help hint.
+function commandPath(parent: Command, name: string): string {
+  const words = [name];
+  for (let at: Command | null = parent; at !== null && at.parent !== null; at = at.parent) words.unshift(at.name());
+  return words.join(' ');
 }
 
 /** The `--limit <n>` option of a listing: 1 … 1000, default 100. */

@@ -1,5 +1,5 @@
 import { UsageError } from '../usage-error.js';
-import { MAX_TIMER_MS, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
+import { MAX_TIMER_MS, NO_VALUE, refusedSettingMessage, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
 
 export { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './serve-settings.js';
 
@@ -69,12 +69,26 @@ export function flagAttribute(flag: string): string {
  */
 export function resolveServeConfig(flags: ServeFlags, env: Environment): ServeConfig {
   const config: Record<string, unknown> = {};
+  const given = new Set<string>();
   for (const setting of SERVE_SETTINGS as readonly ServeSetting[]) {
     const flag = flags[flagAttribute(setting.flag)];
-    const value = flag !== undefined ? flag : fromEnv(setting, env[setting.env]);
-    if (value !== undefined) config[setting.key] = value;
+    const fromEnvironment = env[setting.env];
+    if (flag !== undefined || (fromEnvironment !== undefined && fromEnvironment !== '')) given.add(setting.key);
+    const value = flag !== undefined ? flag : fromEnv(setting, fromEnvironment);
+    if (value !== undefined && value !== NO_VALUE) config[setting.key] = value;
   }
+  refuseIntervalWithoutAge(config, given);
   return Object.freeze(config) as unknown as ServeConfig;
+}
+
+// A prune interval without a prune age would be silently ignored: refuse it as a malformed setting is.
+function refuseIntervalWithoutAge(config: Record<string, unknown>, given: ReadonlySet<string>): void {
+  if (!given.has('pruneIntervalMs') || config.pruneOlderThanMs !== undefined) return;
+  throw new UsageError(
+    '--prune-interval-ms (QUOTAPLANE_PRUNE_INTERVAL_MS) is the pause between prunes, but --prune-older-than ' +
+      '(QUOTAPLANE_PRUNE_OLDER_THAN) is not set (or is none), so nothing would be pruned; give --prune-older-than an ' +
+      'age such as 90d, or drop --prune-interval-ms',
+  );
 }
 
 /** The store URL: `--store`, else `QUOTAPLANE_STORE` (when not empty), else {@link DEFAULT_STORE_URL}. */
@@ -86,6 +100,6 @@ export function resolveStoreUrl(flag: string | undefined, env: Environment): str
 function fromEnv(setting: ServeSetting, value: string | undefined): unknown {
   if (value === undefined || value === '') return setting.fallback;
   const parsed = setting.parse(value);
-  if (parsed === null) throw new UsageError(`${setting.env} must be ${setting.expected}, got ${JSON.stringify(value)}`);
+  if (parsed === null) throw new UsageError(refusedSettingMessage(setting, setting.env, value));
   return parsed;
 }

@@ -3,7 +3,7 @@ import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
 import { DEFAULT_METRICS_TENANTS } from '../../http/metrics.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
-import { AGE_EXPECTED, parseAge } from '../options.js';
+import { AGE_EXPECTED, ageProblem, parseAge } from '../options.js';
 
 /** The levels `--log-level` takes, most severe first (`silent` logs nothing). */
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -40,8 +40,34 @@ export interface ServeSetting<T = unknown> {
   readonly description: string;
   /** What a valid value looks like, for the error message. */
   readonly expected: string;
-  readonly parse: (text: string) => T | null;
+  /** The value, `null` for one it refuses, or {@link NO_VALUE} for the word that turns the setting off (`none`). */
+  readonly parse: (text: string) => T | typeof NO_VALUE | null;
+  /** Says what is wrong with a refused text, when that is more than "not what `expected` says". */
+  readonly problem?: (text: string) => string;
   readonly fallback: T | undefined;
+}
+
+/**
+ * What a setting's parser answers for the word `none` of a setting that is off by default
+ * (`--prune-older-than none`): the setting is left unset, and a flag saying so still wins over
+ * its environment variable.
+ */
+export const NO_VALUE: unique symbol = Symbol('none');
+
+/**
+ * The message for a refused setting text: `<name> must be <expected>, got "<text>"`, with what is
+ * wrong first when the setting says (`"0d" is no age at all; …`).
+ */
+export function refusedSettingMessage(setting: ServeSetting, name: string, text: string): string {
+  const problem = setting.problem?.(text);
+  return problem === undefined
+    ? `${name} must be ${setting.expected}, got ${JSON.stringify(text)}`
+    : `${name}: ${problem}; it must be ${setting.expected}`;
+}
+
+// An age with a unit, or `none` (never prune).
+function ageOrNone(text: string): number | typeof NO_VALUE | null {
+  return text.trim().toLowerCase() === 'none' ? NO_VALUE : parseAge(text);
 }
 
 function wholeNumberUpTo(max: number, min = 0): (text: string) => number | null {
@@ -124,8 +150,9 @@ export const SERVE_SETTINGS = Object.freeze([
     shownDefault: 'none',
     unit: '',
     description: 'prune closed runs (with their passes and receipts) and spent rate instants older than this age, such as 90d; none: never prune',
-    expected: AGE_EXPECTED,
-    parse: parseAge,
+    expected: `${AGE_EXPECTED}, or none`,
+    parse: ageOrNone,
+    problem: ageProblem,
     fallback: undefined,
   },
   {
@@ -135,7 +162,7 @@ export const SERVE_SETTINGS = Object.freeze([
     env: 'QUOTAPLANE_PRUNE_INTERVAL_MS',
     shownDefault: String(DEFAULT_PRUNE_INTERVAL_MS),
     unit: 'ms',
-    description: 'with --prune-older-than, the pause between prunes',
+    description: 'with --prune-older-than (refused without it), the pause between prunes',
     expected: `a whole number of milliseconds from 1 to ${MAX_SWEEP_INTERVAL_MS}`,
     parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS, 1),
     fallback: DEFAULT_PRUNE_INTERVAL_MS,

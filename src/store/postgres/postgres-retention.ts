@@ -32,8 +32,8 @@ export function postgresRetentionQueries(s: string) {
   const prunable = `coalesce(r.status_since_ms, r.admitted_at_ms) <= $COND_CUT
     AND NOT EXISTS (SELECT 1 FROM ${s}.quota_running x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
     AND NOT EXISTS (SELECT 1 FROM ${s}.quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
-    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM ${s}.quota_passes p
-          WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+    AND NOT EXISTS (SELECT 1 FROM ${s}.quota_passes p
+          WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
   return {
     /** Seed 0, the key `quota_batch` locks each tenant of a batch under. */
     lockTenantDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`,

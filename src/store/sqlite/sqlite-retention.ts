@@ -25,14 +25,15 @@ import type { SqliteConnection } from './sqlite-connection.js';
  * judged as it stands, and the lock is held for one bounded batch only.
  */
 
-// A run may go when it is closed at or before the cut-off and holds nothing a decision still reads
-// (see store/retention.ts: a concluded run with a pass never settled stays, a released one goes).
+// A run may go when it is closed at or before the cut-off, holds nothing a decision still reads, and
+// has no pass that can still be settled (see store/retention.ts: a closed run, concluded or
+// released, with a pass never settled stays, since a late settle of that pass is still booked).
 const PRUNABLE_CONDITION = `r.status = @status
     AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
     AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
     AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
-    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM quota_passes p
-                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+    AND NOT EXISTS (SELECT 1 FROM quota_passes p
+                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
 
 // One page of the status index, at most @scanLimit runs, and the candidates among them.
 const SCAN_RUNS = `SELECT run_id FROM quota_runs
@@ -51,8 +52,8 @@ const CHECK_PRUNABLE = `SELECT r.status, r.last_epoch, coalesce(r.status_since_m
     AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
     AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
     AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
-    AND (r.status = 'released' OR NOT EXISTS (SELECT 1 FROM quota_passes p
-                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL))`;
+    AND NOT EXISTS (SELECT 1 FROM quota_passes p
+                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
 const DELETE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
 const DELETE_RECEIPTS = 'DELETE FROM quota_settled WHERE tenant = @tenant AND run_id = @run';
 const DELETE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';

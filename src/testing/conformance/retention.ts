@@ -19,11 +19,14 @@ const PRUNE_AT_MS = JAN_MS + 40 * DAY_MS;
 const CUT_OFF_MS = PRUNE_AT_MS - 30 * DAY_MS;
 
 const OLD_CONCLUDED = runId(1100);
-const OLD_RELEASED = runId(1101);
+/** Released with its pass never settled: a late settle of that pass is still booked, so it stays. */
+const RELEASED_PASS_OPEN = runId(1101);
 const RECENT_CONCLUDED = runId(1102);
 const PAUSED_WITH_HOLD = runId(1103);
 const RUNNING = runId(1104);
 const LATE_PASS_OPEN = runId(1105);
+/** Paused with every pass settled, then released: nothing of it can settle any more, so it goes. */
+const OLD_RELEASED = runId(1106);
 const GRANT = 'tool://conformance/retention';
 
 /** Asserts `action` throws the pruned-run `CONFLICT` (`details.pruned`) naming `run`. */
@@ -36,6 +39,8 @@ async function assertPrunedConflict(action: () => Promise<unknown>, run: string,
     assert.equal(error.details.pruned, true, `${what}: details.pruned (${error.message})`);
     assert.equal(error.details.run, run, `${what}: details.run`);
     assert.match(error.message, /pruned/, `${what}: the message says the run's records were pruned`);
+    // Only a run whose every pass settled is pruned, so the message may say so (and must say how many).
+    assert.match(error.message, /every one of its passes has settled \(it had \d+\)/, `${what}: the message says why nothing is counted twice`);
     return error;
   }
 }
@@ -58,19 +63,22 @@ export const pruneClosedRuns: ConformanceGroup = {
   steps: [
     {
       id: 'R1',
-      title: 'prunableRuns lists only runs closed at or before the cut-off that hold no slot and no hold, concluded ones with every pass settled',
+      title: 'prunableRuns lists only runs closed at or before the cut-off that hold no slot and no hold and have every pass settled, released ones too',
       async run(context) {
         const handle = acme(context);
         await configure(handle, { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
         const budget = { maxTokens: 1000, maxCallTokens: 0 };
-        for (const run of [OLD_CONCLUDED, OLD_RELEASED, RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN]) {
+        for (const run of [OLD_CONCLUDED, RELEASED_PASS_OPEN, RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN, OLD_RELEASED]) {
           assertOk(await handle.admit(admission(run, { budget })), `admit ${run}`);
         }
         await handle.settlePass({ run: OLD_CONCLUDED, epoch: 1, spend: tokens(300), concludes: false, atMs: JAN_MS + 1 });
         assertOk(await handle.resume({ run: OLD_CONCLUDED, atMs: JAN_MS + 2, leaseMs: LEASE_MS }), 'resume');
         await handle.settlePass({ run: OLD_CONCLUDED, epoch: 2, spend: tokens(200), concludes: true, atMs: JAN_MS + 3 });
-        // Released with its pass never settled: an operator gave the pass up, so it may go.
-        await handle.releaseRun({ run: OLD_RELEASED, atMs: JAN_MS + 4, by: OPS_ALICE });
+        // Released with its pass never settled: that pass can still settle late and be booked, so it stays.
+        await handle.releaseRun({ run: RELEASED_PASS_OPEN, atMs: JAN_MS + 4, by: OPS_ALICE });
+        // Its only pass settled, then released while paused: nothing can settle any more, so it may go.
+        await handle.settlePass({ run: OLD_RELEASED, epoch: 1, spend: tokens(20), concludes: false, atMs: JAN_MS + 8 });
+        await handle.releaseRun({ run: OLD_RELEASED, atMs: JAN_MS + 9, by: OPS_ALICE });
         await handle.settlePass({ run: RECENT_CONCLUDED, epoch: 1, spend: tokens(50), concludes: true, atMs: CUT_OFF_MS + 1 });
         await handle.settlePass({ run: PAUSED_WITH_HOLD, epoch: 1, spend: tokens(10), concludes: false, atMs: JAN_MS + 5 });
         // Pass 1 lapses unsettled; pass 2 concludes: its first pass can still be settled late, so it stays.
@@ -94,18 +102,18 @@ export const pruneClosedRuns: ConformanceGroup = {
         const holdsBefore = await handle.reservations(100);
         const slotsBefore = await handle.runningRuns(100);
         const pruned = await handle.pruneRuns({
-          runs: [OLD_CONCLUDED, OLD_RELEASED, RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN],
+          runs: [OLD_CONCLUDED, RELEASED_PASS_OPEN, RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN, OLD_RELEASED],
           closedAtOrBeforeMs: CUT_OFF_MS,
           atMs: PRUNE_AT_MS,
           by: OPS_ALICE,
         });
         assert.deepEqual(pruned.runs, [OLD_CONCLUDED, OLD_RELEASED], 'only the runs that meet the condition go, re-checked in the transaction');
         assert.equal(pruned.passes, 3, 'passes');
-        assert.equal(pruned.receipts, 2, 'receipts (the released run settled nothing)');
+        assert.equal(pruned.receipts, 3, 'receipts: one per pass, every pass of a pruned run settled');
         assert.ok(pruned.audit !== null, 'audited');
         assert.equal(pruned.audit.action, 'run.prune');
         assert.deepEqual(pruned.audit.by, OPS_ALICE);
-        assert.deepEqual(pruned.audit.detail, { closedAtOrBeforeMs: CUT_OFF_MS, runs: [OLD_CONCLUDED, OLD_RELEASED], passes: 3, receipts: 2 });
+        assert.deepEqual(pruned.audit.detail, { closedAtOrBeforeMs: CUT_OFF_MS, runs: [OLD_CONCLUDED, OLD_RELEASED], passes: 3, receipts: 3 });
 
         assert.equal(await handle.getRun(OLD_CONCLUDED), null, 'registry row gone');
         assert.equal(await handle.getRun(OLD_RELEASED), null, 'registry row gone');
@@ -113,7 +121,7 @@ export const pruneClosedRuns: ConformanceGroup = {
         assert.deepEqual(await handle.reserved('2026-01'), reservedBefore, 'held figures unchanged');
         assert.deepEqual(await handle.reservations(100), holdsBefore, 'holds unchanged');
         assert.deepEqual(await handle.runningRuns(100), slotsBefore, 'slots unchanged');
-        for (const run of [RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN]) {
+        for (const run of [RELEASED_PASS_OPEN, RECENT_CONCLUDED, PAUSED_WITH_HOLD, RUNNING, LATE_PASS_OPEN]) {
           assert.ok((await handle.getRun(run)) !== null, `${run} kept`);
         }
         assert.deepEqual(await prunable(handle, 'concluded', CUT_OFF_MS), [], 'nothing left to prune');
@@ -237,6 +245,34 @@ export const pruneClosedRuns: ConformanceGroup = {
           'no gap in the sequence',
         );
         assert.ok(chain.some((row) => row.action === 'run.prune'), 'the prune is in the chain');
+      },
+    },
+    {
+      id: 'R9',
+      title: 'a released run whose pass never settled is kept by every prune, its late settle is booked, and only then may it go',
+      async run(context) {
+        const handle = acme(context);
+        const kept = await handle.pruneRuns({ runs: [RELEASED_PASS_OPEN], closedAtOrBeforeMs: PRUNE_AT_MS, atMs: PRUNE_AT_MS, by: OPS_ALICE });
+        assert.deepEqual(kept, { runs: [], passes: 0, receipts: 0, audit: null }, 'a pass that can still settle keeps its run');
+        assert.deepEqual(await prunable(handle, 'released', PRUNE_AT_MS), [], 'not a candidate either');
+
+        // The settle a prune must not turn into a refusal: booked exactly as without any prune.
+        const spentBefore = await handle.spent('2026-01');
+        const late = await handle.settlePass({ run: RELEASED_PASS_OPEN, epoch: 1, spend: tokens(900), concludes: true, atMs: PRUNE_AT_MS + 1 });
+        assert.equal(late.outcome, 'settled', 'the late settle of the released run is accepted');
+        assert.equal((await handle.spent('2026-01')).tokens, spentBefore.tokens + 900, 'and booked in its period');
+
+        // Now every pass of it settled: it may go, and a retry of that settle is refused, not counted again.
+        assert.deepEqual(await prunable(handle, 'released', PRUNE_AT_MS), [RELEASED_PASS_OPEN], 'a candidate once settled');
+        const pruned = await handle.pruneRuns({ runs: [RELEASED_PASS_OPEN], closedAtOrBeforeMs: PRUNE_AT_MS, atMs: PRUNE_AT_MS + 2, by: OPS_ALICE });
+        assert.deepEqual([pruned.runs, pruned.passes, pruned.receipts], [[RELEASED_PASS_OPEN], 1, 1]);
+        const refusal = await assertPrunedConflict(
+          () => handle.settlePass({ run: RELEASED_PASS_OPEN, epoch: 1, spend: tokens(900), concludes: true, atMs: PRUNE_AT_MS + 3 }),
+          RELEASED_PASS_OPEN,
+          'the late settle retried after the prune',
+        );
+        assert.match(refusal.message, /was released at .*it had 1\)/, 'says how it closed and how many passes settled');
+        assert.equal((await handle.spent('2026-01')).tokens, spentBefore.tokens + 900, 'counted once');
       },
     },
   ],
