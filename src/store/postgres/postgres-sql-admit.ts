@@ -126,8 +126,10 @@ BEGIN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      PERFORM ${s}.quota_require_fits('budget.maxTokens', 'the hold maxTokens + width × maxCallTokens',
-                                      p_max_tokens, p_width::numeric * p_max_call_tokens);
+      IF coalesce((p_max_tokens)::numeric, 0) + coalesce((p_width::numeric * p_max_call_tokens)::numeric, 0) > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('budget.maxTokens', 'the hold maxTokens + width × maxCallTokens',
+                                        p_max_tokens, p_width::numeric * p_max_call_tokens);
+      END IF;
       hold_tokens := p_max_tokens + p_width::numeric * p_max_call_tokens;
     END IF;
     IF v_bounds_minor_units THEN
@@ -135,8 +137,10 @@ BEGIN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      PERFORM ${s}.quota_require_fits('budget.maxMinorUnits', 'the hold maxMinorUnits + width × maxCallMinorUnits',
-                                      p_max_minor_units, p_width::numeric * p_max_call_minor_units);
+      IF coalesce((p_max_minor_units)::numeric, 0) + coalesce((p_width::numeric * p_max_call_minor_units)::numeric, 0) > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('budget.maxMinorUnits', 'the hold maxMinorUnits + width × maxCallMinorUnits',
+                                        p_max_minor_units, p_width::numeric * p_max_call_minor_units);
+      END IF;
       hold_minor_units := p_max_minor_units + p_width::numeric * p_max_call_minor_units;
     END IF;
   END IF;
