@@ -19,8 +19,8 @@ export function postgresSchema(s: string): string {
 -- Checked value kinds as domains, not table CHECK constraints. PostgreSQL evaluates a domain's
 -- check only on the columns a statement assigns, with the expression its type cache planned once
 -- per connection; a table CHECK is read back from the catalog, planned and evaluated on every
--- INSERT and UPDATE of the table, whatever columns change (about a third of a counter update's
--- cost). Same rules, same SQLSTATE (23514) on a violation.
+-- INSERT and UPDATE of the table, whatever columns change. Same rules, same SQLSTATE (23514) on a
+-- violation.
 CREATE DOMAIN ${s}.quota_amount AS BIGINT CHECK (VALUE BETWEEN 0 AND 9007199254740991);
 CREATE DOMAIN ${s}.quota_sum AS NUMERIC CHECK (VALUE >= 0);
 CREATE DOMAIN ${s}.quota_count AS BIGINT CHECK (VALUE >= 0);
