@@ -9,13 +9,25 @@
  * the same transaction. Counter tables have a fillfactor of 50 and no index on a counted column,
  * so their updates stay HOT (no index entries, little WAL). Every table leads with `tenant`, so every read
  * is a range over one tenant's prefix (contract §2, invariant 9). Instants are Unix ms in BIGINT
- * (DESIGN.md decision 1); amounts are BIGINT checked to 0 … 2^53 − 1 (decision 2). Text keys use
+ * (DESIGN.md decision 1); amounts are BIGINT checked to 0 … 2^53 − 1 (decision 2; the domain `quota_amount`). Text keys use
  * the "C" collation, which compares UTF-8 bytes: listings come out bytewise (contract §6.10 port
  * choice) whatever the database's default collation is. `s` is the quoted schema name.
  */
 export function postgresSchema(s: string): string {
-  const amount = (column: string): string => `${column} BIGINT NOT NULL CHECK (${column} BETWEEN 0 AND 9007199254740991)`;
+  const amount = (column: string): string => `${column} ${s}.quota_amount NOT NULL`;
   return `
+-- Checked value kinds as domains, not table CHECK constraints. PostgreSQL evaluates a domain's
+-- check only on the columns a statement assigns, with the expression its type cache planned once
+-- per connection; a table CHECK is read back from the catalog, planned and evaluated on every
+-- INSERT and UPDATE of the table, whatever columns change. Same rules, same SQLSTATE (23514) on a
+-- violation.
+CREATE DOMAIN ${s}.quota_amount AS BIGINT CHECK (VALUE BETWEEN 0 AND 9007199254740991);
+CREATE DOMAIN ${s}.quota_sum AS NUMERIC CHECK (VALUE >= 0);
+CREATE DOMAIN ${s}.quota_count AS BIGINT CHECK (VALUE >= 0);
+CREATE DOMAIN ${s}.quota_ordinal AS BIGINT CHECK (VALUE >= 1);
+CREATE DOMAIN ${s}.quota_run_status AS TEXT
+  CHECK (VALUE IN ('running', 'paused', 'withheld', 'stranded', 'concluded', 'released'));
+
 -- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
 -- agent_name is the agent of the run that took the slot (NULL without one; issue 12).
 CREATE TABLE ${s}.quota_running (
@@ -30,7 +42,7 @@ CREATE TABLE ${s}.quota_running (
 -- plane-wide running count is its sum over tenants, read only under the plane lock (issue 12).
 CREATE TABLE ${s}.quota_figures (
   tenant   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-  running  BIGINT NOT NULL CHECK (running >= 0)
+  running  ${s}.quota_count NOT NULL
 ) WITH (fillfactor = 50);
 
 -- The slots of each agent's runs per tenant (issue 12), moved with the slot like quota_figures;
@@ -38,7 +50,7 @@ CREATE TABLE ${s}.quota_figures (
 CREATE TABLE ${s}.quota_agent_figures (
   tenant      TEXT COLLATE "C" NOT NULL,
   agent_name  TEXT COLLATE "C" NOT NULL,
-  running     BIGINT NOT NULL CHECK (running >= 0),
+  running     ${s}.quota_count NOT NULL,
   PRIMARY KEY (tenant, agent_name)
 ) WITH (fillfactor = 50);
 CREATE INDEX quota_agent_figures_by_agent ON ${s}.quota_agent_figures (agent_name);
@@ -51,8 +63,8 @@ CREATE TABLE ${s}.quota_agent_spent (
   period            TEXT COLLATE "C" NOT NULL,
   ${amount('tokens')},
   ${amount('minor_units')},
-  held_tokens       NUMERIC NOT NULL DEFAULT 0 CHECK (held_tokens >= 0),
-  held_minor_units  NUMERIC NOT NULL DEFAULT 0 CHECK (held_minor_units >= 0),
+  held_tokens       ${s}.quota_sum NOT NULL DEFAULT 0,
+  held_minor_units  ${s}.quota_sum NOT NULL DEFAULT 0,
   PRIMARY KEY (tenant, agent_name, period)
 ) WITH (fillfactor = 50);
 
@@ -71,8 +83,8 @@ CREATE TABLE ${s}.quota_spent (
   period            TEXT COLLATE "C" NOT NULL,
   ${amount('tokens')},
   ${amount('minor_units')},
-  held_tokens       NUMERIC NOT NULL DEFAULT 0 CHECK (held_tokens >= 0),
-  held_minor_units  NUMERIC NOT NULL DEFAULT 0 CHECK (held_minor_units >= 0),
+  held_tokens       ${s}.quota_sum NOT NULL DEFAULT 0,
+  held_minor_units  ${s}.quota_sum NOT NULL DEFAULT 0,
   PRIMARY KEY (tenant, period)
 ) WITH (fillfactor = 50);
 
@@ -95,7 +107,7 @@ CREATE TABLE ${s}.quota_reserved (
 CREATE TABLE ${s}.quota_settled (
   tenant        TEXT COLLATE "C" NOT NULL,
   run_id        TEXT COLLATE "C" NOT NULL,
-  epoch         BIGINT NOT NULL CHECK (epoch >= 1),
+  epoch         ${s}.quota_ordinal NOT NULL,
   period        TEXT COLLATE "C",
   ${amount('tokens')},
   ${amount('minor_units')},
@@ -122,7 +134,7 @@ CREATE TABLE ${s}.quota_halted (
 CREATE TABLE ${s}.quota_rate (
   tenant          TEXT COLLATE "C" NOT NULL,
   grant_ref       TEXT COLLATE "C" NOT NULL,
-  ordinal         BIGINT NOT NULL CHECK (ordinal >= 1),
+  ordinal         ${s}.quota_ordinal NOT NULL,
   run_id          TEXT COLLATE "C" NOT NULL,
   dispatch        TEXT COLLATE "C" NOT NULL,
   reserved_at_ms  BIGINT NOT NULL,
@@ -137,7 +149,7 @@ CREATE INDEX quota_rate_by_instant ON ${s}.quota_rate (tenant, grant_ref, reserv
 CREATE TABLE ${s}.quota_rate_grants (
   tenant        TEXT COLLATE "C" NOT NULL,
   grant_ref     TEXT COLLATE "C" NOT NULL,
-  last_ordinal  BIGINT NOT NULL CHECK (last_ordinal >= 1),
+  last_ordinal  ${s}.quota_ordinal NOT NULL,
   last_at_ms    BIGINT NOT NULL,
   PRIMARY KEY (tenant, grant_ref)
 ) WITH (fillfactor = 50);
@@ -198,28 +210,32 @@ CREATE TABLE ${s}.quota_wait_turns (
 
 -- A chain is a JSON array of strings: the lifecycle functions read it inside the database (a
 -- Withheld answer needs it), so the database refuses what decodeRun would call corrupt.
+-- PL/pgSQL, not SQL: PostgreSQL tries to inline a SQL function wherever it plans an expression
+-- calling it, which parses its body again each time.
 CREATE FUNCTION ${s}.quota_chain_ok(p_chain jsonb) RETURNS boolean
-IMMUTABLE LANGUAGE sql AS $fn$
-  SELECT CASE
+IMMUTABLE LANGUAGE plpgsql AS $fn$
+BEGIN
+  RETURN CASE
     WHEN jsonb_typeof(p_chain) <> 'array' THEN false
     ELSE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(p_chain) AS e(principal) WHERE jsonb_typeof(e.principal) <> 'string')
-  END
+  END;
+END
 $fn$;
+CREATE DOMAIN ${s}.quota_chain AS JSONB CHECK (VALUE IS NULL OR ${s}.quota_chain_ok(VALUE));
 
 -- The run registry the lifecycle composites keep: status follows the latest pass, and
 -- status_since_ms is when the run entered it (Unix ms).
 CREATE TABLE ${s}.quota_runs (
   tenant           TEXT COLLATE "C" NOT NULL,
   run_id           TEXT COLLATE "C" NOT NULL,
-  status           TEXT NOT NULL
-                   CHECK (status IN ('running', 'paused', 'withheld', 'stranded', 'concluded', 'released')),
+  status           ${s}.quota_run_status NOT NULL,
   agent_name       TEXT,
   agent_digest     TEXT,
-  chain_json       JSONB CHECK (chain_json IS NULL OR ${s}.quota_chain_ok(chain_json)),
+  chain_json       ${s}.quota_chain,
   budget_json      TEXT NOT NULL,
-  width            BIGINT NOT NULL CHECK (width >= 0),
+  width            ${s}.quota_count NOT NULL,
   admitted_at_ms   BIGINT NOT NULL,
-  last_epoch       BIGINT NOT NULL CHECK (last_epoch >= 1),
+  last_epoch       ${s}.quota_ordinal NOT NULL,
   status_since_ms  BIGINT NOT NULL,
   PRIMARY KEY (tenant, run_id)
 );
@@ -245,7 +261,7 @@ CREATE TABLE ${s}.quota_pruned (
 CREATE TABLE ${s}.quota_passes (
   tenant               TEXT COLLATE "C" NOT NULL,
   run_id               TEXT COLLATE "C" NOT NULL,
-  epoch                BIGINT NOT NULL CHECK (epoch >= 1),
+  epoch                ${s}.quota_ordinal NOT NULL,
   period               TEXT COLLATE "C" NOT NULL,
   takes_slot           BOOLEAN NOT NULL,
   started_at_ms        BIGINT NOT NULL,

@@ -1,3 +1,5 @@
+import { waitersToServeSql } from './postgres-sql-waiters.js';
+
 /**
  * Server-side admission (store.ts `admit`, DESIGN.md decision 6) for the quoted schema `s`: one
  * function call, one round trip, one transaction, mirroring `admitInTransaction` of the SQLite
@@ -54,17 +56,19 @@ DECLARE
   v_reserve record;
   v_first record;
   v_pruned boolean;
+  v_waiters boolean;
 BEGIN
-  -- The run, its tombstone, the halts and the stored quota in one statement (one snapshot, one
-  -- executor start).
+  -- The run, its tombstone, the halts, the stored quota and whether there may be waiters to serve
+  -- in one statement (one snapshot, one executor start).
   SELECT (SELECT r.status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run),
          EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run),
          EXISTS (SELECT 1 FROM ${s}.quota_halted h
                   WHERE h.tenant = p_tenant
                     AND (h.scope = ANY (p_cover_keys) OR NOT ${s}.quota_halt_row_ok(h.scope, h.by_basis, h.at_ms))),
          CASE WHEN p_quota_given THEN NULL
-              ELSE (SELECT t.quota_json FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant) END
-    INTO run_status, v_pruned, v_halted, v_quota;
+              ELSE (SELECT t.quota_json FROM ${s}.quota_tenants t WHERE t.tenant = p_tenant) END,
+         ${waitersToServeSql(s, 'p_tenant')}
+    INTO run_status, v_pruned, v_halted, v_quota, v_waiters;
   -- A run id a prune removed is never admitted again as if new (issue 9 fault 6). A batched
   -- admission holds the tenant's admission lock, as a prune batch does, so no prune commits between
   -- this read and the admission's own.
@@ -83,7 +87,9 @@ BEGIN
   END IF;
 
   -- Waiters first (issue 12): no later arrival takes a slot ahead of a waiter that fits.
-  PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+  IF v_waiters THEN
+    PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+  END IF;
 
   IF v_halted THEN
     outcome := 'halted';
@@ -126,8 +132,10 @@ BEGIN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      PERFORM ${s}.quota_require_fits('budget.maxTokens', 'the hold maxTokens + width × maxCallTokens',
-                                      p_max_tokens, p_width::numeric * p_max_call_tokens);
+      IF coalesce((p_max_tokens)::numeric, 0) + coalesce((p_width::numeric * p_max_call_tokens)::numeric, 0) > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('budget.maxTokens', 'the hold maxTokens + width × maxCallTokens',
+                                        p_max_tokens, p_width::numeric * p_max_call_tokens);
+      END IF;
       hold_tokens := p_max_tokens + p_width::numeric * p_max_call_tokens;
     END IF;
     IF v_bounds_minor_units THEN
@@ -135,8 +143,10 @@ BEGIN
         outcome := 'unbounded';
         RETURN;
       END IF;
-      PERFORM ${s}.quota_require_fits('budget.maxMinorUnits', 'the hold maxMinorUnits + width × maxCallMinorUnits',
-                                      p_max_minor_units, p_width::numeric * p_max_call_minor_units);
+      IF coalesce((p_max_minor_units)::numeric, 0) + coalesce((p_width::numeric * p_max_call_minor_units)::numeric, 0) > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('budget.maxMinorUnits', 'the hold maxMinorUnits + width × maxCallMinorUnits',
+                                        p_max_minor_units, p_width::numeric * p_max_call_minor_units);
+      END IF;
       hold_minor_units := p_max_minor_units + p_width::numeric * p_max_call_minor_units;
     END IF;
   END IF;

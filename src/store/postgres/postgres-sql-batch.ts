@@ -32,7 +32,7 @@ export function batchFunctionSql(s: string): string {
       const select =
         'scalar' in spec
           ? `v_row := jsonb_build_object('${spec.scalar}', ${call});`
-          : `SELECT to_jsonb(f) INTO v_row FROM ${call} AS f;`;
+          : `v_row := to_jsonb(${call});`;
       return `        WHEN '${op}' THEN\n          ${select}`;
     })
     .join('\n');

@@ -4,7 +4,8 @@
  * 2^53 − 1, with the input field as the message, the figure's name as the detail and the two
  * operands as the hint (`<total> <adding>`). Raised inside a decision function, it rolls the whole
  * call back, so nothing is written; `toQuotaError` turns it into the same `INVALID_ARGUMENT` the
- * SQLite adapter throws (`sumOverflowError`).
+ * SQLite adapter throws (`sumOverflowError`). Callers test `total + adding` inline first and call it
+ * only when it will raise: a call is a statement of its own, a noticeable part of a decision's cost.
  */
 export const AMOUNT_OVERFLOW_SQLSTATE = 'QP001';
 

@@ -7,7 +7,7 @@
  *
  * - `quota_slot_take`: the run joins the set (first admission instant kept); +1 when it was absent.
  * - `quota_slot_give`: the run leaves the set; −1 and `true` when it was a member.
- * - `quota_held_move`: adds amounts of one sign to one period's hold sums (creating its row).
+ * - `quota_held_move_counted`: adds amounts of one sign to the hold sums of a hold's month and day.
  * - `quota_hold_put`: a new hold in a period.
  * - `quota_hold_drop`: the hold deleted; answers whether there was one.
  * - `quota_hold_carry`: the hold moved whole to another period (one period loses what the other gains).
@@ -56,38 +56,7 @@ BEGIN
 END
 $fn$;
 
-CREATE FUNCTION ${s}.quota_held_move(p_tenant text, p_period text, p_tokens numeric, p_minor_units numeric) RETURNS void
-LANGUAGE plpgsql AS $fn$
-DECLARE
-  v_tokens numeric;
-  v_minor_units numeric;
-BEGIN
-  IF p_tokens = 0 AND p_minor_units = 0 THEN
-    RETURN;
-  END IF;
-  -- A hold that shrinks or leaves was added here first, so its row exists. (An upsert would not
-  -- do: the CHECK is applied to the proposed row before the conflict is found.)
-  IF p_tokens <= 0 AND p_minor_units <= 0 THEN
-    UPDATE ${s}.quota_spent
-       SET held_tokens = held_tokens + p_tokens, held_minor_units = held_minor_units + p_minor_units
-     WHERE tenant = p_tenant AND period = p_period;
-    RETURN;
-  END IF;
-  INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units, held_tokens, held_minor_units)
-    VALUES (p_tenant, p_period, 0, 0, p_tokens, p_minor_units)
-    ON CONFLICT (tenant, period) DO UPDATE SET
-      held_tokens = q.held_tokens + excluded.held_tokens,
-      held_minor_units = q.held_minor_units + excluded.held_minor_units
-    RETURNING q.held_tokens, q.held_minor_units INTO v_tokens, v_minor_units;
-  -- The holds of a period never sum past 2^53 − 1 (DESIGN.md decision 2): refused, whole call rolled back.
-  PERFORM ${s}.quota_require_fits('hold.tokens', 'the holds of period ' || p_period || ' (tokens)',
-                                  v_tokens - greatest(p_tokens, 0), greatest(p_tokens, 0));
-  PERFORM ${s}.quota_require_fits('hold.minorUnits', 'the holds of period ' || p_period || ' (minor units)',
-                                  v_minor_units - greatest(p_minor_units, 0), greatest(p_minor_units, 0));
-END
-$fn$;
-
--- The agent's hold sums of one period (issue 12), as quota_held_move moves the tenant's. The
+-- The agent's hold sums of one period (issue 12), as quota_held_move_counted moves the tenant's. The
 -- tenant's sums bound these (an agent's holds are among the tenant's), so no overflow check here.
 CREATE FUNCTION ${s}.quota_agent_held_move(p_tenant text, p_agent text, p_period text, p_tokens numeric, p_minor_units numeric)
 RETURNS void LANGUAGE plpgsql AS $fn$
@@ -124,19 +93,50 @@ $q$;
 -- Moves the hold sums of every period a hold of (p_period, p_day) counts in: its month, then its
 -- day when known (DESIGN.md decision 15); then the same keys of the agent's sums when the hold is
 -- an agent's (issue 12). Tenant month, tenant day, agent month, agent day: the order every caller
--- locks rows in.
+-- locks rows in. The amounts have one sign. The tenant's two rows move in one statement: a hold
+-- that shrinks or leaves was added to them first, so they exist and are updated in place (an
+-- upsert would not do: the domain check is applied to the proposed row before the conflict is
+-- found); one that grows is upserted. The holds of a period never sum past 2^53 − 1 (DESIGN.md
+-- decision 2): beyond that the call is refused and rolled back whole.
 CREATE FUNCTION ${s}.quota_held_move_counted(p_tenant text, p_period text, p_day text, p_tokens numeric, p_minor_units numeric,
   p_agent text DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql AS $fn$
 DECLARE
+  v_month text := left(p_period, 7);
   v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
+  v_row record;
 BEGIN
-  PERFORM ${s}.quota_held_move(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
-  IF v_day IS NOT NULL THEN
-    PERFORM ${s}.quota_held_move(p_tenant, v_day, p_tokens, p_minor_units);
+  IF p_tokens = 0 AND p_minor_units = 0 THEN
+    RETURN;
+  END IF;
+  IF p_tokens <= 0 AND p_minor_units <= 0 THEN
+    UPDATE ${s}.quota_spent
+       SET held_tokens = held_tokens + p_tokens, held_minor_units = held_minor_units + p_minor_units
+     WHERE tenant = p_tenant AND period IN (v_month, v_day);
+  ELSE
+    FOR v_row IN
+      INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units, held_tokens, held_minor_units)
+        SELECT p_tenant, k.period, 0, 0, p_tokens, p_minor_units
+          FROM (VALUES (1, v_month), (2, v_day)) AS k(position, period)
+         WHERE k.period IS NOT NULL ORDER BY k.position
+        ON CONFLICT (tenant, period) DO UPDATE SET
+          held_tokens = q.held_tokens + excluded.held_tokens,
+          held_minor_units = q.held_minor_units + excluded.held_minor_units
+        RETURNING q.period, q.held_tokens, q.held_minor_units
+    LOOP
+      -- quota_require_fits only when it raises (a call is a statement of its own).
+      IF v_row.held_tokens > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('hold.tokens', 'the holds of period ' || v_row.period || ' (tokens)',
+                                        v_row.held_tokens - greatest(p_tokens, 0), greatest(p_tokens, 0));
+      END IF;
+      IF v_row.held_minor_units > 9007199254740991 THEN
+        PERFORM ${s}.quota_require_fits('hold.minorUnits', 'the holds of period ' || v_row.period || ' (minor units)',
+                                        v_row.held_minor_units - greatest(p_minor_units, 0), greatest(p_minor_units, 0));
+      END IF;
+    END LOOP;
   END IF;
   IF p_agent IS NOT NULL THEN
-    PERFORM ${s}.quota_agent_held_move(p_tenant, p_agent, left(p_period, 7), p_tokens, p_minor_units);
+    PERFORM ${s}.quota_agent_held_move(p_tenant, p_agent, v_month, p_tokens, p_minor_units);
     IF v_day IS NOT NULL THEN
       PERFORM ${s}.quota_agent_held_move(p_tenant, p_agent, v_day, p_tokens, p_minor_units);
     END IF;

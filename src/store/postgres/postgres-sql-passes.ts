@@ -1,3 +1,5 @@
+import { waitersToServeSql } from './postgres-sql-waiters.js';
+
 /**
  * The run-lifecycle functions (quoted schema `s`; leases, Withheld, the sweep): `quota_first_grant`,
  * `quota_resume`, `quota_settle_pass`, `quota_heartbeat`, `quota_dispatch` and `quota_sweep_run`.
@@ -155,7 +157,7 @@ BEGIN
     UPDATE ${s}.quota_runs r SET status = v_next, status_since_ms = p_at_ms
      WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
     -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
-    IF receipt_release_slot THEN
+    IF receipt_release_slot AND ${waitersToServeSql(s, 'p_tenant')} THEN
       PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
     END IF;
   END IF;
@@ -295,7 +297,7 @@ BEGIN
                                     r.status_since_ms)
    WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.status = 'running';
   stranded := FOUND;
-  IF released_slot THEN
+  IF released_slot AND ${waitersToServeSql(s, 'p_tenant')} THEN
     PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
   END IF;
 END

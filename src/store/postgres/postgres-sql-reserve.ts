@@ -70,7 +70,8 @@ BEGIN
     PERFORM ${s}.quota_slot_take(p_tenant, p_run, p_at_ms, p_agent);
     RETURN;
   END IF;
-  PERFORM ${s}.quota_admission_lock(p_tenant);
+  -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held already).
+  PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
   -- Lock order: the tenant's lock, then the plane's (a batch takes all its tenants' locks first).
   IF plane_max_runs IS NOT NULL OR plane_agent_max_runs IS NOT NULL THEN
     PERFORM ${s}.quota_plane_lock();

@@ -15,20 +15,32 @@
  */
 export function settleFunctionSql(s: string): string {
   return `
--- Adds a settle's spend to one period's settled total, refusing a total beyond 2^53 − 1.
-CREATE FUNCTION ${s}.quota_accrue(p_tenant text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
+-- Adds a settle's spend to the settled totals of its month and, when known, its day (p_day, NULL
+-- otherwise), refusing a total beyond 2^53 − 1 before anything is written: both rows are read and
+-- locked in one statement (month first), checked in that order, then moved in one statement.
+CREATE FUNCTION ${s}.quota_accrue(p_tenant text, p_month text, p_day text, p_tokens bigint, p_minor_units bigint) RETURNS void
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_spent record;
 BEGIN
-  SELECT q.tokens, q.minor_units INTO v_spent FROM ${s}.quota_spent q
-   WHERE q.tenant = p_tenant AND q.period = p_period FOR UPDATE;
-  PERFORM ${s}.quota_require_fits('spend.tokens', 'the settled spend of period ' || p_period || ' (tokens)',
-                                  v_spent.tokens, p_tokens);
-  PERFORM ${s}.quota_require_fits('spend.minorUnits', 'the settled spend of period ' || p_period || ' (minor units)',
-                                  v_spent.minor_units, p_minor_units);
+  FOR v_spent IN
+    SELECT q.period, q.tokens, q.minor_units FROM ${s}.quota_spent q
+     WHERE q.tenant = p_tenant AND q.period IN (p_month, p_day) ORDER BY q.period FOR UPDATE
+  LOOP
+    -- quota_require_fits only when it raises (a call is a statement of its own).
+    IF v_spent.tokens::numeric + p_tokens > 9007199254740991 THEN
+      PERFORM ${s}.quota_require_fits('spend.tokens', 'the settled spend of period ' || v_spent.period || ' (tokens)',
+                                      v_spent.tokens, p_tokens);
+    END IF;
+    IF v_spent.minor_units::numeric + p_minor_units > 9007199254740991 THEN
+      PERFORM ${s}.quota_require_fits('spend.minorUnits', 'the settled spend of period ' || v_spent.period || ' (minor units)',
+                                      v_spent.minor_units, p_minor_units);
+    END IF;
+  END LOOP;
   INSERT INTO ${s}.quota_spent AS q (tenant, period, tokens, minor_units)
-    VALUES (p_tenant, p_period, p_tokens, p_minor_units)
+    SELECT p_tenant, k.period, p_tokens, p_minor_units
+      FROM (VALUES (1, p_month), (2, p_day)) AS k(position, period)
+     WHERE k.period IS NOT NULL ORDER BY k.position
     ON CONFLICT (tenant, period) DO UPDATE SET
       tokens = q.tokens + excluded.tokens, minor_units = q.minor_units + excluded.minor_units;
 END
@@ -77,10 +89,7 @@ BEGIN
   END IF;
   -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
   IF p_period IS NOT NULL THEN
-    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), p_tokens, p_minor_units);
-    IF v_day IS NOT NULL THEN
-      PERFORM ${s}.quota_accrue(p_tenant, v_day, p_tokens, p_minor_units);
-    END IF;
+    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), v_day, p_tokens, p_minor_units);
     -- The agent's books, for a registered run with an agent (issue 12): same keys, same order.
     SELECT r.agent_name INTO v_agent FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
     IF v_agent IS NOT NULL THEN

@@ -27,6 +27,17 @@ export const WAITER_CHANNEL = 'quotaplane_waiters';
  * `quota_withdraw_grant(tenant, run)` takes back a grant nobody collected: slot and hold (with
  * their counters), passes and run row go, as if it had never been admitted.
  */
+/**
+ * A boolean SQL expression for the quoted schema `s`: false exactly when `quota_grant_waiters`
+ * of the tenant `tenant` (an SQL expression) would return at once, granting nothing: the tenant has
+ * no waiting admission and no plane-wide concurrency ceiling is set. Callers test it before the
+ * call, since a call is a statement of its own and almost every decision has no waiter to serve.
+ */
+export function waitersToServeSql(s: string, tenant: string): string {
+  return `(EXISTS (SELECT 1 FROM ${s}.quota_waiters w WHERE w.tenant = ${tenant} AND w.state = 'waiting')
+     OR EXISTS (SELECT 1 FROM ${s}.quota_plane p WHERE p.id = 1 AND p.ceiling_json ->> 'maxConcurrentRuns' IS NOT NULL))`;
+}
+
 export function waiterFunctionsSql(s: string): string {
   return `
 CREATE FUNCTION ${s}.quota_grant_queue(p_tenant text, p_at_ms bigint, p_limit integer,
