@@ -1,13 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import type { Operator } from '../../src/core/operator.js';
 import { mintApiKey } from '../../src/http/api-key-secret.js';
 import { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin } from '../../src/plane/api-key-admin.js';
 import type { ApiKeyRole, ApiKeyStore } from '../../src/store/api-keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
-import { ALICE, T0 } from './plane-fixtures.js';
+import { ALICE, failure, T0 } from './plane-fixtures.js';
 
 // storeApiKeyAdmin (issue #10 item 9) over a SQLite store in this process: who may do what, the
 // audit row written before each change, and store faults. The CLI and HTTP suites drive it through
@@ -42,15 +41,6 @@ function admin(options: { by?: Operator | null; covers?: (tenant: string) => boo
     nowMs: () => nowMs,
     covers: options.covers,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
 }
 
 const auditOf = (tenant: string) => store.tenant(tenant).auditLog({ limit: 100 });

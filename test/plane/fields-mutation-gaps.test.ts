@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { KEYS_AUDIT_TENANT } from '../../src/plane/api-key-admin.js';
 import { RUN_STATUSES } from '../../src/store/types.js';
-import { ALICE, memoryPlane, type MemoryPlane } from './plane-fixtures.js';
+import { ALICE, failure, type MemoryPlane, memoryPlane } from './plane-fixtures.js';
 
 // Fields the plane's own checks name before any store call, and small plane rules only a direct
 // plane call reaches (issue #14).
@@ -12,15 +11,6 @@ let fixture: MemoryPlane;
 afterEach(async () => {
   await fixture.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
-}
 
 describe('fields the plane names', () => {
   it('dispatch names a bad epoch, and a lease without an epoch in full', async () => {

@@ -2,6 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import { expect } from 'vitest';
+
+import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -63,4 +66,14 @@ export function observedStore(
     store: { backend: store.backend, tenant: (tenant) => wrap(store.tenant(tenant)), tenants: () => store.tenants(), close: () => store.close() },
     calls,
   };
+}
+
+/** The `QuotaError` a promise rejects with; fails the test when it resolves or rejects with anything else. */
+export async function failure(promise: Promise<unknown>): Promise<QuotaError> {
+  const error = await promise.then(
+    () => null,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(QuotaError);
+  return error as QuotaError;
 }

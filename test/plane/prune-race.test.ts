@@ -1,4 +1,3 @@
-import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,6 +10,7 @@ import type { QuotaStore } from '../../src/store/store.js';
 import { BACKENDS, type SharedStore } from './backends.js';
 import { ALICE, T0 } from './plane-fixtures.js';
 import type { PruneRaceJob, PruneRaceReport } from './prune-race-worker.js';
+import { raceWorkers } from '../sqlite/race-harness.js';
 
 // Issue 9 fault 6: a prune racing admissions, settles and settle retries of the very runs it
 // removes, each in its own OS process on one real database, never changes a decision.
@@ -22,34 +22,8 @@ const SPEND = 100;
 const OLD_RUNS = Array.from({ length: 60 }, (_, index) => `old-${String(index).padStart(3, '0')}`);
 const NEW_RUNS = Array.from({ length: 20 }, (_, index) => `new-${String(index).padStart(3, '0')}`);
 
-async function race(jobs: readonly PruneRaceJob[]): Promise<PruneRaceReport[]> {
-  const children = jobs.map((job) => fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
-  try {
-    await Promise.all(
-      children.map(
-        (child) =>
-          new Promise<void>((resolve, reject) => {
-            child.once('message', (message) => (message === 'ready' ? resolve() : reject(new Error(`racer said ${JSON.stringify(message)}`))));
-            child.once('exit', (code) => reject(new Error(`racer exited with ${code} before it was ready`)));
-          }),
-      ),
-    );
-    const reports = children.map(
-      (child) =>
-        new Promise<PruneRaceReport>((resolve, reject) => {
-          child.on('message', (message) => {
-            const report = message as PruneRaceReport & { error?: string };
-            if (report.error !== undefined) reject(new Error(`racer failed: ${report.error}`));
-            else resolve(report);
-          });
-          child.once('exit', (code) => reject(new Error(`racer exited with ${code} without a report`)));
-        }),
-    );
-    for (const child of children) child.send('go');
-    return await Promise.all(reports);
-  } finally {
-    for (const child of children) if (child.exitCode === null) child.kill();
-  }
+function race(jobs: readonly PruneRaceJob[]): Promise<PruneRaceReport[]> {
+  return raceWorkers<PruneRaceJob, PruneRaceReport>(WORKER, jobs);
 }
 
 describe.each(BACKENDS)('a prune racing admissions and settle retries across OS processes, on $name (issue 9 fault 6)', ({ name, fresh }) => {

@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import type { QuotaStore } from '../../src/store/store.js';
-import { ALICE, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
+import { ALICE, failure, type MemoryPlane, memoryPlane, T0 } from './plane-fixtures.js';
 
 // `plane.updateQuota` (issue #10 item 13) on SQLite in this process: the merge patch, its audit
 // row and its refusals. The HTTP and CLI suites reach it too, but `npm run mutate` runs neither.
@@ -12,15 +11,6 @@ let fixture: MemoryPlane;
 afterEach(async () => {
   await fixture.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => null,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
-}
 
 describe('plane.updateQuota', () => {
   it('merges the patch into the stored quota, stores it and audits quota.update with old, new and patch', async () => {

@@ -11,7 +11,15 @@ const WORKER = fileURLToPath(new URL('./sqlite-race-worker.ts', import.meta.url)
  * report rejects the race.
  */
 export async function raceProcesses(jobs: readonly RaceJob[]): Promise<RaceReport[]> {
-  const children = jobs.map((job) => fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+  return raceWorkers<RaceJob, RaceReport>(WORKER, jobs);
+}
+
+/**
+ * {@link raceProcesses} with another worker module: `worker` gets its job as JSON in argv[2], sends
+ * `'ready'` once its store is open, waits for `'go'`, and answers one report (or `{ error }`).
+ */
+export async function raceWorkers<Job, Report>(worker: string, jobs: readonly Job[]): Promise<Report[]> {
+  const children = jobs.map((job) => fork(worker, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
   const ready = children.map(
     (child) =>
       new Promise<void>((resolve, reject) => {
@@ -21,10 +29,10 @@ export async function raceProcesses(jobs: readonly RaceJob[]): Promise<RaceRepor
   );
   const reports = children.map(
     (child) =>
-      new Promise<RaceReport>((resolve, reject) => {
+      new Promise<Report>((resolve, reject) => {
         child.on('message', (message) => {
           if (message === 'ready') return;
-          const report = message as RaceReport & { error?: string };
+          const report = message as Report & { error?: string };
           if (report.error !== undefined) reject(new Error(`racer failed: ${report.error}`));
           else resolve(report);
         });
