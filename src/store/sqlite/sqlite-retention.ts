@@ -35,9 +35,11 @@ const PRUNABLE_CONDITION = `r.status = @status
     AND NOT EXISTS (SELECT 1 FROM quota_passes p
                      WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
 
-// One page of the status index, at most @scanLimit runs, and the candidates among them.
+// One page of the tenant's runs of every status by primary key, at most @scanLimit of them, and
+// the candidates of @status among them. No index by status is kept for closed runs (it would cost a
+// page write per admission and settle); nearly every run a prune walks is closed anyway.
 const SCAN_RUNS = `SELECT run_id FROM quota_runs
-  WHERE tenant = @tenant AND status = @status AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
+  WHERE tenant = @tenant AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
 const PRUNABLE_IN_PAGE = `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
     (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id) AS passes,
     (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id) AS receipts
@@ -82,7 +84,7 @@ interface CandidateRow {
 /** store.ts `prunableRuns`, inside a read transaction. */
 export function listPrunableRuns(conn: SqliteConnection, tenant: string, request: PrunableRunsRequest): PrunableRunsPage {
   const after = request.after ?? '';
-  const scanned = conn.all<{ run_id: string }>(SCAN_RUNS, { tenant, status: request.status, after, scanLimit: request.scanLimit });
+  const scanned = conn.all<{ run_id: string }>(SCAN_RUNS, { tenant, after, scanLimit: request.scanLimit });
   const last = scanned[scanned.length - 1]?.run_id;
   if (last === undefined) return { runs: [], next: null };
   const rows = conn.all<CandidateRow>(PRUNABLE_IN_PAGE, {

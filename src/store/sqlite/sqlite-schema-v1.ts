@@ -140,8 +140,11 @@ CREATE TABLE quota_runs (
   status_since_ms INTEGER,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
--- The sweep and the listings read one tenant's runs of one status.
-CREATE INDEX quota_runs_by_status ON quota_runs (tenant, status, run_id);
+-- The sweep reads one tenant's running runs. Partial: a run leaves it when it stops running, so it
+-- stays as small as the set of running runs and an admission or a settle writes one of its few pages,
+-- not a page of an index over every run ever admitted (issue 8). Listings and the prune walk a
+-- tenant's runs by primary key instead (nearly every run there is closed).
+CREATE INDEX quota_runs_running ON quota_runs (tenant, run_id) WHERE status = 'running';
 
 -- Retention (issue 9 fault 6): a prune removes a closed run with its passes and receipts and leaves
 -- this row, so a decision about that run id arriving later (a settle retried after a lost answer,
