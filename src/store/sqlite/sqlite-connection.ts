@@ -3,6 +3,7 @@ import { performance } from 'node:perf_hooks';
 import type Database from 'better-sqlite3';
 
 import { QuotaError } from '../../core/errors.js';
+import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { closedStoreError, isSqliteBusy, toQuotaError } from './sqlite-errors.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
@@ -24,6 +25,12 @@ export interface SqliteConnectionOptions {
   readonly maxBatchDecisions?: number;
   /** Longest one batch holds the event loop before its COMMIT, ms. @defaultValue {@link DEFAULT_MAX_BATCH_HOLD_MS} */
   readonly maxBatchHoldMs?: number;
+  /**
+   * The database file's path when it is in WAL mode: from the first commit on, its checkpoints run
+   * on a background thread ({@link WalCheckpointer}) instead of inside this connection's commits.
+   * Absent (an in-memory database): SQLite checkpoints as usual.
+   */
+  readonly walFilePath?: string;
 }
 
 interface QueuedWrite {
@@ -87,6 +94,9 @@ export class SqliteConnection {
   #pending = false;
   #busyRetryMs = FIRST_BUSY_RETRY_MS;
   #drained: (() => void)[] = [];
+  readonly #walFilePath: string | null;
+  // Started by the first commit, so a process that only reads (or an in-memory database) never has one.
+  #checkpointer: WalCheckpointer | null = null;
 
   constructor(db: Database.Database, options: SqliteConnectionOptions) {
     this.#db = db;
@@ -97,6 +107,7 @@ export class SqliteConnection {
     db.pragma('busy_timeout = 0');
     // Savepoint journals stay in memory instead of temporary files.
     db.pragma('temp_store = MEMORY');
+    this.#walFilePath = options.walFilePath ?? null;
     this.#readTransaction = db.transaction((body: () => unknown) => body());
     this.#control = {
       begin: db.prepare('BEGIN IMMEDIATE'),
@@ -176,6 +187,8 @@ export class SqliteConnection {
     if (this.#db === null) return;
     this.#closing = true;
     if (this.#pending) await new Promise<void>((resolve) => this.#drained.push(resolve));
+    // The checkpointer's connection closes first, so this one is the last and its close removes the WAL.
+    await this.#checkpointer?.close();
     const db = this.#db;
     if (db === null) return;
     this.#db = null;
@@ -284,10 +297,24 @@ export class SqliteConnection {
       for (const each of settled) each.item.reject(fault);
       return;
     }
+    this.#nudgeCheckpointer(db);
     for (const each of settled) {
       if (each.ok) each.item.resolve(each.value);
       else each.item.reject(each.error);
     }
+  }
+
+  // A commit added WAL frames: the background thread copies them into the database file.
+  #nudgeCheckpointer(db: Database.Database): void {
+    if (this.#checkpointer === null) {
+      if (this.#walFilePath === null) return;
+      db.pragma(`wal_autocheckpoint = ${BACKSTOP_WAL_AUTOCHECKPOINT_PAGES}`);
+      // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default size.
+      this.#checkpointer = new WalCheckpointer(this.#walFilePath, () => {
+        this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
+      });
+    }
+    this.#checkpointer.nudge();
   }
 
   // Another process holds the write lock: answer the writes that waited their whole busy timeout,

@@ -180,7 +180,7 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
       foundVersion === SQLITE_SCHEMA_VERSION
         ? { backend: 'sqlite', fromVersion: foundVersion, toVersion: foundVersion, applied: [] }
         : migrateSqlite(db, Date.now());
-    return new SqliteQuotaStore(new SqliteConnection(db, { busyTimeoutMs }), path, migration);
+    return new SqliteQuotaStore(new SqliteConnection(db, path === SQLITE_MEMORY_PATH ? { busyTimeoutMs } : { busyTimeoutMs, walFilePath: path }), path, migration);
   } catch (error) {
     try {
       db?.close();
