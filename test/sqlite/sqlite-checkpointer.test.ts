@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -98,6 +99,27 @@ describe('SQLite background checkpoints', () => {
       await store.close();
     }
     // The thread's connection closed first, so the store's was the last and removed the WAL.
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  it('a process whose last work is closing the store finishes the close and exits 0', () => {
+    // The thread is unreferenced while it runs; awaiting its end in close() must still keep the
+    // process alive, or Node ends it with exit code 13 before the close resolves.
+    const script = join(dir, 'close-last.mts');
+    const storeModule = resolve('src/store/open-store.ts');
+    const planeModule = resolve('src/plane/create-plane.ts');
+    writeFileSync(
+      script,
+      `import { openStore } from ${JSON.stringify(storeModule)};
+import { createPlane } from ${JSON.stringify(planeModule)};
+const store = await openStore(${JSON.stringify(`sqlite:${path}`)});
+await createPlane({ store }).setQuota('acme', { period: 'daily', maxConcurrentRuns: 1 });
+await store.close();
+process.stdout.write('closed');
+`,
+    );
+    const child = spawnSync(process.execPath, ['--import', 'tsx', script], { encoding: 'utf8', timeout: 60_000 });
+    expect({ status: child.status, stdout: child.stdout }).toEqual({ status: 0, stdout: 'closed' });
     expect(existsSync(`${path}-wal`)).toBe(false);
   });
 });

@@ -130,6 +130,9 @@ export class WalCheckpointer {
   close(): Promise<void> {
     if (!this.#closing) {
       this.#closing = true;
+      // Awaiting the thread's exit must keep the process alive until it comes (an unreferenced
+      // thread would let the event loop run dry first and end the process mid-close).
+      this.#worker.ref();
       if (this.#failed) void this.#worker.terminate();
       else this.#worker.postMessage('close');
     }
