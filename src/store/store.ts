@@ -308,9 +308,8 @@ export interface TenantStore {
   // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────
 
   /**
-   * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs after the
-   * cursor `after` (ascending run id; runs of `status` on PostgreSQL, which indexes runs by status,
-   * runs of every status on SQLite, which does not) and answers those of `status` among them that are
+   * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of any
+   * status after the cursor `after` (ascending run id) and answers those of `status` among them that are
    * closed at or before `closedAtOrBeforeMs`, hold no slot and no hold, and have no pass without a
    * receipt (concluded or released alike: a late settle of such a pass would still be booked, so
    * the run stays), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the

@@ -30,7 +30,9 @@ function rowsInFileAlone(dir: string, path: string, table: string): number {
   copyFileSync(path, copy);
   const reader = new Database(copy, { readonly: true });
   try {
-    return (reader.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    // Before the first checkpoint even the table may not be in the file yet.
+    const exists = reader.prepare("SELECT 1 FROM sqlite_schema WHERE name = ?").get(table) !== undefined;
+    return exists || table === 'sqlite_schema' ? (reader.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n : 0;
   } finally {
     reader.close();
   }

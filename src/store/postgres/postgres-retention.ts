@@ -37,7 +37,7 @@ export function postgresRetentionQueries(s: string) {
   return {
     /** Seed 0, the key `quota_batch` locks each tenant of a batch under. */
     lockTenantDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`,
-    scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND status = $2 AND run_id > $3 ORDER BY run_id LIMIT $4`,
+    scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND run_id > $2 ORDER BY run_id LIMIT $3`,
     prunableInPage: `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
         (SELECT count(*) FROM ${s}.quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id)::int AS passes,
         (SELECT count(*) FROM ${s}.quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)::int AS receipts
@@ -82,7 +82,7 @@ export type RetentionQueries = ReturnType<typeof postgresRetentionQueries>;
 export async function listPrunableRuns(context: LifecycleContext, request: PrunableRunsRequest): Promise<PrunableRunsPage> {
   const { db, q, tenant } = context;
   const after = request.after ?? '';
-  const scanned = await db.rows<{ run_id: string }>(q.retention.scanRuns, [tenant, request.status, after, request.scanLimit]);
+  const scanned = await db.rows<{ run_id: string }>(q.retention.scanRuns, [tenant, after, request.scanLimit]);
   const last = scanned[scanned.length - 1]?.run_id;
   if (last === undefined) return { runs: [], next: null };
   const rows = await db.rows<{ run_id: string; closed_at_ms: string | number; passes: number; receipts: number }>(

@@ -37,7 +37,7 @@ const PRUNABLE_CONDITION = `r.status = @status
 
 // One page of the tenant's runs of every status by primary key, at most @scanLimit of them, and
 // the candidates of @status among them. No index by status is kept for closed runs (it would cost a
-// page write per admission and settle); nearly every run a prune walks is closed anyway.
+// page write per admission and settle), and nearly every run a prune walks is closed anyway.
 const SCAN_RUNS = `SELECT run_id FROM quota_runs
   WHERE tenant = @tenant AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
 const PRUNABLE_IN_PAGE = `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
