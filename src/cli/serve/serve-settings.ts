@@ -220,7 +220,8 @@ export const SERVE_SETTINGS = Object.freeze([
     flag: '--first-key-file',
     value: '<path>',
     env: 'QUOTAPLANE_FIRST_KEY_FILE',
-    shownDefault: 'none',
+    // Not 'none': unlike --prune-older-than, no word turns this off, and 'none' would be taken as a file name.
+    shownDefault: 'no file: stderr',
     unit: '',
     description: 'write the first operator key made on a store with no key to this file (created with mode 0600) instead of the terminal',
     expected: 'a file path',
