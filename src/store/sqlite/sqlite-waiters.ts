@@ -1,7 +1,7 @@
 import { holdFor } from '../../core/budget.js';
 import { isQuotaError } from '../../core/errors.js';
 import { periodKey } from '../../core/period.js';
-import { UNLIMITED_QUOTA } from '../../core/quota.js';
+import { holdQuotaFor, UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { SpentOutRefusal } from '../../core/refusal.js';
 import type { AdmitRequest } from '../types.js';
 import {
@@ -212,9 +212,11 @@ export function admitInTurnInTransaction(conn: SqliteConnection, tenant: string,
 // The SpentOut an admission refused TooManyRuns would also meet, from the figures as they stand.
 function spendBehindConcurrency(conn: SqliteConnection, tenant: string, request: AdmitRequest): SpentOutRefusal | null {
   const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
-  const held = holdFor(quota, request.budget, request.width);
+  const agent = request.agent?.name ?? null;
+  // Held as `admit` holds it: a unit its agent's spend ceiling bounds is held even when the tenant bounds none.
+  const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
   if (!held.ok || held.hold === null) return null;
-  return spendRefusal(conn, tenant, quota, request.agent?.name ?? null, { period: periodKey(quota.period, request.atMs), amount: held.hold });
+  return spendRefusal(conn, tenant, quota, agent, { period: periodKey(quota.period, request.atMs), amount: held.hold });
 }
 
 function position(conn: SqliteConnection, tenant: string, seq: number, atMs: number): number {
