@@ -168,6 +168,12 @@ describe('admissionSpendRefusal: agent ceilings in each unit (issue 12)', () => 
     });
   });
 
+  it('an agent whose ceilings bound no spend comes without figures (null), and the tenant decides', () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 100, agents: { bot: { maxConcurrentRuns: 1 } } };
+    expect(admissionSpendRefusal({ ...input(quota, spend(100, 0)), agentFigures: null })).toBeNull();
+    expect(admissionSpendRefusal({ ...input(quota, spend(101, 0)), agentFigures: null })).toMatchObject({ bound: 'tenant', limit: 100, requested: 101 });
+  });
+
   it("a run of another agent is not held to this agent's ceiling", () => {
     const quota: TenantQuota = { period: 'monthly', agents: { bot: { maxTokensPerPeriod: 1 } } };
     expect(admissionSpendRefusal({ ...input(quota, spend(50, 0)), agent: 'other' })).toBeNull();
@@ -194,6 +200,13 @@ describe('unboundedRefusal: whose ceiling bounds the unit (issue 12)', () => {
     const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 10, agents: { bot: { maxMinorUnitsPerPeriod: 5 } } };
     expect(unboundedRefusal('acme', quota, 'bot', 'minor units', 'maxMinorUnits')).toEqual({
       code: 'Unbounded', tenant: 'acme', unit: 'minor units', field: 'maxMinorUnits', bound: 'agent', agent: 'bot',
+    });
+  });
+
+  it("names the tenant for tokens it bounds itself, though the run's agent bounds them too", () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 10, agents: { bot: { maxTokensPerPeriod: 5 } } };
+    expect(unboundedRefusal('acme', quota, 'bot', 'tokens', 'maxTokens')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'tenant',
     });
   });
 

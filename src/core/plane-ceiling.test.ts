@@ -120,6 +120,13 @@ describe('reading a plane-wide ceiling: absent parts bound nothing (issue 12, DE
     expect(planeAgentLimit({ agents: { bot: { maxConcurrentRuns: 0 } } }, 'bot')).toBe(0);
   });
 
+  it("a run without an agent is not limited by agents literally named 'null' or 'undefined'", () => {
+    const plane: PlaneCeiling = { agents: { null: { maxConcurrentRuns: 1 }, undefined: { maxConcurrentRuns: 2 } } };
+    expect(planeAgentLimit(plane, 'undefined')).toBe(2);
+    expect(planeAgentLimit(plane, null)).toBeUndefined();
+    expect(planeAgentLimit(plane, undefined)).toBeUndefined();
+  });
+
   it('tenantWeight reads own members only and defaults to 1 for a tenant not listed', () => {
     expect(tenantWeight({ maxConcurrentRuns: 9 }, 'acme')).toBe(1);
     expect(tenantWeight({ weights: { acme: 3 } }, 'toString')).toBe(1);
@@ -161,6 +168,7 @@ describe('parsePlaneCeiling: what it keeps (issue 12)', () => {
     const plane = parsePlaneCeiling(JSON.parse('{"weights": {"__proto__": 4}}'));
     expect(Object.keys(plane.weights ?? {})).toEqual(['__proto__']);
     expect(tenantWeight(plane, '__proto__')).toBe(4);
+    expect(Object.getOwnPropertyDescriptor(plane.weights, '__proto__')).toEqual({ value: 4, enumerable: true, writable: true, configurable: true });
   });
 });
 

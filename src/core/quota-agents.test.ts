@@ -31,6 +31,13 @@ describe('agentCeilingsOf (issue 12)', () => {
     expect(agentCeilingsOf({ period: 'monthly', maxConcurrentRuns: 9 }, 'bot')).toBeNull();
   });
 
+  it("a run without an agent is not covered by agents literally named 'null' or 'undefined'", () => {
+    const named: TenantQuota = { period: 'monthly', agents: { null: { maxConcurrentRuns: 1 }, undefined: { maxConcurrentRuns: 2 } } };
+    expect(agentCeilingsOf(named, 'null')).toEqual({ maxConcurrentRuns: 1 });
+    expect(agentCeilingsOf(named, null)).toBeNull();
+    expect(agentCeilingsOf(named, undefined)).toBeNull();
+  });
+
   it('reads own members only: an agent named like an Object.prototype member is not listed', () => {
     expect(agentCeilingsOf(quota, 'toString')).toBeNull();
     expect(agentCeilingsOf(quota, 'constructor')).toBeNull();
@@ -148,6 +155,13 @@ describe('parseAgentCeilings on its own (issue 12)', () => {
     expect(fieldOf(() => parseAgentCeilings({ bot: 1 }))).toBe('agents["bot"]');
     expect(fieldOf(() => parseAgentCeilings({ '': {} }))).toBe('agents key');
     expect(fieldOf(() => parseAgentCeilings(5, 'flags'))).toBe('flags');
+  });
+
+  it('an agent named __proto__ is an ordinary own member: enumerable, writable and deletable', () => {
+    const agents = parseAgentCeilings(JSON.parse('{"__proto__": {"maxConcurrentRuns": 1}}'));
+    expect(Object.getOwnPropertyDescriptor(agents, '__proto__')).toEqual({
+      value: { maxConcurrentRuns: 1 }, enumerable: true, writable: true, configurable: true,
+    });
   });
 
   it('answers an empty map for {}', () => {
