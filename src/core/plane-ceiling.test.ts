@@ -290,3 +290,20 @@ describe('applyPlanePatch: JSON Merge Patch of the plane-wide ceiling (issue 12)
     expect(fieldOf(() => applyPlanePatch(current, { agents: { a: { maxConcurrentRuns: -1 } } }))).toBe('patch.agents["a"].maxConcurrentRuns');
   });
 });
+
+describe('a refused plane ceiling or patch says what shape was expected and what it got (issue 12)', () => {
+  it.each([
+    ['plane: must be an object of plane ceilings { maxConcurrentRuns, agents, weights }, got 5', () => parsePlaneCeiling(5)],
+    ['plane.agents: must be an object of agent name → { maxConcurrentRuns }, got "bot"', () => parsePlaneCeiling({ agents: 'bot' })],
+    ['plane.agents["bot"]: must be an object of { maxConcurrentRuns }, got 3', () => parsePlaneCeiling({ agents: { bot: 3 } })],
+    ['plane.weights: must be an object of tenant → weight (a whole number ≥ 1), got true', () => parsePlaneCeiling({ weights: true })],
+    ['patch: must be an object of members that change the plane ceiling (null removes one), got null', () => applyPlanePatch(null, null)],
+    ['patch.weights: must be an object of name → value (null removes one), got 2', () => applyPlanePatch(null, { weights: 2 })],
+  ])('%s', (message, action) => {
+    expect(action).toThrow(message);
+  });
+
+  it('an agent member other than maxConcurrentRuns is refused pointing at maxConcurrentRuns', () => {
+    expect(() => parsePlaneCeiling({ agents: { bot: { maxTokensPerPeriod: 1 } } })).toThrow(/^plane\.agents\["bot"\]\.maxTokensPerPeriod: .*use maxConcurrentRuns$/);
+  });
+});

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { isQuotaError } from './errors.js';
-import { agentCeilingsOf, boundsSpend, holdQuotaFor, parseAgentCeilings, parseQuota, parseStoredQuota, type TenantQuota } from './quota.js';
+import { agentCeilingsOf, boundsSpend, holdQuotaFor, parseAgentCeilings, parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from './quota.js';
 
 // Per-agent ceilings inside a tenant's quota (issue 12 item 3): how they are parsed, looked up and
 // folded into the quota the hold formula uses.
@@ -166,5 +166,22 @@ describe('parseAgentCeilings on its own (issue 12)', () => {
 
   it('answers an empty map for {}', () => {
     expect(parseAgentCeilings({})).toEqual({});
+  });
+});
+
+describe('a refused agent map or rate ceiling says what was expected (issue 12)', () => {
+  it('agents that are not a map, and ceilings that are not an object, say what they should be and what they got', () => {
+    expect(() => parseQuota({ agents: 5 })).toThrow(
+      'quota.agents: must be an object of agent name → { maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod }, got 5',
+    );
+    expect(() => parseQuota({ agents: { bot: 'x' } })).toThrow('quota.agents["bot"]: must be an object of ceilings, got "x"');
+  });
+
+  it('rate ceilings that are not a map or a list, and a count of 0, say what they should be', () => {
+    expect(() => parseQuota({ rateCeilings: 5 })).toThrow('quota.rateCeilings: must be an object of grant → ceilings, got 5');
+    expect(() => parseRateCeilings(5)).toThrow('ceilings: must be an array of { count, windowSeconds }');
+    expect(() => parseQuota({ rateCeilings: { search: [{ count: 0, windowSeconds: 60 }] } })).toThrow(
+      /^quota\.rateCeilings\["search"\]\[0\]\.count: must be at least 1/,
+    );
   });
 });

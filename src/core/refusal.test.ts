@@ -175,3 +175,16 @@ describe('SpentOut and Unbounded name whose ceiling bound the unit (issue 12)', 
     expect(message).not.toContain('refund-bot');
   });
 });
+
+describe('an agent-bound refusal that lacks its agent name never prints "undefined"', () => {
+  it.each([
+    [{ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'agent' } as Refusal, "agent '' of tenant 'acme'"],
+    [{ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'plane-agent' } as Refusal, "agent '' has 1 run(s)"],
+    [{ code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 0, reserved: 0, requested: 1, limit: 0, bound: 'agent' } as Refusal, "(agent '', under its own ceiling)"],
+    [{ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'agent' } as Refusal, "per period of agent '', but"],
+  ])('%#: %o', (refusal, fragment) => {
+    const message = refusalMessage(refusal);
+    expect(message).toContain(fragment);
+    expect(message).not.toContain('undefined');
+  });
+});
