@@ -98,3 +98,121 @@ describe('unboundedRefusal', () => {
     expect(unboundedRefusal('acme', { period: 'monthly', maxTokensPerPeriod: 5 }, null, 'tokens', 'maxCallTokens')).toMatchObject({ bound: 'tenant' });
   });
 });
+
+describe('admissionConcurrencyRefusal: each ceiling admits up to its limit (issue 12)', () => {
+  const quota: TenantQuota = { period: 'monthly', maxConcurrentRuns: 4, agents: { bot: { maxConcurrentRuns: 2 } } };
+  const plane: PlaneCeiling = { maxConcurrentRuns: 10, agents: { bot: { maxConcurrentRuns: 3 } } };
+  const ceilings = { quota, plane, agent: 'bot' };
+
+  it('one below every limit is admitted; reaching any one is refused', () => {
+    const below = figures({ agentRunning: 1, running: 3, planeAgentRunning: 2, planeRunning: 9 });
+    expect(admissionConcurrencyRefusal('acme', ceilings, below)).toBeNull();
+    expect(admissionConcurrencyRefusal('acme', ceilings, { ...below, agentRunning: 2 })?.bound).toBe('agent');
+    expect(admissionConcurrencyRefusal('acme', ceilings, { ...below, running: 4 })?.bound).toBe('tenant');
+    expect(admissionConcurrencyRefusal('acme', ceilings, { ...below, planeAgentRunning: 3 })?.bound).toBe('plane-agent');
+    expect(admissionConcurrencyRefusal('acme', ceilings, { ...below, planeRunning: 10 })?.bound).toBe('plane');
+  });
+
+  it('a ceiling of 0 refuses the first run under it', () => {
+    const zero = (q: TenantQuota, p: PlaneCeiling | null) => admissionConcurrencyRefusal('acme', { quota: q, plane: p, agent: 'bot' }, figures());
+    expect(zero({ period: 'monthly', agents: { bot: { maxConcurrentRuns: 0 } } }, null)).toEqual({
+      code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'agent', agent: 'bot',
+    });
+    expect(zero({ period: 'monthly' }, { agents: { bot: { maxConcurrentRuns: 0 } } })).toEqual({
+      code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'plane-agent', agent: 'bot',
+    });
+    expect(zero({ period: 'monthly' }, { maxConcurrentRuns: 0 })).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'plane' });
+  });
+
+  it("an agent's figures count only under its own ceilings: another agent's run is not refused by them", () => {
+    const other = { quota, plane, agent: 'other' };
+    expect(admissionConcurrencyRefusal('acme', other, figures({ agentRunning: 5, planeAgentRunning: 5 }))).toBeNull();
+  });
+
+  it('a plane without a plane-wide maximum does not bound every tenant together', () => {
+    const agentsOnly = { quota: { period: 'monthly' } as TenantQuota, plane: { agents: { bot: { maxConcurrentRuns: 3 } } }, agent: null };
+    expect(admissionConcurrencyRefusal('acme', agentsOnly, figures({ planeRunning: 1000 }))).toBeNull();
+  });
+
+  it('a run that already holds its slot is not refused by the agent or plane-agent ceilings either', () => {
+    expect(admissionConcurrencyRefusal('acme', ceilings, figures({ slotHeld: true, agentRunning: 9, planeAgentRunning: 9 }))).toBeNull();
+  });
+});
+
+describe('admissionSpendRefusal: agent ceilings in each unit (issue 12)', () => {
+  const spend = (tokens: number, minorUnits: number) => ({ tokens, minorUnits });
+  const input = (quota: TenantQuota, requested: { tokens: number; minorUnits: number }) => ({
+    tenant: 'acme',
+    period: '2026-08',
+    quota,
+    agent: 'bot' as string | null,
+    tenantFigures: { settled: spend(0, 0), reserved: spend(0, 0) },
+    agentFigures: { settled: spend(10, 20), reserved: spend(5, 10) },
+    requested,
+  });
+
+  it("an agent's minor-unit ceiling refuses with the agent's minor-unit figures; an exact fill fits", () => {
+    const quota: TenantQuota = { period: 'monthly', agents: { bot: { maxMinorUnitsPerPeriod: 100 } } };
+    expect(admissionSpendRefusal(input(quota, spend(1000, 70)))).toBeNull();
+    expect(admissionSpendRefusal(input(quota, spend(0, 71)))).toEqual({
+      code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'minor units', settled: 20, reserved: 10, requested: 71, limit: 100,
+      bound: 'agent', agent: 'bot',
+    });
+  });
+
+  it('an agent without spend ceilings leaves the decision to the tenant’s', () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 100, agents: { bot: { maxConcurrentRuns: 1 } } };
+    expect(admissionSpendRefusal(input(quota, spend(100, 0)))).toBeNull();
+    expect(admissionSpendRefusal(input(quota, spend(101, 0)))).toEqual({
+      code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 0, reserved: 0, requested: 101, limit: 100, bound: 'tenant',
+    });
+  });
+
+  it('an agent whose ceilings bound no spend comes without figures (null), and the tenant decides', () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 100, agents: { bot: { maxConcurrentRuns: 1 } } };
+    expect(admissionSpendRefusal({ ...input(quota, spend(100, 0)), agentFigures: null })).toBeNull();
+    expect(admissionSpendRefusal({ ...input(quota, spend(101, 0)), agentFigures: null })).toMatchObject({ bound: 'tenant', limit: 100, requested: 101 });
+  });
+
+  it("a run of another agent is not held to this agent's ceiling", () => {
+    const quota: TenantQuota = { period: 'monthly', agents: { bot: { maxTokensPerPeriod: 1 } } };
+    expect(admissionSpendRefusal({ ...input(quota, spend(50, 0)), agent: 'other' })).toBeNull();
+  });
+
+  it("when both fit the agent's ceiling first, the tenant's still binds with the tenant's figures", () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 1000, agents: { bot: { maxTokensPerPeriod: 500 } } };
+    const busy = { ...input(quota, spend(400, 0)), tenantFigures: { settled: spend(500, 0), reserved: spend(200, 0) } };
+    expect(admissionSpendRefusal(busy)).toEqual({
+      code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 500, reserved: 200, requested: 400, limit: 1000, bound: 'tenant',
+    });
+  });
+});
+
+describe('unboundedRefusal: whose ceiling bounds the unit (issue 12)', () => {
+  it("names the tenant when its own quota bounds minor units, though the run's agent bounds them too", () => {
+    const quota: TenantQuota = { period: 'monthly', maxMinorUnitsPerPeriod: 10, agents: { bot: { maxMinorUnitsPerPeriod: 5 } } };
+    expect(unboundedRefusal('acme', quota, 'bot', 'minor units', 'maxCallMinorUnits')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'minor units', field: 'maxCallMinorUnits', bound: 'tenant',
+    });
+  });
+
+  it("names the agent when only the agent's ceiling bounds minor units, though the tenant bounds tokens", () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 10, agents: { bot: { maxMinorUnitsPerPeriod: 5 } } };
+    expect(unboundedRefusal('acme', quota, 'bot', 'minor units', 'maxMinorUnits')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'minor units', field: 'maxMinorUnits', bound: 'agent', agent: 'bot',
+    });
+  });
+
+  it("names the tenant for tokens it bounds itself, though the run's agent bounds them too", () => {
+    const quota: TenantQuota = { period: 'monthly', maxTokensPerPeriod: 10, agents: { bot: { maxTokensPerPeriod: 5 } } };
+    expect(unboundedRefusal('acme', quota, 'bot', 'tokens', 'maxTokens')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'tenant',
+    });
+  });
+
+  it('a run without an agent is always refused under the tenant', () => {
+    expect(unboundedRefusal('acme', { period: 'monthly' }, null, 'tokens', 'maxTokens')).toEqual({
+      code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'tenant',
+    });
+  });
+});

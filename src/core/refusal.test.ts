@@ -112,3 +112,79 @@ describe('refuse', () => {
     expect(refuse(refusal)).toEqual({ ok: false, refusal, message: refusalMessage(refusal) });
   });
 });
+
+describe('TooManyRuns names the ceiling that bound it (issue 12)', () => {
+  const base = { code: 'TooManyRuns', tenant: 'acme', running: 3, limit: 3 } as const;
+
+  it("bound 'agent': the agent's runs in the tenant against the tenant's limit for it", () => {
+    const message = refusalMessage({ ...base, bound: 'agent', agent: 'refund-bot' });
+    expect(message).toMatch(/^agent 'refund-bot' of tenant 'acme' has 3 run\(s\) executing, and the tenant limits it to 3 concurrent run\(s\); /);
+    expect(message).toContain('back-pressure, not a fault');
+  });
+
+  it("bound 'plane-agent': the agent's runs across all tenants against the plane-wide limit for it, and who asked", () => {
+    const message = refusalMessage({ ...base, running: 5, limit: 4, bound: 'plane-agent', agent: 'refund-bot' });
+    expect(message).toMatch(/^agent 'refund-bot' has 5 run\(s\) executing across all tenants, and the plane-wide limit for it is 4 concurrent run\(s\) \(tenant 'acme' asked\); /);
+  });
+
+  it("bound 'plane': every tenant's runs against the plane-wide limit, and who asked", () => {
+    const message = refusalMessage({ ...base, running: 50, limit: 50, bound: 'plane' });
+    expect(message).toMatch(/^all tenants together have 50 run\(s\) executing, and the plane-wide limit is 50 concurrent run\(s\) \(tenant 'acme' asked\); /);
+  });
+
+  it("bound 'tenant': the tenant's runs against its own limit, naming no agent and no plane", () => {
+    const message = refusalMessage({ ...base, running: 4, limit: 2, bound: 'tenant' });
+    expect(message).toMatch(/^tenant 'acme' has 4 run\(s\) executing, and its limit is 2 concurrent run\(s\); /);
+    expect(message).not.toContain('plane-wide');
+    expect(message).not.toContain('agent');
+  });
+
+  it('an admission that waited and ran out of time says how long it waited and its place in the queue', () => {
+    const waited = refusalMessage({ ...base, bound: 'plane', waitedMs: 1500, queuePosition: 2 });
+    expect(waited).toMatch(/retry when one of them finishes \(waited 1500 ms, position 2 in the tenant's queue\)$/);
+    expect(refusalMessage({ ...base, bound: 'plane', waitedMs: 0 })).toMatch(/\(waited 0 ms, position 1 in the tenant's queue\)$/);
+  });
+
+  it('an admission that did not wait says nothing about waiting', () => {
+    expect(refusalMessage({ ...base, bound: 'tenant' })).toMatch(/retry when one of them finishes$/);
+    expect(refusalMessage({ ...base, bound: 'tenant', queuePosition: 3 })).not.toContain('waited');
+  });
+});
+
+describe('SpentOut and Unbounded name whose ceiling bound the unit (issue 12)', () => {
+  const spentOut = {
+    code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 400, reserved: 100, requested: 1, limit: 500,
+  } as const;
+
+  it("bound 'agent' names the agent and says the figures are under its own ceiling", () => {
+    const message = refusalMessage({ ...spentOut, bound: 'agent', agent: 'refund-bot' });
+    expect(message).toMatch(/^tenant 'acme' \(agent 'refund-bot', under its own ceiling\) cannot reserve 1 tokens in period 2026-08: /);
+    expect(message).toContain('400 tokens settled and 100 tokens reserved by running work, against a limit of 500 tokens');
+  });
+
+  it("bound 'tenant' names no agent", () => {
+    const message = refusalMessage({ ...spentOut, bound: 'tenant' });
+    expect(message).toMatch(/^tenant 'acme' cannot reserve 1 tokens in period 2026-08: /);
+    expect(message).not.toContain('agent');
+  });
+
+  it("Unbounded with bound 'tenant' names no agent, even when one is given", () => {
+    const message = refusalMessage({ code: 'Unbounded', tenant: 'acme', unit: 'minor units', field: 'maxMinorUnits', bound: 'tenant', agent: 'refund-bot' });
+    expect(message).toMatch(/^tenant 'acme' bounds minor units per period, but this run declares no maxMinorUnits, /);
+    expect(message).toContain('(a run under a minor units ceiling declares both its total and its per-call bound)');
+    expect(message).not.toContain('refund-bot');
+  });
+});
+
+describe('an agent-bound refusal that lacks its agent name never prints "undefined"', () => {
+  it.each([
+    [{ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'agent' } as Refusal, "agent '' of tenant 'acme'"],
+    [{ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'plane-agent' } as Refusal, "agent '' has 1 run(s)"],
+    [{ code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 0, reserved: 0, requested: 1, limit: 0, bound: 'agent' } as Refusal, "(agent '', under its own ceiling)"],
+    [{ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxTokens', bound: 'agent' } as Refusal, "per period of agent '', but"],
+  ])('%#: %o', (refusal, fragment) => {
+    const message = refusalMessage(refusal);
+    expect(message).toContain(fragment);
+    expect(message).not.toContain('undefined');
+  });
+});
