@@ -29,6 +29,7 @@ import {
   requireHaltScopeKey,
   requireInstantMs,
   requireLimit,
+  requireAgentNames,
   requireObject,
   requirePeriodKey,
   requireRateReservation,
@@ -345,5 +346,21 @@ describe('the member each request check names', () => {
     expect(fieldOf(() => requireRateReservation('r', { ...reservation, atMs: -1 }))).toBe('r.atMs');
     const settlement = { run: RUN, epoch: 1, period: null, spend: { tokens: 1, minorUnits: 0 }, releaseSlot: true, concludes: false };
     expect(fieldOf(() => requireSettlement('s', { ...settlement, run: '' }))).toBe('s.run');
+  });
+});
+
+describe('agent name lists (usage per agent, plane-wide agent counts)', () => {
+  it('are deduplicated in first-seen order, each element checked as an identifier and named by its index', () => {
+    expect(requireAgentNames('agents', ['triage', 'refund-bot', 'triage'])).toEqual(['triage', 'refund-bot']);
+    expect(requireAgentNames('agents', [])).toEqual([]);
+    expect(fieldOf(() => requireAgentNames('agents', ['triage', ' refund-bot']))).toBe('agents[1]');
+    expect(fieldOf(() => requireAgentNames('agents', ['triage', 7]))).toBe('agents[1]');
+  });
+
+  it('anything but an array is refused naming the list, and the message says what was expected and what came', () => {
+    for (const value of ['triage', { 0: 'triage', length: 1 }, null, undefined]) {
+      expect(fieldOf(() => requireAgentNames('agents', value))).toBe('agents');
+    }
+    expect(() => requireAgentNames('agents', 'triage')).toThrow(/^agents: must be an array of agent names, got /);
   });
 });
