@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
+import { failure } from '../plane/plane-fixtures.js';
 
 // The SQLite adapter's run lifecycle and operator acts, called on the handle directly (no plane
 // in front to refuse first): what each refusal names, and the branches only a direct call reaches
@@ -12,15 +12,6 @@ const T0 = 1_760_000_000_000; // 2025-10-09T08:53:20Z
 const DAY_MS = 86_400_000;
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };
 const ZERO = { tokens: 0, minorUnits: 0 };
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
-}
 
 let store: QuotaStore;
 let acme: TenantStore;

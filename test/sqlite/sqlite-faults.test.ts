@@ -5,19 +5,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
+import { failure } from '../plane/plane-fixtures.js';
 
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
-}
 
 describe('SQLite store faults', () => {
   let dir: string;

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { AUDIT_GENESIS_HASH, auditRowHash } from '../../src/store/audit-hash.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
+import { failure } from '../plane/plane-fixtures.js';
 
 const T0 = 1_760_000_000_000; // 2025-10-09T08:53:20Z
 const NEXT_MONTH = 1_762_000_000_000; // 2025-11-01T12:26:40Z
@@ -14,15 +14,6 @@ const BUDGET = { maxTokens: 400, maxCallTokens: 50 };
 
 function audit(action: string, subject: string, detail: Record<string, unknown> = {}) {
   return { atMs: T0, by: OPS, action, subject, detail };
-}
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
 }
 
 describe('SQLite run lifecycle composites', () => {

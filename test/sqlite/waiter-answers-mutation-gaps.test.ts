@@ -3,12 +3,12 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import type { AdmitRequest } from '../../src/store/types.js';
 import type { WaitOutcome } from '../../src/store/waiters.js';
 import { tempDir } from '../plane/plane-fixtures.js';
+import { failure } from '../plane/plane-fixtures.js';
 
 // The SQLite adapter's waiting admissions, the answers themselves (issue 12; issue #14): the exact
 // waiting answer (`waiting: true`, not merely a `waiting` key), a refused waiter that is still
@@ -42,15 +42,6 @@ afterEach(async () => {
 
 function ask(run: string, atMs: number, overrides: Partial<AdmitRequest> = {}): AdmitRequest {
   return { run, budget: {}, width: 0, atMs, leaseMs: 60_000, ...overrides };
-}
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
 }
 
 describe('W1 the waiting answer', () => {

@@ -1,11 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import type { TenantQuota } from '../../src/core/quota.js';
 import type { AdmitRequest } from '../../src/store/types.js';
 import type { WaitOutcome, WaitTerms } from '../../src/store/waiters.js';
+import { failure } from '../plane/plane-fixtures.js';
 
 // The SQLite adapter's waiting admissions (issue 12, DESIGN.md decision 18; README "Waiting for a
 // slot"), called on the store directly: the boundaries and branches the conformance battery's
@@ -54,15 +54,6 @@ function place(outcome: WaitOutcome): [number, number] {
 function refusalOf(outcome: WaitOutcome) {
   if (outcome.ok || 'waiting' in outcome) throw new Error(`expected a refusal, got ${JSON.stringify(outcome)}`);
   return outcome.refusal;
-}
-
-async function failure(promise: Promise<unknown>): Promise<QuotaError> {
-  const error = await promise.then(
-    () => undefined,
-    (caught: unknown) => caught,
-  );
-  expect(error).toBeInstanceOf(QuotaError);
-  return error as QuotaError;
 }
 
 describe('leases of waiting places', () => {
