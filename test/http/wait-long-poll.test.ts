@@ -6,6 +6,7 @@ import { createClient } from '../../src/client/create-client.js';
 import { CLIENT_MAX_WAIT_MS } from '../../src/client/index.js';
 import { MAX_HTTP_WAIT_MS } from '../../src/http/routes/runs.js';
 import { bearer, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
+import { until } from '../until.js';
 
 // Issue 12 over HTTP: `POST /v1/runs` with `wait` is a long poll.
 
@@ -28,14 +29,6 @@ async function queueDepth(f: ServiceFixture): Promise<number> {
   return (await f.store.tenant('acme').waitQueue({ atMs: f.clock.nowMs() })).depth;
 }
 
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 400; i += 1) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error('the condition never came true');
-}
-
 describe('waiting admissions over HTTP', () => {
   it('W30: a long-polled admission is granted when another client settles', async () => {
     const { f, url } = await listening();
@@ -43,7 +36,7 @@ describe('waiting admissions over HTTP', () => {
     const waiter = createClient({ url, key: f.key.runAcme.secret });
     expect((await holder.admit({ tenant: 'acme', run: 'run-1' })).ok).toBe(true);
     const waiting = waiter.admit({ tenant: 'acme', run: 'run-2', waitMs: 10_000 });
-    await until(async () => (await queueDepth(f)) === 1);
+    await until(async () => (await queueDepth(f)) === 1, 'the queue holds 1 waiter', { withinMs: 4_000 });
     // While it waits, every other decision of the tenant answers at once.
     const refused = await holder.admit({ tenant: 'acme', run: 'run-3' });
     expect(refused.ok ? 'ok' : refused.refusal.code).toBe('TooManyRuns');
@@ -61,7 +54,7 @@ describe('waiting admissions over HTTP', () => {
     expect((await holder.admit({ tenant: 'acme', run: 'run-1' })).ok).toBe(true);
     const gone = new AbortController();
     const waiting = createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-2', waitMs: 10_000, signal: gone.signal });
-    await until(async () => (await queueDepth(f)) === 1);
+    await until(async () => (await queueDepth(f)) === 1, 'the queue holds 1 waiter', { withinMs: 4_000 });
     const usage = await holder.usage({ tenant: 'acme' });
     expect(usage.queue).toEqual({ depth: 1, oldestWaitMs: 0 });
     const metrics = await f.app.inject({ method: 'GET', url: '/metrics', headers: bearer(f.key.opAll) });
@@ -69,7 +62,7 @@ describe('waiting admissions over HTTP', () => {
     expect(metrics.body).toContain('quotaplane_tenant_oldest_wait_seconds{tenant="acme"} 0');
     gone.abort();
     await expect(waiting).rejects.toThrow();
-    await until(async () => (await queueDepth(f)) === 0);
+    await until(async () => (await queueDepth(f)) === 0, 'the queue holds 0 waiters', { withinMs: 4_000 });
     expect(await f.store.tenant('acme').waitQueue({ atMs: f.clock.nowMs() })).toEqual({ depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
     await holder.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
     expect(await f.store.tenant('acme').runningRuns(10)).toEqual([]);

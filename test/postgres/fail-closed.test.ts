@@ -5,6 +5,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
+import { until } from '../until.js';
 
 // Fail closed (DESIGN.md decision 12, contract §13 invariant 8): while the database is down, every
 // admission, dispatch and settlement answers STORE_UNAVAILABLE and nothing is admitted on a guess;
@@ -115,7 +116,7 @@ describe('PostgreSQL fails closed and recovers', () => {
           `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
         );
         return rows.rows[0]?.n === 1;
-      });
+      }, "the store's admission waits for globex's lock", { everyMs: 20 });
       await admin.query(
         `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
       );
@@ -130,11 +131,3 @@ describe('PostgreSQL fails closed and recovers', () => {
   });
 });
 
-/** Polls `condition` every 20 ms until it holds; fails after 10 s. */
-async function until(condition: () => Promise<boolean>): Promise<void> {
-  for (let attempt = 0; attempt < 500; attempt += 1) {
-    if (await condition()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('the condition never held');
-}

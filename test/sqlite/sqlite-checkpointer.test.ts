@@ -9,18 +9,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { WalCheckpointer } from '../../src/store/sqlite/sqlite-checkpointer.js';
+import { until } from '../until.js';
 
 // Background checkpoints (issue 8): the copy of committed WAL pages into the database file runs on a
 // worker thread with its own connection, not inside a writer's COMMIT on the event loop.
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  // A bound on how long the thread may take, so a missing checkpoint fails the test instead of hanging it.
-  const deadline = Date.now() + 10_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 // The rows of `table` in the database file alone, as a copy without its WAL sees them: only what a
 // checkpoint has copied there.
