@@ -51,10 +51,11 @@ CREATE TABLE quota_reserved (
   agent_name   TEXT,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;
--- reserved(period) and the admission figures sum one tenant's holds of one period.
-CREATE INDEX quota_reserved_by_period ON quota_reserved (tenant, period);
--- An agent's holds of one period (per-agent spend ceilings, issue 12).
-CREATE INDEX quota_reserved_by_agent ON quota_reserved (tenant, agent_name, period) WHERE agent_name IS NOT NULL;
+-- No secondary index: a tenant has a hold only per live run, so reserved(period), the admission
+-- figures and an agent's figures read the tenant's prefix of the primary key and filter there (their
+-- period test, DESIGN.md decision 15, is a CASE no index on period serves; the query plans showed
+-- the earlier indexes unused). An index here would only add a page to every commit that takes or
+-- gives back a hold (issue 8).
 
 -- Settled totals per billing period of one agent's runs in a tenant (issue 12): accrued by the
 -- same settle that accrues quota_spent, to the same month and day keys (DESIGN.md decision 15).
