@@ -239,8 +239,11 @@ CREATE TABLE ${s}.quota_runs (
   status_since_ms  BIGINT NOT NULL,
   PRIMARY KEY (tenant, run_id)
 );
--- The sweep and the listings read one tenant's runs of one status.
-CREATE INDEX quota_runs_by_status ON ${s}.quota_runs (tenant, status, run_id);
+-- The sweep reads one tenant's running runs. Partial: a run leaves it when it stops running, so it
+-- stays as small as the set of running runs, and the settle that ends a run adds no entry to it
+-- (an index over every status took one per status change, for every run ever admitted; issue 8).
+-- Listings and the prune walk a tenant's runs by primary key instead (nearly every run is closed).
+CREATE INDEX quota_runs_running ON ${s}.quota_runs (tenant, run_id) WHERE status = 'running';
 
 -- Retention (issue 9 fault 6): a prune removes a closed run with its passes and receipts and leaves
 -- this row, so a decision about that run id arriving later (a settle retried after a lost answer,
