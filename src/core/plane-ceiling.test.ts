@@ -238,6 +238,11 @@ describe('applyPlanePatch: JSON Merge Patch of the plane-wide ceiling (issue 12)
     expect(applyPlanePatch(current, { maxConcurrentRuns: 20 })).toEqual({ ...current, maxConcurrentRuns: 20 });
   });
 
+  it('a member given as undefined is absent and keeps its value, at every depth (never lifts a ceiling)', () => {
+    expect(applyPlanePatch(current, { maxConcurrentRuns: undefined, agents: undefined, weights: undefined })).toEqual(current);
+    expect(applyPlanePatch(current, { agents: { a: undefined }, weights: { acme: undefined } })).toEqual(current);
+  });
+
   it('agents: null removes every agent ceiling; weights: null every weight', () => {
     expect(applyPlanePatch(current, { agents: null })).toEqual({ maxConcurrentRuns: 10, weights: { acme: 2, globex: 3 } });
     expect(applyPlanePatch(current, { weights: null })).toEqual({ maxConcurrentRuns: 10, agents: current.agents });

@@ -32,6 +32,16 @@ describe('applyQuotaPatch (JSON Merge Patch, RFC 7396)', () => {
     expect(applyQuotaPatch(current, { rateCeilings: null }).rateCeilings).toBeUndefined();
   });
 
+  it('a member given as undefined is absent and keeps its value, at every depth (never lifts a ceiling)', () => {
+    const withAgents = applyQuotaPatch(current, { agents: { 'refund-bot': { maxConcurrentRuns: 2, maxTokensPerPeriod: 500 } } });
+    expect(applyQuotaPatch(withAgents, { maxConcurrentRuns: undefined, maxTokensPerPeriod: undefined, period: undefined })).toEqual(withAgents);
+    expect(applyQuotaPatch(withAgents, { rateCeilings: undefined, agents: undefined })).toEqual(withAgents);
+    expect(applyQuotaPatch(withAgents, { rateCeilings: { [REFUND]: undefined }, agents: { 'refund-bot': undefined } })).toEqual(withAgents);
+    expect(applyQuotaPatch(withAgents, { agents: { 'refund-bot': { maxTokensPerPeriod: undefined, maxConcurrentRuns: 3 } } }).agents).toEqual({
+      'refund-bot': { maxConcurrentRuns: 3, maxTokensPerPeriod: 500 },
+    });
+  });
+
   it('a patch of nothing set applies to the unlimited quota', () => {
     expect(applyQuotaPatch(null, { maxConcurrentRuns: 2 })).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
     expect(applyQuotaPatch(null, {})).toEqual({ period: 'monthly' });

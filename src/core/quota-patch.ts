@@ -4,7 +4,7 @@ import { parseQuota, type TenantQuota } from './quota.js';
 
 /**
  * A partial change of a tenant's quota with JSON Merge Patch semantics (RFC 7396): a member that
- * is absent keeps its value, `null` removes it (a ceiling becomes unlimited, `period` goes back
+ * is absent (or `undefined`) keeps its value, `null` removes it (a ceiling becomes unlimited, `period` goes back
  * to `monthly`, a grant's rate ceilings are dropped), and any other value replaces it. Inside
  * `rateCeilings` each grant is merged on its own: `{ "tool://a/b": [...] }` replaces that grant's
  * ceilings and leaves the others, `{ "tool://a/b": null }` removes that grant, and
@@ -35,6 +35,9 @@ export function applyQuotaPatch(current: TenantQuota | null, patch: unknown, fie
   }
   const merged: Record<string, unknown> = { ...(current ?? {}) };
   for (const [member, value] of Object.entries(patch as Record<string, unknown>)) {
+    // A member given as `undefined` is absent, as JSON would carry it: it keeps its value. Read as
+    // a removal, `{ maxTokensPerPeriod: maybeLimit }` would silently lift a ceiling (fail open).
+    if (value === undefined) continue;
     if (member === 'rateCeilings' && value !== null) {
       merged.rateCeilings = mergeGrants(current?.rateCeilings, value, `${field}.rateCeilings`);
     } else if (member === 'agents' && value !== null) {
@@ -56,6 +59,7 @@ function mergeGrants(current: Readonly<Record<string, unknown>> | undefined, val
   }
   const grants: Record<string, unknown> = { ...(current ?? {}) };
   for (const [grant, ceilings] of Object.entries(value as Record<string, unknown>)) {
+    if (ceilings === undefined) continue;
     if (ceilings === null) delete grants[grant];
     else grants[grant] = ceilings;
   }
@@ -72,6 +76,7 @@ function mergeAgents(current: Readonly<Record<string, unknown>> | undefined, val
   };
   for (const [agent, ceilings] of Object.entries(current ?? {})) put(agent, ceilings);
   for (const [agent, change] of Object.entries(value as Record<string, unknown>)) {
+    if (change === undefined) continue;
     if (change === null) {
       delete agents[agent];
       continue;
@@ -81,6 +86,7 @@ function mergeAgents(current: Readonly<Record<string, unknown>> | undefined, val
     }
     const ceilings: Record<string, unknown> = { ...(Object.hasOwn(agents, agent) ? (agents[agent] as object) : {}) };
     for (const [name, ceiling] of Object.entries(change as Record<string, unknown>)) {
+      if (ceiling === undefined) continue;
       if (ceiling === null) delete ceilings[name];
       else ceilings[name] = ceiling;
     }
