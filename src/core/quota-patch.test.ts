@@ -80,6 +80,15 @@ describe('applyQuotaPatch: refusals and a tenant with no quota (issue #14)', () 
     );
   });
 
+  it('refuses agents that is not an object of agent names, naming patch.agents', () => {
+    for (const bad of [5, 'x', [], [{ maxConcurrentRuns: 1 }]]) {
+      expect(fieldOf(() => applyQuotaPatch(current, { agents: bad }))).toBe('patch.agents');
+    }
+    expect(() => applyQuotaPatch(null, { agents: 5 })).toThrow(
+      'patch.agents: must be an object of agent name → ceilings (null removes an agent), got 5',
+    );
+  });
+
   it('adds a grant to a tenant with no quota or no ceilings, and keeps the grants already there', () => {
     expect(applyQuotaPatch(null, { rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } })).toEqual({
       period: 'monthly',
