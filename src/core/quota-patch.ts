@@ -6,10 +6,9 @@ import { parseQuota, type TenantQuota } from './quota.js';
  * A partial change of a tenant's quota with JSON Merge Patch semantics (RFC 7396): a member that
  * is absent (or `undefined`, at any depth) keeps its value, `null` removes it (a ceiling becomes
  * unlimited, `period` goes back to `monthly`, a grant's rate ceilings are dropped), and any other
- * value replaces it. Inside
- * `rateCeilings` each grant is merged on its own: `{ "tool://a/b": [...] }` replaces that grant's
- * ceilings and leaves the others, `{ "tool://a/b": null }` removes that grant, and
- * `rateCeilings: null` removes every grant's ceilings. `agents` is merged as RFC 7396 says, two
+ * value replaces it. Inside `rateCeilings` each grant is merged on its own: `{ "tool://a/b": [...] }`
+ * replaces that grant's ceilings and leaves the others, `{ "tool://a/b": null }` removes that
+ * grant, and `rateCeilings: null` removes every grant's ceilings. `agents` is merged as RFC 7396 says, two
  * levels deep: `{ agents: { "refund-bot": { maxConcurrentRuns: 5 } } }` sets that one ceiling of
  * that agent and keeps its others, `{ "refund-bot": { maxConcurrentRuns: null } }` removes that
  * ceiling, `{ "refund-bot": null }` removes the agent's ceilings, `agents: null` removes every
