@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 
-import { isQuotaError } from './errors.js';
 import { applyPlanePatch, boundsPlane, NO_PLANE_CEILING, parsePlaneCeiling, planeAgentLimit, tenantWeight, type PlaneCeiling } from './plane-ceiling.js';
 import { applyQuotaPatch } from './quota-patch.js';
 import { holdQuotaFor, parseQuota } from './quota.js';
-
-function fieldOf(action: () => unknown): string | undefined {
-  try {
-    action();
-  } catch (error) {
-    if (isQuotaError(error, 'INVALID_ARGUMENT')) return (error.details as { field?: string }).field;
-    throw error;
-  }
-  return undefined;
-}
+import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
 describe('parsePlaneCeiling (issue 12)', () => {
   it('keeps what is set, drops nulls and agents left without a ceiling', () => {

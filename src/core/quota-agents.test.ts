@@ -1,20 +1,10 @@
 import { describe, expect, it } from 'vitest';
 
-import { isQuotaError } from './errors.js';
 import { agentCeilingsOf, boundsSpend, holdQuotaFor, parseAgentCeilings, parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from './quota.js';
+import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
 // Per-agent ceilings inside a tenant's quota (issue 12 item 3): how they are parsed, looked up and
 // folded into the quota the hold formula uses.
-
-function fieldOf(action: () => unknown): string | undefined {
-  try {
-    action();
-  } catch (error) {
-    if (isQuotaError(error, 'INVALID_ARGUMENT')) return (error.details as { field?: string }).field;
-    throw error;
-  }
-  return undefined;
-}
 
 describe('agentCeilingsOf (issue 12)', () => {
   const quota: TenantQuota = { period: 'monthly', maxConcurrentRuns: 9, agents: { bot: { maxConcurrentRuns: 2 }, idle: {} } };

@@ -2,21 +2,10 @@ import { describe, expect, it } from 'vitest';
 
 import { QuotaError } from './errors.js';
 import { isUnlimited, parseQuota, parseStoredQuota } from './quota.js';
+import { invalidFieldOf } from '../../test/invalid-argument.js';
 
 // Rules of quota parsing that mutation testing found unasserted (issue #14): each test fails when
 // the rule it names is changed.
-
-function invalidFieldOf(fn: () => unknown): string {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(QuotaError);
-  expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
-  return String((caught as QuotaError).details.field);
-}
 
 describe('parseQuota: rateCeilings', () => {
   it.each([5, 'tool://a/b', true, [], [{ count: 1, windowSeconds: 1 }]])('refuses rateCeilings %j, naming quota.rateCeilings', (value) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { QuotaError } from './errors.js';
 import { applyQuotaPatch } from './quota-patch.js';
+import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
 const REFUND = 'tool://payments/refund';
 const SEARCH = 'tool://web/search';
@@ -57,16 +57,6 @@ describe('applyQuotaPatch (JSON Merge Patch, RFC 7396)', () => {
 });
 
 describe('applyQuotaPatch: refusals and a tenant with no quota (issue #14)', () => {
-  function fieldOf(fn: () => unknown): string {
-    try {
-      fn();
-    } catch (error) {
-      expect(error).toBeInstanceOf(QuotaError);
-      return String((error as QuotaError).details.field);
-    }
-    throw new Error('the patch was accepted');
-  }
-
   it('refuses a patch that is not an object, naming the field it was given', () => {
     for (const bad of [5, 'x', null, [], true]) expect(fieldOf(() => applyQuotaPatch(current, bad, 'body'))).toBe('body');
   });

@@ -1,20 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { QuotaError } from './errors.js';
 import { boundsSpend, isUnlimited, parseQuota, parseStoredQuota, parseRateCeilings, UNLIMITED_QUOTA } from './quota.js';
-
-function fieldOf(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (error) {
-    if (error instanceof QuotaError && error.code === 'INVALID_ARGUMENT') {
-      // The message starts with the field so a person reading it knows what to fix.
-      expect(error.message.startsWith(`${String(error.details.field)}: `)).toBe(true);
-      return String(error.details.field);
-    }
-    throw error;
-  }
-  throw new Error('expected an INVALID_ARGUMENT QuotaError, but nothing was thrown');
-}
+import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
 describe('isUnlimited and boundsSpend', () => {
   it('an unconfigured quota is unlimited and bounds no spend', () => {

@@ -38,6 +38,7 @@ import {
   requireWidth,
 } from './store-arguments.js';
 import { RUN_STATUSES } from './types.js';
+import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
 // The store's argument checks at the handle boundary, shared by both adapters (DESIGN.md
 // decisions 1, 2 and 14): every bound, every integer check, and the field each refusal names.
@@ -46,20 +47,6 @@ const OPS = { actor: 'ops', basis: 'asserted' } as const;
 const DIGEST = 'ab'.repeat(32);
 const RUN = 'run_01JB0000000000000000000000';
 const RUN_STATUSES_TEXT = RUN_STATUSES.map((status) => `'${status}'`).join(', ');
-
-function fieldOf(fn: () => unknown): string {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(QuotaError);
-  expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
-  const field = String((caught as QuotaError).details.field);
-  expect((caught as QuotaError).message.startsWith(`${field}: `)).toBe(true);
-  return field;
-}
 
 describe('scalars', () => {
   it('an instant is a non-negative safe integer, with no upper bound below MAX_SAFE_INTEGER', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import { parseAgent } from '../../src/plane/plane-input.js';
 import type { SweepResult } from '../../src/plane/operator-types.js';
@@ -8,20 +7,15 @@ import type { Plane } from '../../src/plane/plane.js';
 import { startSweeper } from '../../src/plane/sweeper.js';
 import { systemClock } from '../../src/plane/system-clock.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
+import { invalidArgumentOf } from '../invalid-argument.js';
 import { memoryPlane } from './plane-fixtures.js';
 
 // createPlane's option checks, the sweep's reporting filter, and small plane pieces (issue #14).
 
 function fieldOf(fn: () => unknown): string {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(QuotaError);
-  const field = String((caught as QuotaError).details.field);
-  expect((caught as QuotaError).message).toMatch(new RegExp(`^${field}: must .*got `));
+  const error = invalidArgumentOf(fn);
+  const field = String(error.details.field);
+  expect(error.message).toMatch(new RegExp(`^${field}: must .*got `));
   return field;
 }
 

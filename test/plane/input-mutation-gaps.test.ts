@@ -17,26 +17,17 @@ import {
   requireRecord,
 } from '../../src/plane/plane-input.js';
 import { MAX_LIST_LIMIT } from '../../src/plane/operator-types.js';
+import { invalidArgumentOf } from '../invalid-argument.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
 // Bounds and shapes of the plane's input rules that mutation testing found unasserted (issue #14):
 // each test fails when the rule it names is changed (a bound moved by one, an integer check dropped).
 
 function fieldOf(fn: () => unknown): string {
-  let caught: unknown;
-  try {
-    fn();
-  } catch (error) {
-    caught = error;
-  }
-  expect(caught).toBeInstanceOf(QuotaError);
-  expect((caught as QuotaError).code).toBe('INVALID_ARGUMENT');
-  const field = String((caught as QuotaError).details.field);
-  const message = (caught as QuotaError).message;
-  expect(message.startsWith(`${field}: `)).toBe(true);
+  const error = invalidArgumentOf(fn);
   // The rest says what is wrong and what was given, not just the field's name.
-  expect(message).toMatch(/^[^:]+: (must|is) .*got /);
-  return field;
+  expect(error.message).toMatch(/^[^:]+: (must|is) .*got /);
+  return String(error.details.field);
 }
 
 async function fieldOfAsync(promise: Promise<unknown>): Promise<string> {
