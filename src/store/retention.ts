@@ -34,8 +34,8 @@ export const MAX_PRUNE_BATCH = 1000;
 /**
  * A page of prune candidates (store.ts `prunableRuns`): registered runs of any status whose id
  * sorts after `after` (default: from the start), of which at most `scanLimit` are read; of those,
- * the ones of `status` that may be pruned: closed at or before `closedAtOrBeforeMs` (Unix ms), holding no slot and
- * no hold, and with no pass without a receipt (whether concluded or released).
+ * the ones of `status` that may be pruned: closed at or before `closedAtOrBeforeMs` (Unix ms),
+ * holding no slot and no hold, and with no pass without a receipt (whether concluded or released).
  */
 export interface PrunableRunsRequest {
   readonly status: PrunableStatus;

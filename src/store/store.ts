@@ -309,11 +309,11 @@ export interface TenantStore {
 
   /**
    * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of any
-   * status after the cursor `after` (ascending run id) and answers those of `status` among them that are
-   * closed at or before `closedAtOrBeforeMs`, hold no slot and no hold, and have no pass without a
-   * receipt (concluded or released alike: a late settle of such a pass would still be booked, so
-   * the run stays), with their pass and receipt counts; `next` is the cursor to go on from (`null` at the
-   * end). The page is bounded, so a walk over millions of runs never reads them all at once.
+   * status after the cursor `after` (ascending run id) and answers those of `status` among them
+   * that are closed at or before `closedAtOrBeforeMs`, hold no slot and no hold, and have no pass
+   * without a receipt (concluded or released alike: a late settle of such a pass would still be
+   * booked, so the run stays), with their pass and receipt counts; `next` is the cursor to go on
+   * from (`null` at the end). The page is bounded, so a walk over millions of runs never reads them all at once.
    */
   prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage>;
   /**

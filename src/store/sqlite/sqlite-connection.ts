@@ -26,11 +26,12 @@ export interface SqliteConnectionOptions {
   /** Longest one batch holds the event loop before its COMMIT, ms. @defaultValue {@link DEFAULT_MAX_BATCH_HOLD_MS} */
   readonly maxBatchHoldMs?: number;
   /**
-   * The database file's path when it is in WAL mode: from the first commit on, its checkpoints run
-   * on a background thread ({@link WalCheckpointer}) instead of inside this connection's commits.
+   * The path of the database file (not of its `-wal` file) when it is in WAL mode: from the first
+   * commit on, its checkpoints run on a background thread ({@link WalCheckpointer}) instead of
+   * inside this connection's commits.
    * Absent (an in-memory database): SQLite checkpoints as usual.
    */
-  readonly walFilePath?: string;
+  readonly walDatabasePath?: string;
 }
 
 interface QueuedWrite {
@@ -94,7 +95,7 @@ export class SqliteConnection {
   #pending = false;
   #busyRetryMs = FIRST_BUSY_RETRY_MS;
   #drained: (() => void)[] = [];
-  readonly #walFilePath: string | null;
+  readonly #walDatabasePath: string | null;
   // Started by the first commit, so a process that only reads (or an in-memory database) never has one.
   #checkpointer: WalCheckpointer | null = null;
 
@@ -107,7 +108,7 @@ export class SqliteConnection {
     db.pragma('busy_timeout = 0');
     // Savepoint journals stay in memory instead of temporary files.
     db.pragma('temp_store = MEMORY');
-    this.#walFilePath = options.walFilePath ?? null;
+    this.#walDatabasePath = options.walDatabasePath ?? null;
     this.#readTransaction = db.transaction((body: () => unknown) => body());
     this.#control = {
       begin: db.prepare('BEGIN IMMEDIATE'),
@@ -307,10 +308,10 @@ export class SqliteConnection {
   // A commit added WAL frames: the background thread copies them into the database file.
   #nudgeCheckpointer(db: Database.Database): void {
     if (this.#checkpointer === null) {
-      if (this.#walFilePath === null) return;
+      if (this.#walDatabasePath === null) return;
       db.pragma(`wal_autocheckpoint = ${BACKSTOP_WAL_AUTOCHECKPOINT_PAGES}`);
       // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default size.
-      this.#checkpointer = new WalCheckpointer(this.#walFilePath, () => {
+      this.#checkpointer = new WalCheckpointer(this.#walDatabasePath, () => {
         this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
       });
     }

@@ -180,7 +180,9 @@ export async function openSqliteStore(path: string, options: SqliteStoreOptions 
       foundVersion === SQLITE_SCHEMA_VERSION
         ? { backend: 'sqlite', fromVersion: foundVersion, toVersion: foundVersion, applied: [] }
         : migrateSqlite(db, Date.now());
-    return new SqliteQuotaStore(new SqliteConnection(db, path === SQLITE_MEMORY_PATH ? { busyTimeoutMs } : { busyTimeoutMs, walFilePath: path }), path, migration);
+    // A file is in WAL mode (an in-memory database cannot be), so its checkpoints go to a background thread.
+    const connection = new SqliteConnection(db, path === SQLITE_MEMORY_PATH ? { busyTimeoutMs } : { busyTimeoutMs, walDatabasePath: path });
+    return new SqliteQuotaStore(connection, path, migration);
   } catch (error) {
     try {
       db?.close();
