@@ -2,11 +2,12 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
+import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import { openStore, STORE_URL_FORMS } from '../../src/store/open-store.js';
-import { SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
+import { SQLITE_PAGE_SIZE_BYTES, SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('openStore with SQLite URLs', () => {
   let dir: string;
@@ -56,5 +57,35 @@ describe('openStore with SQLite URLs', () => {
   it('refuses a negative busy timeout naming busyTimeoutMs', async () => {
     const error = await openStore('sqlite::memory:', { busyTimeoutMs: -1 }).catch((caught: unknown) => caught);
     expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'busyTimeoutMs' } });
+  });
+
+  function pageSizeOf(path: string): number {
+    const reader = new Database(path, { readonly: true });
+    try {
+      return reader.pragma('page_size', { simple: true }) as number;
+    } finally {
+      reader.close();
+    }
+  }
+
+  it('creates a store file with SQLITE_PAGE_SIZE_BYTES pages (issue 8: a commit writes whole pages)', async () => {
+    const path = join(dir, 'new.db');
+    const store = await openStore(`sqlite:${path}`);
+    await store.tenant('acme').reserve({ run: 'r1', quota: { period: 'monthly' }, atMs: 1 });
+    await store.close();
+    expect(pageSizeOf(path)).toBe(SQLITE_PAGE_SIZE_BYTES);
+  });
+
+  it('opens a store file made with another page size as it is, and decides on it', async () => {
+    const path = join(dir, 'older.db');
+    const made = new Database(path);
+    made.pragma('page_size = 4096');
+    made.pragma('journal_mode = WAL');
+    made.close();
+    const store = await openStore(`sqlite:${path}`);
+    await store.tenant('acme').reserve({ run: 'r1', quota: { period: 'monthly', maxConcurrentRuns: 1 }, atMs: 1 });
+    expect(await store.tenant('acme').running()).toBe(1);
+    await store.close();
+    expect(pageSizeOf(path)).toBe(4096);
   });
 });
