@@ -64,6 +64,12 @@ BEGIN
   IF p_agent IS NOT NULL THEN
     plane_agent_max_runs := (v_plane -> 'agents' -> p_agent ->> 'maxConcurrentRuns')::numeric::bigint;
   END IF;
+  -- A waiting admission's spend probe (postgres-waiters.ts) decides spend with every concurrency
+  -- ceiling lifted: the tenant's and the agent's come lifted in its quota, the plane's here.
+  IF v_plane IS NOT NULL AND current_setting('quotaplane.spend_probe', true) = 'on' THEN
+    plane_max_runs := NULL;
+    plane_agent_max_runs := NULL;
+  END IF;
   -- Fast path: no concurrency ceiling covering the run and no hold leave nothing to decide.
   IF p_max_runs IS NULL AND p_hold_period IS NULL AND p_agent_max_runs IS NULL
      AND plane_max_runs IS NULL AND plane_agent_max_runs IS NULL THEN

@@ -84,8 +84,10 @@ async function admitNow(tx: TransactionClient, w: WaiterQueries, tenant: string,
   return row;
 }
 
-// The admission decided again with the concurrency ceiling lifted, inside a savepoint rolled back
-// at once: a `spent-out` answer is the refusal the caller gets instead of a place in the queue.
+// The admission decided again with every concurrency ceiling lifted (the tenant's and the agent's
+// in the quota it is decided under, the plane-wide ones by the transaction-local setting
+// `quotaplane.spend_probe`), inside a savepoint rolled back at once, which also resets the setting:
+// a `spent-out` answer is the refusal the caller gets instead of a place in the queue.
 async function spendBehindConcurrency(
   tx: TransactionClient,
   w: WaiterQueries,
@@ -105,6 +107,7 @@ async function spendBehindConcurrency(
     agent === null ? null : { name: agent, maxRuns: null, limitTokens: row.agent_limit_tokens, limitMinorUnits: row.agent_limit_minor_units },
   );
   await tx.run('SAVEPOINT quotaplane_probe', []);
+  await tx.run("SELECT set_config('quotaplane.spend_probe', 'on', true)", []);
   const probe = await admitNow(tx, w, tenant, { ...r, quota });
   await tx.run('ROLLBACK TO SAVEPOINT quotaplane_probe', []);
   return probe?.outcome === 'spent-out' ? { kind: 'admission', row: probe, quota } : null;

@@ -2,12 +2,13 @@ import assert from 'node:assert/strict';
 
 import type { QuotaStore } from '../../store/store.js';
 import type { WaitOutcome } from '../../store/waiters.js';
+import { assertRefused } from './assertions.js';
 import { admission, auditEntry, JAN_MS, tokens } from './fixtures.js';
 import type { ConformanceGroup } from './types.js';
 
 // Waiting tenants take turns while the plane-wide ceiling binds (issue 12 item 2): freed slots go
 // round robin, weighted per tenant by the plane ceiling's `weights`, so one busy tenant cannot
-// starve the others. Cases W12–W13.
+// starve the others. Cases W12–W13, and W4 under the plane-wide ceiling.
 
 const TERMS = { untilMs: JAN_MS + 3_600_000, leaseMs: 3_600_000 };
 const PLANE_CEILING = 6;
@@ -112,6 +113,27 @@ export const fairWaiting: ConformanceGroup = {
         for (const [tenant, count] of Object.entries(round.grants)) {
           assert.ok(Math.abs(count - (expected[tenant] ?? 0)) <= 1, `${tenant} got ${count} of 24, its share is ${expected[tenant]} (${JSON.stringify(round.grants)})`);
         }
+      },
+    },
+    {
+      id: 'W4',
+      title: 'under a full plane-wide ceiling a hold that would not fit is refused SpentOut at once, never queued',
+      async run(context) {
+        const { store } = context;
+        const atMs = JAN_MS + 2_000;
+        // A plane ceiling of 0: every new run is refused TooManyRuns by the plane, whatever the tenant holds.
+        await setPlane(store, { maxConcurrentRuns: 0 }, atMs);
+        const handle = store.tenant('spend-probe');
+        const quota = { period: 'monthly' as const, maxTokensPerPeriod: 100 };
+        await handle.setQuota(quota, auditEntry('quota.set', 'quota', atMs, { quota }));
+        const tooBig = await handle.admitOrWait(admission('sp-too-big', { atMs: atMs + 1, budget: { maxTokens: 1_000, maxCallTokens: 0 } }), TERMS);
+        assert.ok(!('waiting' in tooBig), `a hold of 1 000 under a limit of 100 must not wait, got ${JSON.stringify(tooBig)}`);
+        assertRefused(tooBig, 'SpentOut', { tenant: 'spend-probe', limit: 100, requested: 1_000 }, 'a hold beyond the period under a full plane');
+        // The same tenant's hold that fits waits for the plane: only spend decides the refusal above.
+        const fits = await handle.admitOrWait(admission('sp-fits', { atMs: atMs + 2, budget: { maxTokens: 50, maxCallTokens: 0 } }), TERMS);
+        assertWaiting(fits, 'a hold of 50 under a limit of 100');
+        assert.equal((await handle.waitQueue({ atMs: atMs + 2 })).depth, 1, 'only the hold that fits waits');
+        assert.equal(await handle.cancelWaiter({ run: 'sp-fits', atMs: atMs + 3 }), 'cancelled');
       },
     },
   ],
