@@ -18,11 +18,11 @@ import { problemCodeOf, requestLogLine } from './request-log.js';
 import type { RouteContext, RouteModule } from './route-context.js';
 import { ROUTES } from './routes/index.js';
 import { strictValidatorCompiler } from './validation.js';
+import { DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-/** Largest request body accepted by default: 64 KiB. Larger bodies answer 413. */
-export const DEFAULT_BODY_LIMIT_BYTES = 64 * 1024;
+export { DEFAULT_BODY_LIMIT_BYTES };
 
 /**
  * Options of {@link buildApp}.

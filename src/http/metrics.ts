@@ -3,6 +3,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { Plane, Usage } from '../plane/plane.js';
 import { createOverrunCounter } from './overrun-metrics.js';
 import { createPlaneMetrics } from './plane-metrics.js';
+import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
 
 /** Prefix of every metric the service exports. */
 export const METRIC_PREFIX = 'quotaplane_';
@@ -41,8 +42,7 @@ export interface ServiceMetrics {
   meter(plane: Plane): Plane;
 }
 
-/** How many tenants get their own per-tenant series on `/metrics` by default. */
-export const DEFAULT_METRICS_TENANTS = 50;
+export { DEFAULT_METRICS_TENANTS };
 
 /** The `tenant` label of the series every tenant beyond the busiest ones is summed into. */
 export const OTHER_TENANTS_LABEL = 'other';

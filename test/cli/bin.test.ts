@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { REPO_ROOT } from './cli-helpers.js';
 
@@ -30,5 +31,35 @@ describe('the built quotaplane bin', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toContain('--tenants');
+  });
+
+  describe('loads the heavy libraries only for a command that uses them', () => {
+    // Fastify, prom-client, undici, pino, the store drivers and the progress bar are CommonJS, so
+    // every one a process loaded is in require.cache; a preload script prints those packages at exit.
+    const HEAVY = ['fastify', 'prom-client', 'undici', 'pino', 'better-sqlite3', 'pg', 'cli-progress'];
+    const dir = mkdtempSync(join(tmpdir(), 'quotaplane-bin-load-'));
+    const preload = join(dir, 'loaded-packages.cjs');
+    writeFileSync(
+      preload,
+      "process.on('exit', () => { const names = new Set(); for (const path of Object.keys(require.cache)) { const m = /node_modules\\/((@[^/]+\\/)?[^/]+)/.exec(path); if (m) names.add(m[1]); } require('node:fs').writeSync(2, 'LOADED ' + JSON.stringify([...names]) + '\\n'); });\n",
+    );
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    function loadedBy(args: string[]): string[] {
+      const result = spawnSync(process.execPath, ['--require', preload, BIN, ...args], { cwd: dir, encoding: 'utf8' });
+      const line = result.stderr.split('\n').find((each) => each.startsWith('LOADED '));
+      expect(line, result.stderr).toBeDefined();
+      return JSON.parse((line as string).slice('LOADED '.length)) as string[];
+    }
+
+    const LIGHT = [['--version'], ['--help'], ['serve', '--help'], ['halt', '--help'], ['replay', '--help']].map((args) => [args.join(' '), args] as const);
+    it.each(LIGHT)('%s loads none of them', (_shown, args) => {
+      const loaded = loadedBy([...args]);
+      for (const name of HEAVY) expect(loaded).not.toContain(name);
+    });
+
+    it('a command that opens a SQLite store loads its driver (the check above sees what a process loads)', () => {
+      expect(loadedBy(['halts', '--store', `sqlite:${join(dir, 'missing.db')}`, '--tenant', 'acme'])).toContain('better-sqlite3');
+    });
   });
 });

@@ -1,17 +1,14 @@
 import { type Command, Option } from 'commander';
 
-import { createClient } from '../../client/create-client.js';
 import { isQuotaError } from '../../core/errors.js';
 import { isIdentifier } from '../../core/identifiers.js';
 import { mintApiKey } from '../../http/api-key-secret.js';
 import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
 import { ALL_TENANTS, type ApiKeyRecord, type ApiKeyRole } from '../../store/api-keys.js';
-import { openStore } from '../../store/open-store.js';
 import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
-import { openExistingStore } from '../open-existing-store.js';
 import { instant, renderTable } from '../operator/format.js';
 import { chooseTarget, KEY_ENV, URL_ENV } from '../operator/target-choice.js';
 import { DEFAULT_STORE_URL, STORE_ENV, type Environment } from '../serve/serve-config.js';
@@ -147,6 +144,8 @@ async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create'
   const nothingNamed = [flags.store, flags.url, env[STORE_ENV], env[URL_ENV]].every((value) => value === undefined || value === '');
   const choice = nothingNamed ? { kind: 'store' as const, url: DEFAULT_STORE_URL } : chooseTarget(flags, env);
   if (choice.kind === 'server') {
+    // The HTTP client and the store drivers load only when the command acts (lazy imports).
+    const { createClient } = await import('../../client/create-client.js');
     let client;
     try {
       client = createClient({ url: choice.url, key: choice.key });
@@ -163,6 +162,7 @@ async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create'
     if (!isIdentifier(flags.actor)) throw new UsageError(`--actor must be 1-200 printable characters, got ${JSON.stringify(flags.actor)}`);
     by = { actor: flags.actor, basis: 'asserted' as const };
   }
+  const [{ openStore }, { openExistingStore }] = await Promise.all([import('../../store/open-store.js'), import('../open-existing-store.js')]);
   const store = verb === 'create' ? await openStore(choice.url) : await openExistingStore(choice.url);
   try {
     await body(storeApiKeyAdmin({ store, keys: storeApiKeys(store), by, mint: mintApiKey, nowMs: () => Date.now() }));

@@ -1,7 +1,6 @@
 import { type Command, Option } from 'commander';
 
 import type { MigrationReport } from '../../store/migrations.js';
-import { openStore } from '../../store/open-store.js';
 import { redactStoreUrl } from '../../store/store-url.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
@@ -30,6 +29,8 @@ export function registerMigrate(program: Command, io: CliIo, setExitStatus: SetE
     .configureOutput(outputFor(io, 'quotaplane migrate --help'))
     .action(async (flags: { store?: string; json: boolean }) => {
       const url = resolveStoreUrl(flags.store, env);
+      // The store drivers load only when the command acts (a lazy import).
+      const { openStore } = await import('../../store/open-store.js');
       const store = await openStore(url);
       try {
         const report = (store as { migration?: MigrationReport }).migration ?? null;

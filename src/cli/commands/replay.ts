@@ -6,13 +6,8 @@ import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { amount, positiveNumber, seed, wholeNumberBetween } from '../options.js';
-import { ReplayProgress } from '../replay/replay-progress.js';
 import { renderReplayTable } from '../replay/replay-report.js';
-import { runReplay } from '../replay/replay-run.js';
-import { runWaitingReplay } from '../replay/replay-wait.js';
-import { openRemoteReplayTarget } from '../replay/replay-remote.js';
-import { openReplayTarget, type OpenedReplayTarget } from '../replay/replay-store.js';
-import { openTrace } from '../replay/trace-reader.js';
+import type { OpenedReplayTarget } from '../replay/replay-store.js';
 import type { ReplayOptions } from '../replay/replay-types.js';
 import { UsageError } from '../usage-error.js';
 
@@ -137,6 +132,15 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
         waitMs: flags.wait,
         planeMaxConcurrent: flags.planeMaxConcurrent,
       };
+      // The trace reader, the stores and the progress bar load only here (lazy imports), so the
+      // other commands start without them.
+      const [{ openTrace }, { openReplayTarget }, { runReplay }, { runWaitingReplay }, { ReplayProgress }] = await Promise.all([
+        import('../replay/trace-reader.js'),
+        import('../replay/replay-store.js'),
+        import('../replay/replay-run.js'),
+        import('../replay/replay-wait.js'),
+        import('../replay/replay-progress.js'),
+      ]);
       // A missing trace is a usage error, found before any store is opened or migrated.
       await openTrace(tracePath);
       const opened = await (flags.url !== undefined && flags.key !== undefined
@@ -163,6 +167,7 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
 
 // A malformed --url or --key is a usage error naming the flag, as a bad --store is.
 async function remoteTarget(url: string, key: string): Promise<OpenedReplayTarget> {
+  const { openRemoteReplayTarget } = await import('../replay/replay-remote.js');
   try {
     return openRemoteReplayTarget(url, key);
   } catch (error) {

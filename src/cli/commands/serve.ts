@@ -1,6 +1,6 @@
 import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { pino, type DestinationStream } from 'pino';
+import type { DestinationStream } from 'pino';
 
 import type { SetExitStatus } from '../command-output.js';
 import { outputFor } from '../command-output.js';
@@ -9,7 +9,7 @@ import { type CliIo, writeLine } from '../io.js';
 import { listenFailureMessage } from '../serve/listen-failure.js';
 import { resolveServeConfig, type Environment, type ServeFlags } from '../serve/serve-config.js';
 import { SERVE_SETTINGS, unknownQuotaplaneVariables, type ServeSetting } from '../serve/serve-settings.js';
-import { startServer, type StartedServer } from '../serve/start-server.js';
+import type { StartedServer } from '../serve/start-server.js';
 import { redactStoreUrl } from '../../store/store-url.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
 
@@ -73,6 +73,8 @@ export function registerServe(
     .action(async (flags: ServeFlags) => {
       const env = options.env ?? process.env;
       const config = resolveServeConfig(flags, env);
+      // Fastify, the plane and the logger load only here, so the other commands start without them.
+      const [{ pino }, { startServer }] = await Promise.all([import('pino'), import('../serve/start-server.js')]);
       for (const unknown of unknownQuotaplaneVariables(env)) {
         const hint = unknown.closest === null ? '' : ` (did you mean ${unknown.closest}?)`;
         writeLine(io.stderr, `quotaplane: warning: ${unknown.name} is not a quotaplane setting and is ignored${hint}; see 'quotaplane serve --help'`);

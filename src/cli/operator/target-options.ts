@@ -1,12 +1,9 @@
 import { type Command, Option } from 'commander';
 
-import { createClient } from '../../client/create-client.js';
 import { isQuotaError } from '../../core/errors.js';
 import { identifierProblem } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
-import { createPlane } from '../../plane/create-plane.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
-import { openExistingStore } from '../open-existing-store.js';
 import { redactStoreUrl } from '../../store/store-url.js';
 import { outputFor } from '../command-output.js';
 import { EXIT_STATUS_HELP } from '../exit-status.js';
@@ -79,7 +76,7 @@ export async function withTarget<T>(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): Promise<T> {
   const choice = chooseTarget(flags, env);
-  const target = choice.kind === 'server' ? serverTarget(choice.url, choice.key) : await storeTarget(choice.url, storeOperator(flags, access));
+  const target = choice.kind === 'server' ? await serverTarget(choice.url, choice.key) : await storeTarget(choice.url, storeOperator(flags, access));
   try {
     return await body(target);
   } finally {
@@ -103,7 +100,10 @@ function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | nu
   return { actor: flags.actor, basis: 'asserted' };
 }
 
+// The store drivers, the plane and the HTTP client load only when a command acts (lazy imports),
+// so `--help`, `--version` and a usage error answer without loading them.
 async function storeTarget(url: string, by: Operator | null): Promise<OperatorTarget> {
+  const [{ openExistingStore }, { createPlane }] = await Promise.all([import('../open-existing-store.js'), import('../../plane/create-plane.js')]);
   const store = await openExistingStore(url).catch((error: unknown) => {
     if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--store: ${error.message}`);
     throw error;
@@ -111,7 +111,8 @@ async function storeTarget(url: string, by: Operator | null): Promise<OperatorTa
   return planeOperatorTarget(createPlane({ store }), { description: `store ${redactStoreUrl(url)}`, by, close: () => store.close() });
 }
 
-function serverTarget(url: string, key: string): OperatorTarget {
+async function serverTarget(url: string, key: string): Promise<OperatorTarget> {
+  const { createClient } = await import('../../client/create-client.js');
   let client;
   try {
     client = createClient({ url, key });

@@ -1,6 +1,5 @@
-import { DEFAULT_BODY_LIMIT_BYTES } from '../../http/build-app.js';
 import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
-import { DEFAULT_METRICS_TENANTS } from '../../http/metrics.js';
+import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_METRICS_TENANTS } from '../../http/http-defaults.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
 import { AGE_EXPECTED, ageProblem, parseAge } from '../options.js';
