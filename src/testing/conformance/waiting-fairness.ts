@@ -8,7 +8,7 @@ import type { ConformanceGroup } from './types.js';
 
 // Waiting tenants take turns while the plane-wide ceiling binds (issue 12 item 2): freed slots go
 // round robin, weighted per tenant by the plane ceiling's `weights`, so one busy tenant cannot
-// starve the others. Cases W12–W13, and W4 under the plane-wide ceiling.
+// starve the others. Cases W12–W13, and W4.1 (W4 under the plane-wide ceiling).
 
 const TERMS = { untilMs: JAN_MS + 3_600_000, leaseMs: 3_600_000 };
 const PLANE_CEILING = 6;
@@ -116,7 +116,7 @@ export const fairWaiting: ConformanceGroup = {
       },
     },
     {
-      id: 'W4',
+      id: 'W4.1',
       title: 'under a full plane-wide ceiling a hold that would not fit is refused SpentOut at once, never queued',
       async run(context) {
         const { store } = context;
