@@ -117,7 +117,7 @@ export const fairWaiting: ConformanceGroup = {
     },
     {
       id: 'W4.1',
-      title: 'under a full plane-wide ceiling a hold that would not fit is refused SpentOut at once, never queued',
+      title: "under a full plane-wide ceiling (or a full one for the run's agent) a hold that would not fit is refused SpentOut at once, never queued",
       async run(context) {
         const { store } = context;
         const atMs = JAN_MS + 2_000;
@@ -134,6 +134,17 @@ export const fairWaiting: ConformanceGroup = {
         assertWaiting(fits, 'a hold of 50 under a limit of 100');
         assert.equal((await handle.waitQueue({ atMs: atMs + 2 })).depth, 1, 'only the hold that fits waits');
         assert.equal(await handle.cancelWaiter({ run: 'sp-fits', atMs: atMs + 3 }), 'cancelled');
+        // The same under a full plane-wide ceiling for the run's agent alone.
+        await setPlane(store, { agents: { bot: { maxConcurrentRuns: 0 } } }, atMs + 4);
+        const agent = { name: 'bot', digest: 'r1' };
+        const agentTooBig = await handle.admitOrWait(admission('sp-bot-too-big', { agent, atMs: atMs + 5, budget: { maxTokens: 1_000, maxCallTokens: 0 } }), TERMS);
+        assert.ok(!('waiting' in agentTooBig), `an agent's hold of 1 000 under a limit of 100 must not wait, got ${JSON.stringify(agentTooBig)}`);
+        assertRefused(agentTooBig, 'SpentOut', { tenant: 'spend-probe', limit: 100, requested: 1_000 }, "a hold beyond the period under a full plane ceiling of the run's agent");
+        assertWaiting(
+          await handle.admitOrWait(admission('sp-bot-fits', { agent, atMs: atMs + 6, budget: { maxTokens: 50, maxCallTokens: 0 } }), TERMS),
+          "an agent's hold of 50 under a limit of 100",
+        );
+        assert.equal(await handle.cancelWaiter({ run: 'sp-bot-fits', atMs: atMs + 7 }), 'cancelled');
       },
     },
   ],
