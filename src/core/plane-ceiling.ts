@@ -1,5 +1,6 @@
 import { describe, requireAmount } from './amounts.js';
 import { invalidArgument } from './errors.js';
+import { patchMembers } from './merge-patch.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from './identifiers.js';
 
 /**
@@ -119,23 +120,20 @@ export function parsePlaneCeiling(value: unknown, field = 'plane'): PlaneCeiling
 
 /**
  * Applies a JSON Merge Patch (RFC 7396) to the plane-wide ceiling: an absent member keeps its
- * value (so does one given as `undefined`, at any depth: never read as a removal), `null` removes
- * it, anything else replaces it; `agents` and `weights` merge per key
- * (`{ agents: { 'refund-bot': null } }` removes that agent's ceiling). Pure; validates the result
+ * value (so does one given as `undefined`, at any depth: {@link patchMembers}), `null` removes it,
+ * anything else replaces it; `agents` and `weights` merge per key (`{ agents: { 'refund-bot': null } }`
+ * removes that agent's ceiling). Pure; validates the result
  * as {@link parsePlaneCeiling} does. Throws `INVALID_ARGUMENT` naming the field.
  */
 export function applyPlanePatch(current: PlaneCeiling | null, patch: unknown, field = 'patch'): PlaneCeiling {
   const changes = requireObjectOf(field, patch, 'members that change the plane ceiling (null removes one)');
   const merged: Record<string, unknown> = { ...(current ?? {}) };
-  for (const [member, value] of Object.entries(changes)) {
-    // `undefined` is absent (keeps the value), never a removal: that would lift a ceiling unasked.
-    if (value === undefined) continue;
+  for (const [member, value] of patchMembers(changes)) {
     if ((member === 'agents' || member === 'weights') && value !== null) {
       const inner: Record<string, unknown> = {};
       for (const [key, item] of Object.entries((current?.[member] ?? {}) as Record<string, unknown>)) own(inner, key, item);
       const changesOf = requireObjectOf(`${field}.${member}`, value, 'name → value (null removes one)');
-      for (const [key, item] of Object.entries(changesOf)) {
-        if (item === undefined) continue;
+      for (const [key, item] of patchMembers(changesOf)) {
         if (item === null) delete inner[key];
         else own(inner, key, item);
       }

@@ -1,15 +1,16 @@
 import { describe } from './amounts.js';
 import { invalidArgument } from './errors.js';
+import { patchMembers } from './merge-patch.js';
 import { parseQuota, type TenantQuota } from './quota.js';
 
 /**
  * A partial change of a tenant's quota with JSON Merge Patch semantics (RFC 7396): a member that
- * is absent (or `undefined`, at any depth) keeps its value, `null` removes it (a ceiling becomes
- * unlimited, `period` goes back to `monthly`, a grant's rate ceilings are dropped), and any other
- * value replaces it. Inside `rateCeilings` each grant is merged on its own: `{ "tool://a/b": [...] }`
- * replaces that grant's ceilings and leaves the others, `{ "tool://a/b": null }` removes that
- * grant, and `rateCeilings: null` removes every grant's ceilings. `agents` is merged as RFC 7396 says, two
- * levels deep: `{ agents: { "refund-bot": { maxConcurrentRuns: 5 } } }` sets that one ceiling of
+ * is absent (or `undefined`, at any depth: {@link patchMembers}) keeps its value, `null` removes it
+ * (a ceiling becomes unlimited, `period` goes back to `monthly`, a grant's rate ceilings are
+ * dropped), and any other value replaces it. Inside `rateCeilings` each grant is merged on its own:
+ * `{ "tool://a/b": [...] }` replaces that grant's ceilings and leaves the others,
+ * `{ "tool://a/b": null }` removes that grant, and `rateCeilings: null` removes every grant's
+ * ceilings. `agents` is merged as RFC 7396 says, two levels deep: `{ agents: { "refund-bot": { maxConcurrentRuns: 5 } } }` sets that one ceiling of
  * that agent and keeps its others, `{ "refund-bot": { maxConcurrentRuns: null } }` removes that
  * ceiling, `{ "refund-bot": null }` removes the agent's ceilings, `agents: null` removes every
  * agent's (an agent left with no ceiling is dropped).
@@ -34,10 +35,7 @@ export function applyQuotaPatch(current: TenantQuota | null, patch: unknown, fie
     throw invalidArgument(field, `must be an object whose members change the quota (null removes one), got ${describe(patch)}`);
   }
   const merged: Record<string, unknown> = { ...(current ?? {}) };
-  for (const [member, value] of Object.entries(patch as Record<string, unknown>)) {
-    // A member given as `undefined` is absent, as JSON would carry it: it keeps its value. Read as
-    // a removal, `{ maxTokensPerPeriod: maybeLimit }` would silently lift a ceiling (fail open).
-    if (value === undefined) continue;
+  for (const [member, value] of patchMembers(patch)) {
     if (member === 'rateCeilings' && value !== null) {
       merged.rateCeilings = mergeGrants(current?.rateCeilings, value, `${field}.rateCeilings`);
     } else if (member === 'agents' && value !== null) {
@@ -58,8 +56,7 @@ function mergeGrants(current: Readonly<Record<string, unknown>> | undefined, val
     throw invalidArgument(field, `must be an object of grant → ceilings (null removes a grant), got ${describe(value)}`);
   }
   const grants: Record<string, unknown> = { ...(current ?? {}) };
-  for (const [grant, ceilings] of Object.entries(value as Record<string, unknown>)) {
-    if (ceilings === undefined) continue;
+  for (const [grant, ceilings] of patchMembers(value as object)) {
     if (ceilings === null) delete grants[grant];
     else grants[grant] = ceilings;
   }
@@ -75,8 +72,7 @@ function mergeAgents(current: Readonly<Record<string, unknown>> | undefined, val
     Object.defineProperty(agents, agent, { value: ceilings, enumerable: true, writable: true, configurable: true });
   };
   for (const [agent, ceilings] of Object.entries(current ?? {})) put(agent, ceilings);
-  for (const [agent, change] of Object.entries(value as Record<string, unknown>)) {
-    if (change === undefined) continue;
+  for (const [agent, change] of patchMembers(value as object)) {
     if (change === null) {
       delete agents[agent];
       continue;
@@ -85,8 +81,7 @@ function mergeAgents(current: Readonly<Record<string, unknown>> | undefined, val
       throw invalidArgument(`${field}[${JSON.stringify(agent)}]`, `must be an object of ceilings (null removes the agent), got ${describe(change)}`);
     }
     const ceilings: Record<string, unknown> = { ...(Object.hasOwn(agents, agent) ? (agents[agent] as object) : {}) };
-    for (const [name, ceiling] of Object.entries(change as Record<string, unknown>)) {
-      if (ceiling === undefined) continue;
+    for (const [name, ceiling] of patchMembers(change)) {
       if (ceiling === null) delete ceilings[name];
       else ceilings[name] = ceiling;
     }
