@@ -313,7 +313,8 @@ export interface TenantStore {
    * that are closed at or before `closedAtOrBeforeMs`, hold no slot and no hold, and have no pass
    * without a receipt (concluded or released alike: a late settle of such a pass would still be
    * booked, so the run stays), with their pass and receipt counts; `next` is the cursor to go on
-   * from (`null` at the end). The page is bounded, so a walk over millions of runs never reads them all at once.
+   * from (`null` at the end). The page is bounded, so a walk over millions of runs never reads
+   * them all at once.
    */
   prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage>;
   /**

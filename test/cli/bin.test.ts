@@ -41,7 +41,15 @@ describe('the built quotaplane bin', () => {
     const preload = join(dir, 'loaded-packages.cjs');
     writeFileSync(
       preload,
-      "process.on('exit', () => { const names = new Set(); for (const path of Object.keys(require.cache)) { const m = /node_modules\\/((@[^/]+\\/)?[^/]+)/.exec(path); if (m) names.add(m[1]); } require('node:fs').writeSync(2, 'LOADED ' + JSON.stringify([...names]) + '\\n'); });\n",
+      String.raw`process.on('exit', () => {
+  const names = new Set();
+  for (const path of Object.keys(require.cache)) {
+    const found = /node_modules\/((@[^/]+\/)?[^/]+)/.exec(path);
+    if (found) names.add(found[1]);
+  }
+  require('node:fs').writeSync(2, 'LOADED ' + JSON.stringify([...names]) + '\n');
+});
+`,
     );
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -126,25 +126,22 @@ export const fairWaiting: ConformanceGroup = {
         const handle = store.tenant('spend-probe');
         const quota = { period: 'monthly' as const, maxTokensPerPeriod: 100 };
         await handle.setQuota(quota, auditEntry('quota.set', 'quota', atMs, { quota }));
-        const tooBig = await handle.admitOrWait(admission('sp-too-big', { atMs: atMs + 1, budget: { maxTokens: 1_000, maxCallTokens: 0 } }), TERMS);
-        assert.ok(!('waiting' in tooBig), `a hold of 1 000 under a limit of 100 must not wait, got ${JSON.stringify(tooBig)}`);
-        assertRefused(tooBig, 'SpentOut', { tenant: 'spend-probe', limit: 100, requested: 1_000 }, 'a hold beyond the period under a full plane');
-        // The same tenant's hold that fits waits for the plane: only spend decides the refusal above.
-        const fits = await handle.admitOrWait(admission('sp-fits', { atMs: atMs + 2, budget: { maxTokens: 50, maxCallTokens: 0 } }), TERMS);
-        assertWaiting(fits, 'a hold of 50 under a limit of 100');
-        assert.equal((await handle.waitQueue({ atMs: atMs + 2 })).depth, 1, 'only the hold that fits waits');
-        assert.equal(await handle.cancelWaiter({ run: 'sp-fits', atMs: atMs + 3 }), 'cancelled');
+        // A hold over the limit of 100 is refused at once; a hold that fits waits for the plane, so
+        // only spend decided the refusal. The waiter is then cancelled, leaving the queue empty.
+        const probe = async (prefix: string, at: number, what: string, agent?: { name: string; digest: string }): Promise<void> => {
+          const asked = (run: string, maxTokens: number, atOffset: number) =>
+            admission(run, { ...(agent === undefined ? {} : { agent }), atMs: at + atOffset, budget: { maxTokens, maxCallTokens: 0 } });
+          const tooBig = await handle.admitOrWait(asked(`${prefix}-too-big`, 1_000, 0), TERMS);
+          assert.ok(!('waiting' in tooBig), `${what}: a hold of 1 000 under a limit of 100 must not wait, got ${JSON.stringify(tooBig)}`);
+          assertRefused(tooBig, 'SpentOut', { tenant: 'spend-probe', limit: 100, requested: 1_000 }, `${what}: a hold beyond the period`);
+          assertWaiting(await handle.admitOrWait(asked(`${prefix}-fits`, 50, 1), TERMS), `${what}: a hold of 50 under a limit of 100`);
+          assert.equal((await handle.waitQueue({ atMs: at + 1 })).depth, 1, `${what}: only the hold that fits waits`);
+          assert.equal(await handle.cancelWaiter({ run: `${prefix}-fits`, atMs: at + 2 }), 'cancelled');
+        };
+        await probe('sp', atMs + 1, 'a full plane');
         // The same under a full plane-wide ceiling for the run's agent alone.
         await setPlane(store, { agents: { bot: { maxConcurrentRuns: 0 } } }, atMs + 4);
-        const agent = { name: 'bot', digest: 'r1' };
-        const agentTooBig = await handle.admitOrWait(admission('sp-bot-too-big', { agent, atMs: atMs + 5, budget: { maxTokens: 1_000, maxCallTokens: 0 } }), TERMS);
-        assert.ok(!('waiting' in agentTooBig), `an agent's hold of 1 000 under a limit of 100 must not wait, got ${JSON.stringify(agentTooBig)}`);
-        assertRefused(agentTooBig, 'SpentOut', { tenant: 'spend-probe', limit: 100, requested: 1_000 }, "a hold beyond the period under a full plane ceiling of the run's agent");
-        assertWaiting(
-          await handle.admitOrWait(admission('sp-bot-fits', { agent, atMs: atMs + 6, budget: { maxTokens: 50, maxCallTokens: 0 } }), TERMS),
-          "an agent's hold of 50 under a limit of 100",
-        );
-        assert.equal(await handle.cancelWaiter({ run: 'sp-bot-fits', atMs: atMs + 7 }), 'cancelled');
+        await probe('sp-bot', atMs + 5, "a full plane ceiling of the run's agent", { name: 'bot', digest: 'r1' });
       },
     },
   ],
