@@ -45,6 +45,23 @@ interface QueuedWrite {
 // One decision's fate inside the open transaction, known before the COMMIT that decides it.
 type Settled = { readonly item: QueuedWrite; readonly ok: true; readonly value: unknown } | { readonly item: QueuedWrite; readonly ok: false; readonly error: unknown };
 
+// A prepared statement, and whether running it writes a table whose rows the write cache holds.
+interface Prepared {
+  readonly statement: Database.Statement;
+  readonly writesCachedTable: boolean;
+}
+
+/**
+ * The tables whose decoded rows {@link SqliteConnection.cachedInWrite} may keep between write
+ * transactions: configuration that nearly every decision reads and few write (tenant quotas, the
+ * plane-wide ceiling, halts) and the waiting queues. A statement that writes any of them clears
+ * the whole cache, so no writer has to remember to.
+ */
+const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_halted|quota_waiters)\b/i;
+
+/** Most entries the write cache keeps; past this it starts afresh (one entry per tenant and kind). */
+const MAX_CACHED_ENTRIES = 10_000;
+
 // Backoff between two attempts to take another process's write lock, ms (doubling, capped).
 const FIRST_BUSY_RETRY_MS = 1;
 const LAST_BUSY_RETRY_MS = 25;
@@ -74,7 +91,13 @@ const LAST_BUSY_RETRY_MS = 25;
 export class SqliteConnection {
   #db: Database.Database | null;
   #closing = false;
-  readonly #statements = new Map<string, Database.Statement>();
+  readonly #statements = new Map<string, Prepared>();
+  // Decoded configuration rows read inside write transactions (see cachedInWrite), valid while
+  // #dataVersion says no other connection has committed since they were read.
+  readonly #cache = new Map<string, unknown>();
+  #dataVersion: number | null = null;
+  // True from a batch's BEGIN to its COMMIT or ROLLBACK: only then may the cache answer.
+  #inWrite = false;
   // One transaction function for every read: better-sqlite3 builds four wrappers and their
   // properties each time `db.transaction()` is called, a cost the HTTP bench's profile showed.
   readonly #readTransaction: Database.Transaction<(body: () => unknown) => unknown>;
@@ -88,6 +111,7 @@ export class SqliteConnection {
     readonly savepoint: Database.Statement;
     readonly release: Database.Statement;
     readonly rollbackTo: Database.Statement;
+    readonly dataVersion: Database.Statement;
   };
   #queue: QueuedWrite[] = [];
   #head = 0;
@@ -117,6 +141,7 @@ export class SqliteConnection {
       savepoint: db.prepare('SAVEPOINT quotaplane_decision'),
       release: db.prepare('RELEASE quotaplane_decision'),
       rollbackTo: db.prepare('ROLLBACK TO quotaplane_decision'),
+      dataVersion: db.prepare('PRAGMA data_version').pluck(),
     };
   }
 
@@ -181,6 +206,26 @@ export class SqliteConnection {
   }
 
   /**
+   * What `load` answers for `key`, kept between write transactions (issue 8: an admission read the
+   * tenant's quota, its halts, the plane-wide ceiling and its waiting queue each time, and decoded
+   * the JSON ones). Inside a {@link write} body the first call runs `load` and later calls answer
+   * its value, until one of these clears the cache: another connection (another process, or
+   * another store on the same file) commits, as `PRAGMA data_version` tells at the next batch's
+   * BEGIN; a statement of this connection writes a cached table (`quota_tenants`, `quota_plane`,
+   * `quota_halted`, `quota_waiters`); or a decision, batch or commit is rolled back, which may undo
+   * a write a cached value was read after. Outside a write body (in {@link read}) `load` always
+   * runs. `load` must read only those tables, and its value must not be mutated by its users.
+   */
+  cachedInWrite<T>(key: string, load: () => T): T {
+    if (!this.#inWrite) return load();
+    if (this.#cache.has(key)) return this.#cache.get(key) as T;
+    const value = load();
+    if (this.#cache.size >= MAX_CACHED_ENTRIES) this.#cache.clear();
+    this.#cache.set(key, value);
+    return value;
+  }
+
+  /**
    * Closes the connection once every queued write has been answered; idempotent. Writes queued
    * after this call, and every later call, fail with `STORE_UNAVAILABLE`.
    */
@@ -221,10 +266,26 @@ export class SqliteConnection {
       return;
     }
     this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
+    this.#startWrite();
     const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
     this.#commit(db, settled);
+    this.#inWrite = false;
     this.#next();
   };
+
+  // The write lock is held: nothing else can commit until this transaction ends, so a cache that is
+  // valid now stays valid through it. It is valid if no other connection committed since it was filled.
+  #startWrite(): void {
+    let version: number | null = null;
+    try {
+      version = this.#control.dataVersion.get() as number;
+    } catch {
+      // Unknown: start afresh (the decisions' own statements will report a real fault).
+    }
+    if (version === null || version !== this.#dataVersion) this.#cache.clear();
+    this.#dataVersion = version;
+    this.#inWrite = true;
+  }
 
   // A batch of one decision needs no savepoint: the transaction is the decision's own, so a body
   // that throws rolls the whole transaction back and only its caller (the only one) gets the error.
@@ -234,6 +295,7 @@ export class SqliteConnection {
     try {
       return [{ item, ok: true, value: item.body() }];
     } catch (error) {
+      this.#cache.clear();
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -264,6 +326,7 @@ export class SqliteConnection {
           settled.push({ item: current, ok: true, value });
         } catch (error) {
           if (!db.inTransaction) throw error;
+          this.#cache.clear();
           rollbackTo.run();
           release.run();
           settled.push({ item: current, ok: false, error: toQuotaError(error) });
@@ -272,6 +335,7 @@ export class SqliteConnection {
       }
       return settled;
     } catch (error) {
+      this.#cache.clear();
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -289,6 +353,7 @@ export class SqliteConnection {
     try {
       this.#control.commit.run();
     } catch (error) {
+      this.#cache.clear();
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -370,12 +435,13 @@ export class SqliteConnection {
   }
 
   #prepare(sql: string): Database.Statement {
-    let statement = this.#statements.get(sql);
-    if (statement === undefined) {
-      statement = this.#open().prepare(sql);
-      this.#statements.set(sql, statement);
+    let prepared = this.#statements.get(sql);
+    if (prepared === undefined) {
+      prepared = { statement: this.#open().prepare(sql), writesCachedTable: CACHED_TABLE_WRITE.test(sql) };
+      this.#statements.set(sql, prepared);
     }
-    return statement;
+    if (prepared.writesCachedTable) this.#cache.clear();
+    return prepared.statement;
   }
 }
 

@@ -6,7 +6,8 @@ import { LIST_HALTS } from './sqlite-queries.js';
 /**
  * Every standing halt of `tenant` in one read, bytewise by scope key (contract §6.10). An
  * unreadable row throws `STORE_CORRUPT` through `decodeHaltRow` and is never skipped (§5.2).
+ * Inside a write they are read once while nothing writes them (`cachedInWrite`, issue 8).
  */
-export function readHalts(conn: SqliteConnection, tenant: string): Halt[] {
-  return conn.all<HaltRow>(LIST_HALTS, { tenant }).map((row) => decodeHaltRow(tenant, row));
+export function readHalts(conn: SqliteConnection, tenant: string): readonly Halt[] {
+  return conn.cachedInWrite(`halts:${tenant}`, () => conn.all<HaltRow>(LIST_HALTS, { tenant }).map((row) => decodeHaltRow(tenant, row)));
 }

@@ -44,10 +44,15 @@ interface PeriodFiguresRow {
   readonly reserved_minor_units: number;
 }
 
-/** The stored plane-wide ceiling, read in the caller's transaction (`null`: none). */
+/**
+ * The stored plane-wide ceiling, read in the caller's transaction (`null`: none). Inside a write
+ * it is read and decoded once while nothing writes it (`cachedInWrite`, issue 8).
+ */
 export function readPlaneCeiling(conn: SqliteConnection): PlaneCeiling | null {
-  const row = conn.get<{ ceiling_json: string }>(SELECT_PLANE_CEILING, {});
-  return row === undefined ? null : decodePlaneCeiling(row.ceiling_json);
+  return conn.cachedInWrite('plane', () => {
+    const row = conn.get<{ ceiling_json: string }>(SELECT_PLANE_CEILING, {});
+    return row === undefined ? null : decodePlaneCeiling(row.ceiling_json);
+  });
 }
 
 function count(conn: SqliteConnection, sql: string, params: Readonly<Record<string, string | number | bigint | null>>): number {

@@ -232,7 +232,8 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async halts(): Promise<Halt[]> {
-    return this.#conn.read(() => readHalts(this.#conn, this.tenant));
+    // A read never answers from the write cache, but the caller gets its own array all the same.
+    return this.#conn.read(() => [...readHalts(this.#conn, this.tenant)]);
   }
 
   async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {

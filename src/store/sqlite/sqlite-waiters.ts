@@ -94,7 +94,12 @@ function grantQueue(conn: SqliteConnection, tenant: string, atMs: number, limit:
   let after = 0;
   for (;;) {
     if (granted.length >= limit) return { granted, stop: 'limit' };
-    const row = conn.get<WaitingRow>(NEXT_WAITING, { tenant, after });
+    // The head of the queue is read once while nothing writes the queue (`cachedInWrite`, issue 8):
+    // most admissions and settles find it empty.
+    const row =
+      after === 0
+        ? conn.cachedInWrite(`queue-head:${tenant}`, () => conn.get<WaitingRow>(NEXT_WAITING, { tenant, after }))
+        : conn.get<WaitingRow>(NEXT_WAITING, { tenant, after });
     if (row === undefined) return { granted, stop: 'empty' };
     after = row.seq;
     const key = { tenant, run: row.run_id };
