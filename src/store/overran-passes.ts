@@ -15,8 +15,9 @@ export interface OverranRow {
 }
 
 /**
- * The query of store.ts `overranPasses` with the tenant and limit placeholders of a backend
- * (`@tenant`/`@limit` on SQLite, `$1`/`$2` on PostgreSQL) and its schema prefix (`` or `"s".`).
+ * The query of store.ts `overranPasses` on PostgreSQL, with the tenant and limit placeholders
+ * (`$1`/`$2`) and the schema prefix (`"s".`). SQLite keeps a pass's own receipt in its pass row and
+ * has a query of its own (`sqlite-tenant-store.ts`).
  */
 export function overranPassesSql(prefix: string, tenant: string, limit: string): string {
   return `SELECT s.run_id, s.epoch, s.period, s.tokens, s.minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms

@@ -40,16 +40,25 @@ function requireFits(field: string, what: string, total: Spend, adding: Spend): 
  * Accrues a settle's `spend` to every key it counts in (DESIGN.md decision 15): the month of
  * `period`, and its day (`period` itself, or `day` for a month key), so a day's settled spend also
  * counts in its month whatever kind was in force; for a registered run of an agent, the same keys of
- * the agent's books too (issue 12). Throws INVALID_ARGUMENT (`spend.tokens` /
- * `spend.minorUnits`) before writing anything when a total would pass the bound.
+ * the agent's books too (issue 12). `agent` is the run's agent when the caller has read it
+ * (`null`: none, or no registered run); `undefined` reads it here. Throws INVALID_ARGUMENT
+ * (`spend.tokens` / `spend.minorUnits`) before writing anything when a total would pass the bound.
  */
-export function accrueSpent(conn: SqliteConnection, tenant: string, run: string, period: string, day: string | null, spend: Spend): void {
+export function accrueSpent(
+  conn: SqliteConnection,
+  tenant: string,
+  run: string,
+  period: string,
+  day: string | null,
+  spend: Spend,
+  knownAgent?: string | null,
+): void {
   const keys = countedKeys(period, day);
   for (const key of keys) requireFits('spend', `the settled spend of period ${key}`, spentOf(conn, tenant, key), spend);
   for (const key of keys) conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
   // The agent's books (issue 12), for a registered run with an agent. An agent's total is part of
   // the tenant's, so the check above bounds it too.
-  const agent = conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null;
+  const agent = knownAgent !== undefined ? knownAgent : (conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null);
   if (agent === null) return;
   for (const key of keys) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
 }

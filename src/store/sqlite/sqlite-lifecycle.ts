@@ -33,9 +33,9 @@ import { MARK_RUN_RUNNING_AGAIN, MARK_RUN_WITHHELD, RENEW_LEASE, SELECT_PASS_LEA
 import {
   INSERT_PASS,
   INSERT_RUN,
-  MARK_PASS_SETTLED,
+  RECORD_PASS_RECEIPT,
   SELECT_HOLD,
-  SELECT_PASS,
+  SELECT_PASS_TO_SETTLE,
   SELECT_RUN,
   UPDATE_RUN_PASS,
   UPDATE_RUN_STATUS_IF_LATEST,
@@ -45,7 +45,7 @@ import { reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveInTransaction } from './sqlite-reserve.js';
 import { refuseIfPruned } from './sqlite-retention.js';
 import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
-import { settleInTransaction } from './sqlite-settle.js';
+import { answerStoredReceipt, applyReceipt, type ReceiptRow } from './sqlite-settle.js';
 
 /*
  * The run-lifecycle composites (store.ts, DESIGN.md decisions 6 and 7): each body runs inside one
@@ -53,14 +53,26 @@ import { settleInTransaction } from './sqlite-settle.js';
  * function of `core/`.
  */
 
-interface PassRow {
+// What SELECT_PASS_TO_SETTLE reads: the pass, its receipts, and its run (columns NULL without one).
+interface PassToSettleRow extends Omit<RunRow, 'run_id' | 'status' | 'last_epoch' | 'admitted_at_ms'> {
   readonly period: string;
   readonly takes_slot: number;
   readonly started_at_ms: number;
-  readonly lease_expires_at_ms: number;
-  readonly settled_at_ms: number | null;
   readonly hold_tokens: number | null;
   readonly hold_minor_units: number | null;
+  readonly receipt_tokens: number | null;
+  readonly receipt_minor_units: number | null;
+  readonly receipt_concludes: number | null;
+  readonly port_period: string | null;
+  readonly port_tokens: number | null;
+  readonly port_minor_units: number | null;
+  readonly port_release_slot: number | null;
+  readonly port_concludes: number | null;
+  readonly run_id: string | null;
+  readonly status: string | null;
+  readonly last_epoch: number | null;
+  readonly admitted_at_ms: number | null;
+  readonly pruned: number;
 }
 
 function currentHold(conn: SqliteConnection, tenant: string, run: string): Spend | null {
@@ -205,13 +217,16 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
 
 /**
  * The end of a pass (store.ts `settlePass`, contract §8.3): the receipt is derived from the pass
- * row (its period, whether it took the slot) and applied exactly as `settle` does, with the same
- * conflict rule. A newly written receipt marks the pass settled, moves the status of the run when
- * this is its latest pass (`statusAfterSettle`), and, for an operator's settle (`by`), appends the
- * `run.settle` audit row. Throws `NOT_FOUND` for an unknown pass.
+ * row (its period, whether it took the slot) and judged as `settle` judges it, with the same
+ * conflict rule, against the pass's own receipt or one the port's `settle` wrote for it. A new
+ * receipt is applied as `settle` applies it and written into the pass row (which also marks the
+ * pass settled), moves the status of the run when this is its latest pass (`statusAfterSettle`),
+ * and, for an operator's settle (`by`), appends the `run.settle` audit row. One statement reads
+ * everything this decides on (issue 8). Throws `NOT_FOUND` for an unknown pass.
  */
 export function settlePassInTransaction(conn: SqliteConnection, tenant: string, request: SettlePassRequest): SettlePassOutcome {
-  const pass = conn.get<PassRow>(SELECT_PASS, { tenant, run: request.run, epoch: request.epoch });
+  const key = { tenant, run: request.run, epoch: request.epoch };
+  const pass = conn.get<PassToSettleRow>(SELECT_PASS_TO_SETTLE, key);
   if (pass === undefined) {
     refuseIfPruned(conn, tenant, request.run, 'settle');
     throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no pass ${request.run}/${request.epoch} to settle`, {
@@ -226,33 +241,68 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
     releaseSlot: pass.takes_slot === 1,
     concludes: request.concludes,
   };
-  const outcome = settleInTransaction(conn, tenant, receipt, dayOf(pass.period, pass.started_at_ms));
-  if (outcome === 'settled') {
-    const key = { tenant, run: request.run, epoch: request.epoch };
-    conn.run(MARK_PASS_SETTLED, { ...key, atMs: request.atMs });
-    const row = readRunRow(conn, tenant, request.run);
-    if (row === undefined) throw corrupt(tenant, `pass ${request.run}/${request.epoch} without its run`);
-    const status: RunStatus = statusAfterSettle(decodeRun(tenant, row).status, request.concludes);
-    conn.run(UPDATE_RUN_STATUS_IF_LATEST, { ...key, status, atMs: request.atMs });
-    if (request.by !== undefined) {
-      appendAuditInTransaction(conn, tenant, {
-        atMs: request.atMs,
-        by: request.by,
-        action: 'run.settle',
-        subject: request.run,
-        detail: {
-          epoch: receipt.epoch,
-          period: receipt.period,
-          spend: { tokens: receipt.spend.tokens, minorUnits: receipt.spend.minorUnits },
-          releaseSlot: receipt.releaseSlot,
-          concludes: receipt.concludes,
-        },
-      });
-    }
-  }
+  const stored = storedReceipt(pass);
+  const outcome = stored !== undefined ? answerStoredReceipt(tenant, stored, receipt) : settleAnew(conn, tenant, request, receipt, pass);
   const granted =
     pass.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', pass.hold_tokens, pass.hold_minor_units);
   return { outcome, receipt, overrun: overrunOf(request.spend, granted) };
+}
+
+// The receipt (run, epoch) already has: the pass's own, or one the port's settle wrote.
+function storedReceipt(pass: PassToSettleRow): ReceiptRow | undefined {
+  if (pass.receipt_tokens !== null) {
+    return {
+      period: pass.period,
+      tokens: pass.receipt_tokens,
+      minor_units: pass.receipt_minor_units as number,
+      release_slot: pass.takes_slot,
+      concludes: pass.receipt_concludes as number,
+    };
+  }
+  if (pass.port_tokens !== null) {
+    return {
+      period: pass.port_period,
+      tokens: pass.port_tokens,
+      minor_units: pass.port_minor_units as number,
+      release_slot: pass.port_release_slot as number,
+      concludes: pass.port_concludes as number,
+    };
+  }
+  return undefined;
+}
+
+// A pass's first settle: the books move, the pass row takes its receipt, the run its status.
+function settleAnew(conn: SqliteConnection, tenant: string, request: SettlePassRequest, receipt: QuotaSettlement, pass: PassToSettleRow): 'settled' {
+  // A receipt a prune removed must not be written again as if new (issue 9 fault 6).
+  if (pass.pruned === 1) refuseIfPruned(conn, tenant, request.run, 'settle');
+  applyReceipt(conn, tenant, receipt, dayOf(pass.period, pass.started_at_ms), pass.agent_name);
+  const key = { tenant, run: request.run, epoch: request.epoch };
+  conn.run(RECORD_PASS_RECEIPT, {
+    ...key,
+    atMs: request.atMs,
+    tokens: receipt.spend.tokens,
+    minorUnits: receipt.spend.minorUnits,
+    concludes: receipt.concludes ? 1 : 0,
+  });
+  if (pass.run_id === null) throw corrupt(tenant, `pass ${request.run}/${request.epoch} without its run`);
+  const status: RunStatus = statusAfterSettle(decodeRun(tenant, pass as RunRow).status, request.concludes);
+  conn.run(UPDATE_RUN_STATUS_IF_LATEST, { ...key, status, atMs: request.atMs });
+  if (request.by !== undefined) {
+    appendAuditInTransaction(conn, tenant, {
+      atMs: request.atMs,
+      by: request.by,
+      action: 'run.settle',
+      subject: request.run,
+      detail: {
+        epoch: receipt.epoch,
+        period: receipt.period,
+        spend: { tokens: receipt.spend.tokens, minorUnits: receipt.spend.minorUnits },
+        releaseSlot: receipt.releaseSlot,
+        concludes: receipt.concludes,
+      },
+    });
+  }
+  return 'settled';
 }
 
 /**

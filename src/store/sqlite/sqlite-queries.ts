@@ -121,10 +121,16 @@ export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) 
 
 // ── receipts (§2.4) ─────────────────────────────────────────────────────────
 
-/** The receipt of pass (run, epoch), compared field by field on a retry. */
+/**
+ * The receipt of (run, epoch), compared field by field on a retry: the port's settle wrote it to
+ * `quota_settled`, a pass's own settle to the pass row (at most one of the two exists).
+ */
 export const SELECT_RECEIPT = `SELECT period, tokens, minor_units, release_slot, concludes FROM quota_settled
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
-/** Writes a receipt; the primary key makes a pass settle at most once. */
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch
+  UNION ALL
+  SELECT period, receipt_tokens, receipt_minor_units, takes_slot, receipt_concludes FROM quota_passes
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch AND receipt_tokens IS NOT NULL`;
+/** Writes a receipt of the port's settle; the primary key makes a (run, epoch) settle at most once. */
 export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
   VALUES (@tenant, @run, @epoch, @period, @tokens, @minorUnits, @releaseSlot, @concludes)`;
 
@@ -198,16 +204,29 @@ export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_e
 export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status, status_since_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch AND status <> @status`;
 
-/** One pass row (run, epoch). */
-export const SELECT_PASS = `SELECT period, takes_slot, started_at_ms, lease_expires_at_ms, settled_at_ms, hold_tokens, hold_minor_units
-  FROM quota_passes WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
 /** Records a pass as admission or resume opened it, with the hold its grant reported. */
 export const INSERT_PASS = `INSERT INTO quota_passes
   (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, hold_tokens, hold_minor_units)
   VALUES (@tenant, @run, @epoch, @period, @takesSlot, @atMs, @leaseExpiresAtMs, @holdTokens, @holdMinorUnits)`;
-/** Stamps the first settle of a pass. */
-export const MARK_PASS_SETTLED = `UPDATE quota_passes SET settled_at_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch AND settled_at_ms IS NULL`;
+/**
+ * Everything a pass's settle decides on, in one statement: the pass, its own receipt (`receipt_*`,
+ * NULL before its settle), a receipt the port's settle wrote for it (`port_*`, NULL without one),
+ * its run's registry row (NULL columns when the run is missing) and whether the run id was pruned.
+ */
+export const SELECT_PASS_TO_SETTLE = `SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
+    p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
+    s.period AS port_period, s.tokens AS port_tokens, s.minor_units AS port_minor_units,
+    s.release_slot AS port_release_slot, s.concludes AS port_concludes,
+    r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
+    EXISTS (SELECT 1 FROM quota_pruned x WHERE x.tenant = p.tenant AND x.run_id = p.run_id) AS pruned
+  FROM quota_passes p
+  LEFT JOIN quota_settled s ON s.tenant = p.tenant AND s.run_id = p.run_id AND s.epoch = p.epoch
+  LEFT JOIN quota_runs r ON r.tenant = p.tenant AND r.run_id = p.run_id
+  WHERE p.tenant = @tenant AND p.run_id = @run AND p.epoch = @epoch`;
+/** Writes the receipt of a pass's own settle into its row and stamps when it was settled. */
+export const RECORD_PASS_RECEIPT = `UPDATE quota_passes
+  SET settled_at_ms = @atMs, receipt_tokens = @tokens, receipt_minor_units = @minorUnits, receipt_concludes = @concludes
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
 
 // ── audit log ───────────────────────────────────────────────────────────────
 

@@ -42,7 +42,9 @@ const SCAN_RUNS = `SELECT run_id FROM quota_runs
   WHERE tenant = @tenant AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
 const PRUNABLE_IN_PAGE = `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
     (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id) AS passes,
-    (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id) AS receipts
+    (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
+      + (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.receipt_tokens IS NOT NULL)
+      AS receipts
   FROM quota_runs r
   WHERE r.tenant = @tenant AND r.run_id > @after AND r.run_id <= @last AND ${PRUNABLE_CONDITION}
   ORDER BY r.run_id`;
@@ -56,7 +58,9 @@ const CHECK_PRUNABLE = `SELECT r.status, r.last_epoch, coalesce(r.status_since_m
     AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
     AND NOT EXISTS (SELECT 1 FROM quota_passes p
                      WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
-const DELETE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
+// Each pass removed, and whether it held its own receipt (a pass's settle writes it into the pass row).
+const DELETE_PASSES = `DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run
+  RETURNING receipt_tokens IS NOT NULL AS had_receipt`;
 const DELETE_RECEIPTS = 'DELETE FROM quota_settled WHERE tenant = @tenant AND run_id = @run';
 const DELETE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
 const INSERT_TOMBSTONE = `INSERT INTO quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
@@ -116,8 +120,9 @@ export function pruneRunsInTransaction(conn: SqliteConnection, tenant: string, r
       closedAtOrBeforeMs: request.closedAtOrBeforeMs,
     });
     if (row === undefined) continue;
-    passes += conn.run(DELETE_PASSES, key);
-    receipts += conn.run(DELETE_RECEIPTS, key);
+    const deleted = conn.all<{ had_receipt: number }>(DELETE_PASSES, key);
+    passes += deleted.length;
+    receipts += deleted.filter((pass) => pass.had_receipt === 1).length + conn.run(DELETE_RECEIPTS, key);
     conn.run(DELETE_RUN, key);
     conn.run(INSERT_TOMBSTONE, { ...key, status: row.status, lastEpoch: row.last_epoch, closedAtMs: row.closed_at_ms, atMs: request.atMs });
     removed.push(run);

@@ -68,7 +68,10 @@ CREATE TABLE quota_agent_spent (
   PRIMARY KEY (tenant, agent_name, period)
 ) STRICT, WITHOUT ROWID;
 
--- §2.4 pass receipts: the whole payload, so a retry can be compared field by field.
+-- §2.4 receipts written by the port's settle: the whole payload, so a retry can be compared field by
+-- field. A pass's own settle keeps its receipt in its quota_passes row instead (receipt_*), which
+-- that settle writes anyway: an insert here cost a cycle about two more WAL frames (issue 8).
+-- A (run, epoch) has at most one receipt, here or there; each settle looks in both.
 CREATE TABLE quota_settled (
   tenant        TEXT    NOT NULL,
   run_id        TEXT    NOT NULL,
@@ -162,7 +165,9 @@ CREATE TABLE quota_pruned (
 ) STRICT, WITHOUT ROWID;
 
 -- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
--- returns its first grant unchanged.
+-- returns its first grant unchanged. receipt_* are the receipt of the pass's own settle (settlePass),
+-- written with settled_at_ms: its spend and whether it concluded the run. Its period is the pass's,
+-- and it released the slot exactly when the pass took one (takes_slot). NULL until then.
 CREATE TABLE quota_passes (
   tenant               TEXT    NOT NULL,
   run_id               TEXT    NOT NULL,
@@ -174,6 +179,9 @@ CREATE TABLE quota_passes (
   settled_at_ms        INTEGER,
   hold_tokens          INTEGER,
   hold_minor_units     INTEGER,
+  receipt_tokens       INTEGER CHECK (receipt_tokens >= 0),
+  receipt_minor_units  INTEGER CHECK (receipt_minor_units >= 0),
+  receipt_concludes    INTEGER CHECK (receipt_concludes IN (0, 1)),
   PRIMARY KEY (tenant, run_id, epoch)
 ) STRICT, WITHOUT ROWID;
 -- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only

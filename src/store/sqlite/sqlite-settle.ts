@@ -11,7 +11,8 @@ import {
   SHRINK_HOLD,
 } from './sqlite-queries.js';
 
-interface ReceiptRow {
+/** A stored receipt as `SELECT_RECEIPT` reads it (and as a pass row's `receipt_*` columns give it). */
+export interface ReceiptRow {
   readonly period: string | null;
   readonly tokens: number;
   readonly minor_units: number;
@@ -30,13 +31,45 @@ function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
 }
 
 /**
- * The body of `settle` (contract §6.11), inside the caller's `BEGIN IMMEDIATE` transaction. An
- * identical receipt answers `'already-settled'` and changes nothing; a different payload under the
- * same `(run, epoch)` throws `CONFLICT` (the transaction rolls back, so nothing changes). Otherwise
- * the receipt is written and applied once: accrue to its period's month and day (`day` for a
- * month key, when known; DESIGN.md decision 15) (refused with INVALID_ARGUMENT,
- * nothing written, when the total would pass 2^53 − 1), shrink the hold by
- * the spend floored at 0 (or delete it when concluding), release the slot when `releaseSlot`.
+ * The answer to settling (run, epoch) again when `stored` is its receipt (contract §6.11): the same
+ * payload answers `'already-settled'` and changes nothing; a different one throws `CONFLICT`.
+ */
+export function answerStoredReceipt(tenant: string, stored: ReceiptRow, s: QuotaSettlement): 'already-settled' {
+  if (samePayload(stored, s)) return 'already-settled';
+  throw new QuotaError('CONFLICT', `quota pass ${s.run}/${s.epoch} was settled twice with different payloads`, {
+    details: { tenant, run: s.run, epoch: s.epoch },
+  });
+}
+
+/**
+ * What a new receipt does to the books (contract §6.11), inside the caller's transaction: accrue
+ * its spend to its period's month and day (`day` for a month key, when known; DESIGN.md decision
+ * 15), to the agent's books too for a run of an agent (`agent`; `undefined`: look the run up), and
+ * refused with INVALID_ARGUMENT, nothing written, when a total would pass 2^53 − 1; shrink the hold
+ * by the spend floored at 0 (or delete it when concluding); release the slot when `releaseSlot`.
+ * The caller writes the receipt itself.
+ */
+export function applyReceipt(
+  conn: SqliteConnection,
+  tenant: string,
+  s: QuotaSettlement,
+  day: string | null,
+  agent?: string | null,
+): void {
+  const spend = { tokens: s.spend.tokens, minorUnits: s.spend.minorUnits };
+  if (s.period !== null) accrueSpent(conn, tenant, s.run, s.period, day, spend, agent);
+  if (s.concludes) conn.run(DELETE_HOLD, { tenant, run: s.run });
+  else conn.run(SHRINK_HOLD, { tenant, run: s.run, ...spend });
+  if (s.releaseSlot) conn.run(DELETE_SLOT, { tenant, run: s.run });
+}
+
+/**
+ * The body of the port's `settle` (contract §6.11), inside the caller's `BEGIN IMMEDIATE`
+ * transaction. A (run, epoch) that already has a receipt (written by this settle, or by the pass's
+ * own `settlePass`) is answered by {@link answerStoredReceipt}: `'already-settled'`, or `CONFLICT`
+ * for a different payload (the transaction rolls back, so nothing changes). A run id a prune
+ * removed is refused with `CONFLICT` (issue 9 fault 6). Otherwise the receipt is applied once
+ * ({@link applyReceipt}) and written to `quota_settled`.
  */
 export function settleInTransaction(
   conn: SqliteConnection,
@@ -46,25 +79,16 @@ export function settleInTransaction(
 ): SettleOutcome {
   const key = { tenant, run: s.run, epoch: s.epoch };
   const receipt = conn.get<ReceiptRow>(SELECT_RECEIPT, key);
-  if (receipt !== undefined) {
-    if (samePayload(receipt, s)) return 'already-settled';
-    throw new QuotaError('CONFLICT', `quota pass ${s.run}/${s.epoch} was settled twice with different payloads`, {
-      details: { tenant, run: s.run, epoch: s.epoch },
-    });
-  }
-  // A receipt a prune removed must not be written again as if new (issue 9 fault 6).
+  if (receipt !== undefined) return answerStoredReceipt(tenant, receipt, s);
   refuseIfPruned(conn, tenant, s.run, 'settle');
-  const spend = { tokens: s.spend.tokens, minorUnits: s.spend.minorUnits };
-  if (s.period !== null) accrueSpent(conn, tenant, s.run, s.period, day, spend);
+  applyReceipt(conn, tenant, s, day);
   conn.run(INSERT_RECEIPT, {
     ...key,
     period: s.period,
-    ...spend,
+    tokens: s.spend.tokens,
+    minorUnits: s.spend.minorUnits,
     releaseSlot: s.releaseSlot ? 1 : 0,
     concludes: s.concludes ? 1 : 0,
   });
-  if (s.concludes) conn.run(DELETE_HOLD, { tenant, run: s.run });
-  else conn.run(SHRINK_HOLD, { tenant, run: s.run, ...spend });
-  if (s.releaseSlot) conn.run(DELETE_SLOT, { tenant, run: s.run });
   return 'settled';
 }

@@ -250,6 +250,41 @@ export const settlePasses: ConformanceGroup = {
       },
     },
     {
+      id: 'L22.1',
+      title: "a pass has one receipt whichever settle wrote it: the port's settle and settlePass each answer the other's receipt",
+      async run(context) {
+        const handle = context.store.tenant('one-receipt');
+        const first = runId(240);
+        const second = runId(241);
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 5, maxTokensPerPeriod: 10_000 });
+        assertOk(await handle.admit(admission(first, { budget: BUDGET })), 'admit the first run');
+        assertOk(await handle.admit(admission(second, { budget: BUDGET })), 'admit the second run');
+        const receipt = { epoch: 1, period: '2026-01', releaseSlot: true, concludes: false } as const;
+
+        // settlePass wrote the receipt: the port's settle of the same pass is a retry of it.
+        assert.equal((await handle.settlePass({ run: first, epoch: 1, spend: tokens(10), concludes: false, atMs: JAN_MS + 1000 })).outcome, 'settled');
+        const probe = { runs: [first, second], periods: ['2026-01'] };
+        const afterPass = await snapshotTenant(handle, probe);
+        assert.equal(await handle.settle({ ...receipt, run: first, spend: tokens(10) }), 'already-settled', "the port's identical settle");
+        await assertRejectsWith(() => handle.settle({ ...receipt, run: first, spend: tokens(11) }), 'CONFLICT', "the port's settle with other spend");
+        await assertRejectsWith(() => handle.settle({ ...receipt, run: first, spend: tokens(10), concludes: true }), 'CONFLICT', "the port's settle that concludes");
+        assert.deepEqual(await snapshotTenant(handle, probe), afterPass, "the port's retries wrote something");
+
+        // The port's settle wrote the receipt: settlePass of that pass is a retry of it.
+        assert.equal(await handle.settle({ ...receipt, run: second, spend: tokens(20), concludes: true }), 'settled', "the port's settle");
+        const afterPort = await snapshotTenant(handle, probe);
+        const retry = await handle.settlePass({ run: second, epoch: 1, spend: tokens(20), concludes: true, atMs: JAN_MS + 2000 });
+        assert.equal(retry.outcome, 'already-settled', 'settlePass after the port settled the pass identically');
+        await assertRejectsWith(
+          () => handle.settlePass({ run: second, epoch: 1, spend: tokens(21), concludes: true, atMs: JAN_MS + 2000 }),
+          'CONFLICT',
+          'settlePass with other spend',
+        );
+        assert.deepEqual(await snapshotTenant(handle, probe), afterPort, 'the retries of settlePass wrote something');
+        assert.deepEqual(await handle.spent('2026-01'), tokens(30), 'each pass was counted once');
+      },
+    },
+    {
       id: 'L23',
       title: 'settling a pass that was never opened is NOT_FOUND and writes nothing',
       async run(context) {
