@@ -15,17 +15,25 @@ export interface OverranRow {
 }
 
 /**
- * The query of store.ts `overranPasses` on PostgreSQL, with the tenant and limit placeholders
- * (`$1`/`$2`) and the schema prefix (`"s".`). SQLite keeps a pass's own receipt in its pass row and
- * has a query of its own (`sqlite-tenant-store.ts`).
+ * The query of store.ts `overranPasses` with the tenant and limit placeholders of a backend
+ * (`@tenant`/`@limit` on SQLite, `$1`/`$2` on PostgreSQL) and its schema prefix (`` or `"s".`).
+ * A pass's receipt is in one of two places (never both): its own row (`receipt_*`, written by
+ * `settlePass`) or `quota_settled` (the port's `settle`), so the query reads both.
  */
 export function overranPassesSql(prefix: string, tenant: string, limit: string): string {
-  return `SELECT s.run_id, s.epoch, s.period, s.tokens, s.minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms
-  FROM ${prefix}quota_settled s
-  JOIN ${prefix}quota_passes p ON p.tenant = s.tenant AND p.run_id = s.run_id AND p.epoch = s.epoch
-  WHERE s.tenant = ${tenant} AND p.hold_tokens IS NOT NULL
-    AND ((p.hold_tokens > 0 AND s.tokens > p.hold_tokens) OR (p.hold_minor_units > 0 AND s.minor_units > p.hold_minor_units))
-  ORDER BY s.run_id, s.epoch LIMIT ${limit}`;
+  return `SELECT run_id, epoch, period, tokens, minor_units, hold_tokens, hold_minor_units, settled_at_ms FROM (
+    SELECT s.run_id, s.epoch, s.period, s.tokens, s.minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms
+    FROM ${prefix}quota_settled s
+    JOIN ${prefix}quota_passes p ON p.tenant = s.tenant AND p.run_id = s.run_id AND p.epoch = s.epoch
+    WHERE s.tenant = ${tenant} AND p.hold_tokens IS NOT NULL
+      AND ((p.hold_tokens > 0 AND s.tokens > p.hold_tokens) OR (p.hold_minor_units > 0 AND s.minor_units > p.hold_minor_units))
+    UNION ALL
+    SELECT p.run_id, p.epoch, p.period, p.receipt_tokens, p.receipt_minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms
+    FROM ${prefix}quota_passes p
+    WHERE p.tenant = ${tenant} AND p.receipt_tokens IS NOT NULL AND p.hold_tokens IS NOT NULL
+      AND ((p.hold_tokens > 0 AND p.receipt_tokens > p.hold_tokens)
+        OR (p.hold_minor_units > 0 AND p.receipt_minor_units > p.hold_minor_units))
+  ) AS receipts ORDER BY run_id, epoch LIMIT ${limit}`;
 }
 
 /** Decodes one row of {@link overranPassesSql}. */

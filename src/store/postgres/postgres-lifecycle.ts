@@ -238,7 +238,7 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
           }
           return settled;
         });
-  if (row?.outcome === 'not-found' || row?.outcome === 'run-missing') {
+  if (row?.outcome === 'not-found' || row?.outcome === 'run-missing' || row?.outcome === 'pruned') {
     // Nothing was written: a pass or run that is gone may have been pruned (issue 9 fault 6).
     await refuseIfPruned(context, r.run, 'settle');
   }

@@ -40,7 +40,9 @@ export function postgresRetentionQueries(s: string) {
     scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND run_id > $2 ORDER BY run_id LIMIT $3`,
     prunableInPage: `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
         (SELECT count(*) FROM ${s}.quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id)::int AS passes,
-        (SELECT count(*) FROM ${s}.quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)::int AS receipts
+        ((SELECT count(*) FROM ${s}.quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
+          + (SELECT count(*) FROM ${s}.quota_passes p
+              WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.receipt_tokens IS NOT NULL))::int AS receipts
       FROM ${s}.quota_runs r
       WHERE r.tenant = $1 AND r.status = $2 AND r.run_id > $3 AND r.run_id <= $4 AND ${prunable.replace('$COND_CUT', '$5')}
       ORDER BY r.run_id`,
@@ -55,7 +57,8 @@ export function postgresRetentionQueries(s: string) {
          WHERE r.tenant = $1 AND r.run_id = ANY ($2::text[]) AND r.status IN ('concluded', 'released')
            AND ${prunable.replace('$COND_CUT', '$3')}
          ORDER BY r.run_id FOR UPDATE OF r SKIP LOCKED),
-      passes AS (DELETE FROM ${s}.quota_passes p USING locked l WHERE p.tenant = $1 AND p.run_id = l.run_id RETURNING 1),
+      passes AS (DELETE FROM ${s}.quota_passes p USING locked l WHERE p.tenant = $1 AND p.run_id = l.run_id
+        RETURNING p.receipt_tokens IS NOT NULL AS had_receipt),
       receipts AS (DELETE FROM ${s}.quota_settled x USING locked l WHERE x.tenant = $1 AND x.run_id = l.run_id RETURNING 1),
       tombstones AS (INSERT INTO ${s}.quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
         SELECT $1, l.run_id, l.status, l.last_epoch, l.closed_at_ms, $4 FROM locked l
@@ -63,7 +66,7 @@ export function postgresRetentionQueries(s: string) {
       runs AS (DELETE FROM ${s}.quota_runs r USING locked l WHERE r.tenant = $1 AND r.run_id = l.run_id RETURNING r.run_id)
       SELECT coalesce((SELECT array_agg(run_id ORDER BY run_id) FROM runs), '{}') AS runs,
              (SELECT count(*) FROM passes)::int AS passes,
-             (SELECT count(*) FROM receipts)::int AS receipts,
+             ((SELECT count(*) FROM receipts) + (SELECT count(*) FROM passes WHERE had_receipt))::int AS receipts,
              (SELECT count(*) FROM tombstones)::int AS tombstones`,
     selectTombstone: `SELECT status, last_epoch, closed_at_ms, pruned_at_ms FROM ${s}.quota_pruned WHERE tenant = $1 AND run_id = $2`,
     listRateGrants: `SELECT grant_ref FROM ${s}.quota_rate_grants WHERE tenant = $1 ORDER BY grant_ref`,

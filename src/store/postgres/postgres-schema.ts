@@ -103,7 +103,10 @@ CREATE TABLE ${s}.quota_reserved (
   PRIMARY KEY (tenant, run_id)
 );
 
--- §2.4 pass receipts: the whole payload, so a retry can be compared field by field.
+-- §2.4 receipts written by the port's settle: the whole payload, so a retry can be compared field by
+-- field. A pass's own settle keeps its receipt in its quota_passes row instead (receipt_*), which
+-- that settle updates anyway: a row and an index entry fewer per cycle (issue 8). A (run, epoch)
+-- has at most one receipt, here or there; each settle looks in both.
 CREATE TABLE ${s}.quota_settled (
   tenant        TEXT COLLATE "C" NOT NULL,
   run_id        TEXT COLLATE "C" NOT NULL,
@@ -260,7 +263,9 @@ CREATE TABLE ${s}.quota_pruned (
 );
 
 -- One row per pass (run, epoch). hold_* keep the hold the grant reported, so a retried admission
--- returns its first grant unchanged.
+-- returns its first grant unchanged. receipt_* are the receipt of the pass's own settle
+-- (quota_settle_pass), written with settled_at_ms: its spend and whether it concluded the run; its
+-- period is the pass's, and it released the slot exactly when the pass took one. NULL until then.
 CREATE TABLE ${s}.quota_passes (
   tenant               TEXT COLLATE "C" NOT NULL,
   run_id               TEXT COLLATE "C" NOT NULL,
@@ -272,6 +277,9 @@ CREATE TABLE ${s}.quota_passes (
   settled_at_ms        BIGINT,
   hold_tokens          BIGINT,
   hold_minor_units     BIGINT,
+  receipt_tokens       ${s}.quota_amount,
+  receipt_minor_units  ${s}.quota_amount,
+  receipt_concludes    BOOLEAN,
   PRIMARY KEY (tenant, run_id, epoch)
 );
 -- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only those.

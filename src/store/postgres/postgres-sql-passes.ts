@@ -116,10 +116,13 @@ BEGIN
 END
 $fn$;
 
--- The end of a pass (contract §8.3): the receipt from the pass row, applied by quota_settle. A new
--- receipt stamps the pass settled and, when it is the run's latest pass, moves the run's status
--- (pass-rules statusAfterSettle: released stays released, concluding concludes, withheld stays
--- withheld, else paused; the instant moves only with the status).
+-- The end of a pass (contract §8.3): the receipt from the pass row. A pass has one receipt: its own
+-- (receipt_* in its row, written here) or one the port's quota_settle wrote; either is answered as a
+-- retry (already-settled, or conflict for another payload). A new receipt is applied by
+-- quota_receipt_apply, written into the pass row with the instant it was settled, and, when the pass
+-- is the run's latest, moves the run's status (pass-rules statusAfterSettle: released stays
+-- released, concluding concludes, withheld stays withheld, else paused; the instant moves only with
+-- the status). The run row is locked first, so settles of one pass take turns.
 CREATE FUNCTION ${s}.quota_settle_pass(
   p_tenant text, p_run text, p_epoch bigint, p_tokens bigint, p_minor_units bigint,
   p_concludes boolean, p_at_ms bigint,
@@ -129,12 +132,31 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_started_at_ms bigint;
   v_status text;
+  v_agent text;
   v_next text;
+  v_own_tokens bigint;
+  v_own_minor_units bigint;
+  v_own_concludes boolean;
+  v_port_period text;
+  v_port_tokens bigint;
+  v_port_minor_units bigint;
+  v_port_release_slot boolean;
+  v_port_concludes boolean;
+  v_pruned boolean;
 BEGIN
-  SELECT r.status INTO v_status FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
-  SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units
-    INTO receipt_period, receipt_release_slot, v_started_at_ms, pass_hold_tokens, pass_hold_minor_units
-    FROM ${s}.quota_passes p WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
+  SELECT r.status, r.agent_name INTO v_status, v_agent
+    FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
+  SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
+         p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
+         x.period, x.tokens, x.minor_units, x.release_slot, x.concludes,
+         EXISTS (SELECT 1 FROM ${s}.quota_pruned z WHERE z.tenant = p.tenant AND z.run_id = p.run_id)
+    INTO receipt_period, receipt_release_slot, v_started_at_ms, pass_hold_tokens, pass_hold_minor_units,
+         v_own_tokens, v_own_minor_units, v_own_concludes,
+         v_port_period, v_port_tokens, v_port_minor_units, v_port_release_slot, v_port_concludes,
+         v_pruned
+    FROM ${s}.quota_passes p
+    LEFT JOIN ${s}.quota_settled x ON x.tenant = p.tenant AND x.run_id = p.run_id AND x.epoch = p.epoch
+   WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
   IF NOT FOUND THEN
     outcome := 'not-found';
     RETURN;
@@ -143,24 +165,41 @@ BEGIN
     outcome := 'run-missing';
     RETURN;
   END IF;
-  outcome := ${s}.quota_settle(p_tenant, p_run, p_epoch, receipt_period, p_tokens, p_minor_units,
-                                receipt_release_slot, p_concludes, ${s}.quota_day_of(receipt_period, v_started_at_ms));
-  IF outcome = 'settled' THEN
-    UPDATE ${s}.quota_passes p SET settled_at_ms = p_at_ms
-     WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch AND p.settled_at_ms IS NULL;
-    v_next := CASE
-      WHEN v_status = 'released' THEN 'released'
-      WHEN p_concludes THEN 'concluded'
-      WHEN v_status = 'withheld' THEN 'withheld'
-      ELSE 'paused'
-    END;
-    UPDATE ${s}.quota_runs r SET status = v_next, status_since_ms = p_at_ms
-     WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
-    -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
-    IF receipt_release_slot AND ${waitersToServeSql(s, 'p_tenant')} THEN
-      PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
-    END IF;
+  IF v_own_tokens IS NOT NULL THEN
+    outcome := CASE WHEN v_own_tokens = p_tokens AND v_own_minor_units = p_minor_units AND v_own_concludes = p_concludes
+                    THEN 'already-settled' ELSE 'conflict' END;
+    RETURN;
   END IF;
+  IF v_port_tokens IS NOT NULL THEN
+    outcome := CASE WHEN v_port_period IS NOT DISTINCT FROM receipt_period AND v_port_tokens = p_tokens
+                         AND v_port_minor_units = p_minor_units AND v_port_release_slot = receipt_release_slot
+                         AND v_port_concludes = p_concludes
+                    THEN 'already-settled' ELSE 'conflict' END;
+    RETURN;
+  END IF;
+  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  IF v_pruned THEN
+    outcome := 'pruned';
+    RETURN;
+  END IF;
+  PERFORM ${s}.quota_receipt_apply(p_tenant, p_run, receipt_period, ${s}.quota_day_of(receipt_period, v_started_at_ms),
+                                   p_tokens, p_minor_units, receipt_release_slot, p_concludes, v_agent);
+  UPDATE ${s}.quota_passes p
+     SET settled_at_ms = p_at_ms, receipt_tokens = p_tokens, receipt_minor_units = p_minor_units, receipt_concludes = p_concludes
+   WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
+  v_next := CASE
+    WHEN v_status = 'released' THEN 'released'
+    WHEN p_concludes THEN 'concluded'
+    WHEN v_status = 'withheld' THEN 'withheld'
+    ELSE 'paused'
+  END;
+  UPDATE ${s}.quota_runs r SET status = v_next, status_since_ms = p_at_ms
+   WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
+  -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
+  IF receipt_release_slot AND ${waitersToServeSql(s, 'p_tenant')} THEN
+    PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
+  END IF;
+  outcome := 'settled';
 END
 $fn$;
 

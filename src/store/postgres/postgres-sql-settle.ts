@@ -1,17 +1,18 @@
 /**
  * Server-side `settle` (contract §6.11, §7.1) for the quoted schema `s`, mirroring
- * `settleInTransaction` of the SQLite adapter in one function call. The receipt goes in with
- * `ON CONFLICT DO NOTHING`: a concurrent settle of the same pass waits for the first to commit and
- * then finds its receipt. Nothing inserted means a receipt exists: identical in all five payload
- * fields answers `already-settled`, anything else answers `conflict` (the caller throws
- * `CONFLICT`); both changed nothing. Otherwise the receipt is applied once: accrue to its period
- * with `quota_accrue`, which refuses (SQLSTATE QP001, the whole call rolled back) a total
- * beyond 2^53 − 1, shrink
- * the hold by the spend floored at 0 (or delete it when concluding), release the slot when asked.
- * A registered run of an agent also accrues to that agent's books (`quota_agent_spent`, issue 12).
- * The hold moves before the period's settled total, so its row is locked before the period's.
- * Settlement takes no advisory lock: it moves spend from a hold to the settled total inside one
- * transaction, so any one-statement snapshot sees consistent totals.
+ * `settleInTransaction` of the SQLite adapter in one function call. A pass's own settle
+ * (`quota_settle_pass`) keeps its receipt in the pass row; this one writes `quota_settled`, so it
+ * first looks at the pass row with the run locked (the pass's settle locks it too, so the two take
+ * turns). Its receipt goes in with `ON CONFLICT DO NOTHING`: a concurrent settle of the same pass
+ * waits for the first to commit and then finds its receipt. A receipt found either way answers
+ * `already-settled` when identical in all five payload fields, anything else `conflict` (the
+ * caller throws `CONFLICT`); both changed nothing. Otherwise `quota_receipt_apply` applies it once:
+ * the hold shrinks by the spend floored at 0 (or goes when concluding), the spend accrues to its
+ * period with `quota_accrue`, which refuses (SQLSTATE QP001, the whole call rolled back) a total
+ * beyond 2^53 − 1, and to the agent's books for a registered run of an agent (`quota_agent_spent`,
+ * issue 12), and the slot is released when asked. Settlement takes no advisory lock: it moves spend
+ * from a hold to the settled total inside one transaction, so any one-statement snapshot sees
+ * consistent totals.
  */
 export function settleFunctionSql(s: string): string {
   return `
@@ -58,6 +59,39 @@ BEGIN
 END
 $fn$;
 
+-- What a new receipt does to the books (contract §6.11), for quota_settle and quota_settle_pass:
+-- shrink the hold by the spend floored at 0 (or delete it when concluding), accrue the spend to its
+-- period's month and, when known, its day (quota_accrue refuses a total beyond 2^53 − 1), and to the
+-- agent's books for a run of an agent (p_agent, issue 12), then release the slot when asked. The
+-- hold moves before the period's settled total, so its row is locked before the period's.
+CREATE FUNCTION ${s}.quota_receipt_apply(
+  p_tenant text, p_run text, p_period text, p_day text, p_tokens bigint, p_minor_units bigint,
+  p_release_slot boolean, p_concludes boolean, p_agent text) RETURNS void
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
+BEGIN
+  IF p_concludes THEN
+    PERFORM ${s}.quota_hold_drop(p_tenant, p_run);
+  ELSE
+    PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
+  END IF;
+  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
+  IF p_period IS NOT NULL THEN
+    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), v_day, p_tokens, p_minor_units);
+    IF p_agent IS NOT NULL THEN
+      PERFORM ${s}.quota_agent_accrue(p_tenant, p_agent, left(p_period, 7), p_tokens, p_minor_units);
+      IF v_day IS NOT NULL THEN
+        PERFORM ${s}.quota_agent_accrue(p_tenant, p_agent, v_day, p_tokens, p_minor_units);
+      END IF;
+    END IF;
+  END IF;
+  IF p_release_slot THEN
+    PERFORM ${s}.quota_slot_give(p_tenant, p_run);
+  END IF;
+END
+$fn$;
+
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
@@ -66,11 +100,28 @@ LANGUAGE plpgsql AS $fn$
 DECLARE
   v_same boolean;
   v_agent text;
-  v_day text := CASE WHEN length(p_period) = 10 THEN p_period WHEN left(p_day, 7) = p_period THEN p_day END;
+  v_pass_period text;
+  v_pass_takes_slot boolean;
+  v_own_tokens bigint;
+  v_own_minor_units bigint;
+  v_own_concludes boolean;
 BEGIN
   -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
   IF EXISTS (SELECT 1 FROM ${s}.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
     RETURN 'pruned';
+  END IF;
+  -- A registered run is locked first, as quota_settle_pass locks it, so this settle and the pass's
+  -- own settle of the same pass take turns, and the later one finds the earlier one's receipt.
+  SELECT r.agent_name, p.period, p.takes_slot, p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes
+    INTO v_agent, v_pass_period, v_pass_takes_slot, v_own_tokens, v_own_minor_units, v_own_concludes
+    FROM ${s}.quota_runs r
+    LEFT JOIN ${s}.quota_passes p ON p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch = p_epoch
+   WHERE r.tenant = p_tenant AND r.run_id = p_run
+     FOR UPDATE OF r;
+  IF v_own_tokens IS NOT NULL THEN
+    RETURN CASE WHEN v_pass_period IS NOT DISTINCT FROM p_period AND v_own_tokens = p_tokens AND v_own_minor_units = p_minor_units
+                     AND v_pass_takes_slot = p_release_slot AND v_own_concludes = p_concludes
+                THEN 'already-settled' ELSE 'conflict' END;
   END IF;
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
@@ -82,26 +133,7 @@ BEGIN
       FROM ${s}.quota_settled r WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.epoch = p_epoch;
     RETURN CASE WHEN v_same THEN 'already-settled' ELSE 'conflict' END;
   END IF;
-  IF p_concludes THEN
-    PERFORM ${s}.quota_hold_drop(p_tenant, p_run);
-  ELSE
-    PERFORM ${s}.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
-  END IF;
-  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
-  IF p_period IS NOT NULL THEN
-    PERFORM ${s}.quota_accrue(p_tenant, left(p_period, 7), v_day, p_tokens, p_minor_units);
-    -- The agent's books, for a registered run with an agent (issue 12): same keys, same order.
-    SELECT r.agent_name INTO v_agent FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
-    IF v_agent IS NOT NULL THEN
-      PERFORM ${s}.quota_agent_accrue(p_tenant, v_agent, left(p_period, 7), p_tokens, p_minor_units);
-      IF v_day IS NOT NULL THEN
-        PERFORM ${s}.quota_agent_accrue(p_tenant, v_agent, v_day, p_tokens, p_minor_units);
-      END IF;
-    END IF;
-  END IF;
-  IF p_release_slot THEN
-    PERFORM ${s}.quota_slot_give(p_tenant, p_run);
-  END IF;
+  PERFORM ${s}.quota_receipt_apply(p_tenant, p_run, p_period, p_day, p_tokens, p_minor_units, p_release_slot, p_concludes, v_agent);
   RETURN 'settled';
 END
 $fn$;

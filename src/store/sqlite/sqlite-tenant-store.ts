@@ -68,22 +68,9 @@ import type {
 } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
-import { decodeOverran, type OverranRow } from '../overran-passes.js';
+import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
 
-// store.ts `overranPasses` on SQLite: receipts of the port's settle joined to their pass, and the
-// receipts passes keep in their own rows (a (run, epoch) has one or the other, never both).
-const OVERRAN_PASSES = `SELECT run_id, epoch, period, tokens, minor_units, hold_tokens, hold_minor_units, settled_at_ms FROM (
-    SELECT s.run_id, s.epoch, s.period, s.tokens, s.minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms
-    FROM quota_settled s
-    JOIN quota_passes p ON p.tenant = s.tenant AND p.run_id = s.run_id AND p.epoch = s.epoch
-    WHERE s.tenant = @tenant AND p.hold_tokens IS NOT NULL
-      AND ((p.hold_tokens > 0 AND s.tokens > p.hold_tokens) OR (p.hold_minor_units > 0 AND s.minor_units > p.hold_minor_units))
-    UNION ALL
-    SELECT p.run_id, p.epoch, p.period, p.receipt_tokens, p.receipt_minor_units, p.hold_tokens, p.hold_minor_units, p.settled_at_ms
-    FROM quota_passes p
-    WHERE p.tenant = @tenant AND p.receipt_tokens IS NOT NULL AND p.hold_tokens IS NOT NULL
-      AND ((p.hold_tokens > 0 AND p.receipt_tokens > p.hold_tokens) OR (p.hold_minor_units > 0 AND p.receipt_minor_units > p.hold_minor_units))
-  ) ORDER BY run_id, epoch LIMIT @limit`;
+const OVERRAN_PASSES = overranPassesSql('', '@tenant', '@limit');
 import type { SqliteConnection } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
 import { LIST_AUDIT_CHAIN } from './sqlite-lease-queries.js';
