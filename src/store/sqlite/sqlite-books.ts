@@ -1,7 +1,7 @@
 import { requireSumFits } from '../../core/amounts.js';
 import { countedKeys, isDayKey, monthOf } from '../../core/period-books.js';
 import type { Spend } from '../../core/spend.js';
-import { decodeSpend } from '../rows.js';
+import { corrupt, decodeSpend } from '../rows.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import {
   ACCRUE_AGENT_SPENT,
@@ -42,7 +42,9 @@ function requireFits(field: string, what: string, total: Spend, adding: Spend): 
  * counts in its month whatever kind was in force; for a registered run of an agent, the same keys of
  * the agent's books too (issue 12). `agent` is the run's agent when the caller has read it
  * (`null`: none, or no registered run); `undefined` reads it here. Throws INVALID_ARGUMENT
- * (`spend.tokens` / `spend.minorUnits`) before writing anything when a total would pass the bound.
+ * (`spend.tokens` / `spend.minorUnits`) when a total would pass the bound, having written nothing
+ * to that total; the caller's decision then rolls back whatever else it wrote (a month's total is
+ * accrued first and is never below its day's, so it is the one that refuses).
  */
 export function accrueSpent(
   conn: SqliteConnection,
@@ -53,14 +55,18 @@ export function accrueSpent(
   spend: Spend,
   knownAgent?: string | null,
 ): void {
-  const keys = countedKeys(period, day);
-  for (const key of keys) requireFits('spend', `the settled spend of period ${key}`, spentOf(conn, tenant, key), spend);
-  for (const key of keys) conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
+  // One guarded upsert per key (issue 8): the read that checks the bound runs only when it refuses.
+  for (const key of countedKeys(period, day)) {
+    if (conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits }) === 1) continue;
+    const what = `the settled spend of period ${key}`;
+    requireFits('spend', what, spentOf(conn, tenant, key), spend);
+    throw corrupt(tenant, `${what} refused an accrual that fits its bound`);
+  }
   // The agent's books (issue 12), for a registered run with an agent. An agent's total is part of
   // the tenant's, so the check above bounds it too.
   const agent = knownAgent !== undefined ? knownAgent : (conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null);
   if (agent === null) return;
-  for (const key of keys) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
+  for (const key of countedKeys(period, day)) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
 }
 
 /**

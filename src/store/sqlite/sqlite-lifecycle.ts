@@ -42,7 +42,7 @@ import {
 } from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { reserveRateInTransaction } from './sqlite-rate.js';
-import { reserveInTransaction } from './sqlite-reserve.js';
+import { reserveTakingHold } from './sqlite-reserve.js';
 import { refuseIfPruned } from './sqlite-retention.js';
 import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
 import { answerStoredReceipt, applyReceipt, type ReceiptRow } from './sqlite-settle.js';
@@ -80,12 +80,14 @@ function currentHold(conn: SqliteConnection, tenant: string, run: string): Spend
   return row === undefined ? null : decodeSpend(tenant, `the hold of run '${run}'`, row.tokens, row.minor_units);
 }
 
+// Records a pass; `knownHold` is the run's hold when the caller knows it (`undefined`: read it).
 function openPass(
   conn: SqliteConnection,
   tenant: string,
   pass: { run: string; epoch: number; period: string; takesSlot: boolean; atMs: number; leaseMs: number },
+  knownHold?: Spend | null,
 ): PassGrant {
-  const hold = currentHold(conn, tenant, pass.run);
+  const hold = knownHold !== undefined ? knownHold : currentHold(conn, tenant, pass.run);
   const leaseExpiresAtMs = saturatingAdd(pass.atMs, pass.leaseMs);
   conn.run(INSERT_PASS, {
     tenant,
@@ -182,7 +184,7 @@ export function admitNowInTransaction(conn: SqliteConnection, tenant: string, re
   if (!held.ok) return { ok: false, refusal: unboundedRefusal(tenant, quota, agent, held.unit, held.field) };
   const period = periodKey(quota.period, request.atMs);
   const hold = held.hold === null ? null : { period, amount: held.hold };
-  const reserved = reserveInTransaction(conn, tenant, { run: request.run, agent, quota, hold, atMs: request.atMs });
+  const reserved = reserveTakingHold(conn, tenant, { run: request.run, agent, quota, hold, atMs: request.atMs });
   if (!reserved.ok) return reserved;
   conn.run(INSERT_RUN, {
     tenant,
@@ -194,7 +196,9 @@ export function admitNowInTransaction(conn: SqliteConnection, tenant: string, re
     width: request.width,
     atMs: request.atMs,
   });
-  return openPass(conn, tenant, { run: request.run, epoch: 1, period, takesSlot: true, atMs: request.atMs, leaseMs: request.leaseMs });
+  const pass = { run: request.run, epoch: 1, period, takesSlot: true, atMs: request.atMs, leaseMs: request.leaseMs };
+  // The hold just taken is the run's hold; otherwise it holds what it held before, read back.
+  return openPass(conn, tenant, pass, reserved.holdTaken && hold !== null ? hold.amount : undefined);
 }
 
 /**

@@ -50,14 +50,15 @@ export const SELECT_PERIOD_FIGURES = `SELECT
 export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
 
 /**
- * Accrues a settle's spend (contract §6.11). The caller has checked in this transaction that the
- * sum stays within 2^53 − 1 (DESIGN.md decision 2: refused, never clamped).
+ * Accrues a settle's spend (contract §6.11) unless the total would pass 2^53 − 1: then it changes
+ * no row, and the caller refuses the settle (DESIGN.md decision 2: refused, never clamped).
  */
 export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, minor_units)
   VALUES (@tenant, @period, @tokens, @minorUnits)
   ON CONFLICT (tenant, period) DO UPDATE SET
     tokens = tokens + excluded.tokens,
-    minor_units = minor_units + excluded.minor_units`;
+    minor_units = minor_units + excluded.minor_units
+  WHERE tokens + excluded.tokens <= ${MAX} AND minor_units + excluded.minor_units <= ${MAX}`;
 
 /** Sum of the holds that count in one period (contract §6.6; DESIGN.md decision 15), read clamped (the books keep it ≤ 2^53 − 1). */
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units

@@ -78,6 +78,22 @@ function periodFigures(conn: SqliteConnection, tenant: string, sql: string, para
  * holds none, and insert hold and slot. A refusal writes nothing, not even the slot.
  */
 export function reserveInTransaction(conn: SqliteConnection, tenant: string, input: ReserveInput): ReserveOutcome {
+  const reserved = reserveTakingHold(conn, tenant, input);
+  return reserved.ok ? RESERVED : reserved;
+}
+
+const RESERVED: ReserveOutcome = Object.freeze({ ok: true });
+
+/**
+ * {@link reserveInTransaction}, also telling an admission whether it inserted the hold it asked for
+ * (`holdTaken`): then the run's hold is that one, and the admission need not read it back. When
+ * false, the run holds what it held before (an earlier `reserve` of the same run id), or nothing.
+ */
+export function reserveTakingHold(
+  conn: SqliteConnection,
+  tenant: string,
+  input: ReserveInput,
+): { readonly ok: true; readonly holdTaken: boolean } | Extract<ReserveOutcome, { ok: false }> {
   const agent = input.agent;
   const agentCeilings = agentCeilingsOf(input.quota, agent);
   const plane = readPlaneCeiling(conn);
@@ -85,7 +101,7 @@ export function reserveInTransaction(conn: SqliteConnection, tenant: string, inp
   const planeBounds = boundsPlane(plane);
   if (input.quota.maxConcurrentRuns === undefined && agentCeilings?.maxConcurrentRuns === undefined && !planeBounds && input.hold === null) {
     conn.run(INSERT_SLOT, key);
-    return { ok: true };
+    return { ok: true, holdTaken: false };
   }
   const snapshot = conn.get<SlotSnapshotRow>(SELECT_SLOT_SNAPSHOT, key);
   const slotHeld = snapshot?.slot_held === 1;
@@ -105,14 +121,14 @@ export function reserveInTransaction(conn: SqliteConnection, tenant: string, inp
   );
   if (tooMany !== null) return { ok: false, refusal: tooMany };
   // A run that already holds spend is neither re-checked nor re-held: the existing hold wins.
-  if (input.hold !== null && !holdHeld) {
-    const hold = input.hold;
+  const hold = holdHeld ? null : input.hold;
+  if (hold !== null) {
     const spentOut = spendRefusal(conn, tenant, input.quota, agent, hold);
     if (spentOut !== null) return { ok: false, refusal: spentOut };
     putHold(conn, tenant, input.run, hold.period, dayOf(hold.period, input.atMs), hold.amount, agent);
   }
   conn.run(INSERT_SLOT, key);
-  return { ok: true };
+  return { ok: true, holdTaken: hold !== null };
 }
 
 /**

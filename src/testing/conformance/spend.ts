@@ -351,6 +351,14 @@ export const amountsSaturate: ConformanceGroup = {
         assert.deepEqual(await snapshotTenant(handle, { periods: [p1, p2, p3] }), before, 'refused settles wrote nothing');
         // The refused receipt was not kept: the pass can still settle an amount that fits.
         assert.equal(await settleMax(2, 0), 'settled', 'epoch 2 settles 0 afterwards');
+        // A day's settle counts in its day and its month: refused, it moves neither.
+        const [month, day] = ['2994-04', '2994-04-05'];
+        const settleDay = (epoch: number, amount: number) =>
+          handle.settle({ run, epoch, period: day, spend: { tokens: amount, minorUnits: 0 }, releaseSlot: false, concludes: false });
+        assert.equal(await settleDay(3, MAX), 'settled', "settle the maximum in a day");
+        const fullDay = await snapshotTenant(handle, { periods: [month, day] });
+        await assertRejectsWithMessage(() => settleDay(4, 1), /spend\.tokens: .*period 2994-04\b/, "one more token in the day's month");
+        assert.deepEqual(await snapshotTenant(handle, { periods: [month, day] }), fullDay, "the refused day's settle wrote nothing");
 
         const quota = tokenQuota(MAX);
         assertOk(
