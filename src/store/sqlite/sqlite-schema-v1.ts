@@ -3,7 +3,9 @@
  * into it): every keyspace of contract §2 plus the run registry, passes, tenant quotas, audit log
  * and the HTTP service's API keys. Every table leads with `tenant`, so every read is a range over one
  * tenant's prefix (contract §2, invariant 9). Tables are STRICT (an amount can only be an integer)
- * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous).
+ * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous), but
+ * for the two that grow by a row on every admission, `quota_runs` and `quota_passes`: those are
+ * stored in admission order (a rowid) and read by tenant through a unique index (issue 8).
  * Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
  * TEXT keys use SQLite's default BINARY collation, which compares UTF-8 bytes: listings come out
  * bytewise, the order contract §6.10 chooses.
@@ -129,7 +131,13 @@ CREATE TABLE quota_tenants (
 ) STRICT, WITHOUT ROWID;
 
 -- The run registry the lifecycle composites keep: status follows the latest pass.
+-- Stored in admission order (id), not by tenant: the admissions of one group commit append to the
+-- same last page whatever their tenants, and a settle updates a row near it. Keyed by tenant, every
+-- tenant in a batch dirtied a page of its own, and a full page split into three: nearly four WAL
+-- frames a cycle at 64 callers, now under two (issue 8). Every read goes through the unique index
+-- on (tenant, run_id), so reads stay ranges over one tenant's prefix.
 CREATE TABLE quota_runs (
+  id              INTEGER PRIMARY KEY,
   tenant          TEXT    NOT NULL,
   run_id          TEXT    NOT NULL,
   status          TEXT    NOT NULL,
@@ -142,8 +150,8 @@ CREATE TABLE quota_runs (
   last_epoch      INTEGER NOT NULL CHECK (last_epoch >= 1),
   -- when the run entered its status (Unix ms), so attention can say how long it has been there
   status_since_ms INTEGER,
-  PRIMARY KEY (tenant, run_id)
-) STRICT, WITHOUT ROWID;
+  UNIQUE (tenant, run_id)
+) STRICT;
 -- The sweep reads one tenant's running runs. Partial: a run leaves it when it stops running, so it
 -- stays as small as the set of running runs and an admission or a settle writes one of its few pages,
 -- not a page of an index over every run ever admitted (issue 8). Listings and the prune walk a
@@ -168,7 +176,9 @@ CREATE TABLE quota_pruned (
 -- returns its first grant unchanged. receipt_* are the receipt of the pass's own settle (settlePass),
 -- written with settled_at_ms: its spend and whether it concluded the run. Its period is the pass's,
 -- and it released the slot exactly when the pass took one (takes_slot). NULL until then.
+-- Stored in the order passes open (id) and read through the unique index, as quota_runs is.
 CREATE TABLE quota_passes (
+  id                   INTEGER PRIMARY KEY,
   tenant               TEXT    NOT NULL,
   run_id               TEXT    NOT NULL,
   epoch                INTEGER NOT NULL CHECK (epoch >= 1),
@@ -182,8 +192,8 @@ CREATE TABLE quota_passes (
   receipt_tokens       INTEGER CHECK (receipt_tokens >= 0),
   receipt_minor_units  INTEGER CHECK (receipt_minor_units >= 0),
   receipt_concludes    INTEGER CHECK (receipt_concludes IN (0, 1)),
-  PRIMARY KEY (tenant, run_id, epoch)
-) STRICT, WITHOUT ROWID;
+  UNIQUE (tenant, run_id, epoch)
+) STRICT;
 -- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only
 -- these, and a settled pass leaves the index.
 CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
