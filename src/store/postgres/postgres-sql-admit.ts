@@ -194,11 +194,14 @@ BEGIN
   END IF;
   run_status := 'running';
 
-  -- The grant reports the run's hold as it stands now (null when it holds none).
-  hold_tokens := NULL;
-  hold_minor_units := NULL;
-  SELECT q.tokens, q.minor_units INTO hold_tokens, hold_minor_units
-    FROM ${s}.quota_reserved q WHERE q.tenant = p_tenant AND q.run_id = p_run;
+  -- The grant reports the run's hold as it stands now (null when it holds none): the one just taken,
+  -- else whatever the run held before (an earlier reserve of the same run id), read back.
+  IF NOT v_reserve.hold_taken THEN
+    hold_tokens := NULL;
+    hold_minor_units := NULL;
+    SELECT q.tokens, q.minor_units INTO hold_tokens, hold_minor_units
+      FROM ${s}.quota_reserved q WHERE q.tenant = p_tenant AND q.run_id = p_run;
+  END IF;
   lease_expires_at_ms := least(p_at_ms::numeric + p_lease_ms, 9007199254740991)::bigint;
   INSERT INTO ${s}.quota_passes (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms,
                                  hold_tokens, hold_minor_units)

@@ -50,7 +50,8 @@ CREATE FUNCTION ${s}.quota_reserve(
   OUT agent_running bigint, OUT plane_running bigint, OUT plane_agent_running bigint,
   OUT plane_max_runs bigint, OUT plane_agent_max_runs bigint,
   OUT agent_settled_tokens bigint, OUT agent_settled_minor_units bigint,
-  OUT agent_reserved_tokens bigint, OUT agent_reserved_minor_units bigint)
+  OUT agent_reserved_tokens bigint, OUT agent_reserved_minor_units bigint,
+  OUT hold_taken boolean)
 LANGUAGE plpgsql AS $fn$
 DECLARE
   v_slot_held boolean;
@@ -58,6 +59,9 @@ DECLARE
   v_plane jsonb;
 BEGIN
   outcome := 'ok';
+  -- Whether this call inserted the hold asked for (then it is the run's hold): quota_admit reports
+  -- it without reading it back.
+  hold_taken := false;
   -- The plane-wide ceilings covering this run (issue 12): the plane's, and the plane's for its agent.
   SELECT p.ceiling_json INTO v_plane FROM ${s}.quota_plane p WHERE p.id = 1;
   plane_max_runs := (v_plane ->> 'maxConcurrentRuns')::numeric::bigint;
@@ -158,6 +162,7 @@ BEGIN
     END IF;
     PERFORM ${s}.quota_hold_put(p_tenant, p_run, p_hold_period, p_hold_tokens, p_hold_minor_units,
                                 ${s}.quota_day_of(p_hold_period, p_at_ms), p_agent);
+    hold_taken := true;
   END IF;
   PERFORM ${s}.quota_slot_take(p_tenant, p_run, p_at_ms, p_agent);
 END
