@@ -112,6 +112,21 @@ describe('the write cache inside one connection', () => {
     expect(reads).toBe(2);
   });
 
+  it('answers one frozen value to every decision, so no decision can change what another reads', async () => {
+    const json = JSON.stringify(parseQuota({ period: 'monthly', maxConcurrentRuns: 3, agents: { bot: { maxConcurrentRuns: 1 } } }));
+    await conn.write(() => conn.run(UPSERT_QUOTA, { tenant: 'acme', quotaJson: json }));
+    const [first, second] = await Promise.all([
+      conn.write(() => readStoredQuota(conn, 'acme')),
+      conn.write(() => readStoredQuota(conn, 'acme')),
+    ]);
+    expect(second).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(first?.agents?.['bot'])).toBe(true);
+    expect(() => {
+      (first as { maxConcurrentRuns?: number }).maxConcurrentRuns = 9;
+    }).toThrow(TypeError);
+  });
+
   it('a read outside a write transaction never answers from memory', async () => {
     await conn.write(() => conn.run(UPSERT_QUOTA, { tenant: 'acme', quotaJson: quotaJson(3) }));
     await storedLimit();

@@ -214,12 +214,14 @@ export class SqliteConnection {
    * BEGIN; a statement of this connection writes a cached table (`quota_tenants`, `quota_plane`,
    * `quota_halted`, `quota_waiters`); or a decision, batch or commit is rolled back, which may undo
    * a write a cached value was read after. Outside a write body (in {@link read}) `load` always
-   * runs. `load` must read only those tables, and its value must not be mutated by its users.
+   * runs. `load` must read only those tables. Its value is shared by every decision that asks, so
+   * it is frozen, deeply: a user that tried to change it would throw instead of changing another
+   * decision's input.
    */
   cachedInWrite<T>(key: string, load: () => T): T {
     if (!this.#inWrite) return load();
     if (this.#cache.has(key)) return this.#cache.get(key) as T;
-    const value = load();
+    const value = deepFreeze(load());
     if (this.#cache.size >= MAX_CACHED_ENTRIES) this.#cache.clear();
     this.#cache.set(key, value);
     return value;
@@ -455,6 +457,15 @@ function asUnavailable(error: unknown, step: 'begin' | 'decide' | 'commit'): Quo
     `the SQLite quota store could not ${step === 'decide' ? 'keep' : step} the transaction holding this decision (${fault.message}); nothing was decided, retry later`,
     { details: { backend: 'sqlite', step }, cause: error },
   );
+}
+
+// Freezes `value` and everything it holds (the cache's values are plain decoded rows).
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const member of Object.values(value)) deepFreeze(member);
+  }
+  return value;
 }
 
 function sleep(ms: number): Promise<void> {
