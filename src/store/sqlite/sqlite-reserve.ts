@@ -79,10 +79,8 @@ function periodFigures(conn: SqliteConnection, tenant: string, sql: string, para
  */
 export function reserveInTransaction(conn: SqliteConnection, tenant: string, input: ReserveInput): ReserveOutcome {
   const reserved = reserveTakingHold(conn, tenant, input);
-  return reserved.ok ? RESERVED : reserved;
+  return reserved.ok ? { ok: true } : reserved;
 }
-
-const RESERVED: ReserveOutcome = Object.freeze({ ok: true });
 
 /**
  * {@link reserveInTransaction}, also telling an admission whether it inserted the hold it asked for

@@ -232,7 +232,7 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async halts(): Promise<Halt[]> {
-    // A read never answers from the write cache, but the caller gets its own array all the same.
+    // readHalts answers a read-only array (inside a write, possibly the cache's frozen one); the caller gets its own.
     return this.#conn.read(() => [...readHalts(this.#conn, this.tenant)]);
   }
 
