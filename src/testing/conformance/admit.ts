@@ -187,6 +187,20 @@ export const admitHolds: ConformanceGroup = {
       },
     },
     {
+      id: 'L6.1',
+      title: "a run id that already holds spend keeps its hold: the admission reports that hold, not the one it asked for",
+      async run(context) {
+        const handle = context.store.tenant('held-before');
+        const run = runId(115);
+        await configure(handle, tokenQuota(10_000));
+        const held = { period: '2026-01', amount: tokens(50) };
+        assertOk(await handle.reserve({ run, quota: tokenQuota(10_000), hold: held, atMs: JAN_MS }), "the port's reserve of 50 for the run id");
+        const pass = assertOk(await handle.admit(admission(run, { budget: { maxTokens: 1000, maxCallTokens: 0 } })), 'admit the same run id');
+        assert.deepEqual(pass.hold, tokens(50), "the grant reports the run's hold as it stands");
+        assert.deepEqual(await handle.reserved('2026-01'), tokens(50), 'nothing was held twice');
+      },
+    },
+    {
       id: 'L7',
       title: 'a unit the quota leaves open is held at 0, and a quota bounding no spend takes no hold',
       async run(context) {
