@@ -55,8 +55,9 @@ export function accrueSpent(
   spend: Spend,
   knownAgent?: string | null,
 ): void {
+  const keys = countedKeys(period, day);
   // One guarded upsert per key (issue 8): the read that checks the bound runs only when it refuses.
-  for (const key of countedKeys(period, day)) {
+  for (const key of keys) {
     if (conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits }) === 1) continue;
     const what = `the settled spend of period ${key}`;
     requireFits('spend', what, spentOf(conn, tenant, key), spend);
@@ -66,7 +67,7 @@ export function accrueSpent(
   // the tenant's, so the check above bounds it too.
   const agent = knownAgent !== undefined ? knownAgent : (conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null);
   if (agent === null) return;
-  for (const key of countedKeys(period, day)) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
+  for (const key of keys) conn.run(ACCRUE_AGENT_SPENT, { tenant, agent, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits });
 }
 
 /**

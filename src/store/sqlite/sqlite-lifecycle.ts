@@ -45,7 +45,7 @@ import { reserveRateInTransaction } from './sqlite-rate.js';
 import { reserveTakingHold } from './sqlite-reserve.js';
 import { refuseIfPruned } from './sqlite-retention.js';
 import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
-import { answerStoredReceipt, applyReceipt, type ReceiptRow } from './sqlite-settle.js';
+import { answerStoredReceipt, applyReceipt, storedReceipt, type ReceiptColumns } from './sqlite-settle.js';
 
 /*
  * The run-lifecycle composites (store.ts, DESIGN.md decisions 6 and 7): each body runs inside one
@@ -54,20 +54,12 @@ import { answerStoredReceipt, applyReceipt, type ReceiptRow } from './sqlite-set
  */
 
 // What SELECT_PASS_TO_SETTLE reads: the pass, its receipts, and its run (columns NULL without one).
-interface PassToSettleRow extends Omit<RunRow, 'run_id' | 'status' | 'last_epoch' | 'admitted_at_ms'> {
+interface PassToSettleRow extends ReceiptColumns, Omit<RunRow, 'run_id' | 'status' | 'last_epoch' | 'admitted_at_ms'> {
   readonly period: string;
   readonly takes_slot: number;
   readonly started_at_ms: number;
   readonly hold_tokens: number | null;
   readonly hold_minor_units: number | null;
-  readonly receipt_tokens: number | null;
-  readonly receipt_minor_units: number | null;
-  readonly receipt_concludes: number | null;
-  readonly port_period: string | null;
-  readonly port_tokens: number | null;
-  readonly port_minor_units: number | null;
-  readonly port_release_slot: number | null;
-  readonly port_concludes: number | null;
   readonly run_id: string | null;
   readonly status: string | null;
   readonly last_epoch: number | null;
@@ -250,29 +242,6 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
   const granted =
     pass.hold_tokens === null ? null : decodeSpend(tenant, 'a pass hold', pass.hold_tokens, pass.hold_minor_units);
   return { outcome, receipt, overrun: overrunOf(request.spend, granted) };
-}
-
-// The receipt (run, epoch) already has: the pass's own, or one the port's settle wrote.
-function storedReceipt(pass: PassToSettleRow): ReceiptRow | undefined {
-  if (pass.receipt_tokens !== null) {
-    return {
-      period: pass.period,
-      tokens: pass.receipt_tokens,
-      minor_units: pass.receipt_minor_units as number,
-      release_slot: pass.takes_slot,
-      concludes: pass.receipt_concludes as number,
-    };
-  }
-  if (pass.port_tokens !== null) {
-    return {
-      period: pass.port_period,
-      tokens: pass.port_tokens,
-      minor_units: pass.port_minor_units as number,
-      release_slot: pass.port_release_slot as number,
-      concludes: pass.port_concludes as number,
-    };
-  }
-  return undefined;
 }
 
 // A pass's first settle: the books move, the pass row takes its receipt, the run its status.

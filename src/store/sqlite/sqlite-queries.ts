@@ -123,14 +123,20 @@ export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) 
 // ── receipts (§2.4) ─────────────────────────────────────────────────────────
 
 /**
- * The receipt of (run, epoch), compared field by field on a retry: the port's settle wrote it to
- * `quota_settled`, a pass's own settle to the pass row (at most one of the two exists).
+ * Where the receipt of (run, epoch) may be, as columns of pass `p` and `quota_settled` row `s`: a
+ * pass's own settle writes it into the pass row (`receipt_*`; its period and whether it released
+ * the slot are the pass's), the port's settle into `quota_settled` (`port_*`). At most one of the
+ * two exists; `sqlite-settle.ts` `storedReceipt` reads whichever does.
  */
-export const SELECT_RECEIPT = `SELECT period, tokens, minor_units, release_slot, concludes FROM quota_settled
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch
-  UNION ALL
-  SELECT period, receipt_tokens, receipt_minor_units, takes_slot, receipt_concludes FROM quota_passes
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch AND receipt_tokens IS NOT NULL`;
+const RECEIPT_COLUMNS = `p.period, p.takes_slot, p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
+    s.period AS port_period, s.tokens AS port_tokens, s.minor_units AS port_minor_units,
+    s.release_slot AS port_release_slot, s.concludes AS port_concludes`;
+
+/** The receipt columns of (run, epoch), in one row whether or not the pass or a receipt exists. */
+export const SELECT_RECEIPT = `SELECT ${RECEIPT_COLUMNS}
+  FROM (SELECT @tenant AS tenant, @run AS run_id, @epoch AS epoch) AS k
+  LEFT JOIN quota_passes p ON p.tenant = k.tenant AND p.run_id = k.run_id AND p.epoch = k.epoch
+  LEFT JOIN quota_settled s ON s.tenant = k.tenant AND s.run_id = k.run_id AND s.epoch = k.epoch`;
 /** Writes a receipt of the port's settle; the primary key makes a (run, epoch) settle at most once. */
 export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
   VALUES (@tenant, @run, @epoch, @period, @tokens, @minorUnits, @releaseSlot, @concludes)`;
@@ -210,14 +216,11 @@ export const INSERT_PASS = `INSERT INTO quota_passes
   (tenant, run_id, epoch, period, takes_slot, started_at_ms, lease_expires_at_ms, hold_tokens, hold_minor_units)
   VALUES (@tenant, @run, @epoch, @period, @takesSlot, @atMs, @leaseExpiresAtMs, @holdTokens, @holdMinorUnits)`;
 /**
- * Everything a pass's settle decides on, in one statement: the pass, its own receipt (`receipt_*`,
- * NULL before its settle), a receipt the port's settle wrote for it (`port_*`, NULL without one),
- * its run's registry row (NULL columns when the run is missing) and whether the run id was pruned.
+ * Everything a pass's settle decides on, in one statement: the pass with its receipt columns (see
+ * `RECEIPT_COLUMNS`), its run's registry row (NULL columns when the run is missing) and whether the
+ * run id was pruned.
  */
-export const SELECT_PASS_TO_SETTLE = `SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
-    p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
-    s.period AS port_period, s.tokens AS port_tokens, s.minor_units AS port_minor_units,
-    s.release_slot AS port_release_slot, s.concludes AS port_concludes,
+export const SELECT_PASS_TO_SETTLE = `SELECT ${RECEIPT_COLUMNS}, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
     r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
     EXISTS (SELECT 1 FROM quota_pruned x WHERE x.tenant = p.tenant AND x.run_id = p.run_id) AS pruned
   FROM quota_passes p

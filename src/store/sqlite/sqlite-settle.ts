@@ -20,6 +20,46 @@ export interface ReceiptRow {
   readonly concludes: number;
 }
 
+/** The receipt columns `SELECT_RECEIPT` and `SELECT_PASS_TO_SETTLE` read (NULL where absent). */
+export interface ReceiptColumns {
+  readonly period: string | null;
+  readonly takes_slot: number | null;
+  readonly receipt_tokens: number | null;
+  readonly receipt_minor_units: number | null;
+  readonly receipt_concludes: number | null;
+  readonly port_period: string | null;
+  readonly port_tokens: number | null;
+  readonly port_minor_units: number | null;
+  readonly port_release_slot: number | null;
+  readonly port_concludes: number | null;
+}
+
+/**
+ * The receipt (run, epoch) already has, from its receipt columns: the pass's own (its period, and
+ * the slot released exactly when the pass took one), else one the port's settle wrote, else none.
+ */
+export function storedReceipt(row: ReceiptColumns): ReceiptRow | undefined {
+  if (row.receipt_tokens !== null) {
+    return {
+      period: row.period,
+      tokens: row.receipt_tokens,
+      minor_units: row.receipt_minor_units as number,
+      release_slot: row.takes_slot as number,
+      concludes: row.receipt_concludes as number,
+    };
+  }
+  if (row.port_tokens !== null) {
+    return {
+      period: row.port_period,
+      tokens: row.port_tokens,
+      minor_units: row.port_minor_units as number,
+      release_slot: row.port_release_slot as number,
+      concludes: row.port_concludes as number,
+    };
+  }
+  return undefined;
+}
+
 function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
   return (
     row.period === s.period &&
@@ -78,7 +118,8 @@ export function settleInTransaction(
   day: string | null = null,
 ): SettleOutcome {
   const key = { tenant, run: s.run, epoch: s.epoch };
-  const receipt = conn.get<ReceiptRow>(SELECT_RECEIPT, key);
+  const columns = conn.get<ReceiptColumns>(SELECT_RECEIPT, key);
+  const receipt = columns === undefined ? undefined : storedReceipt(columns);
   if (receipt !== undefined) return answerStoredReceipt(tenant, receipt, s);
   refuseIfPruned(conn, tenant, s.run, 'settle');
   applyReceipt(conn, tenant, s, day);
