@@ -166,14 +166,14 @@ BEGIN
     RETURN;
   END IF;
   IF v_own_tokens IS NOT NULL THEN
-    outcome := CASE WHEN v_own_tokens = p_tokens AND v_own_minor_units = p_minor_units AND v_own_concludes = p_concludes
+    outcome := CASE WHEN ${s}.quota_same_receipt(receipt_period, p_tokens, p_minor_units, receipt_release_slot, p_concludes,
+                           receipt_period, v_own_tokens, v_own_minor_units, receipt_release_slot, v_own_concludes)
                     THEN 'already-settled' ELSE 'conflict' END;
     RETURN;
   END IF;
   IF v_port_tokens IS NOT NULL THEN
-    outcome := CASE WHEN v_port_period IS NOT DISTINCT FROM receipt_period AND v_port_tokens = p_tokens
-                         AND v_port_minor_units = p_minor_units AND v_port_release_slot = receipt_release_slot
-                         AND v_port_concludes = p_concludes
+    outcome := CASE WHEN ${s}.quota_same_receipt(receipt_period, p_tokens, p_minor_units, receipt_release_slot, p_concludes,
+                           v_port_period, v_port_tokens, v_port_minor_units, v_port_release_slot, v_port_concludes)
                     THEN 'already-settled' ELSE 'conflict' END;
     RETURN;
   END IF;

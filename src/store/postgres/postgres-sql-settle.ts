@@ -92,6 +92,18 @@ BEGIN
 END
 $fn$;
 
+-- Whether a stored receipt (p_stored_*) carries the payload of a settle asking again (contract
+-- §6.11): all five fields the same, the period NULL on both counting as the same. Every settle
+-- answers a retry with it, wherever the receipt is kept (a plain SQL function the planner inlines).
+CREATE FUNCTION ${s}.quota_same_receipt(
+  p_period text, p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean,
+  p_stored_period text, p_stored_tokens bigint, p_stored_minor_units bigint, p_stored_release_slot boolean,
+  p_stored_concludes boolean) RETURNS boolean
+IMMUTABLE LANGUAGE sql AS $q$
+  SELECT p_stored_period IS NOT DISTINCT FROM p_period AND p_stored_tokens = p_tokens AND p_stored_minor_units = p_minor_units
+     AND p_stored_release_slot = p_release_slot AND p_stored_concludes = p_concludes
+$q$;
+
 CREATE FUNCTION ${s}.quota_settle(
   p_tenant text, p_run text, p_epoch bigint, p_period text,
   p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean, p_day text DEFAULT NULL)
@@ -119,16 +131,16 @@ BEGIN
    WHERE r.tenant = p_tenant AND r.run_id = p_run
      FOR UPDATE OF r;
   IF v_own_tokens IS NOT NULL THEN
-    RETURN CASE WHEN v_pass_period IS NOT DISTINCT FROM p_period AND v_own_tokens = p_tokens AND v_own_minor_units = p_minor_units
-                     AND v_pass_takes_slot = p_release_slot AND v_own_concludes = p_concludes
+    RETURN CASE WHEN ${s}.quota_same_receipt(p_period, p_tokens, p_minor_units, p_release_slot, p_concludes,
+                       v_pass_period, v_own_tokens, v_own_minor_units, v_pass_takes_slot, v_own_concludes)
                 THEN 'already-settled' ELSE 'conflict' END;
   END IF;
   INSERT INTO ${s}.quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
     VALUES (p_tenant, p_run, p_epoch, p_period, p_tokens, p_minor_units, p_release_slot, p_concludes)
     ON CONFLICT (tenant, run_id, epoch) DO NOTHING;
   IF NOT FOUND THEN
-    SELECT r.period IS NOT DISTINCT FROM p_period AND r.tokens = p_tokens AND r.minor_units = p_minor_units
-           AND r.release_slot = p_release_slot AND r.concludes = p_concludes
+    SELECT ${s}.quota_same_receipt(p_period, p_tokens, p_minor_units, p_release_slot, p_concludes,
+                                   r.period, r.tokens, r.minor_units, r.release_slot, r.concludes)
       INTO v_same
       FROM ${s}.quota_settled r WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.epoch = p_epoch;
     RETURN CASE WHEN v_same THEN 'already-settled' ELSE 'conflict' END;
