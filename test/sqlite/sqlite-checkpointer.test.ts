@@ -25,6 +25,10 @@ function rowsInFileAlone(dir: string, path: string, table: string): number {
     // Before the first checkpoint even the table may not be in the file yet.
     const exists = reader.prepare("SELECT 1 FROM sqlite_schema WHERE name = ?").get(table) !== undefined;
     return exists || table === 'sqlite_schema' ? (reader.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n : 0;
+  } catch (error) {
+    // A copy taken while a checkpoint writes the file can be torn: no count yet, look again.
+    if ((error as { code?: unknown }).code === 'SQLITE_CORRUPT') return -1;
+    throw error;
   } finally {
     reader.close();
   }
