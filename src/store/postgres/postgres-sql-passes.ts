@@ -134,25 +134,25 @@ DECLARE
   v_status text;
   v_agent text;
   v_next text;
-  v_own_tokens bigint;
-  v_own_minor_units bigint;
-  v_own_concludes boolean;
-  v_port_period text;
-  v_port_tokens bigint;
-  v_port_minor_units bigint;
-  v_port_release_slot boolean;
-  v_port_concludes boolean;
+  v_stored_period text;
+  v_stored_tokens bigint;
+  v_stored_minor_units bigint;
+  v_stored_release_slot boolean;
+  v_stored_concludes boolean;
   v_pruned boolean;
 BEGIN
   SELECT r.status, r.agent_name INTO v_status, v_agent
     FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
+  -- The pass's receipt is its own (receipt_*) or the port's (x), never both: the stored one is whichever is there.
   SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
-         p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
-         x.period, x.tokens, x.minor_units, x.release_slot, x.concludes,
+         CASE WHEN p.receipt_tokens IS NOT NULL THEN p.period ELSE x.period END,
+         coalesce(p.receipt_tokens, x.tokens),
+         CASE WHEN p.receipt_tokens IS NOT NULL THEN p.receipt_minor_units ELSE x.minor_units END,
+         CASE WHEN p.receipt_tokens IS NOT NULL THEN p.takes_slot ELSE x.release_slot END,
+         CASE WHEN p.receipt_tokens IS NOT NULL THEN p.receipt_concludes ELSE x.concludes END,
          EXISTS (SELECT 1 FROM ${s}.quota_pruned z WHERE z.tenant = p.tenant AND z.run_id = p.run_id)
     INTO receipt_period, receipt_release_slot, v_started_at_ms, pass_hold_tokens, pass_hold_minor_units,
-         v_own_tokens, v_own_minor_units, v_own_concludes,
-         v_port_period, v_port_tokens, v_port_minor_units, v_port_release_slot, v_port_concludes,
+         v_stored_period, v_stored_tokens, v_stored_minor_units, v_stored_release_slot, v_stored_concludes,
          v_pruned
     FROM ${s}.quota_passes p
     LEFT JOIN ${s}.quota_settled x ON x.tenant = p.tenant AND x.run_id = p.run_id AND x.epoch = p.epoch
@@ -165,15 +165,9 @@ BEGIN
     outcome := 'run-missing';
     RETURN;
   END IF;
-  IF v_own_tokens IS NOT NULL THEN
+  IF v_stored_tokens IS NOT NULL THEN
     outcome := CASE WHEN ${s}.quota_same_receipt(receipt_period, p_tokens, p_minor_units, receipt_release_slot, p_concludes,
-                           receipt_period, v_own_tokens, v_own_minor_units, receipt_release_slot, v_own_concludes)
-                    THEN 'already-settled' ELSE 'conflict' END;
-    RETURN;
-  END IF;
-  IF v_port_tokens IS NOT NULL THEN
-    outcome := CASE WHEN ${s}.quota_same_receipt(receipt_period, p_tokens, p_minor_units, receipt_release_slot, p_concludes,
-                           v_port_period, v_port_tokens, v_port_minor_units, v_port_release_slot, v_port_concludes)
+                           v_stored_period, v_stored_tokens, v_stored_minor_units, v_stored_release_slot, v_stored_concludes)
                     THEN 'already-settled' ELSE 'conflict' END;
     RETURN;
   END IF;

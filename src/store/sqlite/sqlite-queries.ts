@@ -123,14 +123,16 @@ export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) 
 // ── receipts (§2.4) ─────────────────────────────────────────────────────────
 
 /**
- * Where the receipt of (run, epoch) may be, as columns of pass `p` and `quota_settled` row `s`: a
- * pass's own settle writes it into the pass row (`receipt_*`; its period and whether it released
- * the slot are the pass's), the port's settle into `quota_settled` (`port_*`). At most one of the
- * two exists; `sqlite-settle.ts` `storedReceipt` reads whichever does.
+ * The receipt of (run, epoch) as `stored_*` columns of pass `p` and `quota_settled` row `s` (all
+ * NULL without one). A pass's own settle writes it into the pass row (`receipt_*`; its period and
+ * whether it released the slot are the pass's), the port's settle into `quota_settled`; at most one
+ * of the two exists, so the columns take whichever does.
  */
-const RECEIPT_COLUMNS = `p.period, p.takes_slot, p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes,
-    s.period AS port_period, s.tokens AS port_tokens, s.minor_units AS port_minor_units,
-    s.release_slot AS port_release_slot, s.concludes AS port_concludes`;
+const RECEIPT_COLUMNS = `CASE WHEN p.receipt_tokens IS NOT NULL THEN p.period ELSE s.period END AS stored_period,
+    coalesce(p.receipt_tokens, s.tokens) AS stored_tokens,
+    CASE WHEN p.receipt_tokens IS NOT NULL THEN p.receipt_minor_units ELSE s.minor_units END AS stored_minor_units,
+    CASE WHEN p.receipt_tokens IS NOT NULL THEN p.takes_slot ELSE s.release_slot END AS stored_release_slot,
+    CASE WHEN p.receipt_tokens IS NOT NULL THEN p.receipt_concludes ELSE s.concludes END AS stored_concludes`;
 
 /** The receipt columns of (run, epoch), in one row whether or not the pass or a receipt exists. */
 export const SELECT_RECEIPT = `SELECT ${RECEIPT_COLUMNS}
@@ -220,7 +222,8 @@ export const INSERT_PASS = `INSERT INTO quota_passes
  * `RECEIPT_COLUMNS`), its run's registry row (NULL columns when the run is missing) and whether the
  * run id was pruned.
  */
-export const SELECT_PASS_TO_SETTLE = `SELECT ${RECEIPT_COLUMNS}, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
+export const SELECT_PASS_TO_SETTLE = `SELECT ${RECEIPT_COLUMNS},
+    p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
     r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
     EXISTS (SELECT 1 FROM quota_pruned x WHERE x.tenant = p.tenant AND x.run_id = p.run_id) AS pruned
   FROM quota_passes p

@@ -20,44 +20,25 @@ export interface ReceiptRow {
   readonly concludes: number;
 }
 
-/** The receipt columns `SELECT_RECEIPT` and `SELECT_PASS_TO_SETTLE` read (NULL where absent). */
+/** The receipt columns `SELECT_RECEIPT` and `SELECT_PASS_TO_SETTLE` read (all NULL without a receipt). */
 export interface ReceiptColumns {
-  readonly period: string | null;
-  readonly takes_slot: number | null;
-  readonly receipt_tokens: number | null;
-  readonly receipt_minor_units: number | null;
-  readonly receipt_concludes: number | null;
-  readonly port_period: string | null;
-  readonly port_tokens: number | null;
-  readonly port_minor_units: number | null;
-  readonly port_release_slot: number | null;
-  readonly port_concludes: number | null;
+  readonly stored_period: string | null;
+  readonly stored_tokens: number | null;
+  readonly stored_minor_units: number | null;
+  readonly stored_release_slot: number | null;
+  readonly stored_concludes: number | null;
 }
 
-/**
- * The receipt (run, epoch) already has, from its receipt columns: the pass's own (its period, and
- * the slot released exactly when the pass took one), else one the port's settle wrote, else none.
- */
+/** The receipt (run, epoch) already has, from its receipt columns, or `undefined` when it has none. */
 export function storedReceipt(row: ReceiptColumns): ReceiptRow | undefined {
-  if (row.receipt_tokens !== null) {
-    return {
-      period: row.period,
-      tokens: row.receipt_tokens,
-      minor_units: row.receipt_minor_units as number,
-      release_slot: row.takes_slot as number,
-      concludes: row.receipt_concludes as number,
-    };
-  }
-  if (row.port_tokens !== null) {
-    return {
-      period: row.port_period,
-      tokens: row.port_tokens,
-      minor_units: row.port_minor_units as number,
-      release_slot: row.port_release_slot as number,
-      concludes: row.port_concludes as number,
-    };
-  }
-  return undefined;
+  if (row.stored_tokens === null) return undefined;
+  return {
+    period: row.stored_period,
+    tokens: row.stored_tokens,
+    minor_units: row.stored_minor_units as number,
+    release_slot: row.stored_release_slot as number,
+    concludes: row.stored_concludes as number,
+  };
 }
 
 function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
