@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -8,12 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
-import {
-  BACKSTOP_WAL_AUTOCHECKPOINT_PAGES,
-  WAL_AHEAD_MIN_FRAMES,
-  WAL_EXTEND_MAX_BYTES_PER_LOCK,
-  WalCheckpointer,
-} from '../../src/store/sqlite/sqlite-checkpointer.js';
+import { WalCheckpointer } from '../../src/store/sqlite/sqlite-checkpointer.js';
 import { until } from '../until.js';
 
 // Background checkpoints (issue 8): the copy of committed WAL pages into the database file runs on a
@@ -83,88 +78,6 @@ describe('SQLite background checkpoints', () => {
     await checkpointer.close();
     expect(failures).toHaveLength(1);
     expect(checkpointer.stats.checkpoints).toBe(0);
-  });
-
-  // A WAL file of `frames` frames of `pageBytes` pages: its 32-byte header, then 24 bytes and a page each.
-  const walBytes = (frames: number, pageBytes: number): number => 32 + frames * (24 + pageBytes);
-
-  // A writer in WAL mode that never checkpoints on its own, with 50 committed rows.
-  function walWriter(): { writer: Database.Database; insert: (from: number, count: number) => void } {
-    const writer = new Database(path);
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
-    const statement = writer.prepare('INSERT INTO item (n, pad) VALUES (?, ?)');
-    // One commit per row, each writing a frame or two, as decisions do.
-    const insert = (from: number, count: number): void => {
-      for (let n = from; n < from + count; n += 1) statement.run(n, 'x'.repeat(200));
-    };
-    insert(1, 50);
-    return { writer, insert };
-  }
-
-  it('after a checkpoint the thread writes zeros past the end of the WAL file, and later commits overwrite them instead of growing it', async () => {
-    const { writer, insert } = walWriter();
-    const pageBytes = writer.pragma('page_size', { simple: true }) as number;
-    const before = readFileSync(`${path}-wal`);
-    const checkpointer = new WalCheckpointer(path, () => undefined);
-    try {
-      checkpointer.nudge();
-      await until(() => checkpointer.stats.walExtendedBytes > 0, 'the thread extended the WAL file');
-      const { lastLogFrames, walExtendedBytes } = checkpointer.stats;
-      // Ahead by as many frames as the WAL held, at least WAL_AHEAD_MIN_FRAMES, at most one lock's worth.
-      const wanted = walBytes(Math.min(BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, lastLogFrames + Math.max(lastLogFrames, WAL_AHEAD_MIN_FRAMES)), pageBytes);
-      const extended = readFileSync(`${path}-wal`);
-      expect(extended.length).toBe(Math.min(wanted, before.length + WAL_EXTEND_MAX_BYTES_PER_LOCK));
-      expect(walExtendedBytes).toBe(extended.length - before.length);
-      // Every frame stays as it was; only zeros follow.
-      expect(extended.subarray(0, before.length).equals(before)).toBe(true);
-      expect(extended.subarray(before.length).every((byte) => byte === 0)).toBe(true);
-
-      // The next 200 commits write more frames than the file held before (even if the WAL starts
-      // over at its first frame after this complete checkpoint), and they fit in the zeros.
-      insert(51, 200);
-      expect(statSync(`${path}-wal`).size).toBe(extended.length);
-      // The file and its WAL as a crash would leave them (the writer is idle): recovery finds
-      // every committed row and takes the zeros after the last frame for no frame at all.
-      const crashed = join(dir, 'crashed');
-      mkdirSync(crashed);
-      copyFileSync(path, join(crashed, 'store.db'));
-      copyFileSync(`${path}-wal`, join(crashed, 'store.db-wal'));
-      const recovered = new Database(join(crashed, 'store.db'));
-      try {
-        expect(recovered.prepare('SELECT count(*) AS n, max(n) AS last FROM item').get()).toEqual({ n: 250, last: 250 });
-        expect(recovered.pragma('integrity_check', { simple: true })).toBe('ok');
-      } finally {
-        recovered.close();
-      }
-    } finally {
-      await checkpointer.close();
-      writer.close();
-    }
-  });
-
-  it('while another connection holds the write lock the thread leaves the WAL file as it is, and extends it at a checkpoint after the lock is given back', async () => {
-    const { writer } = walWriter();
-    const size = statSync(`${path}-wal`).size;
-    const checkpointer = new WalCheckpointer(path, () => undefined);
-    try {
-      writer.exec('BEGIN IMMEDIATE');
-      checkpointer.nudge();
-      await until(() => checkpointer.stats.checkpoints >= 1, 'the thread ran a checkpoint');
-      expect({ extended: checkpointer.stats.walExtendedBytes, size: statSync(`${path}-wal`).size, failed: checkpointer.stats.failed }).toEqual({
-        extended: 0,
-        size,
-        failed: false,
-      });
-      writer.exec('COMMIT');
-      checkpointer.nudge();
-      await until(() => checkpointer.stats.walExtendedBytes > 0, 'the thread extended the WAL file once the lock was free');
-      expect(statSync(`${path}-wal`).size).toBe(size + checkpointer.stats.walExtendedBytes);
-    } finally {
-      await checkpointer.close();
-      writer.close();
-    }
   });
 
   it('a store on a file checkpoints its commits in the background, far below SQLite\'s own threshold', async () => {

@@ -31,99 +31,29 @@ export interface CheckpointerStats {
   /** WAL frames the latest checkpoint found, and how many of them it copied into the database file. */
   readonly lastLogFrames: number;
   readonly lastCheckpointedFrames: number;
-  /** Bytes of zeros the thread wrote past the end of the WAL file, so later commits overwrite instead of append. */
-  readonly walExtendedBytes: number;
   /** Whether the thread stopped on a fault (the writer then checkpoints on its own, as SQLite does by default). */
   readonly failed: boolean;
 }
-
-/**
- * How far ahead of its frames the checkpointer keeps the WAL file written, in frames: at least this
- * many, and at least as many as the WAL held at the last checkpoint, up to
- * {@link BACKSTOP_WAL_AUTOCHECKPOINT_PAGES} frames (where the WAL starts over).
- */
-export const WAL_AHEAD_MIN_FRAMES = 512;
-
-/** Most bytes of zeros written into the WAL file while the thread holds the write lock once (a writer waits meanwhile). */
-export const WAL_EXTEND_MAX_BYTES_PER_LOCK = 2 * 1024 * 1024;
 
 // Slots of the shared counters: the pending flag (a nudge is outstanding), then the stats.
 const PENDING = 0;
 const CHECKPOINTS = 1;
 const LAST_LOG = 2;
 const LAST_CHECKPOINTED = 3;
-const WAL_EXTENDED_BYTES = 4;
-const SLOTS = 5;
+const SLOTS = 4;
 
 // The worker's program, run as CommonJS from a string so it needs no file of its own in the
 // package (and runs the same from the TypeScript sources in tests and from dist/). It opens its own
 // connection to the file and runs PASSIVE checkpoints: they take no write lock, so they never
 // delay a writer, and they skip pages a reader still needs instead of waiting for it.
-//
-// After each checkpoint it also keeps the WAL file written ahead of its frames (extendWal). A
-// commit that appends to the WAL grows the file, and its sync must then also write the file's new
-// size and blocks to the file system's journal; a commit that overwrites blocks already there syncs
-// only its data. SQLite reuses its WAL file once it starts over (it never shrinks it, since no
-// journal_size_limit is set), so only the first lap appends, and this thread writes that lap ahead
-// of the writer. The zeros go only past the file's end, while this connection holds the write lock:
-// no frame can be written meanwhile, and every frame lies before the end. SQLite ignores them (a
-// frame counts only with the WAL header's salts and a valid checksum), in recovery too.
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
 const Database = require(workerData.driverPath);
 const counters = new Int32Array(workerData.counters);
 const db = new Database(workerData.path, { fileMustExist: true, timeout: 0 });
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = FULL');
-const walPath = workerData.path + '-wal';
-const frameBytes = db.pragma('page_size', { simple: true }) + 24;
-const zeros = Buffer.alloc(64 * 1024);
-let extending = true;
 let timer = null;
-function extendWal(logFrames) {
-  const aheadFrames = Math.max(logFrames, workerData.aheadMinFrames);
-  const wantedBytes = 32 + Math.min(workerData.limitFrames, logFrames + aheadFrames) * frameBytes;
-  let size;
-  try {
-    size = fs.statSync(walPath).size;
-  } catch {
-    return;
-  }
-  if (size >= wantedBytes) return;
-  try {
-    db.exec('BEGIN IMMEDIATE');
-  } catch (fault) {
-    // The writer holds the lock: try again after the next checkpoint.
-    if (String(fault.code).startsWith('SQLITE_BUSY')) return;
-    throw fault;
-  }
-  let fd = -1;
-  try {
-    fd = fs.openSync(walPath, 'r+');
-    let end = fs.fstatSync(fd).size;
-    const stop = Math.min(wantedBytes, end + workerData.maxBytesPerLock);
-    while (end < stop) {
-      const written = fs.writeSync(fd, zeros, 0, Math.min(zeros.length, stop - end), end);
-      end += written;
-      Atomics.add(counters, ${WAL_EXTENDED_BYTES}, written);
-    }
-  } catch {
-    // A full disk, say: the WAL grows as SQLite grows it. The zeros written so far are harmless.
-    extending = false;
-  } finally {
-    db.exec('COMMIT');
-  }
-  if (fd === -1) return;
-  // Synced here, after the lock is given back, so the writer's next sync does not carry them.
-  try {
-    fs.fdatasyncSync(fd);
-  } catch {
-    extending = false;
-  } finally {
-    fs.closeSync(fd);
-  }
-}
 function checkpoint() {
   timer = null;
   Atomics.store(counters, ${PENDING}, 0);
@@ -131,7 +61,6 @@ function checkpoint() {
   Atomics.add(counters, ${CHECKPOINTS}, 1);
   Atomics.store(counters, ${LAST_LOG}, row.log);
   Atomics.store(counters, ${LAST_CHECKPOINTED}, row.checkpointed);
-  if (extending) extendWal(row.log);
 }
 parentPort.on('message', (message) => {
   if (message === 'close') {
@@ -156,12 +85,6 @@ parentPort.on('message', (message) => {
  * (its connection cannot open, a checkpoint throws), `onFailure` is called once so the writer goes
  * back to SQLite's default. Durability is unchanged: a commit is durable once its WAL frames are
  * synced, whoever copies them later.
- *
- * After each checkpoint the thread also writes zeros past the end of the WAL file, under the write
- * lock (taken without waiting; when the writer holds it, the next checkpoint tries again), so the
- * writer's commits overwrite blocks the file already has instead of growing it: on an ext4 disk a
- * sync of a grown file also commits the file system's journal (issue 8: 1,400–2,100 small commits a
- * second while the WAL grew, 3,100–3,400 once it was written ahead).
  */
 export class WalCheckpointer {
   readonly #worker: Worker;
@@ -170,27 +93,13 @@ export class WalCheckpointer {
   #failed = false;
   #closing = false;
 
-  /**
-   * Starts the thread for the WAL-mode database file at `path` (not `:memory:`). It also keeps the
-   * WAL file written ahead of its frames: at least
-   * {@link WAL_AHEAD_MIN_FRAMES} and at least as many frames as the WAL held at the last checkpoint,
-   * up to {@link BACKSTOP_WAL_AUTOCHECKPOINT_PAGES} frames, at most
-   * {@link WAL_EXTEND_MAX_BYTES_PER_LOCK} bytes each time it holds the write lock.
-   */
+  /** Starts the thread for the WAL-mode database file at `path` (not `:memory:`). */
   constructor(path: string, onFailure: (fault: Error) => void) {
     this.#counters = new Int32Array(new SharedArrayBuffer(SLOTS * Int32Array.BYTES_PER_ELEMENT));
     const driverPath = createRequire(import.meta.url).resolve('better-sqlite3');
     this.#worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: {
-        path,
-        driverPath,
-        counters: this.#counters.buffer,
-        coalesceMs: CHECKPOINT_COALESCE_MS,
-        aheadMinFrames: WAL_AHEAD_MIN_FRAMES,
-        limitFrames: BACKSTOP_WAL_AUTOCHECKPOINT_PAGES,
-        maxBytesPerLock: WAL_EXTEND_MAX_BYTES_PER_LOCK,
-      },
+      workerData: { path, driverPath, counters: this.#counters.buffer, coalesceMs: CHECKPOINT_COALESCE_MS },
     });
     this.#exited = new Promise<void>((resolve) => this.#worker.once('exit', () => resolve()));
     // The thread never keeps a process alive that has nothing else to do.
@@ -209,13 +118,17 @@ export class WalCheckpointer {
     this.#worker.postMessage('nudge');
   }
 
+  /** WAL frames the latest checkpoint found (0 before the first); as `stats.lastLogFrames`, without building the object. */
+  get lastLogFrames(): number {
+    return Atomics.load(this.#counters, LAST_LOG);
+  }
+
   /** What the thread has done so far. */
   get stats(): CheckpointerStats {
     return {
       checkpoints: Atomics.load(this.#counters, CHECKPOINTS),
       lastLogFrames: Atomics.load(this.#counters, LAST_LOG),
       lastCheckpointedFrames: Atomics.load(this.#counters, LAST_CHECKPOINTED),
-      walExtendedBytes: Atomics.load(this.#counters, WAL_EXTENDED_BYTES),
       failed: this.#failed,
     };
   }

@@ -5,6 +5,7 @@ import type Database from 'better-sqlite3';
 import { QuotaError } from '../../core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { closedStoreError, isSqliteBusy, toQuotaError } from './sqlite-errors.js';
+import { WalAhead } from './sqlite-wal-ahead.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
 export type SqlParams = Readonly<Record<string, string | number | bigint | null>>;
@@ -122,6 +123,8 @@ export class SqliteConnection {
   readonly #walDatabasePath: string | null;
   // Started by the first commit, so a process that only reads (or an in-memory database) never has one.
   #checkpointer: WalCheckpointer | null = null;
+  // Keeps the WAL file written ahead of its frames; started with the checkpointer.
+  #walAhead: WalAhead | null = null;
 
   constructor(db: Database.Database, options: SqliteConnectionOptions) {
     this.#db = db;
@@ -237,6 +240,7 @@ export class SqliteConnection {
     if (this.#pending) await new Promise<void>((resolve) => this.#drained.push(resolve));
     // The checkpointer's connection closes first, so this one is the last and its close removes the WAL.
     await this.#checkpointer?.close();
+    this.#walAhead?.close();
     const db = this.#db;
     if (db === null) return;
     this.#db = null;
@@ -268,6 +272,8 @@ export class SqliteConnection {
       return;
     }
     this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
+    // The write lock is held and nothing is written yet: the one moment zeros may go past the WAL's end.
+    if (this.#walAhead !== null && this.#checkpointer !== null) this.#walAhead.extend(this.#checkpointer.lastLogFrames);
     this.#startWrite();
     const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
     this.#commit(db, settled);
@@ -377,10 +383,13 @@ export class SqliteConnection {
     if (this.#checkpointer === null) {
       if (this.#walDatabasePath === null) return;
       db.pragma(`wal_autocheckpoint = ${BACKSTOP_WAL_AUTOCHECKPOINT_PAGES}`);
-      // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default size.
+      // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default
+      // size, and the WAL then starts over long before it could use frames written ahead.
       this.#checkpointer = new WalCheckpointer(this.#walDatabasePath, () => {
         this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
+        this.#walAhead?.close();
       });
+      this.#walAhead = new WalAhead(db, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
     }
     this.#checkpointer.nudge();
   }

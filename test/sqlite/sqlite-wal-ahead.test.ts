@@ -1,0 +1,168 @@
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { createPlane } from '../../src/plane/create-plane.js';
+import { openStore } from '../../src/store/open-store.js';
+import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-checkpointer.js';
+import { WAL_AHEAD_MAX_BYTES_PER_EXTENSION, WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
+
+// The WAL written ahead of its frames (issue 8): zeros past the end of the WAL file, written by the
+// writer under its own write lock, so a fresh file's first lap of commits overwrites instead of growing.
+
+// A WAL file of `frames` frames of `pageBytes` pages: its 32-byte header, then 24 bytes and a page each.
+const walBytes = (frames: number, pageBytes: number): number => 32 + frames * (24 + pageBytes);
+
+// The frames the WAL of the writer at `path` holds now, from a PASSIVE checkpoint of another connection.
+function logFrames(path: string): number {
+  const other = new Database(path);
+  try {
+    return (other.pragma('wal_checkpoint(PASSIVE)') as { log: number }[])[0]?.log ?? 0;
+  } finally {
+    other.close();
+  }
+}
+
+describe('SQLite WAL written ahead', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'quotaplane-wal-ahead-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  // A writer in WAL mode that never checkpoints on its own, with `rows` committed rows, one a commit.
+  function walWriter(path: string, rows = 50): { writer: Database.Database; insert: (from: number, count: number) => void } {
+    const writer = new Database(path);
+    writer.pragma('journal_mode = WAL');
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
+    const statement = writer.prepare('INSERT INTO item (n, pad) VALUES (?, ?)');
+    const insert = (from: number, count: number): void => {
+      for (let n = from; n < from + count; n += 1) statement.run(n, 'x'.repeat(200));
+    };
+    insert(1, rows);
+    return { writer, insert };
+  }
+
+  // Extends as the store does: right after BEGIN IMMEDIATE, before the transaction writes.
+  function extendUnderLock(writer: Database.Database, ahead: WalAhead, frames: number): void {
+    writer.exec('BEGIN IMMEDIATE');
+    try {
+      ahead.extend(frames);
+    } finally {
+      writer.exec('COMMIT');
+    }
+  }
+
+  it('writes zeros past the end of the WAL file, and later commits overwrite them instead of growing it; recovery takes the zeros for no frame', () => {
+    const path = join(dir, 'store.db');
+    const { writer, insert } = walWriter(path);
+    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    try {
+      const pageBytes = writer.pragma('page_size', { simple: true }) as number;
+      const before = readFileSync(`${path}-wal`);
+      const frames = logFrames(path);
+      extendUnderLock(writer, ahead, frames);
+      const extended = readFileSync(`${path}-wal`);
+      // Ahead by as many frames as the WAL holds, at least WAL_AHEAD_MIN_FRAMES, at most one extension's worth.
+      const wanted = walBytes(frames + Math.max(frames, WAL_AHEAD_MIN_FRAMES), pageBytes);
+      expect(extended.length).toBe(Math.min(wanted, before.length + WAL_AHEAD_MAX_BYTES_PER_EXTENSION));
+      expect(ahead.extendedBytes).toBe(extended.length - before.length);
+      // Every frame stays as it was; only zeros follow.
+      expect(extended.subarray(0, before.length).equals(before)).toBe(true);
+      expect(extended.subarray(before.length).every((byte) => byte === 0)).toBe(true);
+
+      // 200 more commits write more frames than the file held before the extension, and they fit.
+      insert(51, 200);
+      expect(statSync(`${path}-wal`).size).toBe(extended.length);
+      // The file and its WAL as a crash would leave them (the writer is idle): recovery finds every
+      // committed row and stops at the zeros after the last frame.
+      const crashed = join(dir, 'crashed');
+      mkdirSync(crashed);
+      copyFileSync(path, join(crashed, 'store.db'));
+      copyFileSync(`${path}-wal`, join(crashed, 'store.db-wal'));
+      const recovered = new Database(join(crashed, 'store.db'));
+      try {
+        expect(recovered.prepare('SELECT count(*) AS n, max(n) AS last FROM item').get()).toEqual({ n: 250, last: 250 });
+        expect(recovered.pragma('integrity_check', { simple: true })).toBe('ok');
+      } finally {
+        recovered.close();
+      }
+    } finally {
+      ahead.close();
+      writer.close();
+    }
+  });
+
+  it('never writes past the limit, and a WAL already that long is left as it is', () => {
+    const path = join(dir, 'store.db');
+    const { writer } = walWriter(path, 10);
+    const limitFrames = 40;
+    const ahead = new WalAhead(writer, limitFrames);
+    try {
+      const pageBytes = writer.pragma('page_size', { simple: true }) as number;
+      extendUnderLock(writer, ahead, logFrames(path));
+      expect(statSync(`${path}-wal`).size).toBe(walBytes(limitFrames, pageBytes));
+      const written = ahead.extendedBytes;
+      extendUnderLock(writer, ahead, limitFrames * 10);
+      expect({ size: statSync(`${path}-wal`).size, written: ahead.extendedBytes }).toEqual({ size: walBytes(limitFrames, pageBytes), written });
+    } finally {
+      ahead.close();
+      writer.close();
+    }
+  });
+
+  it('keeps writing into the WAL of the file it opened after a symbolic link in its path points elsewhere', () => {
+    // A store opened as <dir>/current/store.db, where current -> a; then current is pointed at b,
+    // whose own database is being written. The zeros must still go to a's WAL, never into b's.
+    mkdirSync(join(dir, 'a'));
+    mkdirSync(join(dir, 'b'));
+    symlinkSync(join(dir, 'a'), join(dir, 'current'));
+    const { writer } = walWriter(join(dir, 'current', 'store.db'), 10);
+    const other = walWriter(join(dir, 'b', 'store.db'), 10);
+    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    try {
+      extendUnderLock(writer, ahead, 0);
+      unlinkSync(join(dir, 'current'));
+      symlinkSync(join(dir, 'b'), join(dir, 'current'));
+      const otherWal = readFileSync(join(dir, 'b', 'store.db-wal'));
+      const ownBefore = statSync(join(dir, 'a', 'store.db-wal')).size;
+      extendUnderLock(writer, ahead, 2_000);
+      expect(readFileSync(join(dir, 'b', 'store.db-wal')).equals(otherWal)).toBe(true);
+      expect(statSync(join(dir, 'a', 'store.db-wal')).size).toBeGreaterThan(ownBefore);
+    } finally {
+      ahead.close();
+      other.writer.close();
+      writer.close();
+    }
+  });
+
+  it('a store on a file writes its WAL ahead from its second batch on, and reopens with every decision', async () => {
+    const path = join(dir, 'store.db');
+    const store = await openStore(`sqlite:${path}`);
+    const plane = createPlane({ store });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000 });
+    const budget = { maxTokens: 100, maxCallTokens: 0 };
+    try {
+      for (let n = 0; n < 5; n += 1) {
+        const pass = await plane.admit({ tenant: 'acme', budget, width: 1 });
+        if (!pass.ok) throw new Error(pass.message);
+        await plane.settle({ tenant: 'acme', run: pass.run, epoch: pass.epoch, spend: { tokens: 10, minorUnits: 0 }, concludes: true });
+      }
+      // Eleven commits write about a hundred frames; the file holds at least WAL_AHEAD_MIN_FRAMES.
+      expect(statSync(`${path}-wal`).size).toBeGreaterThanOrEqual(walBytes(WAL_AHEAD_MIN_FRAMES, 1024));
+    } finally {
+      await store.close();
+    }
+    const reopened = await openStore(`sqlite:${path}`);
+    try {
+      expect(await createPlane({ store: reopened }).usage({ tenant: 'acme' })).toMatchObject({ running: 0, spent: { tokens: 50 } });
+    } finally {
+      await reopened.close();
+    }
+  });
+});
