@@ -11,7 +11,7 @@ import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { deal, raceProcesses } from './race-harness.js';
 
 // Group commit (DESIGN.md decision 16, issue #8 item 1): writes queued in one turn share one
-// BEGIN IMMEDIATE … COMMIT, each in its own savepoint, answered only after that COMMIT.
+// BEGIN IMMEDIATE … COMMIT, each undone alone if it throws, answered only after that COMMIT.
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -54,24 +54,90 @@ describe('SQLite group commit', () => {
 
   const insert = (conn: SqliteConnection, name: string, parent = 1) => () => conn.run('INSERT INTO item (name, parent) VALUES (:name, :parent)', { name, parent });
 
+  // A body that counts its runs: bodies may run again when a batch is rolled back whole.
+  function counted(runs: Map<string, number>, name: string, body: () => unknown): () => unknown {
+    return () => {
+      runs.set(name, (runs.get(name) ?? 0) + 1);
+      return body();
+    };
+  }
+
   it('a batch in which one decision throws commits the others, and only that caller gets the error', async () => {
     const conn = openConnection();
     const conflict = new QuotaError('CONFLICT', 'the second decision refuses');
+    const runs = new Map<string, number>();
     const answers = await Promise.all([
-      outcome(conn.write(insert(conn, 'first'))),
+      outcome(conn.write(counted(runs, 'first', insert(conn, 'first')))),
       outcome(
-        conn.write(() => {
-          conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'second' });
-          throw conflict;
-        }),
+        conn.write(
+          counted(runs, 'second', () => {
+            conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'second' });
+            throw conflict;
+          }),
+        ),
       ),
-      outcome(conn.write(insert(conn, 'third'))),
+      outcome(conn.write(counted(runs, 'third', insert(conn, 'third')))),
     ]);
     expect(answers[0]).toEqual({ ok: true, value: 1 });
     expect(answers[1]).toEqual({ ok: false, error: conflict });
     expect(answers[2]).toEqual({ ok: true, value: 1 });
-    // The thrower's own insert was rolled back to its savepoint; the others are on disk.
+    // The thrower had written, so the transaction was rolled back whole and the batch so far ran
+    // again, each body in a savepoint; the thrower's insert was undone, the others are on disk once.
     expect(committedNames()).toEqual(['first', 'third']);
+    expect(Object.fromEntries(runs)).toEqual({ first: 2, second: 2, third: 1 });
+    await conn.close();
+  });
+
+  it('a decision that throws before it writes is answered alone, and no body of its batch runs again', async () => {
+    const conn = openConnection();
+    const missing = new QuotaError('NOT_FOUND', 'the second decision finds nothing to change');
+    const runs = new Map<string, number>();
+    const answers = await Promise.all([
+      outcome(conn.write(counted(runs, 'first', insert(conn, 'first')))),
+      outcome(
+        conn.write(
+          counted(runs, 'second', () => {
+            if (conn.get('SELECT 1 AS found FROM item WHERE name = :name', { name: 'absent' }) === undefined) throw missing;
+            return insert(conn, 'second')();
+          }),
+        ),
+      ),
+      outcome(conn.write(counted(runs, 'third', insert(conn, 'third')))),
+    ]);
+    expect(answers).toEqual([
+      { ok: true, value: 1 },
+      { ok: false, error: missing },
+      { ok: true, value: 1 },
+    ]);
+    expect(committedNames()).toEqual(['first', 'third']);
+    expect(Object.fromEntries(runs)).toEqual({ first: 1, second: 1, third: 1 });
+    await conn.close();
+  });
+
+  it('two decisions of one batch that throw after writing each get their own error, and the others commit once, in arrival order', async () => {
+    const conn = openConnection();
+    const runs = new Map<string, number>();
+    const refusing = (name: string) =>
+      counted(runs, name, () => {
+        conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name });
+        throw new QuotaError('CONFLICT', `${name} refuses`);
+      });
+    const order: string[] = [];
+    const answers = await Promise.all(
+      [
+        ['a', counted(runs, 'a', insert(conn, 'a'))],
+        ['x', refusing('x')],
+        ['b', counted(runs, 'b', insert(conn, 'b'))],
+        ['y', refusing('y')],
+        ['c', counted(runs, 'c', insert(conn, 'c'))],
+      ].map(([name, body]) => outcome(conn.write(body as () => unknown).finally(() => order.push(name as string)))),
+    );
+    expect(answers.map((answer) => (answer.ok ? answer.value : (answer.error as QuotaError).message))).toEqual([1, 'x refuses', 1, 'y refuses', 1]);
+    expect(committedNames()).toEqual(['a', 'b', 'c']);
+    // The first pass stopped at x and ran again guarded; y then rolled back to its own savepoint.
+    expect(Object.fromEntries(runs)).toEqual({ a: 2, x: 2, b: 1, y: 1, c: 1 });
+    // Every caller was answered after the one COMMIT that decided them all, in arrival order.
+    expect(order).toEqual(['a', 'x', 'b', 'y', 'c']);
     await conn.close();
   });
 

@@ -46,11 +46,17 @@ interface QueuedWrite {
 // One decision's fate inside the open transaction, known before the COMMIT that decides it.
 type Settled = { readonly item: QueuedWrite; readonly ok: true; readonly value: unknown } | { readonly item: QueuedWrite; readonly ok: false; readonly error: unknown };
 
-// A prepared statement, and whether running it writes a table whose rows the write cache holds.
+// A prepared statement, whether it may change the database, and whether it writes a table whose
+// rows the write cache holds.
 interface Prepared {
   readonly statement: Database.Statement;
+  readonly writes: boolean;
   readonly writesCachedTable: boolean;
 }
+
+// #runBatch's answer when a decision threw after writing: the transaction was rolled back, and the
+// batch's decisions so far are queued again to run in the next transaction.
+const RUN_AGAIN = Symbol('run again');
 
 /**
  * The tables whose decoded rows {@link SqliteConnection.cachedInWrite} may keep between write
@@ -74,9 +80,13 @@ const LAST_BUSY_RETRY_MS = 25;
  *
  * Writes (DESIGN.md decision 16): {@link write} queues a synchronous body and answers a promise.
  * On the next turn of the event loop the queued bodies run in arrival order (FIFO) inside one
- * `BEGIN IMMEDIATE … COMMIT`, each inside its own `SAVEPOINT` (a batch of one needs none: its
- * transaction is its own), so one WAL sync serves them all. A
- * body that throws is rolled back to its savepoint alone and only its caller gets the error; every
+ * `BEGIN IMMEDIATE … COMMIT`, so one WAL sync serves them all. A body that throws is undone alone
+ * and only its caller gets the error. Most throw before they write anything (a refusal found by
+ * reading), and then there is nothing to undo, so bodies run without a `SAVEPOINT` each. When one
+ * throws after a statement that may have written, the whole transaction is rolled back, and the
+ * bodies of the batch so far, the thrower included, run again first in the next transaction, that
+ * one with a savepoint per body. A body may therefore run more than once before it is answered, and must
+ * depend only on the database and its own inputs (every body of the stores does). Every
  * caller is answered only after the COMMIT holding its decision succeeded, and a failing BEGIN or
  * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A batch
  * is bounded by {@link DEFAULT_MAX_BATCH_DECISIONS} decisions and {@link DEFAULT_MAX_BATCH_HOLD_MS}
@@ -120,6 +130,10 @@ export class SqliteConnection {
   #pending = false;
   #busyRetryMs = FIRST_BUSY_RETRY_MS;
   #drained: (() => void)[] = [];
+  // Set when the running body prepares a statement that may change the database.
+  #decisionWrote = false;
+  // The next batch runs each body in a savepoint: the one before it had to be rolled back whole.
+  #guardNextBatch = false;
   readonly #walDatabasePath: string | null;
   // Started by the first commit, so a process that only reads (or an in-memory database) never has one.
   #checkpointer: WalCheckpointer | null = null;
@@ -276,7 +290,7 @@ export class SqliteConnection {
     if (this.#walAhead !== null && this.#checkpointer !== null) this.#walAhead.extend(this.#checkpointer.lastLogFrames);
     this.#startWrite();
     const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
-    this.#commit(db, settled);
+    if (settled !== RUN_AGAIN) this.#commit(db, settled);
     this.#inWrite = false;
     this.#next();
   };
@@ -299,6 +313,7 @@ export class SqliteConnection {
   // that throws rolls the whole transaction back and only its caller (the only one) gets the error.
   // Two statements fewer per decision, and no page copied to a savepoint journal.
   #runAlone(db: Database.Database): Settled[] | null {
+    this.#guardNextBatch = false;
     const item = this.#take();
     try {
       return [{ item, ok: true, value: item.body() }];
@@ -314,29 +329,37 @@ export class SqliteConnection {
     }
   }
 
-  // Runs queued bodies, each in its own savepoint, until the batch is full or has held the loop
-  // long enough. Returns each one's fate, or null when the transaction was lost (SQLite rolled it
-  // back after an I/O fault or a full disk): then every decision taken into it is already rejected.
-  // (`#runAlone` answers null too, after rolling back a lone decision that threw: nothing to commit.)
-  #runBatch(db: Database.Database): Settled[] | null {
+  // Runs queued bodies until the batch is full or has held the loop long enough. Returns each one's
+  // fate; null when the transaction was lost (SQLite rolled it back after an I/O fault or a full
+  // disk): then every decision taken into it is already rejected; or RUN_AGAIN when a body threw
+  // after it may have written (see the class comment). (`#runAlone` answers null too, after rolling
+  // back a lone decision that threw: nothing to commit.)
+  #runBatch(db: Database.Database): Settled[] | null | typeof RUN_AGAIN {
     const started = performance.now();
     const settled: Settled[] = [];
+    const guarded = this.#guardNextBatch;
+    this.#guardNextBatch = false;
     const { savepoint, release, rollbackTo } = this.#control;
     let current: QueuedWrite | null = null;
     try {
       while (this.#head < this.#queue.length && settled.length < this.#maxBatchDecisions) {
         if (settled.length > 0 && performance.now() - started >= this.#maxBatchHoldMs) break;
         current = this.#take();
-        savepoint.run();
+        this.#decisionWrote = false;
+        if (guarded) savepoint.run();
         try {
           const value = current.body();
-          release.run();
+          if (guarded) release.run();
           settled.push({ item: current, ok: true, value });
         } catch (error) {
           if (!db.inTransaction) throw error;
-          this.#cache.clear();
-          rollbackTo.run();
-          release.run();
+          if (guarded) {
+            this.#cache.clear();
+            rollbackTo.run();
+            release.run();
+          } else if (this.#decisionWrote) {
+            return this.#rollBackAndRunAgain([...settled.map((each) => each.item), current]);
+          }
           settled.push({ item: current, ok: false, error: toQuotaError(error) });
         }
         current = null;
@@ -354,6 +377,19 @@ export class SqliteConnection {
       for (const earlier of settled) earlier.item.reject(fault);
       return null;
     }
+  }
+
+  // A body threw after a statement that may have written, and no savepoint holds what it wrote:
+  // roll the whole transaction back, and queue every body this batch ran, the thrower last, to run
+  // again first, each in a savepoint. The thrower is answered after that batch's COMMIT, as any
+  // decision is (its error, or STORE_UNAVAILABLE if that COMMIT fails).
+  #rollBackAndRunAgain(ran: readonly QueuedWrite[]): typeof RUN_AGAIN {
+    this.#cache.clear();
+    this.#control.rollback.run();
+    this.#queue = [...ran, ...this.#queue.slice(this.#head)];
+    this.#head = 0;
+    this.#guardNextBatch = true;
+    return RUN_AGAIN;
   }
 
   #commit(db: Database.Database, settled: Settled[] | null): void {
@@ -448,9 +484,13 @@ export class SqliteConnection {
   #prepare(sql: string): Database.Statement {
     let prepared = this.#statements.get(sql);
     if (prepared === undefined) {
-      prepared = { statement: this.#open().prepare(sql), writesCachedTable: CACHED_TABLE_WRITE.test(sql) };
+      const statement = this.#open().prepare(sql);
+      prepared = { statement, writes: !statement.readonly, writesCachedTable: CACHED_TABLE_WRITE.test(sql) };
       this.#statements.set(sql, prepared);
     }
+    // Marked before it runs: a write that fails part-way is undone by SQLite, but marking it anyway
+    // costs at most a batch run again, never a write left in place.
+    if (prepared.writes) this.#decisionWrote = true;
     if (prepared.writesCachedTable) this.#cache.clear();
     return prepared.statement;
   }

@@ -121,8 +121,8 @@ import { countPrunableRate, listPrunableRuns, pruneRateInTransaction, pruneRunsI
 /**
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
  * arguments first (`INVALID_ARGUMENT` naming the field), then runs on the shared connection:
- * anything that writes as one decision queued for group commit (its own savepoint inside a
- * `BEGIN IMMEDIATE` batch, answered after the COMMIT; DESIGN.md decisions 13 and 16), every write
+ * anything that writes as one decision queued for group commit (undone alone if it throws, inside
+ * a `BEGIN IMMEDIATE` batch, answered after the COMMIT; DESIGN.md decisions 13 and 16), every write
  * awaited before the method returns; pure reads as a deferred read transaction. Every statement is
  * keyed by `tenant`.
  */
