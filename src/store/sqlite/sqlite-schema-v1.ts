@@ -5,8 +5,10 @@
  * tenant's prefix (contract §2, invariant 9). Tables are STRICT (an amount can only be an integer)
  * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous), but
  * for the two that grow by a row on every admission, `quota_runs` and `quota_passes`: those are
- * stored in admission order (a rowid) and read by tenant through a unique index (issue 8).
- * Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
+ * stored in admission order (a rowid) and read by tenant through a unique index (issue 8). The
+ * unique index of `quota_passes` leads with the run id instead (see there); it serves only lookups
+ * of one run's passes, which name the tenant too, so every scan is still a range over one tenant's
+ * prefix. Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
  * TEXT keys use SQLite's default BINARY collation, which compares UTF-8 bytes: listings come out
  * bytewise, the order contract §6.10 chooses.
  */
@@ -176,7 +178,12 @@ CREATE TABLE quota_pruned (
 -- returns its first grant unchanged. receipt_* are the receipt of the pass's own settle (settlePass),
 -- written with settled_at_ms: its spend and whether it concluded the run. Its period is the pass's,
 -- and it released the slot exactly when the pass took one (takes_slot). NULL until then.
--- Stored in the order passes open (id) and read through the unique index, as quota_runs is.
+-- Stored in the order passes open (id) and read through the unique index, as quota_runs is. The
+-- unique index leads with run_id, not tenant: every read of one pass names its tenant and run, and
+-- run ids the plane makes are ULIDs, so the passes one group commit opens add their entries to the
+-- same last page of the index whatever their tenants. Led by tenant, each tenant in a batch
+-- dirtied a page of its own (issue 8). No read walks one tenant's passes through it: the sweep and
+-- unsettledPasses read quota_passes_unsettled, overranPasses reads quota_passes_overran.
 CREATE TABLE quota_passes (
   id                   INTEGER PRIMARY KEY,
   tenant               TEXT    NOT NULL,
@@ -192,11 +199,16 @@ CREATE TABLE quota_passes (
   receipt_tokens       INTEGER CHECK (receipt_tokens >= 0),
   receipt_minor_units  INTEGER CHECK (receipt_minor_units >= 0),
   receipt_concludes    INTEGER CHECK (receipt_concludes IN (0, 1)),
-  UNIQUE (tenant, run_id, epoch)
+  UNIQUE (run_id, tenant, epoch)
 ) STRICT;
 -- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only
 -- these, and a settled pass leaves the index.
 CREATE INDEX quota_passes_unsettled ON quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
+-- Passes whose own receipt spent more than their hold in a unit held above 0, for overranPasses
+-- (issue 9 fault 2): its WHERE is the overranPasses query's own test, so that query reads only these.
+CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)
+  WHERE receipt_tokens IS NOT NULL AND hold_tokens IS NOT NULL
+    AND ((hold_tokens > 0 AND receipt_tokens > hold_tokens) OR (hold_minor_units > 0 AND receipt_minor_units > hold_minor_units));
 
 -- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
 -- first come, first served by seq (per tenant, assigned under the write lock). request_json is the
