@@ -62,22 +62,23 @@ describe('SQLite group commit', () => {
     };
   }
 
+  // Queues 'first', then `second`, then 'third' in one turn, each counting its runs in `runs`.
+  function firstSecondThird(conn: SqliteConnection, runs: Map<string, number>, second: () => unknown): Promise<Outcome[]> {
+    return Promise.all([
+      outcome(conn.write(counted(runs, 'first', insert(conn, 'first')))),
+      outcome(conn.write(counted(runs, 'second', second))),
+      outcome(conn.write(counted(runs, 'third', insert(conn, 'third')))),
+    ]);
+  }
+
   it('a batch in which one decision throws commits the others, and only that caller gets the error', async () => {
     const conn = openConnection();
     const conflict = new QuotaError('CONFLICT', 'the second decision refuses');
     const runs = new Map<string, number>();
-    const answers = await Promise.all([
-      outcome(conn.write(counted(runs, 'first', insert(conn, 'first')))),
-      outcome(
-        conn.write(
-          counted(runs, 'second', () => {
-            conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'second' });
-            throw conflict;
-          }),
-        ),
-      ),
-      outcome(conn.write(counted(runs, 'third', insert(conn, 'third')))),
-    ]);
+    const answers = await firstSecondThird(conn, runs, () => {
+      conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'second' });
+      throw conflict;
+    });
     expect(answers[0]).toEqual({ ok: true, value: 1 });
     expect(answers[1]).toEqual({ ok: false, error: conflict });
     expect(answers[2]).toEqual({ ok: true, value: 1 });
@@ -92,18 +93,10 @@ describe('SQLite group commit', () => {
     const conn = openConnection();
     const missing = new QuotaError('NOT_FOUND', 'the second decision finds nothing to change');
     const runs = new Map<string, number>();
-    const answers = await Promise.all([
-      outcome(conn.write(counted(runs, 'first', insert(conn, 'first')))),
-      outcome(
-        conn.write(
-          counted(runs, 'second', () => {
-            if (conn.get('SELECT 1 AS found FROM item WHERE name = :name', { name: 'absent' }) === undefined) throw missing;
-            return insert(conn, 'second')();
-          }),
-        ),
-      ),
-      outcome(conn.write(counted(runs, 'third', insert(conn, 'third')))),
-    ]);
+    const answers = await firstSecondThird(conn, runs, () => {
+      if (conn.get('SELECT 1 AS found FROM item WHERE name = :name', { name: 'absent' }) === undefined) throw missing;
+      return insert(conn, 'second')();
+    });
     expect(answers).toEqual([
       { ok: true, value: 1 },
       { ok: false, error: missing },
