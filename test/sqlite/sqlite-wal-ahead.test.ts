@@ -37,6 +37,8 @@ describe('SQLite WAL written ahead', () => {
   // A writer in WAL mode that never checkpoints on its own, with `rows` committed rows, one a commit.
   function walWriter(path: string, rows = 50): { writer: Database.Database; insert: (from: number, count: number) => void } {
     const writer = new Database(path);
+    // The store's page size, so a few hundred frames ahead stay under one extension's cap.
+    writer.pragma('page_size = 1024');
     writer.pragma('journal_mode = WAL');
     writer.pragma('wal_autocheckpoint = 0');
     writer.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
@@ -68,9 +70,10 @@ describe('SQLite WAL written ahead', () => {
       const frames = logFrames(path);
       extendUnderLock(writer, ahead, frames);
       const extended = readFileSync(`${path}-wal`);
-      // Ahead by as many frames as the WAL holds, at least WAL_AHEAD_MIN_FRAMES, at most one extension's worth.
+      // Ahead by as many frames as the WAL holds, at least WAL_AHEAD_MIN_FRAMES (under one extension's cap here).
       const wanted = walBytes(frames + Math.max(frames, WAL_AHEAD_MIN_FRAMES), pageBytes);
-      expect(extended.length).toBe(Math.min(wanted, before.length + WAL_AHEAD_MAX_BYTES_PER_EXTENSION));
+      expect(wanted - before.length).toBeLessThan(WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
+      expect(extended.length).toBe(wanted);
       expect(ahead.extendedBytes).toBe(extended.length - before.length);
       // Every frame stays as it was; only zeros follow.
       expect(extended.subarray(0, before.length).equals(before)).toBe(true);
@@ -78,6 +81,7 @@ describe('SQLite WAL written ahead', () => {
 
       // 200 more commits write more frames than the file held before the extension, and they fit.
       insert(51, 200);
+      expect(logFrames(path)).toBeGreaterThan((before.length - 32) / (24 + pageBytes));
       expect(statSync(`${path}-wal`).size).toBe(extended.length);
       // The file and its WAL as a crash would leave them (the writer is idle): recovery finds every
       // committed row and stops at the zeros after the last frame.
@@ -112,6 +116,45 @@ describe('SQLite WAL written ahead', () => {
       expect({ size: statSync(`${path}-wal`).size, written: ahead.extendedBytes }).toEqual({ size: walBytes(limitFrames, pageBytes), written });
     } finally {
       ahead.close();
+      writer.close();
+    }
+  });
+
+  it('writes at most WAL_AHEAD_MAX_BYTES_PER_EXTENSION a call, and goes on from there at the next', () => {
+    const path = join(dir, 'store.db');
+    const { writer } = walWriter(path, 10);
+    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    try {
+      const start = statSync(`${path}-wal`).size;
+      // 3,000 frames held would want 6,000: more than one call may write.
+      extendUnderLock(writer, ahead, 3_000);
+      expect(statSync(`${path}-wal`).size).toBe(start + WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
+      extendUnderLock(writer, ahead, 3_000);
+      expect(statSync(`${path}-wal`).size).toBe(start + 2 * WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
+      expect(ahead.extendedBytes).toBe(2 * WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
+    } finally {
+      ahead.close();
+      writer.close();
+    }
+  });
+
+  it('writes nothing after close, and on a database without a file neither throws nor writes', () => {
+    const path = join(dir, 'store.db');
+    const { writer } = walWriter(path, 10);
+    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    const memory = new Database(':memory:');
+    const inMemory = new WalAhead(memory, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    try {
+      const size = statSync(`${path}-wal`).size;
+      ahead.close();
+      extendUnderLock(writer, ahead, 100);
+      expect({ size: statSync(`${path}-wal`).size, written: ahead.extendedBytes }).toEqual({ size, written: 0 });
+      expect(() => inMemory.extend(100)).not.toThrow();
+      expect(inMemory.extendedBytes).toBe(0);
+      inMemory.close();
+    } finally {
+      ahead.close();
+      memory.close();
       writer.close();
     }
   });

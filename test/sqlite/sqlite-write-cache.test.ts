@@ -148,6 +148,27 @@ describe('the write cache inside one connection', () => {
     expect(await after).toBe(3);
   });
 
+  it('forgets what a batch read after a write when a later decision throws after writing and the batch runs again', async () => {
+    await conn.write(() => conn.run(UPSERT_QUOTA, { tenant: 'acme', quotaJson: quotaJson(3) }));
+    // One batch: the first decision reads the quota (3), the second raises it to 9 and reads it (so
+    // the cache holds 9), the third writes and throws, so the whole transaction is rolled back and
+    // the batch runs again. In that run the first decision must read 3 again, not the 9 the cache
+    // held from the rolled-back run.
+    const first = storedLimit();
+    const second = conn.write(() => {
+      conn.run(UPSERT_QUOTA, { tenant: 'acme', quotaJson: quotaJson(9) });
+      return readStoredQuota(conn, 'acme')?.maxConcurrentRuns;
+    });
+    const third = conn.write(() => {
+      // A table the cache does not hold, so this write leaves the cache as it is.
+      conn.run("INSERT INTO quota_running (tenant, run_id, admitted_at_ms) VALUES ('globex', 'g1', 1)", {});
+      throw new Error('the third decision fails after writing');
+    });
+    await expect(third).rejects.toThrow('the third decision fails');
+    expect([await first, await second]).toEqual([3, 9]);
+    expect(await storedLimit()).toBe(9);
+  });
+
   it('forgets it too when a lone decision rolls its whole transaction back', async () => {
     await conn.write(() => conn.run(UPSERT_QUOTA, { tenant: 'acme', quotaJson: quotaJson(3) }));
     await expect(
