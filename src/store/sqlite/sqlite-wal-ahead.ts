@@ -19,9 +19,9 @@ const ZEROS = Buffer.alloc(64 * 1024);
 
 /**
  * Keeps the WAL file of one database written ahead of its frames, so commits overwrite blocks the
- * file already has instead of growing it (issue 8). A commit that grows the file must, on ext4,
- * also commit the file system's journal (the new size and blocks) in its sync; one that overwrites
- * syncs only its data. SQLite reuses its WAL file once the log starts over, and never shrinks it
+ * file already has instead of growing it (issue 8). A commit that grows the file must also write
+ * the file's new size and block map in its sync (on a journaling file system, a journal commit);
+ * one that overwrites syncs only its data. SQLite reuses its WAL file once the log starts over, and never shrinks it
  * while no `journal_size_limit` is set, so only a file's first lap appends, and that lap is the
  * whole automatic-checkpoint threshold (about 20 MB at the store's settings).
  *
