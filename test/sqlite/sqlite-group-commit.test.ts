@@ -131,6 +131,12 @@ describe('SQLite group commit', () => {
     expect(Object.fromEntries(runs)).toEqual({ a: 2, x: 2, b: 1, y: 1, c: 1 });
     // Every caller was answered after the one COMMIT that decided them all, in arrival order.
     expect(order).toEqual(['a', 'x', 'b', 'y', 'c']);
+    // Savepoints were for that one batch: in the next, a throw after writing again reruns the
+    // batch so far (d runs twice), rather than rolling back to a savepoint of its own.
+    const next = await Promise.all([conn.write(counted(runs, 'd', insert(conn, 'd'))), outcome(conn.write(refusing('z')))]);
+    expect(next[0]).toBe(1);
+    expect({ d: runs.get('d'), z: runs.get('z') }).toEqual({ d: 2, z: 2 });
+    expect(committedNames()).toEqual(['a', 'b', 'c', 'd']);
     await conn.close();
   });
 
