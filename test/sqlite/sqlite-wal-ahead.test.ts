@@ -60,11 +60,21 @@ describe('SQLite WAL written ahead', () => {
     }
   }
 
-  it('writes zeros past the end of the WAL file, and later commits overwrite them instead of growing it; recovery takes the zeros for no frame', () => {
+  // A WalAhead on a fresh writer of `rows` committed rows at <dir>/store.db, closed after `check`.
+  function withAhead(rows: number, limitFrames: number, check: (path: string, writer: Database.Database, ahead: WalAhead, insert: (from: number, count: number) => void) => void): void {
     const path = join(dir, 'store.db');
-    const { writer, insert } = walWriter(path);
-    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    const { writer, insert } = walWriter(path, rows);
+    const ahead = new WalAhead(writer, limitFrames);
     try {
+      check(path, writer, ahead, insert);
+    } finally {
+      ahead.close();
+      writer.close();
+    }
+  }
+
+  it('writes zeros past the end of the WAL file, and later commits overwrite them instead of growing it; recovery takes the zeros for no frame', () => {
+    withAhead(50, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, (path, writer, ahead, insert) => {
       const pageBytes = writer.pragma('page_size', { simple: true }) as number;
       const before = readFileSync(`${path}-wal`);
       const frames = logFrames(path);
@@ -96,35 +106,23 @@ describe('SQLite WAL written ahead', () => {
       } finally {
         recovered.close();
       }
-    } finally {
-      ahead.close();
-      writer.close();
-    }
+    });
   });
 
   it('never writes past the limit, and a WAL already that long is left as it is', () => {
-    const path = join(dir, 'store.db');
-    const { writer } = walWriter(path, 10);
     const limitFrames = 40;
-    const ahead = new WalAhead(writer, limitFrames);
-    try {
+    withAhead(10, limitFrames, (path, writer, ahead) => {
       const pageBytes = writer.pragma('page_size', { simple: true }) as number;
       extendUnderLock(writer, ahead, logFrames(path));
       expect(statSync(`${path}-wal`).size).toBe(walBytes(limitFrames, pageBytes));
       const written = ahead.extendedBytes;
       extendUnderLock(writer, ahead, limitFrames * 10);
       expect({ size: statSync(`${path}-wal`).size, written: ahead.extendedBytes }).toEqual({ size: walBytes(limitFrames, pageBytes), written });
-    } finally {
-      ahead.close();
-      writer.close();
-    }
+    });
   });
 
   it('writes at most WAL_AHEAD_MAX_BYTES_PER_EXTENSION a call, and goes on from there at the next', () => {
-    const path = join(dir, 'store.db');
-    const { writer } = walWriter(path, 10);
-    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
-    try {
+    withAhead(10, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, (path, writer, ahead) => {
       const start = statSync(`${path}-wal`).size;
       // 3,000 frames held would want 6,000: more than one call may write.
       extendUnderLock(writer, ahead, 3_000);
@@ -132,30 +130,24 @@ describe('SQLite WAL written ahead', () => {
       extendUnderLock(writer, ahead, 3_000);
       expect(statSync(`${path}-wal`).size).toBe(start + 2 * WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
       expect(ahead.extendedBytes).toBe(2 * WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
-    } finally {
-      ahead.close();
-      writer.close();
-    }
+    });
   });
 
   it('writes nothing after close, and on a database without a file neither throws nor writes', () => {
-    const path = join(dir, 'store.db');
-    const { writer } = walWriter(path, 10);
-    const ahead = new WalAhead(writer, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
-    const memory = new Database(':memory:');
-    const inMemory = new WalAhead(memory, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
-    try {
+    withAhead(10, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, (path, writer, ahead) => {
       const size = statSync(`${path}-wal`).size;
       ahead.close();
       extendUnderLock(writer, ahead, 100);
       expect({ size: statSync(`${path}-wal`).size, written: ahead.extendedBytes }).toEqual({ size, written: 0 });
+    });
+    const memory = new Database(':memory:');
+    const inMemory = new WalAhead(memory, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+    try {
       expect(() => inMemory.extend(100)).not.toThrow();
       expect(inMemory.extendedBytes).toBe(0);
-      inMemory.close();
     } finally {
-      ahead.close();
+      inMemory.close();
       memory.close();
-      writer.close();
     }
   });
 
