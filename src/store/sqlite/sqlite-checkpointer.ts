@@ -127,7 +127,7 @@ export class WalCheckpointer {
   get stats(): CheckpointerStats {
     return {
       checkpoints: Atomics.load(this.#counters, CHECKPOINTS),
-      lastLogFrames: Atomics.load(this.#counters, LAST_LOG),
+      lastLogFrames: this.lastLogFrames,
       lastCheckpointedFrames: Atomics.load(this.#counters, LAST_CHECKPOINTED),
       failed: this.#failed,
     };

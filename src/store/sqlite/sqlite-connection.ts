@@ -287,7 +287,7 @@ export class SqliteConnection {
     }
     this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
     // The write lock is held and nothing is written yet: the one moment zeros may go past the WAL's end.
-    if (this.#walAhead !== null && this.#checkpointer !== null) this.#walAhead.extend(this.#checkpointer.lastLogFrames);
+    if (this.#checkpointer !== null) this.#walAhead?.extend(this.#checkpointer.lastLogFrames);
     this.#startWrite();
     const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
     if (settled !== RUN_AGAIN) this.#commit(db, settled);
