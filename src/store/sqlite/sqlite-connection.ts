@@ -134,7 +134,9 @@ export class SqliteConnection {
   #decisionWrote = false;
   // The next batch runs each body in a savepoint: the one before it had to be rolled back whole.
   #guardNextBatch = false;
-  readonly #walDatabasePath: string | null;
+  // The file whose checkpoints a background thread runs; null for a database without a WAL file,
+  // and once that thread could not start.
+  #walDatabasePath: string | null;
   // Started by the first commit, so a process that only reads (or an in-memory database) never has one.
   #checkpointer: WalCheckpointer | null = null;
   // Keeps the WAL file written ahead of its frames; started with the checkpointer.
@@ -407,27 +409,42 @@ export class SqliteConnection {
       for (const each of settled) each.item.reject(fault);
       return;
     }
-    this.#nudgeCheckpointer(db);
+    // Answered first: the decisions are on disk, and nothing after the COMMIT may stand between them and their callers.
     for (const each of settled) {
       if (each.ok) each.item.resolve(each.value);
       else each.item.reject(each.error);
     }
+    this.#nudgeCheckpointer(db);
   }
 
-  // A commit added WAL frames: the background thread copies them into the database file.
+  // A commit added WAL frames: the background thread copies them into the database file. Never
+  // throws: a thread that cannot start (no threads left, say) leaves the checkpoints to SQLite.
   #nudgeCheckpointer(db: Database.Database): void {
     if (this.#checkpointer === null) {
       if (this.#walDatabasePath === null) return;
-      db.pragma(`wal_autocheckpoint = ${BACKSTOP_WAL_AUTOCHECKPOINT_PAGES}`);
-      // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default
-      // size, and the WAL then starts over long before it could use frames written ahead.
-      this.#checkpointer = new WalCheckpointer(this.#walDatabasePath, () => {
-        this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
-        this.#walAhead?.close();
-      });
-      this.#walAhead = new WalAhead(db, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+      try {
+        db.pragma(`wal_autocheckpoint = ${BACKSTOP_WAL_AUTOCHECKPOINT_PAGES}`);
+        // A checkpointer that cannot run hands checkpoints back to this connection, at SQLite's default
+        // size, and the WAL then starts over long before it could use frames written ahead.
+        this.#checkpointer = new WalCheckpointer(this.#walDatabasePath, () => this.#checkpointOnOwn());
+        this.#walAhead = new WalAhead(db, BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
+      } catch {
+        this.#walDatabasePath = null;
+        this.#checkpointOnOwn();
+        return;
+      }
     }
     this.#checkpointer.nudge();
+  }
+
+  // SQLite's own automatic checkpoints, as a connection without the background thread has them.
+  #checkpointOnOwn(): void {
+    try {
+      this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
+    } catch {
+      // A connection that cannot set it is failing anyway; its next statement reports why.
+    }
+    this.#walAhead?.close();
   }
 
   // Another process holds the write lock: answer the writes that waited their whole busy timeout,
