@@ -32,7 +32,7 @@ describe('SQLite group commit', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  function openConnection(options: { maxBatchDecisions?: number } = {}): SqliteConnection {
+  function openConnection(options: { maxBatchDecisions?: number; maxBatchHoldMs?: number } = {}): SqliteConnection {
     const db = new Database(path);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
@@ -137,6 +137,30 @@ describe('SQLite group commit', () => {
     expect(next[0]).toBe(1);
     expect({ d: runs.get('d'), z: runs.get('z') }).toEqual({ d: 2, z: 2 });
     expect(committedNames()).toEqual(['a', 'b', 'c', 'd']);
+    await conn.close();
+  });
+
+  it('bodies run again stay guarded when their batch is cut short: none of them runs a third time', async () => {
+    const conn = openConnection({ maxBatchHoldMs: 5 });
+    const runs = new Map<string, number>();
+    // 'a' holds the loop past the batch bound on its second run, so the rerun batch ends after it
+    // and the other bodies run again in the batch after that.
+    const slowOnRerun = counted(runs, 'a', () => {
+      if (runs.get('a') === 2) for (const until = performance.now() + 10; performance.now() < until; );
+      return insert(conn, 'a')();
+    });
+    const refusing = counted(runs, 'x', () => {
+      conn.run('INSERT INTO item (name, parent) VALUES (:name, 1)', { name: 'x' });
+      throw new QuotaError('CONFLICT', 'x refuses');
+    });
+    const answers = await Promise.all([
+      outcome(conn.write(slowOnRerun)),
+      ...['b', 'c', 'd'].map((name) => outcome(conn.write(counted(runs, name, insert(conn, name))))),
+      outcome(conn.write(refusing)),
+    ]);
+    expect(answers.map((answer) => (answer.ok ? answer.value : (answer.error as QuotaError).message))).toEqual([1, 1, 1, 1, 'x refuses']);
+    expect(committedNames()).toEqual(['a', 'b', 'c', 'd']);
+    expect(Object.fromEntries(runs)).toEqual({ a: 2, b: 2, c: 2, d: 2, x: 2 });
     await conn.close();
   });
 

@@ -84,8 +84,9 @@ const LAST_BUSY_RETRY_MS = 25;
  * and only its caller gets the error. Most throw before they write anything (a refusal found by
  * reading), and then there is nothing to undo, so bodies run without a `SAVEPOINT` each. When one
  * throws after a statement that may have written, the whole transaction is rolled back, and the
- * bodies of the batch so far, the thrower included, run again first in the next transaction, that
- * one with a savepoint per body. A body may therefore run more than once before it is answered, and must
+ * bodies of the batch so far, the thrower included, run again first, each in a savepoint of its own
+ * (in the next transaction, or the next few if a batch's bounds cut them short), so none of them
+ * runs a third time. A body may therefore run twice before it is answered, and must
  * depend only on the database and its own inputs (every body of the stores does). Every
  * caller is answered only after the COMMIT holding its decision succeeded, and a failing BEGIN or
  * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A batch
@@ -132,8 +133,9 @@ export class SqliteConnection {
   #drained: (() => void)[] = [];
   // Set when the running body prepares a statement that may change the database.
   #decisionWrote = false;
-  // The next batch runs each body in a savepoint: the one before it had to be rolled back whole.
-  #guardNextBatch = false;
+  // How many bodies at the head of the queue are to run again after their batch was rolled back
+  // whole; every batch that starts while some are left runs each body in a savepoint.
+  #guardedBodies = 0;
   // The file whose checkpoints a background thread runs; null for a database without a WAL file,
   // and once that thread could not start.
   #walDatabasePath: string | null;
@@ -315,7 +317,6 @@ export class SqliteConnection {
   // that throws rolls the whole transaction back and only its caller (the only one) gets the error.
   // Two statements fewer per decision, and no page copied to a savepoint journal.
   #runAlone(db: Database.Database): Settled[] | null {
-    this.#guardNextBatch = false;
     const item = this.#take();
     try {
       return [{ item, ok: true, value: item.body() }];
@@ -339,8 +340,9 @@ export class SqliteConnection {
   #runBatch(db: Database.Database): Settled[] | null | typeof RUN_AGAIN {
     const started = performance.now();
     const settled: Settled[] = [];
-    const guarded = this.#guardNextBatch;
-    this.#guardNextBatch = false;
+    // A batch that starts with bodies run again guards every body it runs, so no later body's
+    // throw can roll them back a second time.
+    const guarded = this.#guardedBodies > 0;
     const { savepoint, release, rollbackTo } = this.#control;
     let current: QueuedWrite | null = null;
     try {
@@ -390,7 +392,7 @@ export class SqliteConnection {
     this.#control.rollback.run();
     this.#queue = [...ran, ...this.#queue.slice(this.#head)];
     this.#head = 0;
-    this.#guardNextBatch = true;
+    this.#guardedBodies = ran.length;
     return RUN_AGAIN;
   }
 
@@ -469,6 +471,7 @@ export class SqliteConnection {
   #take(): QueuedWrite {
     const item = this.#queue[this.#head] as QueuedWrite;
     this.#head += 1;
+    if (this.#guardedBodies > 0) this.#guardedBodies -= 1;
     if (this.#head === this.#queue.length) {
       this.#queue = [];
       this.#head = 0;
