@@ -1,7 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
-import { requireIdentifier } from '../core/identifiers.js';
+import { requireIdentifier, RESERVED_AUDIT_CHAINS } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
 import type { TenantQuota } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
@@ -209,11 +209,22 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     verifyAudit: async (input = {}) => {
       const { tenant } = requestBody(input);
-      // Every tenant the key covers, one chain at a time, as the plane walks every tenant of its store.
+      // Every tenant the key covers, one chain at a time, as the plane walks every tenant of its
+      // store; then quotaplane's own chains, which /v1/tenants does not list: those the key covers
+      // (a key of one tenant gets 404 for them) and that hold rows, as the plane lists them.
       const tenants = tenant === undefined ? await client.tenants() : [tenant];
       const verified: TenantAuditVerification[] = [];
       for (const name of tenants) {
         verified.push(...(await value<AuditVerification>('GET', tenantPath(name, '/audit/verify'))).tenants);
+      }
+      if (tenant === undefined) {
+        for (const chain of RESERVED_AUDIT_CHAINS) {
+          try {
+            verified.push(...(await value<AuditVerification>('GET', tenantPath(chain, '/audit/verify'))).tenants.filter((result) => result.rows > 0 || !result.ok));
+          } catch (error) {
+            if (!(isQuotaError(error) && error.code === 'NOT_FOUND')) throw error;
+          }
+        }
       }
       return { ok: verified.every((result) => result.ok), tenants: verified };
     },

@@ -136,6 +136,23 @@ export function requireTenant(field: string, value: unknown): string {
  */
 export const RESERVED_TENANT_PREFIX = 'quotaplane:';
 
+/**
+ * The tenant whose audit chain holds the creation and revocation of keys for every tenant
+ * (`tenant: '*'`), which belong to no one tenant's chain. Keys of one tenant are audited in that
+ * tenant's chain. `audit --verify` checks this chain as it checks every other.
+ */
+export const KEYS_AUDIT_TENANT = 'quotaplane:keys';
+
+/**
+ * The reserved audit chain of plane-wide changes (issue 12): the plane-wide ceiling belongs to no
+ * one tenant, so `plane.set` and `plane.update` rows are appended to this chain, as key changes of
+ * every tenant go to `quotaplane:keys`. `audit --verify` checks it as it checks every other.
+ */
+export const PLANE_AUDIT_TENANT = 'quotaplane:plane';
+
+/** quotaplane's own audit chains, which `audit --verify` walks with the tenants' (see {@link RESERVED_TENANT_PREFIX}). */
+export const RESERVED_AUDIT_CHAINS: readonly string[] = Object.freeze([KEYS_AUDIT_TENANT, PLANE_AUDIT_TENANT]);
+
 /** True when `tenant` begins with {@link RESERVED_TENANT_PREFIX}: one of quotaplane's own audit chains, no customer tenant. */
 export function isReservedTenant(tenant: string): boolean {
   return tenant.startsWith(RESERVED_TENANT_PREFIX);

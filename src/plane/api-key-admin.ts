@@ -4,13 +4,10 @@ import type { Operator } from '../core/operator.js';
 import { ALL_TENANTS, requireNewApiKey, type ApiKeyRecord, type ApiKeyRole, type ApiKeyStore, type NewApiKey, type RevokeOutcome } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { storeCall } from './store-call.js';
+import type { AuditAction } from '../core/audit-actions.js';
+import { KEYS_AUDIT_TENANT } from '../core/identifiers.js';
 
-/**
- * The tenant whose audit chain holds the creation and revocation of keys for every tenant
- * (`tenant: '*'`), which belong to no one tenant's chain. Keys of one tenant are audited in that
- * tenant's chain. `audit --verify` checks this chain as it checks every other.
- */
-export const KEYS_AUDIT_TENANT = 'quotaplane:keys';
+export { KEYS_AUDIT_TENANT };
 
 /** A key just created: its record and the secret, shown this once (issue #10 item 9). */
 export interface CreatedApiKey extends ApiKeyRecord {
@@ -61,7 +58,7 @@ export function storeApiKeyAdmin(options: {
     if (options.by === null) throw invalidArgument('by', `${verb} writes, so it needs an operator to record`);
     return options.by;
   };
-  const audit = async (action: 'key.create' | 'key.revoke', key: Pick<ApiKeyRecord, 'id' | 'name' | 'role' | 'tenant'>, by: Operator, atMs: number) => {
+  const audit = async (action: Extract<AuditAction, 'key.create' | 'key.revoke'>, key: Pick<ApiKeyRecord, 'id' | 'name' | 'role' | 'tenant'>, by: Operator, atMs: number) => {
     const chain = key.tenant === ALL_TENANTS ? KEYS_AUDIT_TENANT : key.tenant;
     await storeCall('appendAudit', () =>
       options.store.tenant(chain).appendAudit({ atMs, by, action, subject: key.id, detail: { name: key.name, role: key.role, tenant: key.tenant } }),

@@ -5,6 +5,7 @@ import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseScope, requireReason, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+import type { AuditAction } from '../core/audit-actions.js';
 
 /** What a halt on `scope` reaches: only a subject halt reaches running work (DESIGN.md decision 9). */
 export function haltReach(scope: HaltScope): HaltReach {
@@ -33,7 +34,7 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
     handle.appendAudit({
       atMs,
       by,
-      action: 'halt',
+      action: 'halt' satisfies AuditAction,
       subject: key,
       detail: { reason, replaced: replaced === null ? null : haltDetail(replaced) },
     }),
@@ -59,7 +60,7 @@ export async function lift(context: PlaneContext, input: LiftInput): Promise<Lif
   const standing = (await storeCall('halts', () => handle.halts())).find((row) => haltScopeKey(row.scope) === key);
   if (standing === undefined) return { wasStanding: false, removed: false };
   await storeCall('appendAudit', () =>
-    handle.appendAudit({ atMs, by, action: 'lift', subject: key, detail: haltDetail(standing) }),
+    handle.appendAudit({ atMs, by, action: 'lift' satisfies AuditAction, subject: key, detail: haltDetail(standing) }),
   );
   const removed = await storeCall('liftHaltIf', () => handle.liftHaltIf(standing));
   return { wasStanding: true, removed };

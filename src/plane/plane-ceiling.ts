@@ -6,13 +6,10 @@ import type { PlaneStatus } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { LIBRARY_OPERATOR } from './quota.js';
 import { storeCall } from './store-call.js';
+import type { AuditAction } from '../core/audit-actions.js';
+import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 
-/**
- * The reserved audit chain of plane-wide changes (issue 12): the plane-wide ceiling belongs to no
- * one tenant, so `plane.set` and `plane.update` rows are appended to this chain, as key changes of
- * every tenant go to `quotaplane:keys`. `audit --verify` checks it as it checks every other.
- */
-export const PLANE_AUDIT_TENANT = 'quotaplane:plane';
+export { PLANE_AUDIT_TENANT };
 
 type PlaneStore = Required<Pick<QuotaStore, 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>>;
 
@@ -38,7 +35,7 @@ async function storePlane(
   context: PlaneContext,
   next: PlaneCeiling,
   by: unknown,
-  action: 'plane.set' | 'plane.update',
+  action: Extract<AuditAction, 'plane.set' | 'plane.update'>,
   extra: Record<string, unknown>,
 ): Promise<PlaneCeiling> {
   const operator = by === undefined ? LIBRARY_OPERATOR : parseOperator(by, 'by');

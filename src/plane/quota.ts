@@ -4,6 +4,7 @@ import { parseQuota, type TenantQuota } from '../core/quota.js';
 import { applyQuotaPatch } from '../core/quota-patch.js';
 import { type PlaneContext, instantOf } from './plane-context.js';
 import { storeCall, tenantHandle } from './store-call.js';
+import type { AuditAction } from '../core/audit-actions.js';
 
 /** Who a quota change is attributed to when the library caller names nobody. */
 export const LIBRARY_OPERATOR: Operator = Object.freeze({ actor: 'library', basis: 'asserted' });
@@ -31,7 +32,7 @@ export async function setQuota(
     handle.setQuota(next, {
       atMs,
       by: operator,
-      action: 'quota.set',
+      action: 'quota.set' satisfies AuditAction,
       subject: 'quota',
       detail: { old: previous, new: next },
     }),
@@ -68,7 +69,7 @@ export async function updateQuota(
     handle.setQuota(next, {
       atMs,
       by: operator,
-      action: 'quota.update',
+      action: 'quota.update' satisfies AuditAction,
       subject: 'quota',
       detail: { old: previous, new: next, patch: patch as Record<string, unknown> },
     }),

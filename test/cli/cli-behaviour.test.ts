@@ -52,7 +52,15 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     await seed([{ tenant: 'acme', run: 'run-1' }]);
     const result = await runCli(['audit', '--action', 'quota.sett', '--store', url]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, run\.release, run\.settle, key\.create, key\.revoke/);
+    expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, plane\.set, plane\.update, run\.release, run\.settle, key\.create, key\.revoke, run\.prune, rate\.prune\./);
+  });
+
+  it('audit --action takes every action quotaplane records: plane.set rows of the plane chain', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    expect((await runCli(['quota', 'plane', 'set', '--max-concurrent-runs', '5', '--actor', 'ops', '--store', url])).status).toBe(0);
+    const result = await runCli(['audit', '--tenant', 'quotaplane:plane', '--action', 'plane.set', '--store', url, '--json']);
+    expect(result.status).toBe(0);
+    expect((JSON.parse(result.stdout) as { rows: { tenant: string; action: string }[] }).rows).toMatchObject([{ tenant: 'quotaplane:plane', action: 'plane.set' }]);
   });
 
   it('a listing cut by --limit says so on stderr in table mode (and only in truncated with --json)', async () => {

@@ -2,12 +2,13 @@ import { join } from 'node:path';
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
+import { createClient } from '../../src/client/create-client.js';
 import { isQuotaError } from '../../src/core/errors.js';
 import { isReservedTenant, requireCustomerTenant } from '../../src/core/identifiers.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli, temporaryDirectory } from '../cli/cli-helpers.js';
-import { bearer, expectProblem, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
+import { bearer, expectProblem, injectFetch, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 
 // Tenant names beginning `quotaplane:` are quotaplane's own audit chains (quotaplane:plane,
 // quotaplane:keys): no admission, quota, halt, weight or key for them on any surface; readable
@@ -86,6 +87,15 @@ describe('reserved tenant names (quotaplane:…)', () => {
     const verified = await plane.verifyAudit({});
     expect(verified.ok).toBe(true);
     expect(JSON.stringify(verified)).toContain('quotaplane:plane');
+  });
+
+  it('the HTTP client verifies the reserved chains as the plane does with a key of every tenant, and skips them with a key of one', async () => {
+    const client = (secret: string) => createClient({ url: 'http://quotaplane.test/', key: secret, fetch: injectFetch(fixture.app) });
+    const local = await fixture.plane.verifyAudit({});
+    expect(local.tenants.map((tenant) => tenant.tenant)).toEqual(expect.arrayContaining(['quotaplane:keys', 'quotaplane:plane']));
+    const everyTenant = await client(fixture.key.opAll.secret).verifyAudit();
+    expect([...everyTenant.tenants].sort((a, b) => a.tenant.localeCompare(b.tenant))).toEqual([...local.tenants].sort((a, b) => a.tenant.localeCompare(b.tenant)));
+    expect(await client(fixture.key.opAcme.secret).verifyAudit()).toEqual(await fixture.plane.verifyAudit({ tenant: 'acme' }));
   });
 
   it('HTTP answers 400 INVALID_ARGUMENT naming tenant for a quota, a halt, an admission and a key under a reserved name', async () => {

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 
+import { AUDIT_ACTIONS } from '../../core/audit-actions.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
@@ -7,9 +8,6 @@ import { printTenantListing } from '../operator/across-tenants.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
-
-/** The actions the audit log records, which `--action` takes (any other value is refused, listing these). */
-export const AUDIT_ACTIONS: readonly string[] = Object.freeze(['halt', 'lift', 'quota.set', 'quota.update', 'run.release', 'run.settle', 'key.create', 'key.revoke', 'run.prune', 'rate.prune']);
 
 interface AuditFlags extends TargetFlags {
   readonly tenant?: string;
@@ -23,9 +21,10 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
   operatorCommand(program, 'audit', io, 'reads')
     .summary('list the audit log, or --verify its hash chains (exit 1 when a row does not match)')
     .description(
-      'List the audit log (newest first): every halt, lift, quota change, operator release and\n' +
-        'operator settle, with who, when and what changed. With --verify, recompute every tenant\'s\n' +
-        'SHA-256 hash chain and name the first row that does not match (exit status 1).',
+      'List the audit log (newest first): every halt, lift, quota change, plane-wide ceiling change,\n' +
+        'operator release and settle, API key change and prune, with who, when and what changed.\n' +
+        'With --verify, recompute every tenant\'s SHA-256 hash chain and name the first row that\n' +
+        'does not match (exit status 1).',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .addOption(new Option('--action <action>', 'only rows of this action').choices(AUDIT_ACTIONS))

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 
+import type { AuditAction } from '../../core/audit-actions.js';
 import { isQuotaError } from '../../core/errors.js';
 import { mintApiKey, type MintedApiKey } from '../../http/api-key-secret.js';
 import { buildApp } from '../../http/build-app.js';
@@ -118,7 +119,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       await store.tenant(KEYS_AUDIT_TENANT).appendAudit({
         atMs: first.key.createdAtMs,
         by: { actor: 'quotaplane-serve', basis: 'asserted' },
-        action: 'key.create',
+        action: 'key.create' satisfies AuditAction,
         subject: first.key.id,
         detail: { name: first.key.name, role: first.key.role, tenant: first.key.tenant },
       });

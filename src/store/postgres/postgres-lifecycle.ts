@@ -43,6 +43,7 @@ import {
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeOptionalSpend } from './postgres-rows.js';
 import { refuseIfPruned } from './postgres-retention.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
@@ -225,7 +226,7 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
             await appendAuditInTransaction(tx, q, tenant, {
               atMs: r.atMs,
               by,
-              action: 'run.settle',
+              action: 'run.settle' satisfies AuditAction,
               subject: r.run,
               detail: {
                 epoch: r.epoch,

@@ -14,6 +14,7 @@ import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import { prunedStatus } from './postgres-retention.js';
 import type { LifecycleContext } from './postgres-lifecycle.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The sweep, the operator listings and the operator's release on PostgreSQL (store.ts, issue #5),
@@ -148,7 +149,7 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
     const audit = await appendAuditInTransaction(tx, q, tenant, {
       atMs: request.atMs,
       by: request.by,
-      action: 'run.release',
+      action: 'run.release' satisfies AuditAction,
       subject: request.run,
       detail: {
         previousStatus,

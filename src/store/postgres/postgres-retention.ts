@@ -15,6 +15,7 @@ import type { RunStatus } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import type { LifecycleContext } from './postgres-lifecycle.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * Retention on PostgreSQL (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6).
@@ -123,7 +124,7 @@ export async function pruneRuns(context: LifecycleContext, request: PruneRunsReq
     const audit = await appendAuditInTransaction(tx, q, tenant, {
       atMs: request.atMs,
       by: request.by,
-      action: 'run.prune',
+      action: 'run.prune' satisfies AuditAction,
       subject: 'runs',
       detail: runPruneDetail(request, { runs, passes, receipts }),
     });
@@ -145,7 +146,7 @@ export async function pruneRate(context: LifecycleContext, request: PruneRateReq
     const audit = await appendAuditInTransaction(tx, q, tenant, {
       atMs: request.atMs,
       by: request.by,
-      action: 'rate.prune',
+      action: 'rate.prune' satisfies AuditAction,
       subject: 'rate',
       detail: { atOrBeforeMs: request.atOrBeforeMs, dispatches },
     });

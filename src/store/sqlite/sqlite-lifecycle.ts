@@ -46,6 +46,7 @@ import { reserveTakingHold } from './sqlite-reserve.js';
 import { refuseIfPruned } from './sqlite-retention.js';
 import { corrupt, decodeRun, decodeSpend, type RunRow } from '../rows.js';
 import { answerStoredReceipt, applyReceipt, storedReceipt, type ReceiptColumns } from './sqlite-settle.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The run-lifecycle composites (store.ts, DESIGN.md decisions 6 and 7): each body runs inside one
@@ -264,7 +265,7 @@ function settleAnew(conn: SqliteConnection, tenant: string, request: SettlePassR
     appendAuditInTransaction(conn, tenant, {
       atMs: request.atMs,
       by: request.by,
-      action: 'run.settle',
+      action: 'run.settle' satisfies AuditAction,
       subject: request.run,
       detail: {
         epoch: receipt.epoch,

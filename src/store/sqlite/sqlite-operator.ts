@@ -27,6 +27,7 @@ import {
 } from './sqlite-lease-queries.js';
 import { DELETE_HOLD, DELETE_SLOT, SELECT_HOLD, SELECT_RUN } from './sqlite-queries.js';
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The sweep, the operator listings and the operator's release (store.ts, issue #5), each body run
@@ -161,7 +162,7 @@ export function releaseRunInTransaction(conn: SqliteConnection, tenant: string, 
   const audit: AuditRecord = appendAuditInTransaction(conn, tenant, {
     atMs: request.atMs,
     by: request.by,
-    action: 'run.release',
+    action: 'run.release' satisfies AuditAction,
     subject: request.run,
     detail: {
       previousStatus,

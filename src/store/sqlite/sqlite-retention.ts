@@ -16,6 +16,7 @@ import { decodeRunId } from '../rows.js';
 import type { RunStatus } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * Retention on SQLite (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6). The
@@ -131,7 +132,7 @@ export function pruneRunsInTransaction(conn: SqliteConnection, tenant: string, r
   const audit = appendAuditInTransaction(conn, tenant, {
     atMs: request.atMs,
     by: request.by,
-    action: 'run.prune',
+    action: 'run.prune' satisfies AuditAction,
     subject: 'runs',
     detail: runPruneDetail(request, { runs: removed, passes, receipts }),
   });
@@ -149,7 +150,7 @@ export function pruneRateInTransaction(conn: SqliteConnection, tenant: string, r
   const audit = appendAuditInTransaction(conn, tenant, {
     atMs: request.atMs,
     by: request.by,
-    action: 'rate.prune',
+    action: 'rate.prune' satisfies AuditAction,
     subject: 'rate',
     detail: { atOrBeforeMs: request.atOrBeforeMs, dispatches },
   });

@@ -1,0 +1,30 @@
+/**
+ * The actions quotaplane itself records in a tenant's audit log (contract §9), one list for every
+ * layer that names them: the plane types the rows it appends with {@link AuditAction}, and the
+ * CLI's `audit --action` takes exactly these. The log itself stores any identifier a library user
+ * appends (`appendAudit`), so reads by action over HTTP accept any identifier.
+ *
+ * - `halt`, `lift`: a halt thrown or lifted (the operator's, or the tenant's reserved chains).
+ * - `quota.set`, `quota.update`: a tenant quota replaced or patched.
+ * - `plane.set`, `plane.update`: the plane-wide ceiling replaced or patched (chain `quotaplane:plane`).
+ * - `run.release`, `run.settle`: an operator's release or settle of a run.
+ * - `key.create`, `key.revoke`: an API key made or revoked (chain `quotaplane:keys`).
+ * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
+ */
+export const AUDIT_ACTIONS = Object.freeze([
+  'halt',
+  'lift',
+  'quota.set',
+  'quota.update',
+  'plane.set',
+  'plane.update',
+  'run.release',
+  'run.settle',
+  'key.create',
+  'key.revoke',
+  'run.prune',
+  'rate.prune',
+] as const);
+
+/** One of {@link AUDIT_ACTIONS}. */
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
