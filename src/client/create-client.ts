@@ -35,7 +35,8 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
  * - the operator recorded for `halt`, `lift`, `setQuota`, `release` and an operator's `settle` is
  *   the key's name with basis `authenticated`; a `by` argument is not sent. For `settle`, giving
  *   `by` (any value) chooses the operator's audited settle over the runner's;
- * - `verifyAudit` and `sweep` without a tenant cover the tenants the key covers;
+ * - `verifyAudit` and `sweep` without a tenant cover the tenants the key covers (`verifyAudit` also
+ *   quotaplane's own chains, `quotaplane:plane` and `quotaplane:keys`, when the key covers them);
  * - `atMs` is accepted only from an operator key (the server refuses it from a runner key);
  * - `dispatch`'s `exempt` (a compensating dispatch that checks no ceiling) likewise: a runner key
  *   sending it gets `INVALID_ARGUMENT` naming `exempt`; compensate with an operator key or the library;

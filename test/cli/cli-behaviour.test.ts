@@ -81,6 +81,10 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toMatch(/tenant 'acmee' is not in store .*check --tenant/);
+    // With --json the failure is JSON too, on stderr, and stdout stays empty.
+    const asJson = await runCli(['status', '--tenant', 'acmee', '--store', url, '--json']);
+    expect([asJson.status, asJson.stdout]).toEqual([1, '']);
+    expect(JSON.parse(asJson.stderr)).toEqual({ error: { code: 'NOT_FOUND', message: expect.stringMatching(/^tenant 'acmee' is not in store /), field: 'tenant', exitStatus: 1 } });
     expect((await runCli(['status', '--tenant', 'acme', '--store', url])).status).toBe(0);
   });
 

@@ -5,12 +5,12 @@ import { isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
-import { isQuotaError } from '../../core/errors.js';
+import { isQuotaError, QuotaError } from '../../core/errors.js';
 import type { OperatorTarget } from '../operator/operator-target.js';
 import { planeStatusText } from './quota-plane.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
-import { type CliIo, writeLine } from '../io.js';
+import type { CliIo } from '../io.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
@@ -67,17 +67,17 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
-      const known = await withTarget(flags, 'reads', async (target) => {
-        // A tenant the store has never seen would read as one with no ceilings: say so instead.
+      await withTarget(flags, 'reads', async (target) => {
+        // A tenant the store has never seen would read as one with no ceilings: say so instead
+        // (NOT_FOUND, exit status 1; with --json the error is JSON on stderr, as every failure is).
         if (flags.tenant !== undefined && !(await target.tenants()).includes(flags.tenant)) {
-          writeAnswer(io, flags.json, { tenants: [] }, () => '');
-          writeLine(
-            io.stderr,
+          throw new QuotaError(
+            'NOT_FOUND',
             isReservedTenant(flags.tenant)
-              ? `quotaplane: '${flags.tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${flags.tenant}'`
-              : `quotaplane: tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+              ? `'${flags.tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${flags.tenant}'`
+              : `tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+            { details: { field: 'tenant' } },
           );
-          return false;
         }
         const tenants: (Usage & { ceilings: Record<string, number | null>; overCeiling: OverCeiling | null; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
         for (const tenant of await tenantsOf(target, flags.tenant)) {
@@ -118,8 +118,7 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           });
           return `${planeBlock}${blocks.join('\n\n')}\n`;
         });
-        return true;
       });
-      setExitStatus(known ? EXIT.OK : EXIT.FINDING);
+      setExitStatus(EXIT.OK);
     });
 }
