@@ -88,6 +88,21 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect((await runCli(['status', '--tenant', 'acme', '--store', url])).status).toBe(0);
   });
 
+  it('every read with --tenant refuses a tenant the store has never seen (NOT_FOUND, exit 1) instead of answering empty', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    for (const command of [['halts'], ['runs'], ['reservations'], ['attention'], ['sweep'], ['audit'], ['audit', '--verify']]) {
+      const result = await runCli([...command, '--tenant', 'acmee', '--store', url, '--json']);
+      expect({ command, status: result.status, stdout: result.stdout }).toEqual({ command, status: 1, stdout: '' });
+      expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'NOT_FOUND', field: 'tenant', message: expect.stringContaining("tenant 'acmee' is not in store") } });
+      expect((await runCli([...command, '--tenant', 'acme', '--store', url, '--json'])).status).toBe(0);
+    }
+    // quotaplane's own chains are tenants to audit only.
+    expect((await runCli(['audit', '--tenant', 'quotaplane:plane', '--store', url])).status).toBe(0);
+    const chain = await runCli(['runs', '--tenant', 'quotaplane:plane', '--store', url]);
+    expect(chain.status).toBe(1);
+    expect(chain.stderr).toContain("'quotaplane:plane' is one of quotaplane's own audit chains");
+  });
+
   it('remedies printed by attention carry the target flags the command was given', async () => {
     const store = await openStore(url);
     const plane = createPlane({ store, clock: { nowMs: () => Date.UTC(2026, 0, 5) } });

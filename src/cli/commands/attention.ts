@@ -6,7 +6,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, tenantName } from '../options.js';
 import { duration, instant, writeAnswer } from '../operator/format.js';
-import { limitOption, operatorCommand, withTarget, type TargetFlags, remedyTargetFlags } from '../operator/target-options.js';
+import { limitOption, operatorCommand, requireKnownTenant, withTarget, type TargetFlags, remedyTargetFlags } from '../operator/target-options.js';
 
 interface AttentionFlags extends TargetFlags {
   readonly tenant?: string;
@@ -37,9 +37,10 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
         .default(DEFAULT_HOLD_STALE_AFTER_MS),
     )
     .action(async (flags: AttentionFlags) => {
-      const report = await withTarget(flags, 'reads', (target) =>
-        target.attention({ tenant: flags.tenant, limit: flags.limit, holdStaleAfterMs: flags.holdStaleAfterMs }),
-      );
+      const report = await withTarget(flags, 'reads', async (target) => {
+        if (flags.tenant !== undefined) await requireKnownTenant(target, flags.tenant);
+        return target.attention({ tenant: flags.tenant, limit: flags.limit, holdStaleAfterMs: flags.holdStaleAfterMs });
+      });
       // Remedies a person copies carry the flags this command was given (never a secret).
       const remedyTarget = remedyTargetFlags(flags, process.env);
       const targetFlags = (line: string): string =>

@@ -6,7 +6,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { printTenantListing } from '../operator/across-tenants.js';
 import { instant, operatorText, writeAnswer } from '../operator/format.js';
-import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { limitOption, operatorCommand, requireKnownTenant, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 
 interface AuditFlags extends TargetFlags {
@@ -33,6 +33,7 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
     .action(async (flags: AuditFlags) => {
       const status = await withTarget(flags, 'reads', async (target) => {
         if (flags.verify) {
+          if (flags.tenant !== undefined) await requireKnownTenant(target, flags.tenant, { auditChains: true });
           const verification = await target.verifyAudit({ tenant: flags.tenant });
           writeAnswer(io, flags.json, verification, () => {
             if (verification.tenants.length === 0) return 'no audit rows to verify\n';
@@ -47,7 +48,7 @@ export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExi
           return verification.ok ? EXIT.OK : EXIT.FINDING;
         }
         const truncated = await printTenantListing(io, flags.json, {
-          tenants: await tenantsOf(target, flags.tenant),
+          tenants: await tenantsOf(target, flags.tenant, { auditChains: true }),
           limit: flags.limit,
           fetch: async (tenant, want) => {
             const page = await target.auditLog({ tenant, limit: want, action: flags.action });

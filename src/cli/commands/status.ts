@@ -1,11 +1,10 @@
 import { Option, type Command } from 'commander';
 
 import { haltScopeKey } from '../../core/halt-scope.js';
-import { isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
-import { isQuotaError, QuotaError } from '../../core/errors.js';
+import { isQuotaError } from '../../core/errors.js';
 import type { OperatorTarget } from '../operator/operator-target.js';
 import { planeStatusText } from './quota-plane.js';
 import type { SetExitStatus } from '../command-output.js';
@@ -68,18 +67,8 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
       await withTarget(flags, 'reads', async (target) => {
-        // A tenant the store has never seen would read as one with no ceilings: say so instead
-        // (NOT_FOUND, exit status 1; with --json the error is JSON on stderr, as every failure is).
-        if (flags.tenant !== undefined && !(await target.tenants()).includes(flags.tenant)) {
-          throw new QuotaError(
-            'NOT_FOUND',
-            isReservedTenant(flags.tenant)
-              ? `'${flags.tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${flags.tenant}'`
-              : `tenant '${flags.tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
-            { details: { field: 'tenant' } },
-          );
-        }
         const tenants: (Usage & { ceilings: Record<string, number | null>; overCeiling: OverCeiling | null; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
+        // A tenant the store has never seen would read as one with no ceilings: tenantsOf refuses it.
         for (const tenant of await tenantsOf(target, flags.tenant)) {
           const usage = await target.usage(tenant);
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));

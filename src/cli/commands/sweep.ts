@@ -4,7 +4,7 @@ import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { instant, writeAnswer } from '../operator/format.js';
-import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
+import { operatorCommand, requireKnownTenant, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 
 /** Registers `quotaplane sweep [--tenant T]`: one sweep of lapsed leases (DESIGN.md decision 8). */
@@ -19,7 +19,10 @@ export function registerSweep(program: Command, io: CliIo, setExitStatus: SetExi
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
-      const result = await withTarget(flags, 'reads', (target) => target.sweep({ tenant: flags.tenant }));
+      const result = await withTarget(flags, 'reads', async (target) => {
+        if (flags.tenant !== undefined) await requireKnownTenant(target, flags.tenant);
+        return target.sweep({ tenant: flags.tenant });
+      });
       writeAnswer(io, flags.json, result, () => {
         if (result.swept.length === 0) return `nothing to sweep at ${instant(result.atMs)}\n`;
         const lines = result.swept.map((run) => {

@@ -1,7 +1,7 @@
 import { type Command, Option } from 'commander';
 
-import { isQuotaError } from '../../core/errors.js';
-import { identifierProblem } from '../../core/identifiers.js';
+import { isQuotaError, QuotaError } from '../../core/errors.js';
+import { identifierProblem, isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { redactStoreUrl } from '../../store/store-url.js';
@@ -84,9 +84,34 @@ export async function withTarget<T>(
   }
 }
 
-/** The tenants a command covers: `--tenant`, or every tenant of the target. */
-export async function tenantsOf(target: OperatorTarget, tenant: string | undefined): Promise<string[]> {
-  return tenant === undefined ? target.tenants() : [tenant];
+/**
+ * Throws `NOT_FOUND` (exit status 1) naming `--tenant` when the target has never seen `tenant`:
+ * no quota, run, halt or audit row (or, through a server, a tenant the key does not cover). A
+ * mistyped tenant would otherwise read as an empty one: no halts, no runs, nothing to sweep.
+ * quotaplane's own audit chains (`quotaplane:…`) are tenants only to `audit` (`auditChains`).
+ */
+export async function requireKnownTenant(target: OperatorTarget, tenant: string, options: { readonly auditChains?: boolean } = {}): Promise<void> {
+  if (isReservedTenant(tenant)) {
+    if (options.auditChains === true) return;
+    throw new QuotaError(
+      'NOT_FOUND',
+      `'${tenant}' is one of quotaplane's own audit chains, no tenant (names beginning '${RESERVED_TENANT_PREFIX}' are reserved); read it with 'quotaplane audit --tenant ${tenant}'`,
+      { details: { field: 'tenant' } },
+    );
+  }
+  if ((await target.tenants()).includes(tenant)) return;
+  throw new QuotaError(
+    'NOT_FOUND',
+    `tenant '${tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
+    { details: { field: 'tenant' } },
+  );
+}
+
+/** The tenants a command covers: `--tenant` (refused by {@link requireKnownTenant} when unknown), or every tenant of the target. */
+export async function tenantsOf(target: OperatorTarget, tenant: string | undefined, options: { readonly auditChains?: boolean } = {}): Promise<string[]> {
+  if (tenant === undefined) return target.tenants();
+  await requireKnownTenant(target, tenant, options);
+  return [tenant];
 }
 
 // On a store nothing verifies who acts, so a command that writes must be told (contract §9.1).
