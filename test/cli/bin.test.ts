@@ -1,9 +1,10 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { until } from '../until.js';
 import { REPO_ROOT } from './cli-helpers.js';
 
 const BIN = join(REPO_ROOT, 'dist', 'cli', 'bin.js');
@@ -70,4 +71,33 @@ describe('the built quotaplane bin', () => {
       expect(loadedBy(['halts', '--store', `sqlite:${join(dir, 'missing.db')}`, '--tenant', 'acme'])).toContain('better-sqlite3');
     });
   });
+
+  it('npm start stops the server when npm itself gets SIGTERM, as a supervisor sends it (no server left behind)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'quotaplane-npm-start-'));
+    const child = spawn('npm', ['start', '--silent'], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, QUOTAPLANE_STORE: `sqlite:${join(dir, 'started.db')}`, QUOTAPLANE_PORT: '0' },
+    });
+    try {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      let stderr = '';
+      const url = await new Promise<string>((resolve, reject) => {
+        child.stderr.on('data', (chunk: Buffer) => {
+          stderr += chunk.toString();
+          const match = /serving (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+          if (match?.[1] !== undefined) resolve(match[1]);
+        });
+        void exited.then(() => reject(new Error(`npm start exited before serving: ${stderr}`)));
+      });
+      expect((await fetch(`${url}/healthz`)).status).toBe(200);
+      child.kill('SIGTERM');
+      await exited;
+      // The server may take a moment to finish closing; it must stop answering, not outlive npm.
+      await until(async () => !(await fetch(`${url}/healthz`).then(() => true, () => false)), `the server at ${url} stops answering after npm start got SIGTERM`, { everyMs: 100, withinMs: 15_000 });
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
