@@ -1,8 +1,8 @@
-import { describe } from '../core/amounts.js';
-import { invalidArgument } from '../core/errors.js';
 import type { QuotaStore } from './store.js';
-import { redactStoreUrl } from './store-url.js';
-import { openSqliteStore, SQLITE_MEMORY_PATH } from './sqlite/sqlite-store.js';
+import { parseStoreUrl } from './store-url.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+
+export { STORE_URL_FORMS } from './store-url.js';
 
 /** Options of {@link openStore}; each applies only to the backends that name it. */
 export interface OpenStoreOptions {
@@ -38,14 +38,6 @@ export interface OpenStoreOptions {
   readonly batchLanes?: number;
 }
 
-/** The store URL forms {@link openStore} accepts, as its error message lists them. */
-export const STORE_URL_FORMS: readonly string[] = Object.freeze([
-  'sqlite:<path>',
-  'sqlite::memory:',
-  '<path>.db',
-  'postgres://…',
-  'postgresql://…',
-]);
 
 /** The shape of the PostgreSQL adapter module, loaded only when a postgres URL is opened. */
 interface PostgresModule {
@@ -69,35 +61,14 @@ const POSTGRES_MODULE = './postgres/postgres-store.js';
  * @example const store = await openStore('sqlite:./quotaplane.db'); const acme = store.tenant('acme');
  */
 export async function openStore(url: string, options: OpenStoreOptions = {}): Promise<QuotaStore> {
-  if (typeof url !== 'string') throw badUrl(url);
-  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+  const location = parseStoreUrl(url);
+  if (location.backend === 'postgres') {
     const { openPostgresStore } = (await import(POSTGRES_MODULE)) as PostgresModule;
     return openPostgresStore(url, options);
   }
-  const path = sqlitePath(url);
-  if (path === null) throw badUrl(url);
-  return openSqliteStore(path, {
+  return openSqliteStore(location.path, {
     ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
     ...(options.create === undefined ? {} : { create: options.create }),
     ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
   });
-}
-
-/** The SQLite path a URL names, or `null` when it names no SQLite database. */
-function sqlitePath(url: string): string | null {
-  if (url === `sqlite:${SQLITE_MEMORY_PATH}`) return SQLITE_MEMORY_PATH;
-  if (url.startsWith('sqlite:')) {
-    const rest = url.slice('sqlite:'.length);
-    const path = rest.startsWith('//') ? rest.slice(2) : rest;
-    return path.length > 0 ? path : null;
-  }
-  if (url.endsWith('.db') && url.length > '.db'.length && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
-  return null;
-}
-
-function badUrl(url: unknown) {
-  return invalidArgument(
-    'url',
-    `must name a store as ${STORE_URL_FORMS.map((form) => `'${form}'`).join(', ')}; got ${describe(typeof url === 'string' ? redactStoreUrl(url) : url)}`,
-  );
 }

@@ -1,3 +1,51 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
+
+/** The store URL forms `openStore` accepts, as its error message lists them. */
+export const STORE_URL_FORMS: readonly string[] = Object.freeze([
+  'sqlite:<path>',
+  'sqlite::memory:',
+  '<path>.db',
+  'postgres://…',
+  'postgresql://…',
+]);
+
+/** The path better-sqlite3 reads as a private in-memory database (`sqlite::memory:`). */
+export const SQLITE_MEMORY_PATH = ':memory:';
+
+/** Which backend a store URL names: PostgreSQL, or a SQLite file (or `:memory:`) at `path`. */
+export type StoreLocation = { readonly backend: 'postgres' } | { readonly backend: 'sqlite'; readonly path: string };
+
+/**
+ * Which store `url` names, from its form alone (nothing is opened, no driver is loaded):
+ * `postgres://…` or `postgresql://…`; `sqlite:<path>` (also `sqlite://<path>`), `sqlite::memory:`,
+ * or a bare path ending in `.db`. Throws `INVALID_ARGUMENT` on field `url` for anything else,
+ * listing {@link STORE_URL_FORMS} (the URL shown with its password as `***`).
+ */
+export function parseStoreUrl(url: unknown): StoreLocation {
+  if (typeof url === 'string') {
+    if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return { backend: 'postgres' };
+    const path = sqlitePath(url);
+    if (path !== null) return { backend: 'sqlite', path };
+  }
+  throw invalidArgument(
+    'url',
+    `must name a store as ${STORE_URL_FORMS.map((form) => `'${form}'`).join(', ')}; got ${describe(typeof url === 'string' ? redactStoreUrl(url) : url)}`,
+  );
+}
+
+// The SQLite path a URL names, or null when it names no SQLite database.
+function sqlitePath(url: string): string | null {
+  if (url === `sqlite:${SQLITE_MEMORY_PATH}`) return SQLITE_MEMORY_PATH;
+  if (url.startsWith('sqlite:')) {
+    const rest = url.slice('sqlite:'.length);
+    const path = rest.startsWith('//') ? rest.slice(2) : rest;
+    return path.length > 0 ? path : null;
+  }
+  if (url.endsWith('.db') && url.length > '.db'.length && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  return null;
+}
+
 /**
  * A store URL safe to print, log or put in an error (issue #10 item 1): the password of any
  * `scheme://user:password@host/…` URL (`postgres://`, `postgresql://`, and a mistyped scheme such

@@ -66,6 +66,14 @@ describe('serve startup faults', () => {
     expect(result.stderr).toMatch(/192\.0\.2\.1/);
   });
 
+  it('a --store of no store URL form is a usage error (exit 2) before the port opens', async () => {
+    const result = await runCli(['serve', '--store', 'mysql://ops:secret@db/quota', '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("url: must name a store as 'sqlite:<path>'");
+    expect(result.stderr).not.toContain('secret');
+    expect(result.stderr).not.toContain('listening');
+  });
+
   it('a store whose every key is revoked starts with a warning saying how to create one', async () => {
     const storeUrl = `sqlite:${join(tempDir(), 'revoked.db')}`;
     const first = await startServer({ storeUrl, host: '127.0.0.1', port: 0, sweepIntervalMs: 0 });

@@ -10,7 +10,7 @@ import { listenFailureMessage } from '../serve/listen-failure.js';
 import { resolveServeConfig, type Environment, type ServeFlags } from '../serve/serve-config.js';
 import { SERVE_SETTINGS, unknownQuotaplaneVariables, type ServeSetting } from '../serve/serve-settings.js';
 import type { StartedServer } from '../serve/start-server.js';
-import { redactStoreUrl } from '../../store/store-url.js';
+import { parseStoreUrl, redactStoreUrl } from '../../store/store-url.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
 
 const DESCRIPTION =
@@ -73,6 +73,8 @@ export function registerServe(
     .action(async (flags: ServeFlags) => {
       const env = options.env ?? process.env;
       const config = resolveServeConfig(flags, env);
+      // A URL of no store's form is a usage error now, before the port opens (the store itself is opened after).
+      parseStoreUrl(config.storeUrl);
       // Fastify, the plane and the logger load only here, so the other commands start without them.
       const [{ pino }, { startServer }] = await Promise.all([import('pino'), import('../serve/start-server.js')]);
       for (const unknown of unknownQuotaplaneVariables(env)) {

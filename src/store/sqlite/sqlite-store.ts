@@ -23,9 +23,9 @@ import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { readPlaneCeiling } from './sqlite-reserve.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
+import { SQLITE_MEMORY_PATH } from '../store-url.js';
 
-/** The path better-sqlite3 reads as a private in-memory database. */
-export const SQLITE_MEMORY_PATH = ':memory:';
+export { SQLITE_MEMORY_PATH };
 
 /**
  * The page size of a store file quotaplane creates, in bytes (SQLite's default is 4,096). A WAL
