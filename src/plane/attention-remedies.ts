@@ -39,7 +39,7 @@ export function strandedRemedy(tenant: string, run: RunSummary): Remedy {
   return {
     text:
       `settle pass ${run.lastEpoch} with what it really spent (concluding it if the work is over), ` +
-      `or release the run to give its hold back; a runner may also resume it`,
+      `or release the run to give back any spend it holds; a runner may also resume it`,
     cli: [settle.cli, release.cli],
     http: [settle.http, release.http],
   };

@@ -44,7 +44,7 @@ const READERS: Record<AttentionKind, KindReader> = {
       ageMs: age(atMs, run.statusSinceMs),
       summary:
         `run '${run.run}' of tenant '${tenant}' lost its lease (pass ${run.lastEpoch}) and was stranded: ` +
-        `its slot is back, its hold is kept until its real spend is known`,
+        `its slot is back, and any spend it holds stays held until its real spend is known`,
       remedy: strandedRemedy(tenant, run),
     }));
   },

@@ -38,7 +38,7 @@ describe('remedies, as a person types them', () => {
   it('a stranded run is settled, released, or resumed', () => {
     const remedy = strandedRemedy('acme', { run: 'run-a', lastEpoch: 2 } as never);
     expect(remedy.text).toBe(
-      'settle pass 2 with what it really spent (concluding it if the work is over), or release the run to give its hold back; a runner may also resume it',
+      'settle pass 2 with what it really spent (concluding it if the work is over), or release the run to give back any spend it holds; a runner may also resume it',
     );
     expect(remedy.cli[0]).toContain('--epoch 2');
   });
@@ -67,7 +67,7 @@ describe('attention summaries', () => {
     const report = await plane.attention({ tenant: 'acme', holdStaleAfterMs: HOUR_MS });
     expect(Object.fromEntries(report.conditions.map((condition) => [condition.kind, condition.summary]))).toEqual({
       'run.stranded':
-        "run 'run-dead' of tenant 'acme' lost its lease (pass 1) and was stranded: its slot is back, its hold is kept until its real spend is known",
+        "run 'run-dead' of tenant 'acme' lost its lease (pass 1) and was stranded: its slot is back, and any spend it holds stays held until its real spend is known",
       'hold.stale': "run 'run-idle' of tenant 'acme' is paused and still holds 100 tokens and 50 minor units in 2026-01",
       'pass.unsettled': "pass 1 of run 'run-dead' (tenant 'acme') lost its lease and never settled, so its spend is not booked",
     });
