@@ -1,6 +1,6 @@
 import type { FastifyError } from 'fastify';
 
-import { saturatingAdd } from '../core/amounts.js';
+import { describe, saturatingAdd } from '../core/amounts.js';
 import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
 import { periodEndMs } from '../core/period.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
@@ -346,6 +346,9 @@ interface AjvIssue {
   readonly instancePath: string;
   readonly params: Record<string, unknown>;
   readonly message?: string;
+  /** The value that failed and the schema it failed (Ajv's `verbose` mode, which validation.ts sets). */
+  readonly data?: unknown;
+  readonly parentSchema?: { readonly description?: unknown };
 }
 
 const CONTEXT_FIELD: Readonly<Record<string, string>> = { body: 'body', querystring: 'query', params: 'path', headers: 'headers' };
@@ -355,7 +358,8 @@ const CONTEXT_FIELD: Readonly<Record<string, string>> = { body: 'body', querystr
  * `chain[2]`), and what is wrong with it. Query and path members are named bare (`period`, `tenant`).
  */
 export function validationField(error: FastifyError): { field: string; message: string } {
-  const issue = (error.validation?.[0] ?? { keyword: '', instancePath: '', params: {} }) as AjvIssue;
+  const issues = (error.validation ?? []) as readonly AjvIssue[];
+  const issue = issues[0] ?? { keyword: '', instancePath: '', params: {} };
   const segments = issue.instancePath.split('/').slice(1).map((segment) => segment.replace(/~1/g, '/').replace(/~0/g, '~'));
   let message = issue.message ?? 'is not valid';
   if (issue.keyword === 'additionalProperties' && typeof issue.params.additionalProperty === 'string') {
@@ -364,10 +368,38 @@ export function validationField(error: FastifyError): { field: string; message: 
   } else if (issue.keyword === 'required' && typeof issue.params.missingProperty === 'string') {
     segments.push(issue.params.missingProperty);
     message = 'is required';
+  } else if (GOT_KEYWORDS.has(issue.keyword)) {
+    message = `${allowedText(issues, issue) ?? message}${'data' in issue ? `; got ${shown(issue.data)}` : ''}`;
   }
   const field = segments.reduce(
     (path, segment) => (/^\d+$/.test(segment) ? `${path}[${segment}]` : path === '' ? segment : `${path}.${segment}`),
     '',
   );
   return { field: field === '' ? (CONTEXT_FIELD[error.validationContext ?? 'body'] ?? 'body') : field, message };
+}
+
+// The keywords whose 400 says what was sent: their own messages do not (the identifier keyword's does).
+const GOT_KEYWORDS: ReadonlySet<string> = new Set(['const', 'enum', 'pattern', 'minimum', 'maximum', 'type', 'multipleOf', 'minLength', 'maxLength']);
+
+// A value as a message shows it: as `describe` does, with control and format characters escaped, so
+// a value cannot reorder or hide the text around it.
+function shown(value: unknown): string {
+  return describe(value).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+// What a value must be, in words, where Ajv's own message would not say: the choices of a union of
+// literals (one `const` issue per branch at the same path) or an enum, the description of a
+// pattern's schema, and bounds as words. Null when Ajv's message says it already.
+function allowedText(issues: readonly AjvIssue[], first: AjvIssue): string | null {
+  if (first.keyword === 'const' || first.keyword === 'enum') {
+    const choices = issues
+      .filter((each) => each.instancePath === first.instancePath)
+      .flatMap((each) => (each.keyword === 'const' ? [each.params.allowedValue] : each.keyword === 'enum' && Array.isArray(each.params.allowedValues) ? each.params.allowedValues : []));
+    return `must be ${choices.length === 1 ? '' : 'one of '}${choices.map((choice) => JSON.stringify(choice)).join(', ')}`;
+  }
+  if (first.keyword === 'pattern' && typeof first.parentSchema?.description === 'string') return `must be ${first.parentSchema.description}`;
+  if ((first.keyword === 'minimum' || first.keyword === 'maximum') && typeof first.params.limit === 'number') {
+    return `must be ${first.keyword === 'minimum' ? 'at least' : 'at most'} ${first.params.limit}`;
+  }
+  return null;
 }

@@ -19,6 +19,9 @@ export const IDENTIFIER_KEYWORD = 'x-quotaplane-identifier';
 
 const SHARED: Options = {
   allErrors: false,
+  // Each error carries the value and the schema it failed, so the 400 can say what was sent and
+  // what is allowed (see validationField in errors.ts).
+  verbose: true,
   removeAdditional: false,
   useDefaults: false,
   // TypeBox emits plain JSON Schema plus descriptive keywords Ajv's strict mode would reject.

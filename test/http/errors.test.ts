@@ -1,5 +1,5 @@
 import type { FastifyError } from 'fastify';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import {
@@ -11,6 +11,7 @@ import {
   validationField,
   type ProblemCode,
 } from '../../src/http/errors.js';
+import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 
@@ -120,5 +121,41 @@ describe('validationField names the field as the plane spells it', () => {
     expect(validationField(fastifyError([{ keyword: 'required', instancePath: '', params: { missingProperty: 'epoch' } }])).field).toBe('epoch');
     expect(validationField(fastifyError([{ keyword: 'type', instancePath: '', params: {}, message: 'must be object' }])).field).toBe('body');
     expect(validationField(fastifyError([{ keyword: 'type', instancePath: '', params: {} }], 'querystring')).field).toBe('query');
+  });
+});
+
+describe('a 400 from schema validation says what is allowed and what was sent', () => {
+  let fixture: ServiceFixture;
+  beforeEach(async () => {
+    fixture = await serviceFixture();
+  });
+  afterEach(() => fixture.close());
+
+  const detailOf = async (request: { method: 'GET' | 'PUT' | 'POST'; url: string; payload?: unknown }) => {
+    const response = await fixture.app.inject({ ...request, headers: bearer(fixture.key.opAll) });
+    return expectProblem(response, 400, 'INVALID_ARGUMENT');
+  };
+
+  it('a union of literals lists its choices, a pattern says the form in words, a bound says at least', async () => {
+    expect(await detailOf({ method: 'PUT', url: '/v1/tenants/acme/quota', payload: { period: 'weekly' } })).toMatchObject({
+      field: 'period',
+      detail: 'period: must be one of "monthly", "daily"; got "weekly"',
+    });
+    expect(await detailOf({ method: 'GET', url: '/v1/tenants/acme/usage?period=2026-13' })).toMatchObject({
+      field: 'period',
+      detail: `period: must be a billing period, 'YYYY-MM' for a month or 'YYYY-MM-DD' for a day (UTC); got "2026-13"`,
+    });
+    expect((await detailOf({ method: 'GET', url: '/v1/tenants/acme/runs?status=bogus' })).detail).toMatch(
+      /^status: must be one or more run statuses separated by commas \(no spaces\), from .*running.*; got "bogus"$/,
+    );
+    expect(await detailOf({ method: 'POST', url: '/v1/runs', payload: { tenant: 'acme', budget: { maxTokens: -1 } } })).toMatchObject({
+      field: 'budget.maxTokens',
+      detail: 'budget.maxTokens: must be at least 0; got -1',
+    });
+  });
+
+  it('a value sent is shown with control and format characters escaped', async () => {
+    const problem = await detailOf({ method: 'PUT', url: '/v1/tenants/acme/quota', payload: { period: 'month\u202ely' } });
+    expect(problem.detail).toBe('period: must be one of "monthly", "daily"; got "month\\u202ely"');
   });
 });

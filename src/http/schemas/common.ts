@@ -57,7 +57,7 @@ export const Budget = strictObject({
 /** The governing agent identity: its name and the SHA-256 of its manifest (64 hex). */
 export const AgentIdentity = strictObject({
   name: Identifier,
-  digest: Type.String({ pattern: '^[0-9a-fA-F]{64}$' }),
+  digest: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the SHA-256 of the agent manifest, 64 hexadecimal digits' }),
 });
 
 /** `{ count, windowSeconds }`: at most `count` dispatches in any window of `windowSeconds`. */
@@ -121,7 +121,10 @@ export const Operator = strictObject({
 });
 
 /** A billing period key, `YYYY-MM` or `YYYY-MM-DD`. */
-export const PeriodKey = Type.String({ pattern: '^\\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\\d|3[01]))?$' });
+export const PeriodKey = Type.String({
+  pattern: '^\\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\\d|3[01]))?$',
+  description: "a billing period, 'YYYY-MM' for a month or 'YYYY-MM-DD' for a day (UTC)",
+});
 
 /** A halt scope key: one of the four forms. */
 export const ScopeKey = Type.String({

@@ -16,7 +16,7 @@ export const RunStatus = Type.Union(RUN_STATUSES.map((status) => Type.Literal(st
 /** A comma-separated list of run statuses, as a query member (`status=stranded,withheld`). */
 export const RunStatusList = Type.String({
   pattern: `^(${RUN_STATUSES.join('|')})(,(${RUN_STATUSES.join('|')}))*$`,
-  description: `comma-separated, from ${RUN_STATUSES.join(', ')}`,
+  description: `one or more run statuses separated by commas (no spaces), from ${RUN_STATUSES.join(', ')}`,
 });
 
 /** One run of the registry (store/types.ts `RunSummary`). */
