@@ -14,7 +14,7 @@ export function wholeNumber(min: number): (value: string) => number {
   return (value) => {
     const parsed = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
     if (!Number.isSafeInteger(parsed) || parsed < min) {
-      throw new InvalidArgumentError(`Use a whole number of at least ${min}.`);
+      throw new InvalidArgumentError(`Use a whole number from ${min} to ${Number.MAX_SAFE_INTEGER}.`);
     }
     return parsed;
   };
@@ -42,7 +42,7 @@ export function amountOrUnlimited(value: string): number | 'unlimited' {
   try {
     return amount(value);
   } catch {
-    throw new InvalidArgumentError("Use a whole number of at least 0, or 'unlimited' to remove the ceiling.");
+    throw new InvalidArgumentError(`Use a whole number from 0 to ${Number.MAX_SAFE_INTEGER}, or 'unlimited' to remove the ceiling.`);
   }
 }
 

@@ -55,6 +55,16 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, plane\.set, plane\.update, run\.release, run\.settle, key\.create, key\.revoke, run\.prune, rate\.prune\./);
   });
 
+  it('a number past the largest safe integer names the range, and comma-separated --status says to use spaces', async () => {
+    await seed([{ tenant: 'acme', run: 'run-1' }]);
+    const big = await runCli(['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '99999999999999999999', '--actor', 'ops', '--store', url]);
+    expect(big.status).toBe(2);
+    expect(big.stderr).toContain('Use a whole number from 0 to 9007199254740991.');
+    const commas = await runCli(['runs', '--tenant', 'acme', '--status', 'concluded,released', '--store', url]);
+    expect(commas.status).toBe(2);
+    expect(commas.stderr).toContain('give several separated by spaces');
+  });
+
   it('audit --action takes every action quotaplane records: plane.set rows of the plane chain', async () => {
     await seed([{ tenant: 'acme', run: 'run-1' }]);
     expect((await runCli(['quota', 'plane', 'set', '--max-concurrent-runs', '5', '--actor', 'ops', '--store', url])).status).toBe(0);

@@ -203,8 +203,8 @@ async function everyVerb(server: Served): Promise<void> {
   expect((await bothWays(server, settleArgs, 'ops-bob')).store).toMatchObject({ status: 0, body: { outcome: 'already-settled' } });
   const conflicting = await bothWays(server, ['settle', 'run-a', '--tenant', 'acme', '--epoch', '1', '--tokens', '1', '--minor-units', '7'], 'ops-bob');
   expect(conflicting.store.status).toBe(1);
-  expect(conflicting.store.stderr).toMatch(/settled twice with different payloads/);
-  expect(conflicting.served.stderr).toMatch(/settled twice with different payloads/);
+  expect(conflicting.store.stderr).toMatch(/settled already with a different payload; the first receipt stands/);
+  expect(conflicting.served.stderr).toMatch(/settled already with a different payload; the first receipt stands/);
 
   const released = await bothWays(server, ['release', 'run-b', '--tenant', 'acme'], 'ops-bob');
   expect(released.store).toMatchObject({ status: 0, body: { tenant: 'acme', outcome: 'released', previousStatus: 'stranded', holdReleased: { remaining: { tokens: 1100 } }, audit: { action: 'run.release' } } });
@@ -400,6 +400,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
     }
     const directory = await runCli(['runs', '--store', `sqlite:${dir.path}`]);
     expect([directory.status, directory.stderr]).toEqual([3, expect.stringContaining('is a directory, not a SQLite file')]);
+    expect(directory.stderr).toContain('name a file in it with --store');
     expect((await json(['attention'])).status).toBe(1);
   });
 

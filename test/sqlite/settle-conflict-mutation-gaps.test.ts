@@ -15,7 +15,7 @@ describe('SQLite settle: a conflicting retry', () => {
       const caught = await handle.settle({ ...receipt, spend: { tokens: 6, minorUnits: 1 } }).catch((error: unknown) => error);
       expect(caught).toBeInstanceOf(QuotaError);
       expect(caught).toMatchObject({ code: 'CONFLICT', details: { tenant: 'acme', run: 'run-a', epoch: 2 } });
-      expect((caught as QuotaError).message).toBe('quota pass run-a/2 was settled twice with different payloads');
+      expect((caught as QuotaError).message).toBe('quota pass run-a/2 was settled already with a different payload; the first receipt stands and nothing changed (a retry must repeat that settle exactly)');
       expect(await handle.spent('2026-01')).toEqual({ tokens: 5, minorUnits: 1 });
       expect(await handle.settle(receipt)).toBe('already-settled');
     } finally {

@@ -161,7 +161,7 @@ describe('SQLite run lifecycle composites', () => {
     expect(await acme.settlePass({ ...request, atMs: T0 + 99 })).toMatchObject({ outcome: 'already-settled' });
     const conflict = await failure(acme.settlePass({ ...request, spend: { tokens: 121, minorUnits: 3 } }));
     expect(conflict.code).toBe('CONFLICT');
-    expect(conflict.message).toBe('quota pass r1/1 was settled twice with different payloads');
+    expect(conflict.message).toBe('quota pass r1/1 was settled already with a different payload; the first receipt stands and nothing changed (a retry must repeat that settle exactly)');
     expect(await acme.spent('2025-10')).toEqual({ tokens: 120, minorUnits: 3 });
     expect(await acme.reserved('2025-10')).toEqual({ tokens: 380, minorUnits: 0 });
     expect((await failure(acme.settlePass({ ...request, epoch: 7 }))).code).toBe('NOT_FOUND');

@@ -44,7 +44,7 @@ export function registerMigrate(program: Command, io: CliIo, setExitStatus: SetE
           writeLine(
             io.stdout,
             `migrated the ${store.backend} store at ${redactStoreUrl(url)} from schema version ${report.fromVersion} to ${report.toVersion} ` +
-              `(${report.applied.map((step) => `${step.version} ${step.name}`).join(', ')})`,
+              `(applied ${report.applied.map((step) => `migration ${step.version}, ${step.name}`).join('; ')})`,
           );
         }
       } finally {

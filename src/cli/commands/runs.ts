@@ -29,7 +29,8 @@ function statusesOf(flags: RunsFlags): readonly RunStatus[] | undefined {
   if (flags.status === undefined) return OPEN_STATUSES;
   for (const status of flags.status) {
     if (!(RUN_STATUSES as readonly string[]).includes(status)) {
-      throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}; got ${JSON.stringify(status)}`);
+      const separated = status.includes(',') ? ' (give several separated by spaces: --status stranded withheld)' : '';
+      throw new UsageError(`--status must be one of ${RUN_STATUSES.join(', ')}${separated}; got ${JSON.stringify(status)}`);
     }
   }
   return flags.status as RunStatus[];

@@ -327,7 +327,7 @@ export function settleOutcome(tenant: string, outcome: string | undefined, run: 
     case 'already-settled':
       return outcome;
     case 'conflict':
-      throw new QuotaError('CONFLICT', `quota pass ${run}/${epoch} was settled twice with different payloads`, {
+      throw new QuotaError('CONFLICT', `quota pass ${run}/${epoch} was settled already with a different payload; the first receipt stands and nothing changed (a retry must repeat that settle exactly)`, {
         details: { tenant, run, epoch },
       });
     default:

@@ -63,7 +63,10 @@ export function sqliteOpenConfigurationError(error: unknown, path: string): Quot
     return storeMisconfigured('not-writable', path, `${path} cannot be written by this user (${code}); fix its permissions or --store`, error);
   }
   if (code.startsWith('SQLITE_CANTOPEN')) {
-    const reason = !existsSync(path) ? 'cannot be created here' : statSync(path).isDirectory() ? 'is a directory, not a SQLite file' : 'cannot be opened by this user';
+    if (existsSync(path) && statSync(path).isDirectory()) {
+      return storeMisconfigured('not-writable', path, `${path} is a directory, not a SQLite file (${code}); name a file in it with --store, such as sqlite:${path}/quotaplane.db`, error);
+    }
+    const reason = existsSync(path) ? 'cannot be opened by this user' : 'cannot be created here';
     return storeMisconfigured('not-writable', path, `${path} ${reason} (${code}); fix its permissions or --store`, error);
   }
   return null;

@@ -57,7 +57,7 @@ function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
  */
 export function answerStoredReceipt(tenant: string, stored: ReceiptRow, s: QuotaSettlement): 'already-settled' {
   if (samePayload(stored, s)) return 'already-settled';
-  throw new QuotaError('CONFLICT', `quota pass ${s.run}/${s.epoch} was settled twice with different payloads`, {
+  throw new QuotaError('CONFLICT', `quota pass ${s.run}/${s.epoch} was settled already with a different payload; the first receipt stands and nothing changed (a retry must repeat that settle exactly)`, {
     details: { tenant, run: s.run, epoch: s.epoch },
   });
 }
