@@ -89,6 +89,16 @@ describe('serve startup faults', () => {
     expect(result.stdout).not.toMatch(/qp_/);
   });
 
+  it('a store whose only usable keys are runner keys starts with a warning saying how to create an operator key', async () => {
+    const storeUrl = `sqlite:${join(tempDir(), 'runners.db')}`;
+    const made = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'worker', '--actor', 'ops', '--store', storeUrl]);
+    expect(made.status).toBe(0);
+    const result = await serveOnce(['--store', storeUrl, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toMatch(/no API key in this store is an operator's.*quotaplane keys create --role operator/);
+    expect(result.stderr).not.toContain('every API key in this store is revoked');
+  });
+
   it('--first-key-file writes the first key to a file created with mode 0600, and no output channel shows it (issue #10 item 1)', async () => {
     const dir = tempDir();
     const keyFile = join(dir, 'first-key');

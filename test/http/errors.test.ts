@@ -131,7 +131,7 @@ describe('a 400 from schema validation says what is allowed and what was sent', 
   });
   afterEach(() => fixture.close());
 
-  const detailOf = async (request: { method: 'GET' | 'PUT' | 'POST'; url: string; payload?: unknown }) => {
+  const detailOf = async (request: { method: 'GET' | 'PUT' | 'POST'; url: string; payload?: Record<string, unknown> }) => {
     const response = await fixture.app.inject({ ...request, headers: bearer(fixture.key.opAll) });
     return expectProblem(response, 400, 'INVALID_ARGUMENT');
   };

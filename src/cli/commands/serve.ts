@@ -108,6 +108,12 @@ export function registerServe(
         if (config.firstKeyFile === undefined) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
         else writeFirstKeyFile(io, config.firstKeyFile, server.firstKey.secret, server.firstKey.key.id);
       }
+      if (server.noOperatorKey) {
+        writeLine(
+          io.stderr,
+          "quotaplane: warning: no API key in this store is an operator's, so the dashboard and operator routes accept no one; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
+        );
+      }
       if (server.noUsableKey) {
         writeLine(
           io.stderr,

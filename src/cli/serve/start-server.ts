@@ -35,6 +35,8 @@ export interface StartedServer {
   readonly firstKey: MintedApiKey | null;
   /** True when the store holds keys but every one is revoked: nobody can call the server until `quotaplane keys create`. */
   readonly noUsableKey: boolean;
+  /** True when usable keys exist but none is an operator's: the dashboard and operator routes are closed to everyone. */
+  readonly noOperatorKey: boolean;
   /**
    * Stops (issue #10 item 6): `/readyz` answers 503 and the listener stops accepting connections
    * at once, whatever the store is doing; requests in flight get up to `config.shutdownTimeoutMs`
@@ -111,6 +113,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   let first: MintedApiKey;
   let created = false;
   let noUsableKey = false;
+  let noOperatorKey = false;
   try {
     first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
     created = await keys.createFirst(first.key);
@@ -124,11 +127,20 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
         detail: { name: first.key.name, role: first.key.role, tenant: first.key.tenant },
       });
     }
-    noUsableKey = !created && (await keys.list()).every((key) => key.revokedAtMs !== null);
+    if (!created) {
+      const usable = (await keys.list()).filter((key) => key.revokedAtMs === null);
+      noUsableKey = usable.length === 0;
+      noOperatorKey = usable.length > 0 && usable.every((key) => key.role !== 'operator');
+    }
   } catch (error) {
     await app.close();
     await store.close();
     throw error;
+  }
+  if (noOperatorKey) {
+    app.log.warn(
+      "no API key in the store is an operator's: the dashboard and operator routes accept no one; create one with 'quotaplane keys create --role operator --tenant \"*\" --name <name>'",
+    );
   }
   if (noUsableKey) {
     app.log.warn(
@@ -164,6 +176,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     url,
     firstKey: created ? first : null,
     noUsableKey,
+    noOperatorKey,
     close() {
       closing ??= (async () => {
         stopping = true;
