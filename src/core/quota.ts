@@ -39,6 +39,17 @@ export interface AgentCeilings {
   readonly maxMinorUnitsPerPeriod?: number;
 }
 
+/**
+ * The rate ceilings `quota` configures for `grant` (empty when none, or no quota). An own member
+ * only: a grant named like an object's built-in member (`constructor`, `toString`) has none unless
+ * configured.
+ */
+export function configuredRateCeilings(quota: TenantQuota | null | undefined, grant: string): readonly RateCeiling[] {
+  const ceilings = quota?.rateCeilings;
+  if (ceilings === undefined || !Object.hasOwn(ceilings, grant)) return [];
+  return ceilings[grant] ?? [];
+}
+
 /** The ceilings of `agent` in `quota`, or `null` when the run has no agent or the agent has none. */
 export function agentCeilingsOf(quota: TenantQuota, agent: string | null | undefined): AgentCeilings | null {
   if (agent === null || agent === undefined || quota.agents === undefined) return null;

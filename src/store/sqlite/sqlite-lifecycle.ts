@@ -6,7 +6,7 @@ import { coveringHalt, haltScopeKey } from '../../core/halt-scope.js';
 import { periodKey } from '../../core/period.js';
 import { dayOf } from '../../core/period-books.js';
 import { unboundedRefusal } from '../../core/admission-ceilings.js';
-import { holdQuotaFor, UNLIMITED_QUOTA } from '../../core/quota.js';
+import { configuredRateCeilings, holdQuotaFor, UNLIMITED_QUOTA } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from '../pass-rules.js';
 import type {
@@ -293,7 +293,7 @@ export function dispatchInTransaction(conn: SqliteConnection, tenant: string, re
   if (request.epoch !== undefined && request.leaseMs !== undefined) {
     renewLease(conn, tenant, request.run, request.epoch, request.atMs, request.leaseMs);
   }
-  const configured = readStoredQuota(conn, tenant)?.rateCeilings?.[request.grant] ?? [];
+  const configured = configuredRateCeilings(readStoredQuota(conn, tenant), request.grant);
   return reserveRateInTransaction(conn, tenant, {
     grant: request.grant,
     run: request.run,

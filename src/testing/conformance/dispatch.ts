@@ -38,7 +38,7 @@ async function assertDispatchLimited(handle: TenantStore, request: DispatchReque
   );
 }
 
-/** L24–L27: configured and declared ceilings both bind; keys are idempotent; the run must exist. */
+/** L24–L27 and L65: configured and declared ceilings both bind (and only own members of the configuration); keys are idempotent; the run must exist. */
 export const dispatchCeilings: ConformanceGroup = {
   title: "dispatch applies the grant's configured ceilings and the declared ones",
   steps: [
@@ -75,6 +75,16 @@ export const dispatchCeilings: ConformanceGroup = {
         await configure(handle, { period: 'monthly', rateCeilings: { [LOOKUP]: [perMinute(3)] } });
         assertOk(await handle.dispatch(call(LOOKUP, 2, [])), 'lookup 2 under 3 per minute');
         await assertDispatchLimited(handle, call(LOOKUP, 3, []), perMinute(3), 3);
+      },
+    },
+    {
+      id: 'L65',
+      title: "a grant named like an object's built-in member (constructor, toString, __proto__) has no configured ceiling unless one is set",
+      async run(context) {
+        const handle = acme(context);
+        for (const [index, grant] of ['constructor', 'toString', '__proto__', 'hasOwnProperty'].entries()) {
+          assertOk(await handle.dispatch(call(grant, 40 + index, [])), `dispatch of grant ${grant}`);
+        }
       },
     },
     {
