@@ -24,6 +24,14 @@ describe('redactStoreUrl', () => {
     );
   });
 
+  it('hides a password holding an unencoded #, / or ?, and the password= keyword of a libpq string, bare or quoted', () => {
+    expect(redactStoreUrl('postgres://u:S3cret#PW@127.0.0.1:1/db')).toBe('postgres://u:***@127.0.0.1:1/db');
+    expect(redactStoreUrl('postgres://u:S3c/re?t@h/db')).toBe('postgres://u:***@h/db');
+    expect(redactStoreUrl('host=127.0.0.1 user=u password=S3cretPW dbname=db')).toBe('host=127.0.0.1 user=u password=*** dbname=db');
+    expect(redactStoreUrl("host=h password='a b c' dbname=d")).toBe('host=h password=*** dbname=d');
+    expect(redactSecrets('refused S3cret#PW', 'postgres://u:S3cret#PW@h/db')).toBe('refused ***');
+  });
+
   it('redactSecrets takes the raw and the decoded password out of any text', () => {
     const url = 'postgres://app:s%40cret@db/quota';
     expect(redactSecrets(`could not open ${url}: password s@cret refused (s%40cret)`, url)).toBe(

@@ -50,14 +50,19 @@ function sqlitePath(url: string): string | null {
  * A store URL safe to print, log or put in an error (issue #10 item 1): the password of any
  * `scheme://user:password@host/…` URL (`postgres://`, `postgresql://`, and a mistyped scheme such
  * as `postgress://` too) is replaced by `***`, and so is the value of every `password=` query
- * parameter. Anything else (SQLite paths, URLs without a password) comes back unchanged. Works on
- * text, not a URL parser, so a URL that does not parse is redacted as well.
+ * parameter or libpq `password=` keyword (`host=h password=p`). Anything else (SQLite paths, URLs
+ * without a password) comes back unchanged. Works on text, not a URL parser, so a URL that does
+ * not parse is redacted as well: the password runs to the last `@`, so one holding an unencoded
+ * `/`, `?`, `#` or `@` is hidden whole (text after it that holds an `@` is hidden with it).
  */
 export function redactStoreUrl(url: string): string {
-  return url
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)[^/?#]*@/i, '$1***@')
-    .replace(/([?&;]password=)[^&#;]*/gi, '$1***');
+  return url.replace(USER_INFO_PASSWORD, '$1***@').replace(PASSWORD_PARAMETER, '$1***');
 }
+
+// `scheme://user:` then the password, up to the last `@` (greedy).
+const USER_INFO_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:).*@/is;
+// A `password=` query parameter or libpq keyword, its value bare or single-quoted.
+const PASSWORD_PARAMETER = /((?:^|[?&;\s])password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&#;\s]*)/gi;
 
 /**
  * `text` with every secret a store URL holds taken out: the URL as {@link redactStoreUrl} shows
@@ -75,8 +80,8 @@ export function redactSecrets(text: string, url: string): string {
 /** The secrets a store URL holds: its password (raw and percent-decoded) and any `password=` value. */
 export function storeUrlSecrets(url: string): string[] {
   const secrets: string[] = [];
-  const userInfo = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:([^/?#]*)@/i.exec(url);
-  const query = [...url.matchAll(/[?&;]password=([^&#;]*)/gi)].map((match) => match[1] ?? '');
+  const userInfo = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:(.*)@/is.exec(url);
+  const query = [...url.matchAll(PASSWORD_PARAMETER)].map((match) => (match[2] ?? '').replace(/^'(.*)'$/s, '$1'));
   for (const raw of [userInfo?.[1], ...query]) {
     if (raw === undefined || raw === '') continue;
     secrets.push(raw);

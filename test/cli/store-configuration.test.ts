@@ -131,6 +131,15 @@ describe('read-only commands and configuration errors on PostgreSQL', () => {
     expect(noDatabase.stderr).not.toContain(url.password);
   });
 
+  it('a PostgreSQL URL that cannot be parsed is a usage error naming url and what to encode, never showing its password', async () => {
+    for (const url of ['postgres://quotaplane:pw#9931@127.0.0.1:1/db', 'postgres://quotaplane:pw-9931@127.0.0.1:notaport/db']) {
+      const result = await runCli(['status', '--store', url, '--json']);
+      expect(result.status).toBe(2);
+      expect(JSON.parse(result.stderr)).toMatchObject({ error: { code: 'USAGE', exitStatus: 2, message: expect.stringMatching(/^--store: url: .*percent-encode/) } });
+      expect(result.stderr).not.toContain('9931');
+    }
+  });
+
   it('a server that does not answer is still exit 4 (retry later), not a configuration error', async () => {
     const result = await runCli(['status', '--store', 'postgres://quotaplane:pw-9931@127.0.0.1:1/db']);
     expect(result.status).toBe(4);

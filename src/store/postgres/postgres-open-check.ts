@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import { QuotaError } from '../../core/errors.js';
+import { invalidArgument, QuotaError } from '../../core/errors.js';
 import { schemaTooNewError } from '../migrations.js';
 import { needsMigration, storeMisconfigured, type OpenIntent } from '../store-configuration.js';
 import { redactSecrets, redactStoreUrl } from '../store-url.js';
@@ -76,6 +76,12 @@ export function postgresOpenConfigurationError(error: unknown, url: string): Quo
   const text = redactSecrets(error instanceof Error ? error.message : String(error), url);
   const where = redactStoreUrl(url);
   if (typeof code !== 'string') return null;
+  if (code === 'ERR_INVALID_URL') {
+    return invalidArgument(
+      'url',
+      `${where} cannot be read as a PostgreSQL URL: give the port as digits, and percent-encode any of / ? # @ : [ ] in the user name or password (# as %23, / as %2F, ? as %3F, @ as %40, : as %3A)`,
+    );
+  }
   const known = CONFIGURATION_STATES[code];
   if (known !== undefined) {
     return storeMisconfigured(known.reason, where, `${known.what} at ${where} (SQLSTATE ${code}: ${text}); fix --store`, error);
