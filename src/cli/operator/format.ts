@@ -14,7 +14,9 @@ import type { CliIo } from '../io.js';
  * spaces. Widths are display widths (`string-width`: a CJK character or an emoji takes two
  * columns, a combining mark none), so names in any script line up on a terminal (issue #10 item 10).
  */
-export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function renderTable(header: readonly string[], givenRows: readonly (readonly string[])[]): string {
+  // Every cell on one line, whatever it holds: a line break in a halt reason cannot forge a row.
+  const rows = givenRows.map((row) => row.map((cell) => terminalSafe(cell, { keepNewlines: false })));
   const widths = header.map((title, column) => Math.max(stringWidth(title), ...rows.map((row) => stringWidth(row[column] ?? ''))));
   const line = (cells: readonly string[]) =>
     cells
@@ -65,7 +67,25 @@ export function spendText(spend: Spend): string {
   return `${spend.tokens} tokens, ${spend.minorUnits} minor units`;
 }
 
-/** Writes a command's answer: `document` as JSON with `--json`, else `text()`. */
+/** Writes a command's answer: `document` as JSON with `--json`, else `text()` (made {@link terminalSafe}, line breaks kept). */
 export function writeAnswer(io: CliIo, json: boolean, document: unknown, text: () => string): void {
-  io.stdout.write(json ? `${JSON.stringify(document, null, 2)}\n` : text());
+  io.stdout.write(json ? `${JSON.stringify(document, null, 2)}\n` : terminalSafe(text(), { keepNewlines: true }));
+}
+
+// C0 and C1 controls (escape sequences, BEL, carriage return, backspace), and the format
+// characters that reorder or hide text (bidirectional marks, overrides and isolates, the zero-width
+// space; the joiners that emoji and some scripts need stay).
+const UNSAFE_FOR_TERMINAL = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+
+/**
+ * `text` as a terminal can show it without obeying it: every control and format character that
+ * could move the cursor, recolour, retitle or reorder the screen (ESC, BEL, CR, U+202E …) written
+ * as `\u001b`. Free text (a halt's reason, an audit detail) is written by other operators and by
+ * runners, so it must not reach a terminal raw. Line feeds stay when `keepNewlines` (the text's own
+ * line structure); table cells escape them too.
+ */
+export function terminalSafe(text: string, options: { readonly keepNewlines: boolean }): string {
+  return text.replace(UNSAFE_FOR_TERMINAL, (character) =>
+    options.keepNewlines && character === '\n' ? character : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }
