@@ -132,6 +132,10 @@ it('refuses leading or trailing white space, which tables and labels would hide'
 it('names the length and the type in its refusals', () => {
   expect(identifierProblem('x'.repeat(201))).toMatch(/^must be 1–200 characters, got 201 \(/);
   expect(identifierProblem('')).toMatch(/^must be 1–200 characters, got 0 \(/);
+  // A URL path resolves . and .. away, so no route could name them; other dots are fine.
+  expect(identifierProblem('.')).toMatch(/^must not be "\.", which no URL path can carry \(/);
+  expect(identifierProblem('..')).toMatch(/^must not be "\.\.", which no URL path can carry \(/);
+  expect(['...', '.a', 'a.', 'run.1'].map(identifierProblem)).toEqual([null, null, null, null]);
   expect(identifierProblem(7)).toMatch(/^must be a string, got /);
   expect(identifierProblem('   ')).toMatch(/^must not be blank/);
   expect(identifierProblem('acme')).toBeNull();

@@ -32,7 +32,7 @@ export function identifierProblem(value: unknown): string | null {
   return problem === null ? null : `${problem} (${IDENTIFIER_RULE})`;
 }
 
-const IDENTIFIER_RULE = `identifiers are 1–${MAX_IDENTIFIER_LENGTH} characters of well-formed Unicode, with no control or format character and no surrounding space`;
+const IDENTIFIER_RULE = `identifiers are 1–${MAX_IDENTIFIER_LENGTH} characters of well-formed Unicode, with no control or format character and no surrounding space, and not . or ..`;
 
 function firstProblem(value: unknown): string | null {
   if (typeof value !== 'string') return `must be a string, got ${describe(value)}`;
@@ -50,13 +50,16 @@ function firstProblem(value: unknown): string | null {
   }
   if (value.trim().length === 0) return `must not be blank, got ${JSON.stringify(value)}`;
   if (value.trim() !== value) return `must not begin or end with a space, got ${JSON.stringify(value)}`;
+  // A URL resolves a path segment . or .. away (even percent-encoded), so no HTTP route could name it.
+  if (value === '.' || value === '..') return `must not be ${JSON.stringify(value)}, which no URL path can carry`;
   return null;
 }
 
 /**
  * True for a well-formed identifier (DESIGN.md decision 14): 1–200 UTF-16 units of well-formed
  * Unicode (no lone surrogate), no control, format, line or paragraph separator character (so no
- * bidi override and no zero-width character), and no leading or trailing white space.
+ * bidi override and no zero-width character), no leading or trailing white space, and not `.` or
+ * `..` (a URL resolves such a path segment away, so no HTTP route could name it).
  */
 export function isIdentifier(value: unknown): value is string {
   return firstProblem(value) === null;

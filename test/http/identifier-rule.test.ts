@@ -32,6 +32,14 @@ describe('identifiers over HTTP', () => {
     expect(problem.detail).toMatch(/^run: must be 1–200 characters, got 201 \(identifiers are/);
   });
 
+  it('a run id or tenant . or .. is refused at admission and at quota set, since no path could name it afterwards', async () => {
+    for (const run of ['.', '..']) {
+      const problem = expectProblem(await post('/v1/runs', { tenant: 'acme', run }), 400, 'INVALID_ARGUMENT');
+      expect([problem.field, problem.detail]).toEqual(['run', expect.stringContaining('which no URL path can carry')]);
+    }
+    await expect(f.plane.setQuota('..', { period: 'monthly' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'tenant' } });
+  });
+
   it('a tenant holding U+202E gets the library\'s sentence, in the body and in the path', async () => {
     const tenant = 'acme\u202eevil';
     let libraryMessage = '';
@@ -42,7 +50,7 @@ describe('identifiers over HTTP', () => {
       libraryMessage = (error as QuotaError).message;
     }
     expect(libraryMessage).toBe(
-      'tenant: must hold no control or format character, but holds U+202E at position 5, got "acme\\u202eevil" (identifiers are 1–200 characters of well-formed Unicode, with no control or format character and no surrounding space)',
+      'tenant: must hold no control or format character, but holds U+202E at position 5, got "acme\\u202eevil" (identifiers are 1–200 characters of well-formed Unicode, with no control or format character and no surrounding space, and not . or ..)',
     );
     const body = expectProblem(await post('/v1/runs', { tenant }), 400, 'INVALID_ARGUMENT');
     expect(body).toMatchObject({ field: 'tenant', detail: libraryMessage });
