@@ -1,3 +1,4 @@
+import { describe } from './amounts.js';
 import { invalidArgument } from './errors.js';
 import { requireIdentifier } from './identifiers.js';
 
@@ -11,9 +12,12 @@ export interface Operator {
   readonly basis: 'asserted' | 'authenticated';
 }
 
-/** Validates an untrusted operator. Throws `INVALID_ARGUMENT` naming `field.actor` or `field.basis`. */
+/** Validates an untrusted operator. Throws `INVALID_ARGUMENT` naming `field` (not an object), `field.actor` or `field.basis`. */
 export function parseOperator(value: unknown, field = 'by'): Operator {
-  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an operator, { actor: '<name>', basis: 'asserted' }, got ${describe(value)}`);
+  }
+  const record = value as Record<string, unknown>;
   const actor = requireIdentifier(`${field}.actor`, record.actor);
   const basis = record.basis ?? 'asserted';
   if (basis !== 'asserted' && basis !== 'authenticated') {

@@ -42,7 +42,9 @@ function sqlitePath(url: string): string | null {
     const path = rest.startsWith('//') ? rest.slice(2) : rest;
     return path.length > 0 ? path : null;
   }
-  if (url.endsWith('.db') && url.length > '.db'.length && !/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return url;
+  // A bare path may not begin like a URL scheme of two letters or more (`sqllite:`, `file:`): such a
+  // typo would otherwise be taken for a file name. Name an odd file explicitly: `sqlite:data:x.db`.
+  if (url.endsWith('.db') && url.length > '.db'.length && !/^[a-z][a-z0-9+.-]+:/i.test(url)) return url;
   return null;
 }
 

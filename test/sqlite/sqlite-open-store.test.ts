@@ -43,7 +43,7 @@ describe('openStore with SQLite URLs', () => {
     await store.close();
   });
 
-  it.each(['mysql://db/quota', 'quota.txt', 'sqlite:', '.db', '', 'https://example.test/a.db'])(
+  it.each(['mysql://db/quota', 'quota.txt', 'sqlite:', '.db', '', 'https://example.test/a.db', 'sqllite:./m.db', 'file:quota.db'])(
     'refuses %j with INVALID_ARGUMENT on url listing the accepted forms',
     async (url) => {
       const error = await openStore(url).catch((caught: unknown) => caught);
