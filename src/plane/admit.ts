@@ -5,9 +5,12 @@ import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { parseAgent, parseChain, parseWidth, requireRecord } from './plane-input.js';
+import { parseAgent, parseChain, parseWidth, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
+
+// The members of AdmitInput: any other is refused by name (a misspelt member would be ignored).
+const ADMIT_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'agent', 'chain', 'budget', 'width', 'atMs', 'leaseMs', 'waitMs', 'signal']);
 
 /** `waitMs` of an admission: absent = 0 (no waiting), else an integer 0 … `MAX_WAIT_MS`. */
 export function parseWaitMs(value: unknown): number {
@@ -47,7 +50,7 @@ function parseSignal(value: unknown): AbortSignal | undefined {
  * `waitMs` ms, and is admitted by the transaction that frees a slot (`waitForAdmission`).
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
-  const request = requireRecord('request', input);
+  const request = requireRequest(input, ADMIT_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const agent = parseAgent(request.agent);
   const chain = parseChain(request.chain);

@@ -4,8 +4,11 @@ import { parseRateCeilings } from '../core/quota.js';
 import { refuse } from '../core/refusal.js';
 import type { DispatchInput, DispatchResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireEpoch, requireRecord } from './plane-input.js';
+import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+
+// The members of DispatchInput: any other is refused by name (a misspelt member would be ignored).
+const DISPATCH_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'grant', 'dispatch', 'ceilings', 'exempt', 'atMs', 'epoch', 'leaseMs']);
 
 /**
  * `Plane.dispatch`: one rate reservation for a granted tool (contract §6.15). The store reads the
@@ -15,7 +18,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * (DESIGN.md decision 9), and, given the pass's `epoch`, renews its lease (decision 7).
  */
 export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
-  const request = requireRecord('request', input);
+  const request = requireRequest(input, DISPATCH_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const grant = requireIdentifier('grant', request.grant);

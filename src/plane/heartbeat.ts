@@ -2,8 +2,11 @@ import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { HeartbeatInput, HeartbeatResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { requireEpoch, requireRecord } from './plane-input.js';
+import { requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+
+// The members of HeartbeatInput: any other is refused by name (a misspelt member would be ignored).
+const HEARTBEAT_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'epoch', 'atMs', 'leaseMs']);
 
 /**
  * `Plane.heartbeat`: renews a pass's lease in one store transaction (DESIGN.md decision 7). The
@@ -11,7 +14,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * inside that transaction, with the halts read there, so a halt thrown a moment before is seen.
  */
 export async function heartbeat(context: PlaneContext, input: HeartbeatInput): Promise<HeartbeatResult> {
-  const request = requireRecord('request', input);
+  const request = requireRequest(input, HEARTBEAT_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const epoch = requireEpoch('epoch', request.epoch);

@@ -23,6 +23,20 @@ export function requireRecord(field: string, value: unknown): Record<string, unk
   return value as Record<string, unknown>;
 }
 
+/**
+ * `value` as a request object whose every member is one of `members`: a misspelt member (`waitMS`,
+ * `budgets`) is `INVALID_ARGUMENT` naming it, never silently ignored, since an ignored `budget`
+ * or `waitMs` changes the decision. A member whose value is `undefined` is taken as absent.
+ */
+export function requireRequest(value: unknown, members: ReadonlySet<string>): Record<string, unknown> {
+  const request = requireRecord('request', value);
+  for (const [member, given] of Object.entries(request)) {
+    if (given === undefined || members.has(member)) continue;
+    throw invalidArgument(member, `is not a member of this request; the members are ${[...members].join(', ')}`);
+  }
+  return request;
+}
+
 /** An instant in integer Unix ms between 1970 and the end of year 9999 (DESIGN.md decision 1). */
 export function requireInstantMs(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_INSTANT_MS) {

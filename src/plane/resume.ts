@@ -2,8 +2,11 @@ import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { ResumeInput, ResumeResult } from './plane.js';
 import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+
+// The members of ResumeInput: any other is refused by name (a misspelt member would be ignored).
+const RESUME_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'atMs', 'leaseMs']);
 
 /**
  * `Plane.resume`: a new pass of an admitted run in one store transaction (contract §8.4). It is
@@ -13,7 +16,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * carries the hold to the period of `atMs`.
  */
 export async function resume(context: PlaneContext, input: ResumeInput): Promise<ResumeResult> {
-  const request = requireRecord('request', input);
+  const request = requireRequest(input, RESUME_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const atMs = instantOf(context, request.atMs);

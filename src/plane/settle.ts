@@ -3,8 +3,11 @@ import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireEpoch, requireRecord } from './plane-input.js';
+import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+
+// The members of SettleInput: any other is refused by name (a misspelt member would be ignored).
+const SETTLE_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'epoch', 'spend', 'concludes', 'atMs', 'by']);
 
 /**
  * `Plane.settle`: ends a pass through the store's `settlePass`, which derives the receipt from the
@@ -15,7 +18,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * row in the same transaction, so the books and the log cannot disagree.
  */
 export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
-  const request = requireRecord('request', input);
+  const request = requireRequest(input, SETTLE_MEMBERS);
   const tenant = requireTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const epoch = requireEpoch('epoch', request.epoch);

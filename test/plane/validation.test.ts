@@ -79,6 +79,13 @@ describe('plane: validation errors name the field and reach no store', () => {
     ['quota.maxConcurrentRuns', (p: Plane) => p.setQuota('acme', { period: 'monthly', maxConcurrentRuns: -2 })],
     ['quota.period', (p: Plane) => p.setQuota('acme', { period: 'weekly' as never })],
     ['by.actor', (p: Plane) => p.setQuota('acme', { period: 'monthly' }, { actor: '', basis: 'asserted' })],
+    // A misspelt member is refused by its name, never ignored (an ignored budget or waitMs changes the decision).
+    ['waitMS', (p: Plane) => p.admit({ tenant: 'acme', waitMS: 2000 } as never)],
+    ['budgets', (p: Plane) => p.admit({ tenant: 'acme', budgets: { maxTokens: 10 } } as never)],
+    ['concluded', (p: Plane) => p.settle({ tenant: 'acme', run, epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true, concluded: true } as never)],
+    ['lease', (p: Plane) => p.heartbeat({ tenant: 'acme', run, epoch: 1, lease: 5 } as never)],
+    ['leaseMS', (p: Plane) => p.resume({ tenant: 'acme', run, leaseMS: 5 } as never)],
+    ['ceiling', (p: Plane) => p.dispatch({ tenant: 'acme', run, grant: 'tool://a/b', dispatch: 'k', ceiling: [] } as never)],
     ['period', (p: Plane) => p.usage({ tenant: 'acme', period: '2026-13' })],
     ['reason', (p: Plane) => p.halt({ tenant: 'acme', scope: 'tenant', reason: '   ', by: operator })],
     ['by.basis', (p: Plane) => p.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: { actor: 'a', basis: 'sworn' as never } })],
