@@ -1,7 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import { requireTenant } from '../core/identifiers.js';
-import { isPeriodKey, periodKey } from '../core/period.js';
+import { isPeriodKey, periodEndMs, periodKey } from '../core/period.js';
 import { UNLIMITED_QUOTA } from '../core/quota.js';
 import type { Usage, UsageInput } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
@@ -19,6 +19,8 @@ export async function usage(context: PlaneContext, input: UsageInput): Promise<U
   if (request.period !== undefined && !isPeriodKey(request.period)) {
     throw invalidArgument('period', `must be a period key YYYY-MM or YYYY-MM-DD, got ${describe(request.period)}`);
   }
+  // A day the calendar does not have (2026-02-31) holds nothing and never will: refused, not answered with zeros.
+  if (request.period !== undefined) periodEndMs(request.period);
 
   const handle = tenantHandle(context.store, tenant);
   const quota = await storeCall('getQuota', () => handle.getQuota());

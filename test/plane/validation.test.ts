@@ -87,6 +87,7 @@ describe('plane: validation errors name the field and reach no store', () => {
     ['leaseMS', (p: Plane) => p.resume({ tenant: 'acme', run, leaseMS: 5 } as never)],
     ['ceiling', (p: Plane) => p.dispatch({ tenant: 'acme', run, grant: 'tool://a/b', dispatch: 'k', ceiling: [] } as never)],
     ['period', (p: Plane) => p.usage({ tenant: 'acme', period: '2026-13' })],
+    ['period', (p: Plane) => p.usage({ tenant: 'acme', period: '2026-02-31' })],
     ['reason', (p: Plane) => p.halt({ tenant: 'acme', scope: 'tenant', reason: '   ', by: operator })],
     ['by.basis', (p: Plane) => p.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: { actor: 'a', basis: 'sworn' as never } })],
     ['by', (p: Plane) => p.lift({ tenant: 'acme', scope: 'tenant', by: undefined as never })],
