@@ -106,7 +106,7 @@ suite('describe', () => {
     expect(describe(undefined)).toBe('undefined');
     expect(describe(true)).toBe('true');
     expect(describe({ secret: 'do not echo' })).toBe('object');
-    expect(describe([1, 2])).toBe('object');
+    expect(describe([1, 2])).toBe('an array of 2');
   });
 });
 

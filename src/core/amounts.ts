@@ -73,5 +73,6 @@ export function describe(value: unknown): string {
   if (typeof value === 'number' || typeof value === 'boolean' || value === null || value === undefined) {
     return String(value);
   }
+  if (Array.isArray(value)) return `an array of ${value.length}`;
   return typeof value;
 }

@@ -99,7 +99,7 @@ describe('pruneRuns: the request', () => {
     expect(refused(() => requirePruneRunsRequest({ ...valid, runs: [...full, 'r1000'] }))).toEqual([
       'INVALID_ARGUMENT',
       'runs',
-      'runs: must be an array of at most 1000 run ids, got object',
+      'runs: must be an array of at most 1000 run ids, got an array of 1001',
     ]);
     expect(refused(() => requirePruneRunsRequest({ ...valid, runs: 'r1' }))).toEqual([
       'INVALID_ARGUMENT',

@@ -299,13 +299,13 @@ describe('the member each request check names', () => {
     expect(refusal(() => requireRunStatus('s', 'asleep'))).toBe(
       `s: must be one of ${RUN_STATUSES_TEXT}, got "asleep"`,
     );
-    expect(refusal(() => requireRunListRequest({ limit: 5, statuses: [] }))).toBe('statuses: must be a non-empty array of run statuses, got object');
+    expect(refusal(() => requireRunListRequest({ limit: 5, statuses: [] }))).toBe('statuses: must be a non-empty array of run statuses, got an array of 0');
     expect(refusal(() => requireInstantMs('atMs', 1.5))).toBe('atMs: must be an instant in Unix milliseconds (a non-negative integer), got 1.5');
     expect(refusal(() => requireLimit('limit', 0))).toBe('limit: must be an integer of at least 1, got 0');
     expect(refusal(() => requireEpoch('epoch', 0))).toBe('epoch: must be a pass epoch, an integer of at least 1, got 0');
     expect(refusal(() => requireBoolean('b', 0))).toBe('b: must be true or false, got 0');
     expect(refusal(() => requirePeriodKey('period', '2026-1'))).toBe('period: must be a billing period key YYYY-MM or YYYY-MM-DD, got "2026-1"');
-    expect(refusal(() => requireObject('o', []))).toBe('o: must be an object, got object');
+    expect(refusal(() => requireObject('o', []))).toBe('o: must be an object, got an array of 0');
     expect(refusal(() => requireHaltScope('s', { kind: 'revision', digest: 'abc' }))).toBe('s.digest: must be 64 hex digits, got "abc"');
     expect(refusal(() => requireHaltScope('s', { kind: 'revision', digest: 5 }))).toBe('s.digest: must be 64 hex digits, got 5');
     expect(refusal(() => requireHaltScope('s', { kind: 'tenants' }))).toBe(
