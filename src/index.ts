@@ -153,6 +153,7 @@ export {
   parseRateCeilings,
   UNLIMITED_QUOTA,
   type TenantQuota,
+  type TenantQuotaInput,
 } from './core/quota.js';
 export { holdFor, parseBudget, type Budget, type BudgetField, type HoldOutcome, type SpendUnit } from './core/budget.js';
 export { checkSpend, type SpendCheck } from './core/spend-check.js';

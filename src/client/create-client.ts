@@ -3,7 +3,7 @@ import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
 import { requireIdentifier, RESERVED_AUDIT_CHAINS } from '../core/identifiers.js';
 import type { Operator } from '../core/operator.js';
-import type { TenantQuota } from '../core/quota.js';
+import type { TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
@@ -167,7 +167,7 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       const { tenant, period } = requestBody(input);
       return value('GET', `/v1/usage${queryString({ tenant: tenant === undefined ? undefined : requireIdentifier('tenant', tenant), period })}`);
     },
-    setQuota: async (tenant, quota: TenantQuota) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
+    setQuota: async (tenant, quota: TenantQuotaInput) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
     updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
     getPlaneCeiling: async () => (await value<PlaneStatus>('GET', '/v1/plane')).ceiling,

@@ -26,6 +26,12 @@ export interface TenantQuota {
 }
 
 /**
+ * A quota as `setQuota` takes it: a {@link TenantQuota} whose `period` may be left out (`monthly`).
+ * What `setQuota` answers and `getQuota` reads always names the period.
+ */
+export type TenantQuotaInput = Omit<TenantQuota, 'period'> & { readonly period?: Period };
+
+/**
  * The ceilings of one agent name inside a tenant (issue 12 item 3), counted over the tenant's runs
  * admitted with that agent name (any revision). Each is optional: absent is unlimited, `0` allows
  * nothing (DESIGN.md decision 3). An admission needs room under these *and* under the tenant's.

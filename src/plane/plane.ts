@@ -2,7 +2,7 @@ import type { Budget } from '../core/budget.js';
 import type { Clock } from '../core/clock.js';
 import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
 import type { Operator } from '../core/operator.js';
-import type { AgentCeilings, TenantQuota } from '../core/quota.js';
+import type { AgentCeilings, TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { QuotaPatch } from '../core/quota-patch.js';
 import type { RateCeiling } from '../core/rate.js';
@@ -372,7 +372,7 @@ export interface Plane {
    * `{ actor: 'library', basis: 'asserted' }`. Returns the normalised quota stored. It applies to
    * the next admission on every instance (DESIGN.md decision 5).
    */
-  setQuota(tenant: string, quota: TenantQuota, by?: Operator): Promise<TenantQuota>;
+  setQuota(tenant: string, quota: TenantQuotaInput, by?: Operator): Promise<TenantQuota>;
   /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
   getQuota(tenant: string): Promise<TenantQuota | null>;
   /**

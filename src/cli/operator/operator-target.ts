@@ -1,6 +1,6 @@
 import type { Halt } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
-import type { TenantQuota } from '../../core/quota.js';
+import type { TenantQuota, TenantQuotaInput } from '../../core/quota.js';
 import type { QuotaPatch } from '../../core/quota-patch.js';
 import type { Spend } from '../../core/spend.js';
 import type {
@@ -48,7 +48,7 @@ export interface OperatorTarget {
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
-  setQuota(tenant: string, quota: TenantQuota): Promise<TenantQuota>;
+  setQuota(tenant: string, quota: TenantQuotaInput): Promise<TenantQuota>;
   /** Changes part of the quota (JSON Merge Patch, issue #10 item 13), audited as `quota.update`. */
   updateQuota(tenant: string, patch: QuotaPatch): Promise<TenantQuota>;
   /** The plane-wide ceiling with every tenant's running slots against it (issue 12). */
