@@ -25,7 +25,9 @@ const FALLBACK_POLL_MS = 100;
  * answers the refusal the store decides then, with the place and the time waited, or the grant
  * written in that same instant. When `signal` aborts, the waiter is cancelled (a grant not yet
  * collected is given back) unless another caller of this process still waits on the same run,
- * and the signal's reason is thrown (an `AbortError`).
+ * and the signal's reason is thrown (an `AbortError`). Likewise a caller whose wait runs out while
+ * another caller of the same run waits on hears its refusal and leaves the place to the other
+ * (`keepPlace`).
  */
 export async function waitForAdmission(
   context: PlaneContext,
@@ -54,7 +56,11 @@ export async function waitForAdmission(
       // deadline once the real wait is over, so a wait always ends.
       const now = nowOf(context, request.atMs);
       const atMs = Date.now() >= realDeadline ? Math.max(now, terms.untilMs) : now;
-      outcome = await storeCall('collectWaiter', () => handle.collectWaiter({ ...request, atMs }, terms));
+      // A caller whose wait is over while another caller of this process still waits on the same
+      // run leaves it the place: the store answers this one's refusal and keeps the place
+      // (keepPlace matters only to the collect that ends this caller's wait).
+      const collectTerms = caller.others() > 0 ? { ...terms, keepPlace: true } : terms;
+      outcome = await storeCall('collectWaiter', () => handle.collectWaiter({ ...request, atMs }, collectTerms));
     }
     return outcome;
   } finally {
@@ -71,7 +77,7 @@ export async function waitForAdmission(
  */
 const callersByStore = new WeakMap<object, Map<string, number>>();
 
-function joinCallers(store: object, tenant: string, run: string): { leave(): number } {
+function joinCallers(store: object, tenant: string, run: string): { leave(): number; others(): number } {
   let callers = callersByStore.get(store);
   if (callers === undefined) {
     callers = new Map();
@@ -83,6 +89,10 @@ function joinCallers(store: object, tenant: string, run: string): { leave(): num
   let left = false;
   // Answers how many callers of this run remain once this one has left (leaving twice counts once).
   return {
+    // How many other callers of this run wait besides this one.
+    others(): number {
+      return (counts.get(key) ?? 0) - (left ? 0 : 1);
+    },
     leave(): number {
       if (!left) {
         left = true;

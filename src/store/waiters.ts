@@ -1,4 +1,4 @@
-import { requireAmount } from '../core/amounts.js';
+import { describe, requireAmount } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
 import { invalidArgument } from '../core/errors.js';
 import type { TooManyRunsRefusal } from '../core/refusal.js';
@@ -20,6 +20,12 @@ export interface WaitTerms {
   readonly untilMs: number;
   /** How long the waiter's place lives without being renewed, ms; every collect renews it. */
   readonly leaseMs: number;
+  /**
+   * On a final collect only: another caller of the same run still waits on (a retry after a lost
+   * answer shares the place), so when room still refuses, this caller hears its `TooManyRuns`
+   * refusal and the place stays, waiting, for the other. Default false: a final collect ends the place.
+   */
+  readonly keepPlace?: boolean;
 }
 
 /**
@@ -97,7 +103,10 @@ export function waiterRequest(tenant: string, json: string, atMs: number): Admit
 /** Validates the wait terms of a waiting admission (`INVALID_ARGUMENT` naming the field). */
 export function requireWaitTerms(value: unknown): WaitTerms {
   const record = requireObject('wait', value);
-  return { untilMs: requireInstantMs('wait.untilMs', record.untilMs), leaseMs: requireLeaseAmount('wait.leaseMs', record.leaseMs) };
+  const terms = { untilMs: requireInstantMs('wait.untilMs', record.untilMs), leaseMs: requireLeaseAmount('wait.leaseMs', record.leaseMs) };
+  if (record.keepPlace === undefined) return terms;
+  if (typeof record.keepPlace !== 'boolean') throw invalidArgument('wait.keepPlace', `must be a boolean, got ${describe(record.keepPlace)}`);
+  return { ...terms, keepPlace: record.keepPlace };
 }
 
 function requireLeaseAmount(field: string, value: unknown): number {

@@ -124,6 +124,34 @@ describe('waiting admissions: findings of the first trial', () => {
     }
   });
 
+  it('a caller of a run whose wait runs out while a retry of the same run waits on leaves the retry its place', async () => {
+    const { plane, handle, clock, close } = await memoryPlane();
+    try {
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.admit({ tenant: 'f', run: 'h' });
+      const shortCaller = plane.admit({ tenant: 'f', run: 'p', waitMs: 300 });
+      await sleep(20);
+      clock.advance(10);
+      const z = plane.admit({ tenant: 'f', run: 'z', waitMs: 30_000 });
+      await sleep(20);
+      clock.advance(10);
+      // A retry of p after a lost answer, with a longer wait.
+      const retry = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000 });
+      await sleep(20);
+      clock.advance(300);
+      expect(await shortCaller).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns', queuePosition: 1 } });
+      // p still waits first, in the place it joined at.
+      expect(await handle('f').waitQueue({ atMs: clock.nowMs() })).toEqual({ depth: 2, oldestEnqueuedAtMs: T0, uncollected: 0 });
+      await plane.settle({ tenant: 'f', run: 'h', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+      expect(await handle('f').runningRuns(10)).toEqual(['p']);
+      expect(await retry).toMatchObject({ ok: true, run: 'p', epoch: 1 });
+      await plane.settle({ tenant: 'f', run: 'p', epoch: 1, spend: { tokens: 0, minorUnits: 0 }, concludes: true });
+      expect(await z).toMatchObject({ ok: true, run: 'z', epoch: 1 });
+    } finally {
+      await close();
+    }
+  });
+
   it('the last of two callers waiting on one run id to give up cancels its place', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {

@@ -141,8 +141,19 @@ async function collect(tx: TransactionClient, w: WaiterQueries, tenant: string, 
   }
   if (waiter.state === 'refused') return collectRefused(tx, w, tenant, r, terms, waiter);
   const place = waiter.state === 'waiting' ? await position(tx, w, tenant, waiter.seq, r.atMs) : 1;
+  const waited = { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) };
+  // Another caller of this run waits on (keepPlace): if room still refuses, the place stays. The
+  // row goes for the decision (its own place must not stand ahead of it) and comes back with the
+  // savepoint's rollback; a refused admission wrote nothing else.
+  const keep = waiter.state === 'waiting' && terms.keepPlace === true;
+  if (keep) await tx.run('SAVEPOINT quotaplane_keep_place', []);
   await tx.run(w.deleteWaiter, [tenant, r.run]);
-  return { kind: 'admission', row: await admitNow(tx, w, tenant, r), place: { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) } };
+  const row = await admitNow(tx, w, tenant, r);
+  if (keep) {
+    if (row?.outcome === 'too-many-runs') await tx.run('ROLLBACK TO SAVEPOINT quotaplane_keep_place', []);
+    await tx.run('RELEASE SAVEPOINT quotaplane_keep_place', []);
+  }
+  return { kind: 'admission', row, place: waited };
 }
 
 // A waiter the grant loop refused for a reason other than room hears that reason, never a
@@ -170,7 +181,9 @@ async function collectRefused(
   }
   const place = await position(tx, w, tenant, waiter.seq, r.atMs);
   if (r.atMs >= terms.untilMs) {
-    await tx.run(w.deleteWaiter, [tenant, r.run]);
+    // The place stays, waiting again, for another caller of this run who waits on (keepPlace).
+    if (terms.keepPlace === true) await tx.run(w.requeueWaiter, [tenant, r.run, r.atMs]);
+    else await tx.run(w.deleteWaiter, [tenant, r.run]);
     return { kind: 'admission', row, place: { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) } };
   }
   await tx.run(w.requeueWaiter, [tenant, r.run, r.atMs + terms.leaseMs]);

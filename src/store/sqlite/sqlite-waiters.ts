@@ -31,6 +31,12 @@ const NEXT_WAITING = `SELECT run_id, seq, request_json, lease_expires_at_ms FROM
   WHERE tenant = @tenant AND seq > @after AND state = 'waiting' ORDER BY seq LIMIT 1`;
 const SELECT_WAITER = `SELECT run_id, seq, state, enqueued_at_ms, lease_expires_at_ms FROM quota_waiters
   WHERE tenant = @tenant AND run_id = @run`;
+const SELECT_WAITER_WHOLE = `SELECT tenant, run_id AS run, seq, state, request_json AS requestJson, enqueued_at_ms AS enqueuedAtMs,
+    wait_until_ms AS waitUntilMs, lease_expires_at_ms AS leaseExpiresAtMs, decided_at_ms AS decidedAtMs
+  FROM quota_waiters WHERE tenant = @tenant AND run_id = @run`;
+const RESTORE_WAITER = `INSERT INTO quota_waiters
+  (tenant, run_id, seq, state, request_json, enqueued_at_ms, wait_until_ms, lease_expires_at_ms, decided_at_ms)
+  VALUES (@tenant, @run, @seq, @state, @requestJson, @enqueuedAtMs, @waitUntilMs, @leaseExpiresAtMs, @decidedAtMs)`;
 const INSERT_WAITER = `INSERT INTO quota_waiters
   (tenant, run_id, seq, state, request_json, enqueued_at_ms, wait_until_ms, lease_expires_at_ms)
   VALUES (@tenant, @run, coalesce((SELECT max(seq) FROM quota_waiters WHERE tenant = @tenant), 0) + 1, 'waiting',
@@ -297,9 +303,12 @@ export function collectWaiterInTransaction(
   }
   if (row.state === 'refused') return { outcome: collectRefused(conn, tenant, request, terms, row), granted };
   const place = row.state === 'waiting' ? position(conn, tenant, row.seq, request.atMs) : 1;
+  // Another caller of this run waits on (keepPlace): if room still refuses, the place stays.
+  const whole = row.state === 'waiting' && terms.keepPlace === true ? conn.get<Record<string, string | number | null>>(SELECT_WAITER_WHOLE, key) : undefined;
   conn.run(DELETE_WAITER, key);
   const outcome = admitNowInTransaction(conn, tenant, request);
   if (!outcome.ok && outcome.refusal.code === 'TooManyRuns') {
+    if (whole !== undefined) conn.run(RESTORE_WAITER, whole);
     return { outcome: { ok: false, refusal: timedOutRefusal(outcome.refusal, place, request.atMs - row.enqueued_at_ms) }, granted };
   }
   return { outcome, granted };
@@ -328,7 +337,9 @@ function collectRefused(conn: SqliteConnection, tenant: string, request: AdmitRe
   }
   const place = position(conn, tenant, row.seq, request.atMs);
   if (request.atMs >= terms.untilMs) {
-    conn.run(DELETE_WAITER, key);
+    // The place stays, waiting again, for another caller of this run who waits on (keepPlace).
+    if (terms.keepPlace === true) conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs: row.lease_expires_at_ms });
+    else conn.run(DELETE_WAITER, key);
     return { ok: false, refusal: timedOutRefusal(outcome.refusal, place, request.atMs - row.enqueued_at_ms) };
   }
   conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs: request.atMs + terms.leaseMs });

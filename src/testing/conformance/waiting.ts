@@ -9,7 +9,7 @@ import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // Waiting admissions (issue 12, DESIGN.md decision 18; store.ts `admitOrWait`, `collectWaiter`,
 // `cancelWaiter`, `sweepWaiters`, `waitQueue`, and the grant in every transaction that frees a
-// slot). Case ids W1–W11, W14–W16; W20 (FIFO across processes) is each backend's own process race.
+// slot). Case ids W1–W11, W14–W17; W20 (FIFO across processes) is each backend's own process race.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -40,7 +40,7 @@ async function conclude(handle: TenantStore, run: string, atMs: number): Promise
   await handle.settlePass({ run, epoch: 1, spend: tokens(10), concludes: true, atMs });
 }
 
-/** W1–W11, W14–W16: waiters wait in line, are granted by the transaction that frees a slot, and leave nothing behind. */
+/** W1–W11, W14–W17: waiters wait in line, are granted by the transaction that frees a slot, and leave nothing behind. */
 export const waitingAdmissions: ConformanceGroup = {
   title: 'waiting admissions are served first come, first served, within every ceiling',
   steps: [
@@ -272,6 +272,34 @@ export const waitingAdmissions: ConformanceGroup = {
         assertOk(answered(await handle.collectWaiter(admission(runId(702), { atMs: JAN_MS + 7 }), TERMS), 'w702'), 'w702 collects');
         await handle.settlePass({ run: runId(702), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 8 });
         assert.deepEqual(await slots(handle), [runId(701)], 'the next freed slot goes to w701, not w703');
+      },
+    },
+    {
+      id: 'W17',
+      title: 'a final collect with keepPlace (another caller of the run waits on) answers its refusal and leaves the place waiting',
+      async run(context) {
+        const handle = context.store.tenant('retry-wait');
+        await configure(handle, { period: 'monthly', maxConcurrentRuns: 1 });
+        const shortWait: WaitTerms = { untilMs: JAN_MS + 600, leaseMs: WAIT_LEASE_MS };
+        const longWait: WaitTerms = { untilMs: JAN_MS + 10_000, leaseMs: WAIT_LEASE_MS };
+        assertOk(await handle.admit(admission(runId(800))), 'the holder');
+        assertWaiting(await handle.admitOrWait(admission(runId(801), { atMs: JAN_MS + 1 }), shortWait), 1, 'caller A of run 801');
+        assertWaiting(await handle.admitOrWait(admission(runId(802), { atMs: JAN_MS + 2 }), longWait), 2, 'run 802, behind it');
+        assertWaiting(await handle.admitOrWait(admission(runId(801), { atMs: JAN_MS + 3 }), longWait), 1, 'caller B of run 801 (a retry) joins its place');
+        // Caller A's wait is over while B waits on: it keeps the place for B (keepPlace).
+        const timedOut = answered(await handle.collectWaiter(admission(runId(801), { atMs: JAN_MS + 600 }), { ...shortWait, keepPlace: true }), 'caller A at the end of its wait');
+        assertRefused(timedOut, 'TooManyRuns', { queuePosition: 1, waitedMs: 599 }, 'caller A hears TooManyRuns with its place');
+        const still = await handle.collectWaiter(admission(runId(801), { atMs: JAN_MS + 601 }), longWait);
+        assertWaiting(still, 1, 'caller B still waits first');
+        assert.ok(!still.ok && 'waiting' in still && still.enqueuedAtMs === JAN_MS + 1, 'in the place run 801 joined at');
+        await handle.settlePass({ run: runId(800), epoch: 1, spend: tokens(0), concludes: true, atMs: JAN_MS + 700 });
+        assert.deepEqual(await slots(handle), [runId(801)], 'the freed slot goes to run 801, not to 802 behind it');
+        assertOk(answered(await handle.collectWaiter(admission(runId(801), { atMs: JAN_MS + 701 }), longWait), 'caller B collects'), 'caller B collects');
+        // The place lives until the last caller's end: at that end it goes, as for one caller.
+        assertWaiting(await handle.collectWaiter(admission(runId(802), { atMs: JAN_MS + 702 }), longWait), 1, 'run 802 is first now');
+        const last = answered(await handle.collectWaiter(admission(runId(802), { atMs: JAN_MS + 10_000 }), longWait), 'run 802 at its end');
+        assertRefused(last, 'TooManyRuns', { queuePosition: 1 }, 'run 802 times out');
+        assert.deepEqual(await handle.waitQueue({ atMs: JAN_MS + 10_000 }), { depth: 0, oldestEnqueuedAtMs: null, uncollected: 0 });
       },
     },
     {
