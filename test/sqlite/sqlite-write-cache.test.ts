@@ -89,7 +89,8 @@ describe('the write cache inside one connection', () => {
   beforeEach(() => {
     db = new Database(':memory:');
     db.exec(SQLITE_SCHEMA_V1);
-    conn = new SqliteConnection(db, { busyTimeoutMs: 0 });
+    // Decisions queued together share a batch: the default hold of a few ms could split them on a loaded machine.
+    conn = new SqliteConnection(db, { busyTimeoutMs: 0, maxBatchHoldMs: 60_000 });
     reads = 0;
     const get = conn.get.bind(conn);
     conn.get = ((sql, params) => {
