@@ -289,7 +289,9 @@ export interface TenantStore {
    * refuses gets that refusal. A waiter the grant loop refused for a reason other than room hears
    * that reason (a halt, `Unbounded`, `SpentOut` judged with room left out), never a `TooManyRuns`
    * because a waiter behind it took the slot; if only room refuses it by now, it waits on in its
-   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16).
+   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16). With
+   * `wait.keepPlace` (another caller of the same run waits on), a waiter whose time is up and whom
+   * room still refuses gets that `TooManyRuns` and its place stays, waiting (W17).
    */
   collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
   /**
