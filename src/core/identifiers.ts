@@ -95,7 +95,20 @@ function firstLoneSurrogate(value: string): number {
 
 // The value as a JSON string with every hidden character escaped, so a message never prints one raw.
 function shown(value: string): string {
-  return JSON.stringify(value).replace(/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu, (char) => `\\u${(char.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`);
+  return escapeHidden(JSON.stringify(value));
+}
+
+const EVERY_HIDDEN = new RegExp(HIDDEN.source, 'gu');
+
+/**
+ * `text` with every hidden character (control, format, line or paragraph separator; see
+ * identifiers above) written as `\u202e`, so text from a request or a store, shown in a message,
+ * a log or a terminal, can neither hide nor reorder what surrounds it, nor drive a terminal (ESC,
+ * BEL, CR). Characters `keep` answers true for stay as they are (a table keeps the line feeds
+ * between its rows; a terminal keeps the joiners emoji need).
+ */
+export function escapeHidden(text: string, keep: (character: string) => boolean = () => false): string {
+  return text.replace(EVERY_HIDDEN, (character) => (keep(character) ? character : `\\u${(character.codePointAt(0) ?? 0).toString(16).padStart(4, '0')}`));
 }
 
 function codePoint(value: number): string {

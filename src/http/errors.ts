@@ -2,6 +2,7 @@ import type { FastifyError } from 'fastify';
 
 import { describe, saturatingAdd } from '../core/amounts.js';
 import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
+import { escapeHidden } from '../core/identifiers.js';
 import { periodEndMs } from '../core/period.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
 
@@ -381,10 +382,9 @@ export function validationField(error: FastifyError): { field: string; message: 
 // The keywords whose 400 says what was sent: their own messages do not (the identifier keyword's does).
 const GOT_KEYWORDS: ReadonlySet<string> = new Set(['const', 'enum', 'pattern', 'minimum', 'maximum', 'type', 'multipleOf', 'minLength', 'maxLength']);
 
-// A value as a message shows it: as `describe` does, with control and format characters escaped, so
-// a value cannot reorder or hide the text around it.
+// A value as a message shows it: as `describe` does, with hidden characters escaped.
 function shown(value: unknown): string {
-  return describe(value).replace(/[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return escapeHidden(describe(value));
 }
 
 // What a value must be, in words, where Ajv's own message would not say: the choices of a union of

@@ -1,5 +1,6 @@
 import stringWidth from 'string-width';
 
+import { escapeHidden } from '../../core/identifiers.js';
 import type { Operator } from '../../core/operator.js';
 import type { Spend } from '../../core/spend.js';
 import type { CliIo } from '../io.js';
@@ -72,20 +73,18 @@ export function writeAnswer(io: CliIo, json: boolean, document: unknown, text: (
   io.stdout.write(json ? `${JSON.stringify(document, null, 2)}\n` : terminalSafe(text(), { keepNewlines: true }));
 }
 
-// C0 and C1 controls (escape sequences, BEL, carriage return, backspace), and the format
-// characters that reorder or hide text (bidirectional marks, overrides and isolates, the zero-width
-// space; the joiners that emoji and some scripts need stay).
-const UNSAFE_FOR_TERMINAL = /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
+// What a terminal may get raw of the hidden characters: the zero-width joiners and the tags that
+// emoji sequences are made of, which move nothing; every control (ESC, BEL, CR) and every
+// reordering or invisible format character is escaped.
+const JOINERS_AND_TAGS = /^[\u200c\u200d\u{e0020}-\u{e007f}]$/u;
 
 /**
  * `text` as a terminal can show it without obeying it: every control and format character that
  * could move the cursor, recolour, retitle or reorder the screen (ESC, BEL, CR, U+202E …) written
- * as `\u001b`. Free text (a halt's reason, an audit detail) is written by other operators and by
- * runners, so it must not reach a terminal raw. Line feeds stay when `keepNewlines` (the text's own
- * line structure); table cells escape them too.
+ * as `\u001b` (core `escapeHidden`). Free text (a halt's reason, an audit detail) is written by
+ * other operators and by runners, so it must not reach a terminal raw. Line feeds stay when
+ * `keepNewlines` (the text's own line structure); table cells escape them too.
  */
 export function terminalSafe(text: string, options: { readonly keepNewlines: boolean }): string {
-  return text.replace(UNSAFE_FOR_TERMINAL, (character) =>
-    options.keepNewlines && character === '\n' ? character : `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return escapeHidden(text, (character) => (options.keepNewlines && character === '\n') || JOINERS_AND_TAGS.test(character));
 }
