@@ -5,7 +5,8 @@ import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, tenantName } from '../options.js';
-import { duration, instant, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
+import { duration, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, requireKnownTenant, withTarget, type TargetFlags, remedyTargetFlags } from '../operator/target-options.js';
 
 interface AttentionFlags extends TargetFlags {

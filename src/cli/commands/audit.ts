@@ -5,7 +5,8 @@ import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { printTenantListing } from '../operator/across-tenants.js';
-import { instant, operatorText, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
+import { operatorText, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, requireKnownTenant, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 

@@ -5,7 +5,8 @@ import type { LiftedHalt } from '../../plane/lifted-halts.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { instant, operatorText, renderTable, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
+import { operatorText, renderTable, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 

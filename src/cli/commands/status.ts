@@ -10,7 +10,8 @@ import { planeStatusText } from './quota-plane.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { instant, operatorText, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
+import { operatorText, writeAnswer } from '../operator/format.js';
 import { operatorCommand, tenantsOf, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 

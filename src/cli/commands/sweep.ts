@@ -3,7 +3,8 @@ import { Option, type Command } from 'commander';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
-import { instant, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
+import { writeAnswer } from '../operator/format.js';
 import { operatorCommand, requireKnownTenant, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 

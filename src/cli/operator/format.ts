@@ -27,17 +27,6 @@ export function renderTable(header: readonly string[], givenRows: readonly (read
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 
-/**
- * An instant as ISO 8601 UTC to the second (`2026-01-05T08:00:00Z`). Never throws: an instant a
- * `Date` cannot show (beyond ±8.64e15 ms, or not a number) prints as its raw ms (`9007199254740991ms`),
- * so one odd row (an old store's huge lease) cannot crash a whole listing.
- */
-export function instant(ms: number): string {
-  const date = new Date(ms);
-  if (Number.isNaN(date.getTime())) return `${ms}ms`;
-  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
-}
-
 /** A duration as its two largest units: `3d 4h`, `2h 5m`, `4m 10s`, `12s`, `250ms`. */
 export function duration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
