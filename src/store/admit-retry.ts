@@ -1,4 +1,5 @@
 import { QuotaError } from '../core/errors.js';
+import { instant } from '../core/instant.js';
 import { spendEquals, type Spend } from '../core/spend.js';
 import { closedRunError, isClosedStatus } from './pass-rules.js';
 import { corrupt, decodeChain, decodeRun, decodeSpend, type RunRow } from './rows.js';
@@ -86,7 +87,7 @@ export function answerAdmissionRetry(tenant: string, request: AdmitRequest, row:
   } else if (row.last_epoch !== 1 || row.settled_at_ms !== null || status !== 'running') {
     became = `its first pass has settled and the run is ${status} at epoch ${row.last_epoch}; resume it for a new pass instead of admitting it again`;
   } else if (lapsed) {
-    became = `the lease of pass ${run}/1 lapsed at ${row.lease_expires_at_ms} ms; settle the pass with what it spent, or release the run`;
+    became = `the lease of pass ${run}/1 lapsed at ${instant(Number(row.lease_expires_at_ms))}; settle the pass with what it spent, or release the run`;
   } else if (!slotHeld || !sameHold) {
     became = `it no longer holds the ${slotHeld ? 'hold' : 'slot'} it was granted; settle pass ${run}/1 with what it spent`;
   }

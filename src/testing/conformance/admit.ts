@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 
 import type { Halt, HaltScope } from '../../core/halt-scope.js';
 import type { TenantQuota } from '../../core/quota.js';
+import { instant } from '../../core/instant.js';
 import { assertOk, assertRejectsWith } from './assertions.js';
 import { ACME, admission, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, slotQuota, tokenQuota, tokens } from './fixtures.js';
 import { assertRefusedWithoutWrites, snapshotTenant } from './no-writes.js';
@@ -399,6 +400,11 @@ export const admitIdempotent: ConformanceGroup = {
           (error: unknown) => {
             assert.equal((error as { code?: unknown }).code, 'CONFLICT');
             assert.match((error as Error).message, /lease .*lapsed/);
+            // The instant as a person reads it (ISO 8601 UTC), not as raw milliseconds.
+            assert.ok(
+              (error as Error).message.includes(`lapsed at ${instant(JAN_MS + LEASE_MS)}`),
+              `the message gives the lapse instant in UTC: ${(error as Error).message}`,
+            );
             return true;
           },
         );
