@@ -3,7 +3,8 @@ import type { Remedy } from './operator-types.js';
 
 /*
  * The commands that end each attention condition (issue #5), as a person types them: the
- * `quotaplane` CLI (store or server flags left out, as the person's own) and the HTTP API, each
+ * `quotaplane` CLI (store or server flags left out, as the person's own, and so is the `--actor` a
+ * write names when it goes to a store rather than a server) and the HTTP API, each
  * `METHOD /path` followed by its JSON body when it needs one. Placeholders in `<…>` are what only
  * the person knows, such as what a dead pass really spent. Tests send every one of these lines,
  * filled in, to the routes and the CLI, so the text and the surfaces cannot drift apart.
