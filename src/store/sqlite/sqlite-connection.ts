@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 
 import { QuotaError } from '../../core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
-import { closedStoreError, isSqliteBusy, toQuotaError } from './sqlite-errors.js';
+import { closedStoreError, isSqliteBusy, isSqliteStorageFault, toQuotaError } from './sqlite-errors.js';
 import { WalAhead } from './sqlite-wal-ahead.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
@@ -143,6 +143,8 @@ export class SqliteConnection {
   #checkpointer: WalCheckpointer | null = null;
   // Keeps the WAL file written ahead of its frames; started with the checkpointer.
   #walAhead: WalAhead | null = null;
+  // Set once the writer went back to SQLite's own checkpoints (the thread failed, or the disk did).
+  #checkpointsOnOwn = false;
 
   constructor(db: Database.Database, options: SqliteConnectionOptions) {
     this.#db = db;
@@ -285,13 +287,18 @@ export class SqliteConnection {
         this.#waitForLock(error);
         return;
       }
+      this.#noteStorageFault(error);
       this.#rejectQueued(asUnavailable(error, 'begin'));
       this.#idle();
       return;
     }
     this.#busyRetryMs = FIRST_BUSY_RETRY_MS;
     // The write lock is held and nothing is written yet: the one moment zeros may go past the WAL's end.
-    if (this.#checkpointer !== null) this.#walAhead?.extend(this.#checkpointer.lastLogFrames);
+    if (this.#checkpointer !== null && this.#walAhead !== null) {
+      this.#walAhead.extend(this.#checkpointer.lastLogFrames);
+      // Its own write failed (a full disk, say): the writer's checkpoints go back to SQLite's.
+      if (this.#walAhead.stopped) this.#checkpointOnOwn();
+    }
     this.#startWrite();
     const settled = this.#queue.length - this.#head === 1 ? this.#runAlone(db) : this.#runBatch(db);
     if (settled !== RUN_AGAIN) this.#commit(db, settled);
@@ -322,6 +329,7 @@ export class SqliteConnection {
       return [{ item, ok: true, value: item.body() }];
     } catch (error) {
       this.#cache.clear();
+      this.#noteStorageFault(error);
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -356,6 +364,7 @@ export class SqliteConnection {
           if (guarded) release.run();
           settled.push({ item: current, ok: true, value });
         } catch (error) {
+          this.#noteStorageFault(error);
           if (!db.inTransaction) throw error;
           if (guarded) {
             this.#cache.clear();
@@ -371,6 +380,7 @@ export class SqliteConnection {
       return settled;
     } catch (error) {
       this.#cache.clear();
+      this.#noteStorageFault(error);
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -402,6 +412,7 @@ export class SqliteConnection {
       this.#control.commit.run();
     } catch (error) {
       this.#cache.clear();
+      this.#noteStorageFault(error);
       try {
         if (db.inTransaction) this.#control.rollback.run();
       } catch {
@@ -440,13 +451,27 @@ export class SqliteConnection {
   }
 
   // SQLite's own automatic checkpoints, as a connection without the background thread has them.
+  // The WAL-ahead stops, and gives back its zeros at the next BEGIN (the write lock is needed).
   #checkpointOnOwn(): void {
+    if (this.#checkpointsOnOwn) return;
+    this.#checkpointsOnOwn = true;
     try {
       this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
     } catch {
       // A connection that cannot set it is failing anyway; its next statement reports why.
     }
-    this.#walAhead?.close();
+    this.#walAhead?.stop();
+  }
+
+  // A full disk or an I/O error (SQLITE_FULL, SQLITE_IOERR_*) anywhere in a batch: the disk may
+  // have no byte left, and a WAL let grow to the background thread's backstop
+  // (BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, about 20 MB) plus zeros written ahead could then hold the
+  // space a checkpoint needs to grow the database file, so the WAL would never start over and
+  // every write would be refused until someone freed space elsewhere. From here on, until the
+  // store is reopened, the writer checkpoints at SQLite's own threshold and the zeros are given back.
+  #noteStorageFault(error: unknown): void {
+    if (this.#checkpointer === null || !isSqliteStorageFault(error)) return;
+    this.#checkpointOnOwn();
   }
 
   // Another process holds the write lock: answer the writes that waited their whole busy timeout,

@@ -31,6 +31,12 @@ export function isSqliteBusy(error: unknown): boolean {
   return sqliteCode(error)?.startsWith('SQLITE_BUSY') ?? false;
 }
 
+/** True for SQLITE_FULL and SQLITE_IOERR and their extended codes: the disk is full or failing. */
+export function isSqliteStorageFault(error: unknown): boolean {
+  const code = sqliteCode(error);
+  return code !== null && (code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_IOERR'));
+}
+
 /**
  * Translates anything the SQLite driver threw into the port's faults, in one place (code-anchors,
  * Errors): busy or locked databases, I/O and open failures, and a closed connection become

@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fstatSync, openSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 
 import type Database from 'better-sqlite3';
 
@@ -32,6 +32,13 @@ const ZEROS = Buffer.alloc(64 * 1024);
  * header's salts and a valid checksum), in recovery too. They are synced on a libuv thread, not on
  * the event loop.
  *
+ * Once it stops (a fault of its own, such as a full disk, or {@link stop} from the writer), the
+ * next {@link extend} gives back the zeros no frame has reached yet: it truncates the file after its
+ * last frame. Kept, they would hold disk space nothing uses while the disk is full, and a store
+ * whose WAL took the last free bytes could then never checkpoint (a checkpoint may grow the database
+ * file, and a commit may need to grow the `-shm` file), so it would stay refused however long it
+ * waited, and even a reopen would fail.
+ *
  * The WAL is found from the path SQLite resolved when it opened the database (`PRAGMA
  * database_list`: absolute, symbolic links followed), once, and kept open, so a later change of
  * the working directory or of a symbolic link cannot point it at another database's WAL.
@@ -45,9 +52,13 @@ export class WalAhead {
   #knownBytes = 0;
   #syncing = false;
   #closed = false;
-  // Stops for good after a fault (a full disk, say): the WAL then grows as SQLite grows it.
+  // Stops for good after a fault (a full disk, say) or stop(): the WAL then grows as SQLite grows it.
   #stopped = false;
   #extendedBytes = 0;
+  // The lowest offset zeros were written from: giving back never cuts below it.
+  #aheadFrom: number | null = null;
+  #givenBack = false;
+  #givenBackBytes = 0;
 
   /** `db` is the writing connection of a WAL-mode file; the file is kept ahead by up to `limitFrames` frames (the automatic-checkpoint threshold). */
   constructor(db: Database.Database, limitFrames: number) {
@@ -65,16 +76,22 @@ export class WalAhead {
    * (at least {@link WAL_AHEAD_MIN_FRAMES}), capped at the limit, at most
    * {@link WAL_AHEAD_MAX_BYTES_PER_EXTENSION} bytes a call. `logFrames` is the WAL's length at the
    * latest checkpoint. Call only under the write lock, before the transaction writes (see the class
-   * comment). Never throws: a fault stops the extension for good.
+   * comment). Never throws: a fault stops the extension for good and gives back the zeros past
+   * the last frame (see the class comment); so does the first call after {@link stop}.
    */
   extend(logFrames: number): void {
-    if (this.#stopped || this.#closed) return;
+    if (this.#closed) return;
+    if (this.#stopped) {
+      this.#giveBack();
+      return;
+    }
     try {
       const fd = this.#fd ?? this.#open();
       const wantedBytes = WAL_HEADER_BYTES + Math.min(this.#limitFrames, logFrames + Math.max(logFrames, WAL_AHEAD_MIN_FRAMES)) * this.#frameBytes;
       if (wantedBytes <= this.#knownBytes) return;
       let end = fstatSync(fd).size;
       const stop = Math.min(wantedBytes, end + WAL_AHEAD_MAX_BYTES_PER_EXTENSION);
+      if (end < stop && (this.#aheadFrom === null || end < this.#aheadFrom)) this.#aheadFrom = end;
       while (end < stop) {
         const written = writeSync(fd, ZEROS, 0, Math.min(ZEROS.length, stop - end), end);
         end += written;
@@ -84,6 +101,59 @@ export class WalAhead {
       this.#sync(fd);
     } catch {
       this.#stopped = true;
+      this.#giveBack();
+    }
+  }
+
+  /**
+   * Stops for good: the writer no longer needs frames ahead (its disk is full, or it checkpoints on
+   * its own again). The zeros are given back by the next {@link extend}, which runs under the write lock.
+   */
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  /** True once it stopped for good, after a fault or {@link stop}. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Bytes of zeros given back (truncated off the WAL file) after it stopped. */
+  get givenBackBytes(): number {
+    return this.#givenBackBytes;
+  }
+
+  // Under the write lock, before the transaction writes: every frame lies before the first slot
+  // whose frame header is all zeros (a frame's header starts with its page number, never 0, and
+  // frames are written one after another from the start of the file), so the file is cut there.
+  // Never below the offset the zeros started from. Once only; a fault here leaves the file as it is.
+  #giveBack(): void {
+    if (this.#givenBack) return;
+    this.#givenBack = true;
+    const fd = this.#fd;
+    const from = this.#aheadFrom;
+    try {
+      if (fd === null || from === null || this.#frameBytes === 0) return;
+      const size = fstatSync(fd).size;
+      const lowest = Math.max(0, Math.ceil((from - WAL_HEADER_BYTES) / this.#frameBytes));
+      const header = Buffer.alloc(WAL_FRAME_HEADER_BYTES);
+      let slot = Math.ceil((size - WAL_HEADER_BYTES) / this.#frameBytes);
+      while (slot > lowest) {
+        header.fill(0);
+        readSync(fd, header, 0, WAL_FRAME_HEADER_BYTES, WAL_HEADER_BYTES + (slot - 1) * this.#frameBytes);
+        if (header.some((byte) => byte !== 0)) break;
+        slot -= 1;
+      }
+      const cut = WAL_HEADER_BYTES + slot * this.#frameBytes;
+      if (cut < size) {
+        ftruncateSync(fd, cut);
+        this.#givenBackBytes += size - cut;
+      }
+      this.#knownBytes = 0;
+    } catch {
+      // The zeros stay; SQLite takes them for no frame either way.
+    } finally {
+      this.close();
     }
   }
 
