@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-checkpointer.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
+import { toQuotaError } from '../../src/store/sqlite/sqlite-errors.js';
 import { WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
 
 // A full disk under the WAL written ahead (issue 8). A real full disk needs a small file system of
@@ -176,6 +177,7 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
       expect(refused).toBeInstanceOf(QuotaError);
       expect((refused as QuotaError).code).toBe('STORE_UNAVAILABLE');
       expect((refused as QuotaError).details).toMatchObject({ code: 'SQLITE_FULL' });
+      expect((refused as QuotaError).message).toMatch(/disk holding its file is full, so nothing was decided; free space on that disk and retry/);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES);
       // Room again: the next batch cuts the zeros off under its write lock, and commits.
       db.pragma('max_page_count = 1073741823');
@@ -187,5 +189,16 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
     } finally {
       await conn.close();
     }
+  });
+
+  it('an I/O error names the disk and the usual cause: opening a store on a full disk fails growing its -shm file', () => {
+    // What better-sqlite3 threw when a cleanly closed store was opened on a full tmpfs.
+    const fault = toQuotaError(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_SHMSIZE' }));
+    expect(fault.code).toBe('STORE_UNAVAILABLE');
+    expect(fault.message).toBe(
+      'the SQLite quota store could not answer (SQLITE_IOERR_SHMSIZE: disk I/O error); reading or writing its files failed, so nothing was decided; check the disk holding its file (a full disk is the usual cause, a failing one the other) and retry',
+    );
+    // A lock held elsewhere keeps the plain advice: waiting is the cure.
+    expect(toQuotaError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })).message).toMatch(/nothing was decided, retry later$/);
   });
 });

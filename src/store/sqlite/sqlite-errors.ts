@@ -49,11 +49,10 @@ export function toQuotaError(error: unknown): QuotaError {
   const code = sqliteCode(error);
   const text = error instanceof Error ? error.message : String(error);
   if (code !== null && UNAVAILABLE_PREFIXES.some((prefix) => code.startsWith(prefix))) {
-    return new QuotaError(
-      'STORE_UNAVAILABLE',
-      `the SQLite quota store could not answer (${code}: ${text}); nothing was decided, retry later`,
-      { details: { backend: 'sqlite', code }, cause: error },
-    );
+    return new QuotaError('STORE_UNAVAILABLE', `the SQLite quota store could not answer (${code}: ${text}); ${unavailableAdvice(code)}`, {
+      details: { backend: 'sqlite', code },
+      cause: error,
+    });
   }
   if (code !== null && CORRUPT_PREFIXES.some((prefix) => code.startsWith(prefix))) {
     return new QuotaError(
@@ -77,6 +76,18 @@ export function toQuotaError(error: unknown): QuotaError {
     details: { backend: 'sqlite', ...(code === null ? {} : { code }) },
     cause: error,
   });
+}
+
+// What an operator reads after the driver's words: a full disk and a failing one are not fixed by
+// waiting alone, so they say where to look.
+function unavailableAdvice(code: string): string {
+  if (code.startsWith('SQLITE_FULL')) {
+    return 'the disk holding its file is full, so nothing was decided; free space on that disk and retry (the same store writes again once there is room)';
+  }
+  if (code.startsWith('SQLITE_IOERR')) {
+    return 'reading or writing its files failed, so nothing was decided; check the disk holding its file (a full disk is the usual cause, a failing one the other) and retry';
+  }
+  return 'nothing was decided, retry later';
 }
 
 /** The fault of a call on a store after `close()` (store.ts `QuotaStore.close`). */
