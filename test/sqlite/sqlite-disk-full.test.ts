@@ -202,3 +202,63 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
     expect(toQuotaError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' })).message).toMatch(/nothing was decided, retry later$/);
   });
 });
+
+// An ext4 file system on a loop device whose backing file sat on a full tmpfs gave SQLITE_IOERR_FSYNC at
+// COMMIT: every frame of the transaction, commit mark included, was in the WAL file, and only its
+// sync failed. The batch was answered STORE_UNAVAILABLE, "nothing was decided", yet once the store
+// was closed and opened again, recovery replayed those frames: the admissions and the settle of that
+// batch were on the books. Such a COMMIT is simulated here at the connection's own seam, the driver
+// handle it is given: its COMMIT statement commits, then throws what the driver threw.
+describe('SQLite COMMIT that fails with an I/O error', () => {
+  let dir: string;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'quotaplane-commit-ioerr-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('answers STORE_UNAVAILABLE with an unknown outcome, never "nothing was decided": recovery may replay the transaction', async () => {
+    const path = join(dir, 'store.db');
+    const db = new Database(path);
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE item (n INTEGER PRIMARY KEY)');
+    const fail = { next: false };
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((sql: string) => {
+      const statement = prepare(sql);
+      if (sql !== 'COMMIT') return statement;
+      const run = statement.run.bind(statement);
+      return Object.assign(Object.create(statement) as Database.Statement, {
+        run: (...params: unknown[]) => {
+          const result = run(...params);
+          if (fail.next) {
+            fail.next = false;
+            throw Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_FSYNC' });
+          }
+          return result;
+        },
+      });
+    }) as typeof db.prepare;
+    const conn = new SqliteConnection(db, { busyTimeoutMs: 1000 });
+    try {
+      fail.next = true;
+      const refused = await conn.write(() => conn.run('INSERT INTO item (n) VALUES (:n)', { n: 1 })).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(QuotaError);
+      const fault = refused as QuotaError;
+      expect(fault.code).toBe('STORE_UNAVAILABLE');
+      expect(fault.details).toMatchObject({ backend: 'sqlite', step: 'commit', code: 'SQLITE_IOERR_FSYNC', outcome: 'unknown' });
+      expect(fault.message).not.toMatch(/nothing was decided/);
+      expect(fault.message).toMatch(/not acknowledged, so do not act on it, but it may still be on the books/);
+      expect(fault.message).toMatch(/retry the same call to learn its outcome/);
+      // Why: the transaction is there.
+      expect(await conn.read(() => conn.all('SELECT n FROM item', {}))).toEqual([{ n: 1 }]);
+      // A later batch commits as usual.
+      await conn.write(() => conn.run('INSERT INTO item (n) VALUES (:n)', { n: 2 }));
+    } finally {
+      await conn.close();
+    }
+  });
+});

@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 
 import { QuotaError } from '../../core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
-import { closedStoreError, isSqliteBusy, isSqliteStorageFault, toQuotaError } from './sqlite-errors.js';
+import { closedStoreError, isSqliteBusy, isSqliteIoError, isSqliteStorageFault, toQuotaError } from './sqlite-errors.js';
 import { WalAhead } from './sqlite-wal-ahead.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
@@ -89,7 +89,9 @@ const LAST_BUSY_RETRY_MS = 25;
  * runs a third time. A body may therefore run twice before it is answered, and must
  * depend only on the database and its own inputs (every body of the stores does). Every
  * caller is answered only after the COMMIT holding its decision succeeded, and a failing BEGIN or
- * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A batch
+ * COMMIT rejects the whole batch with `STORE_UNAVAILABLE` (nothing in it is acknowledged). A COMMIT
+ * that fails with an I/O error says its outcome is unknown (`details.outcome = 'unknown'`): its
+ * frames may be in the WAL, and a recovery of the file would replay them. A batch
  * is bounded by {@link DEFAULT_MAX_BATCH_DECISIONS} decisions and {@link DEFAULT_MAX_BATCH_HOLD_MS}
  * ms of loop time; the rest waits for the next turn.
  *
@@ -545,11 +547,32 @@ export class SqliteConnection {
 // none of its decisions is on disk, so none may be acted on.
 function asUnavailable(error: unknown, step: 'begin' | 'decide' | 'commit'): QuotaError {
   const fault = toQuotaError(error);
+  if (step === 'commit' && isSqliteIoError(error)) return commitOutcomeUnknown(fault, error);
   if (fault.code === 'STORE_UNAVAILABLE') return fault;
   return new QuotaError(
     'STORE_UNAVAILABLE',
     `the SQLite quota store could not ${step === 'decide' ? 'keep' : step} the transaction holding this decision (${fault.message}); nothing was decided, retry later`,
     { details: { backend: 'sqlite', step }, cause: error },
+  );
+}
+
+// A COMMIT that failed with an I/O error may have written every frame of its transaction, commit
+// mark included, before the fault (a failed sync of the WAL, or a failure to index frames already
+// synced). SQLite rolls the transaction back in this process, but the frames stay in the WAL file:
+// a later commit overwrites them, yet if none comes before the file is recovered (the store is
+// closed and reopened, or the process dies), recovery replays them and the decision stands. None of
+// it was acknowledged, so nobody may act on it; but the caller must not be told it was not made.
+// (A full disk fails the write of a frame, before the commit mark, so SQLITE_FULL is not this case.)
+function commitOutcomeUnknown(fault: QuotaError, error: unknown): QuotaError {
+  const code = typeof fault.details.code === 'string' ? fault.details.code : 'SQLITE_IOERR';
+  const text = error instanceof Error ? error.message : String(error);
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    `the SQLite quota store could not confirm the commit of the transaction holding this decision (${code}: ${text}); ` +
+      'it was not acknowledged, so do not act on it, but it may still be on the books once the file is recovered: ' +
+      'retry the same call to learn its outcome (an admission with the same run id, the same settle), ' +
+      'and check the disk holding the file (a full disk is the usual cause, a failing one the other)',
+    { details: { backend: 'sqlite', step: 'commit', code, outcome: 'unknown' }, cause: error },
   );
 }
 

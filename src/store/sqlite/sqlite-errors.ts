@@ -37,6 +37,11 @@ export function isSqliteStorageFault(error: unknown): boolean {
   return code !== null && (code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_IOERR'));
 }
 
+/** True for SQLITE_IOERR and its extended codes (SQLITE_IOERR_FSYNC, SQLITE_IOERR_SHMSIZE, …). */
+export function isSqliteIoError(error: unknown): boolean {
+  return sqliteCode(error)?.startsWith('SQLITE_IOERR') ?? false;
+}
+
 /**
  * Translates anything the SQLite driver threw into the port's faults, in one place (code-anchors,
  * Errors): busy or locked databases, I/O and open failures, and a closed connection become
