@@ -123,10 +123,12 @@ export class WalAhead {
     return this.#givenBackBytes;
   }
 
-  // Under the write lock, before the transaction writes: every frame lies before the first slot
-  // whose frame header is all zeros (a frame's header starts with its page number, never 0, and
-  // frames are written one after another from the start of the file), so the file is cut there.
-  // Never below the offset the zeros started from. Once only; a fault here leaves the file as it is.
+  // Under the write lock, before the transaction writes. Walks back from the end of the file, a
+  // frame's slot at a time, while the slot's frame header is all zeros: no frame is there (a frame's
+  // header starts with its page number, never 0, and SQLite writes frames one after another from
+  // the start of the file, so none lies past a slot it never reached). The file is cut after the
+  // last slot that holds anything, never below the offset the zeros started from, which keeps every
+  // frame, committed or not, of this lap or an earlier one. Once only; a fault leaves the file as it is.
   #giveBack(): void {
     if (this.#givenBack) return;
     this.#givenBack = true;
