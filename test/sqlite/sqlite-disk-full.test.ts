@@ -191,6 +191,43 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
     }
   });
 
+  it('after a full disk, a WAL file that grew large is cut back to a few of SQLite\'s thresholds once its log starts over', async () => {
+    const path = join(dir, 'store.db');
+    const db = new Database(path);
+    db.pragma('page_size = 1024');
+    db.pragma('journal_mode = WAL');
+    db.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
+    const conn = new SqliteConnection(db, { busyTimeoutMs: 1000, walDatabasePath: path });
+    const insert = (from: number, count: number): Promise<void> =>
+      conn.write(() => {
+        for (let n = from; n < from + count; n += 1) conn.run('INSERT INTO item (n, pad) VALUES (:n, :pad)', { n, pad: 'x'.repeat(900) });
+      });
+    try {
+      await insert(1, 1);
+      // One transaction of about 8,000 pages: the WAL file grows to about 8 MB, under the backstop.
+      await insert(2, 8_000);
+      const grown = statSync(`${path}-wal`).size;
+      expect(grown).toBeGreaterThan(8_000_000);
+      db.pragma(`max_page_count = ${db.pragma('page_count', { simple: true }) as number}`);
+      const refused = await insert(100_000, 100).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect((refused as QuotaError).details).toMatchObject({ code: 'SQLITE_FULL' });
+      db.pragma('max_page_count = 1073741823');
+      // The next commit checkpoints (the WAL is past SQLite's threshold), the one after starts the log over.
+      await insert(20_000, 1);
+      await insert(20_001, 1);
+      await insert(20_002, 1);
+      const limit = 2 * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * (FRAME_HEADER_BYTES + 1024);
+      expect(statSync(`${path}-wal`).size).toBeLessThanOrEqual(limit);
+      expect(db.pragma('journal_size_limit', { simple: true })).toBe(limit);
+      expect(await conn.read(() => conn.get<{ n: number }>('SELECT count(*) AS n FROM item', {}))).toEqual({ n: 8_004 });
+    } finally {
+      await conn.close();
+    }
+  });
+
   it('an I/O error names the disk and the usual cause: opening a store on a full disk fails growing its -shm file', () => {
     // What better-sqlite3 threw when a cleanly closed store was opened on a full tmpfs.
     const fault = toQuotaError(Object.assign(new Error('disk I/O error'), { code: 'SQLITE_IOERR_SHMSIZE' }));

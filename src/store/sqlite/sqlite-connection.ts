@@ -66,6 +66,12 @@ const RUN_AGAIN = Symbol('run again');
  */
 const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_halted|quota_waiters)\b/i;
 
+// Bytes of a WAL frame's header before its page (SQLite's file format, §4.1).
+const WAL_FRAME_HEADER_BYTES = 24;
+// After the writer goes back to SQLite's own checkpoints, its WAL file is cut back at each restart
+// to this many of SQLite's checkpoint thresholds (a batch may take the log a little past one).
+const WAL_LIMIT_LAPS = 2;
+
 /** Most entries the write cache keeps; past this it starts afresh (one entry per tenant and kind). */
 const MAX_CACHED_ENTRIES = 10_000;
 
@@ -454,11 +460,19 @@ export class SqliteConnection {
 
   // SQLite's own automatic checkpoints, as a connection without the background thread has them.
   // The WAL-ahead stops, and gives back its zeros at the next BEGIN (the write lock is needed).
+  // The WAL file may have grown far past what SQLite's threshold needs (up to the backstop, about
+  // 20 MB): a size limit makes SQLite cut it back the next time the log starts over, so the space
+  // goes back to the disk once a checkpoint could run.
   #checkpointOnOwn(): void {
     if (this.#checkpointsOnOwn) return;
     this.#checkpointsOnOwn = true;
     try {
-      this.#db?.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
+      const db = this.#db;
+      if (db !== null) {
+        db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
+        const frameBytes = (db.pragma('page_size', { simple: true }) as number) + WAL_FRAME_HEADER_BYTES;
+        db.pragma(`journal_size_limit = ${WAL_LIMIT_LAPS * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * frameBytes}`);
+      }
     } catch {
       // A connection that cannot set it is failing anyway; its next statement reports why.
     }
