@@ -6,6 +6,7 @@ import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/post
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { RaceCluster } from './race-cluster.js';
 import type { RaceOp, RaceResult } from './race-protocol.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
 
 // Issue 12, exactness across instances on a real server: four OS processes, each with its own
 // store, pool (4 connections) and batcher, fire at the same moment against the plane-wide ceiling,
@@ -163,5 +164,12 @@ describe('PostgreSQL ceilings of issue 12 raced over 4 processes', () => {
       expect(usage?.reserved, `repetition ${rep}`).toEqual({ tokens: 1000, minorUnits: 0 });
       expect(await store.tenant(tenant).reserved('2025-10'), `repetition ${rep}`).toEqual({ tokens: 1000, minorUnits: 0 });
     }
+  });
+});
+
+describe('the books after the tests above', () => {
+  it('every derived figure agrees with the rows it summarises once every race (books-agree.ts)', async () => {
+    const differences = await booksDisagreements(url, schema);
+    expect(differences, describeDifferences(differences)).toEqual([]);
   });
 });

@@ -4,9 +4,11 @@ import type { OpenedStore } from '../../src/testing/index.js';
 import { describeConformance } from '../../src/testing/vitest.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
 
 // The PostgreSQL adapter against the whole conformance battery (contract §10.5 X2): every C, G
-// and lifecycle case, each group in a fresh schema of the run's server.
+// and lifecycle case, each group in a fresh schema of the run's server. When a group is done, its
+// derived figures must agree with the rows they summarise (books-agree.ts).
 
 // Some groups close the store themselves, so closing again must not fail the group.
 async function closeOnce(store: QuotaStore): Promise<void> {
@@ -25,7 +27,12 @@ describeConformance('postgres', async (): Promise<OpenedStore> => {
     store,
     close: async () => {
       await closeOnce(store);
-      await dropSchema(url, schema);
+      try {
+        const differences = await booksDisagreements(url, schema);
+        if (differences.length > 0) throw new Error(`the books of ${schema} disagree:\n${describeDifferences(differences)}`);
+      } finally {
+        await dropSchema(url, schema);
+      }
     },
   };
 });

@@ -6,6 +6,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { until } from '../until.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
 
 // Fail closed (DESIGN.md decision 12, contract §13 invariant 8): while the database is down, every
 // admission, dispatch and settlement answers STORE_UNAVAILABLE and nothing is admitted on a guess;
@@ -131,3 +132,9 @@ describe('PostgreSQL fails closed and recovers', () => {
   });
 });
 
+describe('the books after the tests above', () => {
+  it('every derived figure agrees with the rows it summarises once the server went down and came back, and a connection was cut mid-decision (books-agree.ts)', async () => {
+    const differences = await booksDisagreements(server.url, 'quotaplane');
+    expect(differences, describeDifferences(differences)).toEqual([]);
+  });
+});

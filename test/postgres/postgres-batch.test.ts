@@ -8,6 +8,7 @@ import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/post
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { RaceCluster } from './race-cluster.js';
 import type { RaceOp } from './race-protocol.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
 
 // Batched decisions on PostgreSQL (issue #8 item 3, DESIGN.md decision 16), on a real server:
 // concurrent decisions of one store share one transaction, each in its own subtransaction; a
@@ -161,5 +162,12 @@ describe('PostgreSQL batched decisions', () => {
         expect({ code: error?.code, field: error?.details.field }).toEqual({ code: 'INVALID_ARGUMENT', field });
       }
     }
+  });
+});
+
+describe('the books after the tests above', () => {
+  it('every derived figure agrees with the rows it summarises once every batch above, the failed ones included (books-agree.ts)', async () => {
+    const differences = await booksDisagreements(url, schema);
+    expect(differences, describeDifferences(differences)).toEqual([]);
   });
 });

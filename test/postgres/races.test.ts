@@ -4,6 +4,7 @@ import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/post
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { RaceCluster } from './race-cluster.js';
 import type { RaceOp, RaceResult } from './race-protocol.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
 
 // Exactness across instances (contract §7.1, DESIGN.md decision 13), proven on a real server:
 // four OS processes, each with its own store and pool, fire at the same moment. Every race is
@@ -161,5 +162,12 @@ describe('PostgreSQL races over 4 processes', () => {
         });
       }
     }
+  });
+});
+
+describe('the books after the tests above', () => {
+  it('every derived figure agrees with the rows it summarises once every race (books-agree.ts)', async () => {
+    const differences = await booksDisagreements(url, schema);
+    expect(differences, describeDifferences(differences)).toEqual([]);
   });
 });
