@@ -124,12 +124,16 @@ BEGIN
   END IF;
   -- A registered run is locked first, as quota_settle_pass locks it, so this settle and the pass's
   -- own settle of the same pass take turns, and the later one finds the earlier one's receipt.
-  SELECT r.agent_name, p.period, p.takes_slot, p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes
-    INTO v_agent, v_pass_period, v_pass_takes_slot, v_own_tokens, v_own_minor_units, v_own_concludes
-    FROM ${s}.quota_runs r
-    LEFT JOIN ${s}.quota_passes p ON p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch = p_epoch
-   WHERE r.tenant = p_tenant AND r.run_id = p_run
-     FOR UPDATE OF r;
+  SELECT r.agent_name INTO v_agent FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
+  -- The pass is read by a statement of its own, after the lock. Had it been joined to the locking
+  -- read, a wait for the lock would hand back the run row as committed meanwhile but the pass row
+  -- as it stood when that read began: the receipt the lock holder just wrote would be missed, and
+  -- the pass settled twice.
+  IF FOUND THEN
+    SELECT p.period, p.takes_slot, p.receipt_tokens, p.receipt_minor_units, p.receipt_concludes
+      INTO v_pass_period, v_pass_takes_slot, v_own_tokens, v_own_minor_units, v_own_concludes
+      FROM ${s}.quota_passes p WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.epoch = p_epoch;
+  END IF;
   IF v_own_tokens IS NOT NULL THEN
     RETURN CASE WHEN ${s}.quota_same_receipt(p_period, p_tokens, p_minor_units, p_release_slot, p_concludes,
                        v_pass_period, v_own_tokens, v_own_minor_units, v_pass_takes_slot, v_own_concludes)

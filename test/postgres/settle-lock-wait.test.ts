@@ -1,0 +1,74 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { until } from '../until.js';
+import { booksDisagreements, describeDifferences } from './books-agree.js';
+import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+
+// A settle that waits for a run's lock must read the pass as the lock holder left it. An operator's
+// settlePass (with `by`) runs quota_settle_pass in a transaction of its own, without the tenant's
+// admission lock, so a batched port settle of the same pass can queue behind its run-row lock. Found
+// by books-faults.test.ts: both wrote a receipt for one pass and the spend was booked twice.
+
+const T_MS = Date.UTC(2026, 11, 1, 12);
+const BY = { actor: 'settle-test', basis: 'asserted' } as const;
+
+let url: string;
+let schema: string;
+let store: PostgresQuotaStore;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  url = testPgUrl();
+  schema = freshSchemaName('settle_wait');
+  store = await openPostgresStore(url, { schema, poolSize: 2 });
+  admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+});
+
+afterAll(async () => {
+  await admin?.end();
+  await store?.close();
+  if (schema !== undefined) await dropSchema(url, schema);
+});
+
+describe('a settle queued behind the run lock of another settle of the same pass', () => {
+  it('C15 the port’s settle that waited for the pass’s own settle finds its receipt: one receipt, one charge', async () => {
+    const acme = store.tenant('acme');
+    await acme.setQuota({ period: 'monthly', maxConcurrentRuns: 5 }, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
+    const admitted = await acme.admit({ run: 'r1', budget: { maxTokens: 500, maxCallTokens: 500 }, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect(admitted.ok).toBe(true);
+
+    // The pass's own settle, as settlePass with `by` runs it: quota_settle_pass in an open
+    // transaction, which holds the run row until it commits.
+    await admin.query('BEGIN');
+    const [own] = (
+      await admin.query<{ outcome: string }>(`SELECT outcome FROM "${schema}".quota_settle_pass('acme', 'r1', 1, 100, 0, false, $1)`, [T_MS + 1])
+    ).rows;
+    expect(own?.outcome).toBe('settled');
+
+    // The port's settle of the same pass with another payload queues on the run row meanwhile.
+    const port = acme
+      .settle({ run: 'r1', epoch: 1, period: '2026-12', spend: { tokens: 40, minorUnits: 0 }, releaseSlot: true, concludes: false })
+      .then(
+        (outcome) => ({ outcome, code: null as string | null }),
+        (error: { code?: string }) => ({ outcome: null, code: error.code ?? String(error) }),
+      );
+    await until(async () => {
+      const { rows } = await admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
+      );
+      return rows[0]?.n === 1;
+    }, 'the port settle waits for the run row', { everyMs: 10 });
+    await admin.query('COMMIT');
+
+    // A second payload for a settled pass is a conflict (C15), and nothing more is booked.
+    expect(await port).toEqual({ outcome: null, code: 'CONFLICT' });
+    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".quota_settled WHERE tenant = 'acme'`);
+    expect(rows[0]?.n).toBe(0);
+    expect(await acme.spent('2026-12')).toEqual({ tokens: 100, minorUnits: 0 });
+    const differences = await booksDisagreements(url, schema);
+    expect(differences, describeDifferences(differences)).toEqual([]);
+  });
+});
