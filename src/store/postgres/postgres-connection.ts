@@ -1,6 +1,7 @@
 import type pg from 'pg';
 
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
+import { connectionFault } from './postgres-pool.js';
 
 /** One statement's `$n` values, in order. */
 export type SqlValues = readonly unknown[];
@@ -82,14 +83,11 @@ export class PostgresConnection {
     } catch (error) {
       throw toQuotaError(this.#closed ? closedStoreError() : error);
     }
-    let broken: unknown = undefined;
-    // A checked-out client has no pool listener: without this one, a connection that dies between
-    // two statements would emit an unhandled 'error' and end the process.
-    const onError = (error: Error): void => {
-      broken = error;
-    };
-    client.on('error', onError);
+    // The pool's own listener (createPool) keeps any error the connection reports, also one that
+    // came before this borrower got the connection: such a connection is not used, and is destroyed.
+    let broken: Error | undefined = connectionFault(client);
     try {
+      if (broken !== undefined) throw broken;
       await client.query('BEGIN');
       const tx: TransactionClient = {
         rows: async <Row extends pg.QueryResultRow>(text: string, values: SqlValues) =>
@@ -101,16 +99,18 @@ export class PostgresConnection {
       await client.query('COMMIT');
       return result;
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError;
+      broken ??= connectionFault(client);
+      if (broken === undefined) {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+        }
       }
       throw toQuotaError(error);
     } finally {
-      client.removeListener('error', onError);
       // Passing an error destroys the connection instead of pooling a socket in an unknown state.
-      client.release(broken === undefined ? undefined : (broken as Error));
+      client.release(broken ?? connectionFault(client));
     }
   }
 

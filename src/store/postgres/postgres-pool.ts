@@ -22,6 +22,17 @@ const types = {
   },
 } as pg.CustomTypesConfig;
 
+/** The last error each pooled connection reported (see {@link createPool}). */
+const faults = new WeakMap<pg.ClientBase, Error>();
+
+/**
+ * The error a connection of a pool made by {@link createPool} reported since it connected, if
+ * any: a connection with one is broken, and goes back to the pool with it (to be destroyed).
+ */
+export function connectionFault(client: pg.ClientBase): Error | undefined {
+  return faults.get(client);
+}
+
 /** How the store's pool connects and how long anything may wait (all in milliseconds). */
 export interface PoolSettings {
   readonly url: string;
@@ -39,6 +50,7 @@ export interface PoolSettings {
  * the socket, TCP keep-alive, and an `error` listener so a broken idle connection never crashes
  * the process: the pool drops that client and opens a new one on the next checkout, which is how
  * the store recovers when the server comes back without being reopened (issue #3, fail closed).
+ * A checked-out connection always has a listener too (see the end of this function).
  */
 export function createPool(settings: PoolSettings, onIdleError: (error: Error) => void): pg.Pool {
   const pool = new pg.Pool({
@@ -53,5 +65,15 @@ export function createPool(settings: PoolSettings, onIdleError: (error: Error) =
     types,
   });
   pool.on('error', onIdleError);
+  // The pool listens for errors of idle connections only. A connection it hands out has no
+  // listener until its borrower attaches one, after an await: when the server ends the connection
+  // in that gap (a restart, pg_terminate_backend right after the connection was made), the 'error'
+  // would go unheard and end the process. So every connection gets a listener of its own from its
+  // first checkout, which keeps the error for connectionFault.
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      faults.set(client, error);
+    });
+  });
   return pool;
 }
