@@ -284,7 +284,12 @@ class Workload {
         const cut = atMs - 10 * 60_000;
         this.rateCut = Math.max(this.rateCut, cut);
         await t.pruneRate({ atOrBeforeMs: cut, limit: 20, atMs, by: BY });
-      } else if (roll < 0.94) {
+      } else if (roll < 0.92) {
+        label = 'setPlaneCeiling';
+        // The plane-wide ceiling switches the waiters' grant loop to every tenant in turn (issue 12).
+        const ceiling = this.random() < 0.4 ? {} : { maxConcurrentRuns: 6 + Math.floor(this.random() * 8), agents: { bot: { maxConcurrentRuns: 4 } } };
+        await store.setPlaneCeiling!(ceiling, { atMs, by: BY, action: 'plane.set', subject: 'plane', detail: {} }, 'quotaplane:plane');
+      } else if (roll < 0.95) {
         label = 'setQuota';
         await t.setQuota(this.quota(), { atMs, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
       } else {
@@ -464,6 +469,9 @@ async function unbooked(workload: Workload): Promise<string[]> {
         OR (SELECT count(*) FROM quotaplane.quota_passes p
              WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch BETWEEN 1 AND r.last_epoch) <> r.last_epoch`);
   for (const row of partial.rows) problems.push(`run in part: ${JSON.stringify(row)}`);
+  const grants = await admin.query(`SELECT w.tenant, w.run_id FROM quotaplane.quota_waiters w WHERE w.state = 'granted'
+     AND NOT EXISTS (SELECT 1 FROM quotaplane.quota_passes p WHERE p.tenant = w.tenant AND p.run_id = w.run_id AND p.epoch = 1)`);
+  for (const row of grants.rows) problems.push(`grant without its pass: ${JSON.stringify(row)}`);
   const orphans = await admin.query(`SELECT p.tenant, p.run_id, p.epoch FROM quotaplane.quota_passes p
      WHERE NOT EXISTS (SELECT 1 FROM quotaplane.quota_runs r WHERE r.tenant = p.tenant AND r.run_id = p.run_id)`);
   for (const row of orphans.rows) problems.push(`pass without its run: ${JSON.stringify(row)}`);
