@@ -90,6 +90,12 @@ describe('booksDisagreements', () => {
     ['an agent day settling more than its month', `UPDATE {s}.quota_agent_spent SET minor_units = minor_units + 1 WHERE period = '2026-12-01'`, ['agentDaysWithinMonth', 'agentsWithinTenant']],
     ['an agent month settled without a receipt', `UPDATE {s}.quota_agent_spent SET tokens = tokens - 1 WHERE period = '2026-12'`, ['agentDaysWithinMonth', 'agentSettledFromReceipts']],
     ['agents settling more than their tenant', `UPDATE {s}.quota_spent SET tokens = tokens - 1`, ['agentsWithinTenant', 'settledFromReceipts']],
+    [
+      'a pass settled by both settles',
+      `INSERT INTO {s}.quota_settled SELECT tenant, run_id, epoch, period, receipt_tokens, receipt_minor_units, true, false
+         FROM {s}.quota_passes WHERE run_id = 'r1'`,
+      ['agentSettledFromReceipts', 'oneReceiptPerPass', 'settledFromReceipts'],
+    ],
     ['a run whose last epoch is not its latest pass', `UPDATE {s}.quota_runs SET last_epoch = 2 WHERE run_id = 'r1'`, ['lastEpoch']],
   ])('names %s', async (_label, plant, figures) => {
     expect(await figuresAfter(plant)).toEqual(figures);

@@ -20,6 +20,8 @@ import pg from 'pg';
  *   sum of its days'; the agents' totals of a period never exceed the tenant's; and, for a tenant
  *   nothing was pruned from, a month's total is the sum of the receipts of that month (the port's
  *   receipts in quota_settled and the passes' own), an agent's the sum over its runs' receipts;
+ * - one receipt per pass: the pass's own (receipt_* of quota_passes) or the port's (quota_settled),
+ *   never both, or the pass's spend is on the books twice;
  * - quota_runs.last_epoch: the latest epoch among the run's passes, when it has any.
  */
 
@@ -133,6 +135,10 @@ const ROWS = {
            coalesce(m.minor_units, 0)::text AS stored_minor_units, coalesce(c.minor_units, 0)::text AS counted_minor_units
       FROM months m FULL JOIN counted c ON c.tenant = m.tenant AND c.agent_name = m.agent_name AND c.month = m.period
      WHERE coalesce(m.tokens, 0) <> coalesce(c.tokens, 0) OR coalesce(m.minor_units, 0) <> coalesce(c.minor_units, 0)`,
+  oneReceiptPerPass: `
+    SELECT p.tenant, p.run_id, p.epoch::text AS epoch, p.receipt_tokens::text AS own_tokens, x.tokens::text AS port_tokens
+      FROM {s}.quota_passes p JOIN {s}.quota_settled x ON x.tenant = p.tenant AND x.run_id = p.run_id AND x.epoch = p.epoch
+     WHERE p.receipt_tokens IS NOT NULL`,
   lastEpoch: `
     SELECT r.tenant, r.run_id, r.last_epoch::text AS last_epoch, p.latest::text AS latest
       FROM {s}.quota_runs r
