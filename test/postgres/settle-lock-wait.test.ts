@@ -12,6 +12,8 @@ import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 // by books-faults.test.ts: both wrote a receipt for one pass and the spend was booked twice.
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
+// Tenant names of this file only: the admission lock keys are per database, not per schema, and
+// other files run beside this one on the same server.
 const BY = { actor: 'settle-test', basis: 'asserted' } as const;
 
 let url: string;
@@ -35,7 +37,7 @@ afterAll(async () => {
 
 describe('a settle queued behind the run lock of another settle of the same pass', () => {
   it('C15 the port’s settle that waited for the pass’s own settle finds its receipt: one receipt, one charge', async () => {
-    const acme = store.tenant('acme');
+    const acme = store.tenant('sw-acme');
     await acme.setQuota({ period: 'monthly', maxConcurrentRuns: 5 }, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
     const admitted = await acme.admit({ run: 'r1', budget: { maxTokens: 500, maxCallTokens: 500 }, width: 1, atMs: T_MS, leaseMs: 60_000 });
     expect(admitted.ok).toBe(true);
@@ -44,7 +46,7 @@ describe('a settle queued behind the run lock of another settle of the same pass
     // transaction, which holds the run row until it commits.
     await admin.query('BEGIN');
     const [own] = (
-      await admin.query<{ outcome: string }>(`SELECT outcome FROM "${schema}".quota_settle_pass('acme', 'r1', 1, 100, 0, false, $1)`, [T_MS + 1])
+      await admin.query<{ outcome: string }>(`SELECT outcome FROM "${schema}".quota_settle_pass('sw-acme', 'r1', 1, 100, 0, false, $1)`, [T_MS + 1])
     ).rows;
     expect(own?.outcome).toBe('settled');
 
@@ -57,7 +59,7 @@ describe('a settle queued behind the run lock of another settle of the same pass
       );
     await until(async () => {
       const { rows } = await admin.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'quotaplane' AND wait_event_type = 'Lock'`,
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
       );
       return rows[0]?.n === 1;
     }, 'the port settle waits for the run row', { everyMs: 10 });
@@ -65,10 +67,42 @@ describe('a settle queued behind the run lock of another settle of the same pass
 
     // A second payload for a settled pass is a conflict (C15), and nothing more is booked.
     expect(await port).toEqual({ outcome: null, code: 'CONFLICT' });
-    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".quota_settled WHERE tenant = 'acme'`);
+    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".quota_settled WHERE tenant = 'sw-acme'`);
     expect(rows[0]?.n).toBe(0);
     expect(await acme.spent('2026-12')).toEqual({ tokens: 100, minorUnits: 0 });
     const differences = await booksDisagreements(url, schema);
     expect(differences, describeDifferences(differences)).toEqual([]);
+  });
+
+  it('an operator’s settle takes the tenant’s admission lock before the run row, as every batched decision does: no deadlock with a batch', async () => {
+    const globex = store.tenant('sw-globex');
+    await globex.setQuota({ period: 'monthly', maxConcurrentRuns: 1 }, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
+    const request = (run: string) => ({ run, budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect((await globex.admit(request('g1'))).ok).toBe(true);
+    // A waiter, so the slot the settle gives back is granted in the settle's transaction.
+    expect(await globex.admitOrWait(request('g2'), { untilMs: T_MS + 60_000, leaseMs: 60_000 })).toMatchObject({ waiting: true });
+
+    // A batch of globex's decisions holds the tenant's lock, as quota_batch takes it first.
+    await admin.query('BEGIN');
+    await admin.query(`SELECT "${schema}".quota_admission_lock('sw-globex')`);
+    const settled = globex.settlePass({ run: 'g1', epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true, atMs: T_MS + 1, by: BY }).then(
+      (answer) => answer.outcome,
+      (error: { code?: string }) => error.code ?? String(error),
+    );
+    await until(async () => {
+      const { rows } = await admin.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
+      );
+      return rows[0]?.n === 1;
+    }, 'the operator settle waits for a lock', { everyMs: 10 });
+    // The batch's next decision is about g1: it locks g1's run row. Taken in the other order, the
+    // two transactions would wait for each other until PostgreSQL broke the deadlock.
+    const locked = await admin.query(`SELECT 1 FROM "${schema}".quota_runs WHERE tenant = 'sw-globex' AND run_id = 'g1' FOR UPDATE`).then(
+      () => 'locked',
+      (error: { code?: string }) => error.code ?? String(error),
+    );
+    await admin.query(locked === 'locked' ? 'COMMIT' : 'ROLLBACK');
+    expect({ locked, settled: await settled }).toEqual({ locked: 'locked', settled: 'settled' });
+    expect(await globex.runningRuns(10)).toEqual(['g2']);
   });
 });

@@ -210,8 +210,8 @@ export async function resume(context: LifecycleContext, r: ResumeRequest): Promi
 
 /**
  * The end of a pass (store.ts `settlePass`): see `quota_settle_pass`. With `by` (an operator's
- * settle), the function runs inside a TypeScript transaction that also appends the `run.settle`
- * audit row when the receipt is new.
+ * settle), the function runs inside a TypeScript transaction, under the tenant's admission lock as
+ * a batch would run it, that also appends the `run.settle` audit row when the receipt is new.
  */
 export async function settlePass(context: LifecycleContext, r: SettlePassRequest): Promise<SettlePassOutcome> {
   const { db, q, batch, tenant } = context;
@@ -221,6 +221,10 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
     by === undefined
       ? await batch.decide<SettlePassRow | undefined>('settlePass', values)
       : await db.transaction(async (tx) => {
+          // The tenant's admission lock before the run's row lock, the order of every batched
+          // decision: a settle that gives a slot back grants the tenant's waiters, which takes that
+          // lock, and taking it only then (holding the run row) deadlocked with a batch of the tenant.
+          await tx.rows(q.waiters.lockTenant, [tenant]);
           const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values);
           if (settled?.outcome === 'settled') {
             await appendAuditInTransaction(tx, q, tenant, {
