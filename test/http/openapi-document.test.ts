@@ -1,0 +1,35 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { serviceFixture, type ServiceFixture } from './http-fixtures.js';
+import { openApiProblems, type OpenApiDocument } from './openapi-check.js';
+
+// GET /openapi.json is what clients in other languages are generated from: it must be a valid
+// OpenAPI 3.1 document, and every schema in it a valid JSON Schema 2020-12 schema.
+describe('the OpenAPI document', () => {
+  let f: ServiceFixture;
+  let document: OpenApiDocument;
+  beforeAll(async () => {
+    f = await serviceFixture();
+    document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+  });
+  afterAll(() => f.close());
+
+  it('is OpenAPI 3.1 and passes the validator with no finding', async () => {
+    expect(document.openapi).toBe('3.1.0');
+    expect(await openApiProblems(document)).toEqual([]);
+  });
+
+  // The checks must be able to fail: each broken copy below is something a generator would choke on.
+  it.each([
+    ['a response without its description', (d: any) => delete d.paths['/healthz'].get.responses['200'].description, /description/],
+    ['a status range spelled 4xx', (d: any) => (d.paths['/healthz'].get.responses['4xx'] = { description: 'x' }), /4xx/],
+    ['a path parameter not declared', (d: any) => (d.paths['/v1/runs/{run}/settle'].post.parameters = []), /path parameter/],
+    ['a schema with a type JSON Schema does not have', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.type = 'thing'), /type/],
+    ['a schema keyword no generator knows', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.nulable = true), /nulable/],
+  ])('finds %s', async (_what, breakIt, expected) => {
+    const broken = structuredClone(document);
+    breakIt(broken);
+    const problems = await openApiProblems(broken);
+    expect(problems.join('\n')).toMatch(expected);
+  });
+});
