@@ -105,10 +105,22 @@ export const LeaseRenewal = strictObject({
   leaseExpiresAtMs: Type.Integer(),
 });
 
-/** What a sweep did (plane `SweepResult`). */
+/** What a sweep did (plane `SweepResult`), its waiting queues included. */
 export const SweepReply = strictObject({
   atMs: Type.Integer(),
   swept: Type.Array(strictObject({ tenant: Type.String(), run: Type.String(), releasedSlot: Type.Boolean(), stranded: Type.Boolean() })),
+  // Listed here or the serializer drops it: the plane sets it only when a queue changed.
+  waiters: Type.Optional(
+    Type.Array(
+      strictObject({
+        tenant: Type.String(),
+        expired: Type.Integer({ minimum: 0, description: 'waiters removed because their caller stopped looking' }),
+        recovered: Type.Integer({ minimum: 0, description: 'grants nobody collected, given back' }),
+        granted: Type.Integer({ minimum: 0, description: 'waiters admitted into the slots that freed' }),
+      }),
+      { description: 'the waiting queues the sweep changed, per tenant; absent when it changed none' },
+    ),
+  ),
 });
 
 const AttentionKind = Type.Union(ATTENTION_KINDS.map((kind) => Type.Literal(kind)));

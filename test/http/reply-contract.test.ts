@@ -1,0 +1,28 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
+import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
+
+// Faults found by checking what the service answers against what /openapi.json and the README say
+// it answers. Each test is named after what a generated client would have got wrong.
+describe('replies as documented', () => {
+  let f: ServiceFixture;
+  beforeEach(async () => {
+    f = await serviceFixture();
+  });
+  afterEach(() => f.close());
+
+  it('POST /v1/sweep reports the waiters it removed (the serializer used to drop `waiters`)', async () => {
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await f.plane.admit({ tenant: 'acme', run: 'holder' });
+    // A waiter whose process is gone: it joined the queue and never looked again.
+    await f.store.tenant('acme').admitOrWait(
+      { run: 'gone', budget: {}, width: 1, atMs: f.clock.nowMs(), leaseMs: 60_000 },
+      { untilMs: f.clock.nowMs() + 60_000, leaseMs: WAITER_LEASE_MS },
+    );
+    f.clock.advance(WAITER_LEASE_MS);
+    const response = await f.app.inject({ method: 'POST', url: '/v1/sweep', headers: bearer(f.key.opAcme), payload: {} });
+    expect(response.statusCode, response.body).toBe(200);
+    expect(response.json()).toEqual({ atMs: f.clock.nowMs(), swept: [], waiters: [{ tenant: 'acme', expired: 1, recovered: 0, granted: 0 }] });
+  });
+});
