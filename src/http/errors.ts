@@ -93,6 +93,9 @@ const TITLES: Readonly<Record<ProblemCode, string>> = {
   INTERNAL: 'Internal error',
 };
 
+/** Every `code` an error reply can carry, in the order of {@link statusOf}'s table (documented as an enum in /openapi.json). */
+export const PROBLEM_CODES: readonly ProblemCode[] = Object.freeze(Object.keys(TITLES) as ProblemCode[]);
+
 /** The sentence every 500 carries: nothing about the fault leaks; the log has it under the request id. */
 export const GENERIC_INTERNAL_DETAIL =
   'quotaplane failed unexpectedly; nothing is known to have changed; the server logged this request id';

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
-import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
+import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
+import { openApiAjv, type OpenApiDocument } from './openapi-check.js';
 
 // Faults found by checking what the service answers against what /openapi.json and the README say
 // it answers. Each test is named after what a generated client would have got wrong.
@@ -24,5 +25,27 @@ describe('replies as documented', () => {
     const response = await f.app.inject({ method: 'POST', url: '/v1/sweep', headers: bearer(f.key.opAcme), payload: {} });
     expect(response.statusCode, response.body).toBe(200);
     expect(response.json()).toEqual({ atMs: f.clock.nowMs(), swept: [], waiters: [{ tenant: 'acme', expired: 1, recovered: 0, granted: 0 }] });
+  });
+
+  it('error replies are documented as application/problem+json, the media type the service sends, with their headers and members', async () => {
+    const document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!/^[45]/.test(status)) continue;
+          expect(Object.keys(response.content ?? {}), `${method} ${path} ${status}`).toEqual(['application/problem+json']);
+          expect(Object.keys(response.headers ?? {}), `${method} ${path} ${status}`).toContain('retry-after');
+        }
+      }
+    }
+    // A real refusal: its media type and its members are the documented ones.
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 });
+    const refused = await f.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(f.key.runAcme), payload: { run: 'r1' } });
+    const problem = expectProblem(refused, 429, 'TooManyRuns');
+    expect(refused.headers['retry-after']).toBe('1');
+    const documented = document.paths['/v1/runs']?.post?.responses['4XX']?.content?.['application/problem+json']?.schema;
+    const ajv = openApiAjv();
+    expect(ajv.validate(documented ?? false, problem), ajv.errorsText(ajv.errors)).toBe(true);
+    expect(ajv.validate(documented ?? false, { ...problem, code: 'NoSuchCode' })).toBe(false);
   });
 });

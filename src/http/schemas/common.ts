@@ -3,6 +3,7 @@ import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
+import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE } from '../errors.js';
 import { IDENTIFIER_KEYWORD } from '../validation.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
@@ -179,20 +180,81 @@ export const RunParams = strictObject({ run: Identifier });
 /**
  * The one error envelope (RFC 9457 `application/problem+json`): `type`, `title`, `status`,
  * `detail`, the stable `code`, the request id, and the refusal's own fields (or `field` for bad
- * input). Documented here; the service writes it itself (see errors.ts).
+ * input). Documented here; the service writes it itself (see errors.ts), so this schema never
+ * serializes anything: it tells a client which members it may read.
  */
 export const Problem = Type.Object(
   {
-    type: Type.String(),
+    type: Type.String({ description: 'urn:quotaplane:problem:<code>' }),
     title: Type.String(),
-    status: Type.Integer(),
-    detail: Type.String(),
-    code: Type.String(),
-    requestId: Type.String(),
-    field: Type.Optional(Type.String()),
+    status: Type.Integer({ description: 'the HTTP status, repeated' }),
+    detail: Type.String({ description: 'one sentence saying what happened and what to do' }),
+    code: Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)), { description: 'the stable code: a refusal, a fault, or an HTTP-only code' }),
+    requestId: Type.String({ description: 'the x-request-id of the request, under which the server logged it' }),
+    field: Type.Optional(
+      Type.String({ description: 'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open' }),
+    ),
+    // The members of each refusal (core/refusal.ts), spread into the envelope.
+    tenant: Type.Optional(Type.String()),
+    running: Type.Optional(Type.Integer({ description: 'TooManyRuns: slots held under the ceiling named by bound' })),
+    limit: Type.Optional(Type.Integer({ description: 'TooManyRuns, SpentOut: the ceiling' })),
+    bound: Type.Optional(
+      Type.Union([Type.Literal('agent'), Type.Literal('tenant'), Type.Literal('plane-agent'), Type.Literal('plane')], { description: 'TooManyRuns, SpentOut, Unbounded: whose ceiling bound' }),
+    ),
+    agent: Type.Optional(Type.String({ description: 'the agent name, when bound is agent or plane-agent' })),
+    queuePosition: Type.Optional(Type.Integer({ description: 'TooManyRuns after a wait: the place it had in the queue, 1 = first' })),
+    waitedMs: Type.Optional(Type.Integer({ description: 'TooManyRuns after a wait: how long it waited, ms' })),
+    period: Type.Optional(Type.String({ description: 'SpentOut: the billing period' })),
+    unit: Type.Optional(Type.Union([Type.Literal('tokens'), Type.Literal('minor units')], { description: 'SpentOut, Unbounded: the unit concerned' })),
+    settled: Type.Optional(Type.Integer({ description: 'SpentOut: spend settled in the period' })),
+    reserved: Type.Optional(Type.Integer({ description: 'SpentOut: spend held by running work' })),
+    requested: Type.Optional(Type.Integer({ description: 'SpentOut: the hold asked for' })),
+    scope: Type.Optional(Type.String({ description: 'Halted: the key of the narrowest halt covering the run' })),
+    reason: Type.Optional(Type.String({ description: "Halted, Withheld: the operator's reason" })),
+    by: Type.Optional(Operator),
+    haltedAtMs: Type.Optional(Type.Integer({ description: 'Halted: when the halt was thrown, Unix ms' })),
+    subject: Type.Optional(Type.String({ description: 'Withheld: the principal a subject halt withdrew' })),
+    grant: Type.Optional(Type.String({ description: 'RateLimited, UncountableRate: the tool grant' })),
+    ceiling: Type.Optional(RateCeiling),
+    reached: Type.Optional(Type.Integer({ description: 'RateLimited: dispatches already in the window' })),
+    retryAtMs: Type.Optional(Type.Integer({ description: 'RateLimited: when one more dispatch fits, Unix ms' })),
+    // The members of a CONFLICT (errors.ts errorMembers).
+    run: Type.Optional(Type.String({ description: 'CONFLICT: the run concerned' })),
+    fields: Type.Optional(Type.Array(Type.String(), { description: 'CONFLICT: the fields that differ from the admitted request or the settled receipt' })),
+    runStatus: Type.Optional(Type.String({ description: "CONFLICT: the run's status" })),
+    epoch: Type.Optional(Type.Integer({ description: 'CONFLICT: the pass concerned' })),
+    latestEpoch: Type.Optional(Type.Integer({ description: "CONFLICT: the run's latest pass" })),
+    pruned: Type.Optional(Type.Boolean({ description: 'CONFLICT: the run was pruned' })),
   },
   { additionalProperties: true, description: 'RFC 9457 problem details, with the refusal fields as extension members' },
 );
 
-/** Reply schemas every authenticated route shares besides its success reply, for the OpenAPI document. */
-export const PROBLEM_REPLIES = { '4xx': Problem, '5xx': Problem } as const;
+const RequestIdHeader = { type: 'string', description: "the request's id: the caller's x-request-id, else one the server made" } as const;
+
+/**
+ * Reply schemas every authenticated route shares besides its success reply, for the OpenAPI
+ * document: the envelope under its own media type (`application/problem+json`, which is what the
+ * service sends, not `application/json`), and the headers an error carries.
+ */
+export const PROBLEM_REPLIES = {
+  '4xx': {
+    description:
+      'A refusal or a fault of the request, as problem details: 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 404 NOT_FOUND, ' +
+      '409 CONFLICT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 Unbounded, UncountableRate or a SpentOut that can never fit, ' +
+      '423 Halted or Withheld, 429 TooManyRuns, SpentOut or RateLimited',
+    headers: {
+      'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 429 where waiting can help' },
+      'www-authenticate': { type: 'string', description: 'on a 401: Bearer realm="quotaplane"' },
+      'x-request-id': RequestIdHeader,
+    },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } },
+  },
+  '5xx': {
+    description: 'The server could not answer, as problem details: 503 STORE_UNAVAILABLE (nothing was decided; retry), 500 INTERNAL and other faults',
+    headers: {
+      'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 503' },
+      'x-request-id': RequestIdHeader,
+    },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } },
+  },
+} as const;
