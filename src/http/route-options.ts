@@ -3,30 +3,35 @@ import type { TSchema } from '@sinclair/typebox';
 import type { RouteAccess } from './auth.js';
 import { PROBLEM_REPLIES } from './schemas/common.js';
 
-/** What a route that takes an API key declares: a one-line summary, its request schemas and its 200 reply. */
+/**
+ * What a route that takes an API key declares: a one-line summary, its request schemas, its
+ * success reply, and the status that reply is sent with (`replyStatus`, default 200; a route that
+ * creates something answers 201, and the document must say so).
+ */
 export interface ProtectedRouteSpec {
   readonly summary: string;
   readonly params?: TSchema;
   readonly querystring?: TSchema;
   readonly body?: TSchema;
   readonly reply: TSchema;
+  readonly replyStatus?: 200 | 201;
 }
 
 /**
  * The Fastify options of a route that takes an API key: `config.access` (checked by the auth hook
- * before the body is read), and a schema with the summary, the request schemas, the 200 reply,
+ * before the body is read), and a schema with the summary, the request schemas, the success reply,
  * the problem replies every such route shares, the bearer security scheme and an OpenAPI tag
  * (`runner` or `operator`), so every route file says only what is its own.
  */
 export function protectedRoute(access: Exclude<RouteAccess, 'public'>, spec: ProtectedRouteSpec) {
-  const { reply, ...request } = spec;
+  const { reply, replyStatus = 200, ...request } = spec;
   return {
     config: { access },
     schema: {
       ...request,
       tags: [access === 'runner' ? 'runner' : 'operator'],
       security: [{ bearer: [] }],
-      response: { 200: reply, ...PROBLEM_REPLIES },
+      response: { [replyStatus]: reply, ...PROBLEM_REPLIES },
     },
   };
 }

@@ -48,4 +48,17 @@ describe('replies as documented', () => {
     expect(ajv.validate(documented ?? false, problem), ajv.errorsText(ajv.errors)).toBe(true);
     expect(ajv.validate(documented ?? false, { ...problem, code: 'NoSuchCode' })).toBe(false);
   });
+
+  it('POST /v1/keys is documented with the 201 it answers (the document said 200, so a generated client found no schema for it)', async () => {
+    const document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+    const responses = document.paths['/v1/keys']?.post?.responses ?? {};
+    expect(Object.keys(responses).sort()).toEqual(['201', '4XX', '5XX']);
+    const created = await f.app.inject({ method: 'POST', url: '/v1/keys', headers: bearer(f.key.opAcme), payload: { tenant: 'acme', role: 'runner', name: 'ci' } });
+    expect(created.statusCode, created.body).toBe(201);
+    const ajv = openApiAjv();
+    const body = created.json<Record<string, unknown>>();
+    expect(ajv.validate(responses['201']?.content?.['application/json']?.schema ?? false, body), ajv.errorsText(ajv.errors)).toBe(true);
+    // The secret, shown once, is still in the answer now that a schema serializes it.
+    expect(body).toMatchObject({ tenant: 'acme', role: 'runner', name: 'ci', revokedAtMs: null, key: expect.stringMatching(/^qp_/) });
+  });
 });

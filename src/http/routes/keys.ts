@@ -62,6 +62,7 @@ export const keyRoutes: RouteModule = (app, context) => {
         summary: 'Create an API key; its secret is in this answer only (audited as key.create)',
         body: CreateKeyBody,
         reply: CreatedKey,
+        replyStatus: 201,
       }),
     },
     async (request, reply) => {
