@@ -61,4 +61,15 @@ describe('replies as documented', () => {
     // The secret, shown once, is still in the answer now that a schema serializes it.
     expect(body).toMatchObject({ tenant: 'acme', role: 'runner', name: 'ci', revokedAtMs: null, key: expect.stringMatching(/^qp_/) });
   });
+
+  it('GET /metrics documents its 200, Prometheus text (the document listed only its errors)', async () => {
+    const document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+    const ok = document.paths['/metrics']?.get?.responses['200'];
+    expect(Object.keys(ok?.content ?? {})).toEqual(['text/plain']);
+    const metrics = await f.app.inject({ method: 'GET', url: '/metrics', headers: bearer(f.key.opAll) });
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.headers['content-type']).toMatch(/^text\/plain/);
+    // Still the text itself: a string reply under text/plain is never run through a serializer.
+    expect(metrics.body).toMatch(/^# HELP /);
+  });
 });

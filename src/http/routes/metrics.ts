@@ -15,7 +15,15 @@ export const metricsRoutes: RouteModule = (app, context) => {
         summary: 'Prometheus metrics: admissions, refusals by code, settle and dispatch outcomes, latencies, per-tenant gauges',
         tags: ['service'],
         security: [{ bearer: [] }],
-        response: { ...PROBLEM_REPLIES },
+        // The 200 is Prometheus text, sent as a string (never serialized): documented so a client
+        // knows what the route answers at all.
+        response: {
+          200: {
+            description: 'The Prometheus text exposition format, version 0.0.4',
+            content: { 'text/plain': { schema: { type: 'string', description: 'Prometheus text: # HELP, # TYPE and one sample per line' } } },
+          },
+          ...PROBLEM_REPLIES,
+        },
       },
     },
     async (_request, reply) => {
