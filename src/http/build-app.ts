@@ -16,6 +16,7 @@ import { createServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, requestIdGenerator } from './request-id.js';
 import { problemCodeOf, requestLogLine } from './request-log.js';
 import type { RouteContext, RouteModule } from './route-context.js';
+import { MERGE_PATCH_CONTENT_TYPE } from './route-options.js';
 import { ROUTES } from './routes/index.js';
 import { strictValidatorCompiler } from './validation.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
@@ -103,7 +104,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Bodies are JSON only: without Fastify's text/plain parser a text body answers 415, as documented.
   app.removeContentTypeParser('text/plain');
   // `PATCH …/quota` takes a JSON Merge Patch (RFC 7396) under its own media type, parsed as JSON.
-  app.addContentTypeParser('application/merge-patch+json', { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   app.decorateRequest('apiKey', null);
   app.decorateRequest('problemCode', null);
 

@@ -15,7 +15,19 @@ export interface ProtectedRouteSpec {
   readonly body?: TSchema;
   readonly reply: TSchema;
   readonly replyStatus?: 200 | 201;
+  /** The media types the body is accepted in, for the document; default `application/json` alone. */
+  readonly consumes?: readonly string[];
 }
+
+/** The media type of a JSON Merge Patch (RFC 7396), which the PATCH routes accept besides JSON. */
+export const MERGE_PATCH_CONTENT_TYPE = 'application/merge-patch+json';
+
+/**
+ * The media types a PATCH body is accepted in. Listed in the route schema, where the OpenAPI
+ * document reads them; the body keeps one schema (a per-media-type body schema would leave a body
+ * of any other type unvalidated).
+ */
+export const MERGE_PATCH_CONSUMES: readonly string[] = Object.freeze(['application/json', MERGE_PATCH_CONTENT_TYPE]);
 
 /**
  * The Fastify options of a route that takes an API key: `config.access` (checked by the auth hook

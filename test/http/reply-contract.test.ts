@@ -72,4 +72,19 @@ describe('replies as documented', () => {
     // Still the text itself: a string reply under text/plain is never run through a serializer.
     expect(metrics.body).toMatch(/^# HELP /);
   });
+
+  it.each([
+    ['/v1/tenants/{tenant}/quota', '/v1/tenants/acme/quota', { maxConcurrentRuns: 2 }],
+    ['/v1/plane/ceiling', '/v1/plane/ceiling', { maxConcurrentRuns: 2 }],
+  ])('PATCH %s documents application/merge-patch+json, which it accepts, and still checks a body sent in it', async (path, url, patch) => {
+    const document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+    const content = document.paths[path]?.patch?.requestBody?.content ?? {};
+    expect(Object.keys(content).sort()).toEqual(['application/json', 'application/merge-patch+json']);
+    expect(content['application/merge-patch+json']).toEqual(content['application/json']);
+    const headers = { ...bearer(f.key.opAll), 'content-type': 'application/merge-patch+json' };
+    const patched = await f.app.inject({ method: 'PATCH', url, headers, payload: JSON.stringify(patch) });
+    expect(patched.statusCode, patched.body).toBe(200);
+    const refused = await f.app.inject({ method: 'PATCH', url, headers, payload: JSON.stringify({ ...patch, maxConcurentRuns: 1 }) });
+    expect(expectProblem(refused, 400, 'INVALID_ARGUMENT').field).toBe('maxConcurentRuns');
+  });
 });

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { protectedRoute } from '../route-options.js';
+import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
 import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, strictObject } from '../schemas/common.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
@@ -64,6 +64,7 @@ export const planeRoutes: RouteModule = (app, context) => {
         'null removes one, agents and weights merge per key',
       querystring: NoQuery,
       body: PlanePatchBody,
+      consumes: MERGE_PATCH_CONSUMES,
       reply: CeilingReply,
     }),
     async (request) => ({ ceiling: await context.plane.updatePlaneCeiling(request.body, operatorOf(request)) }),

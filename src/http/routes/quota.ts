@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
 import { operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
-import { protectedRoute } from '../route-options.js';
+import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
 import {
   Amount,
   Identifier,
@@ -94,6 +94,7 @@ export const quotaRoutes: RouteModule = (app, context) => {
         'members left out are kept, null removes a ceiling, rate ceilings merge per grant',
       params: TenantParams,
       body: QuotaPatchBody,
+      consumes: MERGE_PATCH_CONSUMES,
       reply: QuotaReply,
     }),
     async (request) => {
