@@ -87,4 +87,33 @@ describe('replies as documented', () => {
     const refused = await f.app.inject({ method: 'PATCH', url, headers, payload: JSON.stringify({ ...patch, maxConcurentRuns: 1 }) });
     expect(expectProblem(refused, 400, 'INVALID_ARGUMENT').field).toBe('maxConcurentRuns');
   });
+
+  it('a quota that two PATCHes grew past what one request may configure still reads back (every read of it answered 500)', async () => {
+    const headers = { ...bearer(f.key.opAcme), 'content-type': 'application/merge-patch+json' };
+    const grants = (from: number) => Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`tool://g${from + i}`, [{ count: 1, windowSeconds: 60 }]]));
+    for (const from of [0, 200]) {
+      const patched = await f.app.inject({ method: 'PATCH', url: '/v1/tenants/acme/quota', headers, payload: JSON.stringify({ rateCeilings: grants(from) }) });
+      // The second PATCH committed, and its own answer was a 500 saying nothing was known to have changed.
+      expect(patched.statusCode, patched.body.slice(0, 200)).toBe(200);
+    }
+    const quota = await f.plane.getQuota('acme');
+    expect(Object.keys(quota?.rateCeilings ?? {})).toHaveLength(400);
+    for (const [url, key] of [['/v1/tenants/acme/quota', f.key.opAcme], ['/v1/tenants/acme/usage', f.key.opAcme], ['/v1/usage', f.key.runAcme], ['/v1/tenants/acme/spend', f.key.opAcme]] as const) {
+      const response = await f.app.inject({ method: 'GET', url, headers: bearer(key) });
+      expect(response.statusCode, `${url}: ${response.body.slice(0, 200)}`).toBe(200);
+      expect(response.json<{ quota: unknown }>().quota).toEqual(quota);
+    }
+  });
+
+  it('a plane-wide ceiling that two PATCHes grew past one request still reads back (GET /v1/plane answered 500)', async () => {
+    const headers = { ...bearer(f.key.opAll), 'content-type': 'application/merge-patch+json' };
+    const agents = (from: number) => Object.fromEntries(Array.from({ length: 600 }, (_, i) => [`agent-${from + i}`, { maxConcurrentRuns: 1 }]));
+    for (const from of [0, 600]) {
+      const patched = await f.app.inject({ method: 'PATCH', url: '/v1/plane/ceiling', headers, payload: JSON.stringify({ agents: agents(from) }) });
+      expect(patched.statusCode, patched.body.slice(0, 200)).toBe(200);
+    }
+    const status = await f.app.inject({ method: 'GET', url: '/v1/plane', headers: bearer(f.key.opAll) });
+    expect(status.statusCode, status.body.slice(0, 200)).toBe(200);
+    expect(status.json()).toEqual(await f.plane.planeStatus());
+  });
 });

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
-import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, strictObject } from '../schemas/common.js';
+import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
 
 const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
 
@@ -45,12 +45,12 @@ export const planeRoutes: RouteModule = (app, context) => {
     async () => context.plane.planeStatus(),
   );
 
-  app.put<{ Body: Static<typeof PlaneCeiling> }>(
+  app.put<{ Body: Static<typeof PlaneCeilingInput> }>(
     '/v1/plane/ceiling',
     protectedRoute('operator-all-tenants', {
       summary: 'Replace the plane-wide ceiling (audited as plane.set); absent ceilings are unlimited, 0 allows nothing',
       querystring: NoQuery,
-      body: PlaneCeiling,
+      body: PlaneCeilingInput,
       reply: CeilingReply,
     }),
     async (request) => ({ ceiling: await context.plane.setPlaneCeiling(request.body, operatorOf(request)) }),

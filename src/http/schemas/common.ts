@@ -1,4 +1,4 @@
-import { Type, type TProperties, type ObjectOptions } from '@sinclair/typebox';
+import { Type, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox';
 
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
@@ -64,7 +64,6 @@ export const AgentIdentity = strictObject({
 /** `{ count, windowSeconds }`: at most `count` dispatches in any window of `windowSeconds`. */
 export const RateCeiling = strictObject({ count: Amount, windowSeconds: Amount });
 
-/** A tenant's quota (core/quota.ts); absent ceilings are unlimited, 0 allows nothing. */
 /** The most agents one quota or the plane-wide ceiling may name ceilings for (issue 12). */
 export const MAX_AGENT_CEILINGS = 1000;
 
@@ -75,45 +74,70 @@ export const AgentCeilings = strictObject({
   maxMinorUnitsPerPeriod: Type.Optional(Amount),
 });
 
-/** Agent name → its ceilings. */
-const AgentCeilingMap = Type.Record(Identifier, AgentCeilings, { maxProperties: MAX_AGENT_CEILINGS });
+/*
+ * How much one request may configure (ceilings per grant, grants, agents, weights) bounds request
+ * bodies only. A reply carries the quota or ceiling as stored, and nothing keeps the stored one
+ * within these bounds: the library and the CLI set quotas without them, and two PATCHes that each
+ * fit add up past them. Inside a nullable reply member the serializer picks its branch by
+ * validating, so a bound in a reply schema turned such a quota into a 500 on every read of it.
+ */
+const bounded = <T extends object>(requestBound: boolean, bounds: T): T | Record<string, never> => (requestBound ? bounds : {});
 
-export const TenantQuota = strictObject({
-  maxConcurrentRuns: Type.Optional(Amount),
-  maxTokensPerPeriod: Type.Optional(Amount),
-  maxMinorUnitsPerPeriod: Type.Optional(Amount),
-  period: Type.Union([Type.Literal('monthly'), Type.Literal('daily')]),
-  rateCeilings: Type.Optional(
-    Type.Record(Identifier, Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), {
-      maxProperties: MAX_CONFIGURED_GRANTS,
-    }),
-  ),
-  agents: Type.Optional(AgentCeilingMap),
-});
+const PeriodKind = Type.Union([Type.Literal('monthly'), Type.Literal('daily')], { description: 'the billing period: a calendar month or a day, UTC' });
 
-/** A quota as a request body: `period` may be left out (monthly). */
-export const TenantQuotaInput = strictObject({
-  maxConcurrentRuns: Type.Optional(Amount),
-  maxTokensPerPeriod: Type.Optional(Amount),
-  maxMinorUnitsPerPeriod: Type.Optional(Amount),
-  period: Type.Optional(Type.Union([Type.Literal('monthly'), Type.Literal('daily')])),
-  rateCeilings: Type.Optional(
-    Type.Record(Identifier, Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), {
-      maxProperties: MAX_CONFIGURED_GRANTS,
-    }),
-  ),
-  agents: Type.Optional(AgentCeilingMap),
-});
+// A tenant's quota (core/quota.ts) with or without the request bounds, with its `period` member.
+function tenantQuotaSchema<P extends TSchema>(requestBound: boolean, period: P) {
+  return strictObject({
+    maxConcurrentRuns: Type.Optional(Amount),
+    maxTokensPerPeriod: Type.Optional(Amount),
+    maxMinorUnitsPerPeriod: Type.Optional(Amount),
+    period,
+    rateCeilings: Type.Optional(
+      Type.Record(Identifier, Type.Array(RateCeiling, bounded(requestBound, { maxItems: MAX_DECLARED_CEILINGS })), {
+        ...bounded(requestBound, { maxProperties: MAX_CONFIGURED_GRANTS }),
+        description: 'grant → the rate ceilings configured for it',
+      }),
+    ),
+    agents: Type.Optional(
+      Type.Record(Identifier, AgentCeilings, { ...bounded(requestBound, { maxProperties: MAX_AGENT_CEILINGS }), description: 'agent name → its ceilings' }),
+    ),
+  });
+}
+
+/** A tenant's quota as stored and answered (core/quota.ts); absent ceilings are unlimited, 0 allows nothing. */
+export const TenantQuota = tenantQuotaSchema(false, PeriodKind);
+
+/** A quota as a request body: `period` may be left out (monthly), and the request bounds apply. */
+export const TenantQuotaInput = tenantQuotaSchema(true, Type.Optional(PeriodKind));
+
+// The plane-wide ceiling (core PlaneCeiling) with or without the request bounds.
+function planeCeilingSchema(requestBound: boolean) {
+  return strictObject({
+    maxConcurrentRuns: Type.Optional(Amount),
+    agents: Type.Optional(
+      Type.Record(Identifier, strictObject({ maxConcurrentRuns: Type.Optional(Amount) }), {
+        ...bounded(requestBound, { maxProperties: MAX_AGENT_CEILINGS }),
+        description: 'agent name → its ceiling across every tenant',
+      }),
+    ),
+    weights: Type.Optional(
+      Type.Record(Identifier, Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), {
+        ...bounded(requestBound, { maxProperties: 100_000 }),
+        description: 'tenant → its weight (at least 1) when waiting admissions share plane slots',
+      }),
+    ),
+  });
+}
 
 /**
- * The plane-wide ceiling (issue 12; core PlaneCeiling): across every tenant, `maxConcurrentRuns`,
- * per agent name `{ maxConcurrentRuns }`, and per tenant a weight ≥ 1 for waiting admissions.
+ * The plane-wide ceiling as stored and answered (issue 12; core PlaneCeiling): across every
+ * tenant, `maxConcurrentRuns`, per agent name `{ maxConcurrentRuns }`, and per tenant a weight ≥ 1
+ * for waiting admissions.
  */
-export const PlaneCeiling = strictObject({
-  maxConcurrentRuns: Type.Optional(Amount),
-  agents: Type.Optional(Type.Record(Identifier, strictObject({ maxConcurrentRuns: Type.Optional(Amount) }), { maxProperties: MAX_AGENT_CEILINGS })),
-  weights: Type.Optional(Type.Record(Identifier, Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), { maxProperties: 100_000 })),
-});
+export const PlaneCeiling = planeCeilingSchema(false);
+
+/** The plane-wide ceiling as a request body (`PUT /v1/plane/ceiling`), with the request bounds. */
+export const PlaneCeilingInput = planeCeilingSchema(true);
 
 /** Who threw or lifted a halt. */
 export const Operator = strictObject({
