@@ -19,6 +19,28 @@ describe('the OpenAPI document', () => {
     expect(await openApiProblems(document)).toEqual([]);
   });
 
+  it('describes every member a request may send: each parameter, and each body member at every depth', () => {
+    const undescribed: string[] = [];
+    const walk = (schema: Record<string, any> | undefined, at: string): void => {
+      if (schema === undefined || typeof schema !== 'object') return;
+      for (const branch of schema.anyOf ?? []) walk(branch, at);
+      if (typeof schema.items === 'object') walk(schema.items, `${at}[]`);
+      if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${at}{}`);
+      for (const [name, member] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
+        if (typeof member.description !== 'string' || member.description === '') undescribed.push(`${at}.${name}`);
+        walk(member, `${at}.${name}`);
+      }
+    };
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const at = `${method.toUpperCase()} ${path}`;
+        for (const parameter of operation.parameters ?? []) if (!parameter.description) undescribed.push(`${at} ${parameter.in} ${parameter.name}`);
+        for (const [media, body] of Object.entries(operation.requestBody?.content ?? {})) walk(body.schema, `${at} body(${media})`);
+      }
+    }
+    expect(undescribed).toEqual([]);
+  });
+
   // The checks must be able to fail: each broken copy below is something a generator would choke on.
   it.each([
     ['a response without its description', (d: any) => delete d.paths['/healthz'].get.responses['200'].description, /description/],

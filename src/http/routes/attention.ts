@@ -3,12 +3,12 @@ import { Type, type Static } from '@sinclair/typebox';
 import { callerInstant, operatorScope } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Amount, InstantMs, ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
+import { Amount, described, InstantMs, ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
 import { AttentionReport } from '../schemas/operator.js';
 
 const AttentionQuery = strictObject({
-  limit: Type.Optional(ListingLimit),
-  holdStaleAfterMs: Type.Optional(Amount),
+  limit: Type.Optional(described(ListingLimit, 'most conditions of each kind, 1 to 1000; default 100')),
+  holdStaleAfterMs: Type.Optional(described(Amount, "age, in ms, at which a paused run's hold is hold.stale; default 86400000 (24 hours)")),
   atMs: Type.Optional(InstantMs),
 });
 

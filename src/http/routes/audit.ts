@@ -2,10 +2,13 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, ListingLimit, NoQuery, strictObject, TenantParams } from '../schemas/common.js';
+import { described, Identifier, ListingLimit, NoQuery, strictObject, TenantParams } from '../schemas/common.js';
 import { AuditRecord, AuditVerification } from '../schemas/operator.js';
 
-const AuditQuery = strictObject({ limit: Type.Optional(ListingLimit), action: Type.Optional(Identifier) });
+const AuditQuery = strictObject({
+  limit: Type.Optional(ListingLimit),
+  action: Type.Optional(described(Identifier, 'only rows of this action: halt, lift, quota.set, quota.update, run.settle, run.release, key.create, …')),
+});
 const AuditReply = strictObject({ rows: Type.Array(AuditRecord), truncated: Type.Boolean() });
 
 /**

@@ -4,6 +4,8 @@ import { callerExempt } from '../auth.js';
 import { runVerbHandler, type RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import {
+  ActingTenant,
+  described,
   Identifier,
   InstantMs,
   MAX_DECLARED_CEILINGS,
@@ -14,9 +16,9 @@ import {
 } from '../schemas/common.js';
 
 const DispatchBody = strictObject({
-  tenant: Type.Optional(Identifier),
-  grant: Identifier,
-  dispatch: Identifier,
+  tenant: Type.Optional(ActingTenant),
+  grant: described(Identifier, 'the granted tool, such as tool://payments/refund, whose windows count the dispatch'),
+  dispatch: described(Identifier, "the first attempt's idempotency key: a retry or a resumed pass sends the same and is counted once"),
   ceilings: Type.Optional(
     Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS, description: "The caller's own ceilings; optional (the quota's configured ceilings for the grant apply either way)" }),
   ),
@@ -24,7 +26,9 @@ const DispatchBody = strictObject({
     Type.Boolean({ description: 'A compensating dispatch that checks no ceiling; operator keys only (a runner key gets 400 naming exempt)' }),
   ),
   atMs: Type.Optional(InstantMs),
-  epoch: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER })),
+  epoch: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the dispatching pass's epoch: fences the dispatch as a heartbeat and renews its lease" }),
+  ),
   leaseMs: Type.Optional(LeaseMs),
 });
 

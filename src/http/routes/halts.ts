@@ -28,7 +28,9 @@ const LiftedView = strictObject({
 });
 
 const HaltsQuery = strictObject({
-  state: Type.Optional(Type.Union([Type.Literal('standing'), Type.Literal('lifted')])),
+  state: Type.Optional(
+    Type.Union([Type.Literal('standing'), Type.Literal('lifted')], { description: 'standing (default): the halts in force; lifted: the recorded lifts, newest first' }),
+  ),
   limit: Type.Optional(ListingLimit),
 });
 
@@ -36,7 +38,7 @@ const HaltsReply = strictObject({ halts: Type.Array(HaltView), lifted: Type.Arra
 
 const HaltBody = strictObject({
   scope: ScopeKey,
-  reason: Type.String({ minLength: 1, maxLength: MAX_HALT_REASON_LENGTH }),
+  reason: Type.String({ minLength: 1, maxLength: MAX_HALT_REASON_LENGTH, description: 'why: every refused caller reads it; not blank' }),
   atMs: Type.Optional(InstantMs),
 });
 

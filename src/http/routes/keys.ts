@@ -7,10 +7,12 @@ import { operatorOf, requestKey } from '../auth.js';
 import { HttpProblem, notFoundProblem } from '../errors.js';
 import type { RouteContext, RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, NoQuery, strictObject } from '../schemas/common.js';
+import { described, Identifier, NoQuery, strictObject } from '../schemas/common.js';
 import type { FastifyRequest } from 'fastify';
 
-const Role = Type.Union([Type.Literal('runner'), Type.Literal('operator')]);
+const Role = Type.Union([Type.Literal('runner'), Type.Literal('operator')], {
+  description: "runner: the run verbs, for its own tenant; operator: the operator routes too, for the tenant it names, or every tenant with '*'",
+});
 
 const KeyRecord = strictObject({
   id: Type.String(),
@@ -24,12 +26,12 @@ const KeyRecord = strictObject({
 const CreateKeyBody = strictObject({
   tenant: Type.String({ minLength: 1, maxLength: 200, description: "the tenant the key acts for, or '*' for every tenant (operator keys only)" }),
   role: Role,
-  name: Type.Optional(Identifier),
+  name: Type.Optional(described(Identifier, 'a name for the key: audit rows of what it does record it as the operator; default its id')),
 });
 
 const CreatedKey = strictObject({ ...KeyRecord.properties, key: Type.String({ description: 'the key itself, shown only in this answer' }) });
 const KeyList = strictObject({ keys: Type.Array(KeyRecord) });
-const KeyParams = strictObject({ id: Type.String({ minLength: 1, maxLength: 64 }) });
+const KeyParams = strictObject({ id: Type.String({ minLength: 1, maxLength: 64, description: 'the key id (key_…), as GET /v1/keys lists it' }) });
 const RevokeReply = strictObject({ id: Type.String(), outcome: Type.Union([Type.Literal('revoked'), Type.Literal('already-revoked')]) });
 
 // The keys the calling operator key may manage: those of the tenants it covers (every key for an

@@ -5,17 +5,25 @@ import type { RouteModule } from '../route-context.js';
 import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
 import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
 
-const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+// A merge-patch member: absent keeps the value, null removes it.
+const nullable = <T extends TSchema>(schema: T, description: string) =>
+  Type.Optional(Type.Union([schema, Type.Null()], { description: `${description}; null removes it, absent keeps it` }));
 
 /** A JSON Merge Patch of the plane-wide ceiling (core applyPlanePatch): absent keeps, `null` removes, agents and weights merge per key. */
 const PlanePatchBody = strictObject({
-  maxConcurrentRuns: nullable(Amount),
+  maxConcurrentRuns: nullable(Amount, 'most runs holding a slot at once across every tenant'),
   agents: nullable(
-    Type.Record(Identifier, Type.Union([strictObject({ maxConcurrentRuns: nullable(Amount) }), Type.Null()]), {
-      maxProperties: MAX_AGENT_CEILINGS,
-    }),
+    Type.Record(
+      Identifier,
+      Type.Union([strictObject({ maxConcurrentRuns: nullable(Amount, "most of this agent's runs holding a slot at once, across every tenant") }), Type.Null()]),
+      { maxProperties: MAX_AGENT_CEILINGS },
+    ),
+    'agent name → its ceiling, merged per agent',
   ),
-  weights: nullable(Type.Record(Identifier, Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()]))),
+  weights: nullable(
+    Type.Record(Identifier, Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
+    'tenant → its weight (at least 1) when waiting admissions share plane slots, merged per tenant',
+  ),
 });
 
 const CeilingReply = strictObject({ ceiling: PlaneCeiling });

@@ -3,14 +3,14 @@ import { Type, type Static } from '@sinclair/typebox';
 import { callerInstant, operatorOf, operatorScope } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, InstantMs, strictObject } from '../schemas/common.js';
+import { described, Identifier, InstantMs, strictObject } from '../schemas/common.js';
 import { MAX_PRUNE_BATCH } from '../../store/retention.js';
 
 const PruneBody = strictObject({
   olderThanMs: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Age in milliseconds a closed run must have' }),
-  tenant: Type.Optional(Identifier),
-  dryRun: Type.Optional(Type.Boolean()),
-  batchSize: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PRUNE_BATCH })),
+  tenant: Type.Optional(described(Identifier, 'one tenant the key covers; default every tenant it covers')),
+  dryRun: Type.Optional(Type.Boolean({ description: 'count what would go and remove nothing (no audit row either); default false' })),
+  batchSize: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_PRUNE_BATCH, description: 'runs per batch, one store transaction each; default 50' })),
   atMs: Type.Optional(InstantMs),
 });
 

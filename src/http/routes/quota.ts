@@ -17,18 +17,21 @@ import {
   TenantQuotaInput,
 } from '../schemas/common.js';
 
-const nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([schema, Type.Null()]));
+// A merge-patch member: absent keeps the value, null removes it.
+const nullable = <T extends TSchema>(schema: T, description: string) =>
+  Type.Optional(Type.Union([schema, Type.Null()], { description: `${description}; null removes it, absent keeps it` }));
 
 /** A JSON Merge Patch of a quota (RFC 7396, core/quota-patch.ts): absent keeps, `null` removes, rate ceilings merge per grant. */
 const QuotaPatchBody = strictObject({
-  maxConcurrentRuns: nullable(Amount),
-  maxTokensPerPeriod: nullable(Amount),
-  maxMinorUnitsPerPeriod: nullable(Amount),
-  period: nullable(Type.Union([Type.Literal('monthly'), Type.Literal('daily')])),
+  maxConcurrentRuns: nullable(Amount, 'most runs holding a slot at once'),
+  maxTokensPerPeriod: nullable(Amount, 'most tokens settled and held per billing period'),
+  maxMinorUnitsPerPeriod: nullable(Amount, 'most minor units settled and held per billing period'),
+  period: nullable(Type.Union([Type.Literal('monthly'), Type.Literal('daily')]), 'the billing period, monthly or daily (removed: monthly)'),
   rateCeilings: nullable(
     Type.Record(Identifier, Type.Union([Type.Array(RateCeiling, { maxItems: MAX_DECLARED_CEILINGS }), Type.Null()]), {
       maxProperties: MAX_CONFIGURED_GRANTS,
     }),
+    "grant → its rate ceilings, merged per grant (a grant's list replaces the old one; null removes the grant)",
   ),
   /** Per agent (issue 12): merged two levels deep; `null` removes an agent or one of its ceilings. */
   agents: nullable(
@@ -36,14 +39,15 @@ const QuotaPatchBody = strictObject({
       Identifier,
       Type.Union([
         strictObject({
-          maxConcurrentRuns: nullable(Amount),
-          maxTokensPerPeriod: nullable(Amount),
-          maxMinorUnitsPerPeriod: nullable(Amount),
+          maxConcurrentRuns: nullable(Amount, "most of this agent's runs holding a slot at once"),
+          maxTokensPerPeriod: nullable(Amount, 'most tokens settled and held by this agent per billing period'),
+          maxMinorUnitsPerPeriod: nullable(Amount, 'most minor units settled and held by this agent per billing period'),
         }),
         Type.Null(),
       ]),
       { maxProperties: MAX_AGENT_CEILINGS },
     ),
+    'agent name → its ceilings, merged two levels deep (null removes an agent or one of its ceilings)',
   ),
 });
 

@@ -6,7 +6,9 @@ import { badInput, HttpProblem } from '../errors.js';
 import { runVerbHandler, sendRefused, type RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import {
+  ActingTenant,
   AgentIdentity,
+  described,
   Amount,
   Budget,
   Identifier,
@@ -31,12 +33,14 @@ function shuttingDown(): HttpProblem {
 export const MAX_HTTP_WAIT_MS = 60_000;
 
 const AdmitBody = strictObject({
-  tenant: Type.Optional(Identifier),
-  run: Type.Optional(Identifier),
-  agent: Type.Optional(AgentIdentity),
-  chain: Type.Optional(Type.Array(Identifier, { maxItems: MAX_CHAIN_LENGTH })),
+  tenant: Type.Optional(ActingTenant),
+  run: Type.Optional(described(Identifier, 'your run id, so a retry after a lost answer is the same admission; default a new run_<ULID>')),
+  agent: Type.Optional(described(AgentIdentity, 'the governing agent identity, matched by agent and revision halts and per-agent ceilings')),
+  chain: Type.Optional(
+    Type.Array(Identifier, { maxItems: MAX_CHAIN_LENGTH, description: 'the delegation chain, root person first, matched by subject halts' }),
+  ),
   budget: Type.Optional(Budget),
-  width: Type.Optional(Amount),
+  width: Type.Optional(described(Amount, 'steps the run may have in flight at once; default 1')),
   atMs: Type.Optional(InstantMs),
   leaseMs: Type.Optional(LeaseMs),
   wait: Type.Optional(
@@ -48,17 +52,17 @@ const AdmitBody = strictObject({
   ),
 });
 
-const SettleBody = strictObject({ tenant: Type.Optional(Identifier), ...SETTLE_FIELDS });
+const SettleBody = strictObject({ tenant: Type.Optional(ActingTenant), ...SETTLE_FIELDS });
 
 const ResumeBody = strictObject({
-  tenant: Type.Optional(Identifier),
+  tenant: Type.Optional(ActingTenant),
   atMs: Type.Optional(InstantMs),
   leaseMs: Type.Optional(LeaseMs),
 });
 
 const HeartbeatBody = strictObject({
-  tenant: Type.Optional(Identifier),
-  epoch: SETTLE_FIELDS.epoch,
+  tenant: Type.Optional(ActingTenant),
+  epoch: described(SETTLE_FIELDS.epoch, 'the pass whose lease to renew: its epoch from the admission or resume'),
   leaseMs: Type.Optional(LeaseMs),
   atMs: Type.Optional(InstantMs),
 });

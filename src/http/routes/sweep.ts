@@ -3,10 +3,13 @@ import { Type, type Static } from '@sinclair/typebox';
 import { callerInstant, operatorScope } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, InstantMs, strictObject } from '../schemas/common.js';
+import { described, Identifier, InstantMs, strictObject } from '../schemas/common.js';
 import { SweepReply } from '../schemas/operator.js';
 
-const SweepBody = strictObject({ tenant: Type.Optional(Identifier), atMs: Type.Optional(InstantMs) });
+const SweepBody = strictObject({
+  tenant: Type.Optional(described(Identifier, 'one tenant the key covers; default every tenant it covers')),
+  atMs: Type.Optional(InstantMs),
+});
 
 /**
  * `POST /v1/sweep` (issue #5 item 2): one sweep of lapsed leases now, of the `tenant` named or,

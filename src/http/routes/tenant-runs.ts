@@ -4,10 +4,10 @@ import type { RunStatus } from '../../store/types.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, InstantMs, strictObject, TenantParams } from '../schemas/common.js';
+import { InstantMs, RunParams, strictObject, TenantParams } from '../schemas/common.js';
 import { ReleaseReply, RunsPage, RunsQuery, SETTLE_FIELDS, SettleReply } from '../schemas/operator.js';
 
-const TenantRunParams = strictObject({ tenant: Identifier, run: Identifier });
+const TenantRunParams = strictObject({ tenant: TenantParams.properties.tenant, run: RunParams.properties.run });
 const OperatorSettleBody = strictObject(SETTLE_FIELDS);
 const ReleaseBody = strictObject({ atMs: Type.Optional(InstantMs) });
 

@@ -3,9 +3,9 @@ import { Type, type Static } from '@sinclair/typebox';
 import { actingTenant } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, PeriodKey, strictObject, TenantParams, Usage } from '../schemas/common.js';
+import { ActingTenant, PeriodKey, strictObject, TenantParams, Usage } from '../schemas/common.js';
 
-const RunnerUsageQuery = strictObject({ tenant: Type.Optional(Identifier), period: Type.Optional(PeriodKey) });
+const RunnerUsageQuery = strictObject({ tenant: Type.Optional(ActingTenant), period: Type.Optional(PeriodKey) });
 const TenantUsageQuery = strictObject({ period: Type.Optional(PeriodKey) });
 
 /**

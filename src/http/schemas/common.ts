@@ -16,6 +16,15 @@ import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
  * field, which the service turns into the same 400.
  */
 
+/**
+ * `schema` with a `description`, which the OpenAPI document shows beside the member: what it is,
+ * its unit and its default. For shared schemas (an identifier, an amount) whose meaning depends
+ * on where they are used.
+ */
+export function described<T extends TSchema>(schema: T, description: string): T {
+  return { ...schema, description };
+}
+
 /** An object schema that refuses unknown members. */
 export function strictObject<T extends TProperties>(properties: T, options: ObjectOptions = {}) {
   return Type.Object(properties, { ...options, additionalProperties: false });
@@ -45,33 +54,42 @@ export const InstantMs = Type.Integer({ minimum: 0, maximum: MAX_INSTANT_MS, des
 export const LeaseMs = Type.Integer({ minimum: 1, maximum: MAX_LEASE_MS, description: 'Lease in milliseconds, at most 86400000 (24 hours)' });
 
 /** `{ tokens, minorUnits }`. */
-export const Spend = strictObject({ tokens: Amount, minorUnits: Amount });
+export const Spend = strictObject({
+  tokens: described(Amount, 'tokens'),
+  minorUnits: described(Amount, "money, in the deployment's minor units (such as micro-USD)"),
+});
 
 /** A run's own ceilings (core/budget.ts). */
-export const Budget = strictObject({
-  maxTokens: Type.Optional(Amount),
-  maxMinorUnits: Type.Optional(Amount),
-  maxCallTokens: Type.Optional(Amount),
-  maxCallMinorUnits: Type.Optional(Amount),
-});
+export const Budget = strictObject(
+  {
+    maxTokens: Type.Optional(described(Amount, 'most tokens the run may spend in all; held at admission')),
+    maxMinorUnits: Type.Optional(described(Amount, 'most minor units the run may spend in all; held at admission')),
+    maxCallTokens: Type.Optional(described(Amount, 'most tokens one call of the run may spend')),
+    maxCallMinorUnits: Type.Optional(described(Amount, 'most minor units one call of the run may spend')),
+  },
+  { description: "the run's own ceilings; under a tenant spend ceiling a run must declare the unit's total and per-call bound, else Unbounded (422)" },
+);
 
 /** The governing agent identity: its name and the SHA-256 of its manifest (64 hex). */
 export const AgentIdentity = strictObject({
-  name: Identifier,
+  name: described(Identifier, 'the agent name, matched by agent halts and per-agent ceilings'),
   digest: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the SHA-256 of the agent manifest, 64 hexadecimal digits' }),
 });
 
 /** `{ count, windowSeconds }`: at most `count` dispatches in any window of `windowSeconds`. */
-export const RateCeiling = strictObject({ count: Amount, windowSeconds: Amount });
+export const RateCeiling = strictObject({
+  count: described(Amount, 'most dispatches in any window'),
+  windowSeconds: described(Amount, 'the window, in seconds; 1 to 2678400 (31 days) can be counted, any other is refused'),
+});
 
 /** The most agents one quota or the plane-wide ceiling may name ceilings for (issue 12). */
 export const MAX_AGENT_CEILINGS = 1000;
 
 /** One agent's ceilings inside a tenant's quota (issue 12; core AgentCeilings). */
 export const AgentCeilings = strictObject({
-  maxConcurrentRuns: Type.Optional(Amount),
-  maxTokensPerPeriod: Type.Optional(Amount),
-  maxMinorUnitsPerPeriod: Type.Optional(Amount),
+  maxConcurrentRuns: Type.Optional(described(Amount, "most of this agent's runs holding a slot at once")),
+  maxTokensPerPeriod: Type.Optional(described(Amount, 'most tokens settled and held by this agent per billing period')),
+  maxMinorUnitsPerPeriod: Type.Optional(described(Amount, 'most minor units settled and held by this agent per billing period')),
 });
 
 /*
@@ -88,9 +106,9 @@ const PeriodKind = Type.Union([Type.Literal('monthly'), Type.Literal('daily')], 
 // A tenant's quota (core/quota.ts) with or without the request bounds, with its `period` member.
 function tenantQuotaSchema<P extends TSchema>(requestBound: boolean, period: P) {
   return strictObject({
-    maxConcurrentRuns: Type.Optional(Amount),
-    maxTokensPerPeriod: Type.Optional(Amount),
-    maxMinorUnitsPerPeriod: Type.Optional(Amount),
+    maxConcurrentRuns: Type.Optional(described(Amount, 'most runs holding a slot at once; absent: unlimited, 0: none')),
+    maxTokensPerPeriod: Type.Optional(described(Amount, 'most tokens settled and held per billing period; absent: unlimited')),
+    maxMinorUnitsPerPeriod: Type.Optional(described(Amount, 'most minor units settled and held per billing period; absent: unlimited')),
     period,
     rateCeilings: Type.Optional(
       Type.Record(Identifier, Type.Array(RateCeiling, bounded(requestBound, { maxItems: MAX_DECLARED_CEILINGS })), {
@@ -113,9 +131,9 @@ export const TenantQuotaInput = tenantQuotaSchema(true, Type.Optional(PeriodKind
 // The plane-wide ceiling (core PlaneCeiling) with or without the request bounds.
 function planeCeilingSchema(requestBound: boolean) {
   return strictObject({
-    maxConcurrentRuns: Type.Optional(Amount),
+    maxConcurrentRuns: Type.Optional(described(Amount, 'most runs holding a slot at once across every tenant; absent: unlimited')),
     agents: Type.Optional(
-      Type.Record(Identifier, strictObject({ maxConcurrentRuns: Type.Optional(Amount) }), {
+      Type.Record(Identifier, strictObject({ maxConcurrentRuns: Type.Optional(described(Amount, "most of this agent's runs holding a slot at once, across every tenant")) }), {
         ...bounded(requestBound, { maxProperties: MAX_AGENT_CEILINGS }),
         description: 'agent name → its ceiling across every tenant',
       }),
@@ -159,7 +177,7 @@ export const ScopeKey = Type.String({
 });
 
 /** A listing page size, 1 … 1000 (default 100). */
-export const ListingLimit = Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT });
+export const ListingLimit = Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT, description: `most rows to answer, 1 to ${MAX_LIST_LIMIT}; default 100` });
 
 /** A pass as admit or resume opened it (store/types.ts `PassGrant`). */
 export const PassGrant = strictObject({
@@ -196,10 +214,16 @@ export const Usage = strictObject({
 export const NoQuery = strictObject({});
 
 /** The `{tenant}` path parameter. */
-export const TenantParams = strictObject({ tenant: Identifier });
+export const TenantParams = strictObject({ tenant: described(Identifier, 'the tenant, which the key must cover (404 otherwise)') });
 
 /** The `{run}` path parameter. */
-export const RunParams = strictObject({ run: Identifier });
+export const RunParams = strictObject({ run: described(Identifier, 'the run id, as admission answered it') });
+
+/** The `tenant` member of a runner's request: whose work this is. */
+export const ActingTenant = described(
+  Identifier,
+  "the tenant acted for: a runner key's own (may be repeated; another answers 404); an operator key names one it covers, and a key of every tenant must",
+);
 
 /**
  * The one error envelope (RFC 9457 `application/problem+json`): `type`, `title`, `status`,

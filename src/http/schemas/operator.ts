@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 
 import { ATTENTION_KINDS } from '../../plane/operator-types.js';
 import { RUN_STATUSES } from '../../store/types.js';
-import { AgentIdentity, Identifier, InstantMs, ListingLimit, Operator, Spend, strictObject } from './common.js';
+import { AgentIdentity, described, Identifier, InstantMs, ListingLimit, Operator, Spend, strictObject } from './common.js';
 
 /*
  * Reply and query schemas of the issue-#5 operator routes: the run registry, leases, the sweep,
@@ -42,7 +42,7 @@ export const RunsPage = strictObject({
 /** `GET …/runs` query: statuses, cursor, page size. */
 export const RunsQuery = strictObject({
   status: Type.Optional(RunStatusList),
-  after: Type.Optional(Identifier),
+  after: Type.Optional(described(Identifier, "a cursor: runs whose id sorts after this one (the previous page's next)")),
   limit: Type.Optional(ListingLimit),
 });
 
@@ -81,9 +81,9 @@ export const SettleReply = strictObject({
 
 /** The members of a settle body besides the tenant: the pass, its own spend, whether it concluded the run, and the instant. */
 export const SETTLE_FIELDS = {
-  epoch: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }),
-  spend: Spend,
-  concludes: Type.Boolean(),
+  epoch: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'the pass settled: its epoch from the admission or resume' }),
+  spend: described(Spend, "what this pass itself spent (not the run's total so far)"),
+  concludes: Type.Boolean({ description: 'true when this pass ends the run: the rest of its hold is given back and its slot freed' }),
   atMs: Type.Optional(InstantMs),
 };
 
