@@ -4,11 +4,13 @@ import type { RouteAccess } from './auth.js';
 import { PROBLEM_REPLIES } from './schemas/common.js';
 
 /**
- * What a route that takes an API key declares: a one-line summary, its request schemas, its
+ * What a route that takes an API key declares: its operation id, a one-line summary, its request schemas, its
  * success reply, and the status that reply is sent with (`replyStatus`, default 200; a route that
  * creates something answers 201, and the document must say so).
  */
 export interface ProtectedRouteSpec {
+  /** The operation's name in /openapi.json, unique: a generated client names its method after it. */
+  readonly operationId: string;
   readonly summary: string;
   readonly params?: TSchema;
   readonly querystring?: TSchema;

@@ -19,6 +19,12 @@ describe('the OpenAPI document', () => {
     expect(await openApiProblems(document)).toEqual([]);
   });
 
+  it('names every operation with a unique operationId, which a generated client names its methods after', () => {
+    const ids = Object.values(document.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
+    expect(ids.filter((id) => typeof id !== 'string' || !/^[a-z][A-Za-z]*$/.test(id))).toEqual([]);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
   it('describes every member a request may send: each parameter, and each body member at every depth', () => {
     const undescribed: string[] = [];
     const walk = (schema: Record<string, any> | undefined, at: string): void => {
@@ -46,6 +52,7 @@ describe('the OpenAPI document', () => {
     ['a response without its description', (d: any) => delete d.paths['/healthz'].get.responses['200'].description, /description/],
     ['a status range spelled 4xx', (d: any) => (d.paths['/healthz'].get.responses['4xx'] = { description: 'x' }), /4xx/],
     ['a path parameter not declared', (d: any) => (d.paths['/v1/runs/{run}/settle'].post.parameters = []), /path parameter/],
+    ['two operations with one operationId', (d: any) => (d.paths['/readyz'].get.operationId = d.paths['/healthz'].get.operationId), /operationId/],
     ['a schema with a type JSON Schema does not have', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.type = 'thing'), /type/],
     ['a schema keyword no generator knows', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.nulable = true), /nulable/],
   ])('finds %s', async (_what, breakIt, expected) => {

@@ -24,14 +24,14 @@ const SUMMARY =
 export const attentionRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof AttentionQuery> }>(
     '/v1/tenants/:tenant/attention',
-    protectedRoute('operator', { summary: SUMMARY, params: TenantParams, querystring: AttentionQuery, reply: AttentionReport }),
+    protectedRoute('operator', { operationId: 'tenantAttention', summary: SUMMARY, params: TenantParams, querystring: AttentionQuery, reply: AttentionReport }),
     async (request) =>
       context.plane.attention({ ...request.query, tenant: request.params.tenant, atMs: callerInstant(request, request.query.atMs) }),
   );
 
   app.get<{ Querystring: Static<typeof AttentionQuery> }>(
     '/v1/attention',
-    protectedRoute('operator', { summary: `${SUMMARY}; every tenant the key covers`, querystring: AttentionQuery, reply: AttentionReport }),
+    protectedRoute('operator', { operationId: 'attention', summary: `${SUMMARY}; every tenant the key covers`, querystring: AttentionQuery, reply: AttentionReport }),
     async (request) =>
       context.plane.attention({ ...request.query, tenant: operatorScope(request, undefined), atMs: callerInstant(request, request.query.atMs) }),
   );

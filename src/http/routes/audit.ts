@@ -22,6 +22,7 @@ export const auditRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof AuditQuery> }>(
     '/v1/tenants/:tenant/audit',
     protectedRoute('operator', {
+      operationId: 'auditLog',
       summary: "A tenant's audit rows, newest first, optionally of one action",
       params: TenantParams,
       querystring: AuditQuery,
@@ -33,6 +34,7 @@ export const auditRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(
     '/v1/tenants/:tenant/audit/verify',
     protectedRoute('operator', {
+      operationId: 'verifyAudit',
       summary: "Recompute a tenant's audit hash chain and name the first row that does not match",
       params: TenantParams,
       querystring: NoQuery,

@@ -51,6 +51,7 @@ export const dispatchRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof DispatchBody> }>(
     '/v1/runs/:run/dispatches',
     protectedRoute('runner', {
+      operationId: 'dispatch',
       summary: 'Count one dispatch of a granted tool, renewing the lease with epoch (RateLimited 429, UncountableRate 422, Withheld 423; exempt: operator keys only)',
       params: RunParams,
       body: DispatchBody,

@@ -64,6 +64,7 @@ export const haltRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof HaltsQuery> }>(
     '/v1/tenants/:tenant/halts',
     protectedRoute('operator', {
+      operationId: 'listHalts',
       summary: 'Standing halts of a tenant, or with ?state=lifted its recorded lifts (newest first)',
       params: TenantParams,
       querystring: HaltsQuery,
@@ -93,6 +94,7 @@ export const haltRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof HaltBody> }>(
     '/v1/tenants/:tenant/halts',
     protectedRoute('operator', {
+      operationId: 'halt',
       summary: 'Throw (or re-throw) a halt on a scope; audited before it stands',
       params: TenantParams,
       body: HaltBody,
@@ -111,6 +113,7 @@ export const haltRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof LiftBody> }>(
     '/v1/tenants/:tenant/halts/lift',
     protectedRoute('operator', {
+      operationId: 'lift',
       summary: 'Lift a halt: journaled first, then removed only if it is still the halt read',
       params: TenantParams,
       body: LiftBody,

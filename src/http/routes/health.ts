@@ -20,7 +20,7 @@ export const healthRoutes: RouteModule = (app, context) => {
     '/healthz',
     {
       config: { access: 'public' },
-      schema: { summary: 'The process is up', tags: ['service'], response: { 200: HealthReply } },
+      schema: { operationId: 'health', summary: 'The process is up', tags: ['service'], response: { 200: HealthReply } },
     },
     async () => ({ status: 'ok' as const }),
   );
@@ -29,7 +29,7 @@ export const healthRoutes: RouteModule = (app, context) => {
     '/readyz',
     {
       config: { access: 'public' },
-      schema: { summary: 'The store answers: ready to decide', tags: ['service'], response: { 200: ReadyReply, ...PROBLEM_REPLIES } },
+      schema: { operationId: 'ready', summary: 'The store answers: ready to decide', tags: ['service'], response: { 200: ReadyReply, ...PROBLEM_REPLIES } },
     },
     async () => {
       const notReady = context.readiness();

@@ -21,7 +21,7 @@ const KeyReply = strictObject({
 export const keyIdentityRoutes: RouteModule = (app) => {
   app.get(
     '/v1/key',
-    protectedRoute('runner', { summary: 'Who the key sending this request is: its name, role and tenant', querystring: NoQuery, reply: KeyReply }),
+    protectedRoute('runner', { operationId: 'whoAmI', summary: 'Who the key sending this request is: its name, role and tenant', querystring: NoQuery, reply: KeyReply }),
     async (request) => {
       const { id, name, role, tenant } = requestKey(request);
       return { id, name, role, tenant };

@@ -61,6 +61,7 @@ export const keyRoutes: RouteModule = (app, context) => {
     '/v1/keys',
     {
       ...protectedRoute('operator', {
+        operationId: 'createKey',
         summary: 'Create an API key; its secret is in this answer only (audited as key.create)',
         body: CreateKeyBody,
         reply: CreatedKey,
@@ -75,12 +76,13 @@ export const keyRoutes: RouteModule = (app, context) => {
   );
   app.get(
     '/v1/keys',
-    protectedRoute('operator', { summary: 'The API keys of the tenants this key covers, revoked ones included (never a secret)', querystring: NoQuery, reply: KeyList }),
+    protectedRoute('operator', { operationId: 'listKeys', summary: 'The API keys of the tenants this key covers, revoked ones included (never a secret)', querystring: NoQuery, reply: KeyList }),
     async (request) => ({ keys: await adminFor(request, context).list() }),
   );
   app.post<{ Params: Static<typeof KeyParams> }>(
     '/v1/keys/:id/revoke',
     protectedRoute('operator', {
+      operationId: 'revokeKey',
       summary: 'Revoke an API key: every request with it answers 401 from now on (audited as key.revoke)',
       params: KeyParams,
       reply: RevokeReply,

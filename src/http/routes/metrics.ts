@@ -12,6 +12,7 @@ export const metricsRoutes: RouteModule = (app, context) => {
     {
       config: { access: 'operator-all-tenants' },
       schema: {
+        operationId: 'metrics',
         summary: 'Prometheus metrics: admissions, refusals by code, settle and dispatch outcomes, latencies, per-tenant gauges',
         tags: ['service'],
         security: [{ bearer: [] }],

@@ -46,6 +46,7 @@ export const planeRoutes: RouteModule = (app, context) => {
   app.get(
     '/v1/plane',
     protectedRoute('operator-all-tenants', {
+      operationId: 'planeStatus',
       summary: 'The plane-wide ceiling and the running slots of every tenant (and bounded agent) against it',
       querystring: NoQuery,
       reply: PlaneStatusReply,
@@ -56,6 +57,7 @@ export const planeRoutes: RouteModule = (app, context) => {
   app.put<{ Body: Static<typeof PlaneCeilingInput> }>(
     '/v1/plane/ceiling',
     protectedRoute('operator-all-tenants', {
+      operationId: 'setPlaneCeiling',
       summary: 'Replace the plane-wide ceiling (audited as plane.set); absent ceilings are unlimited, 0 allows nothing',
       querystring: NoQuery,
       body: PlaneCeilingInput,
@@ -67,6 +69,7 @@ export const planeRoutes: RouteModule = (app, context) => {
   app.patch<{ Body: Static<typeof PlanePatchBody> }>(
     '/v1/plane/ceiling',
     protectedRoute('operator-all-tenants', {
+      operationId: 'updatePlaneCeiling',
       summary:
         'Change part of the plane-wide ceiling (JSON Merge Patch, RFC 7396; audited as plane.update): members left out are kept, ' +
         'null removes one, agents and weights merge per key',

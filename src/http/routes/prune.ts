@@ -43,6 +43,7 @@ export const pruneRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof PruneBody> }>(
     '/v1/prune',
     protectedRoute('operator', {
+      operationId: 'prune',
       summary: 'Prune closed runs, their passes and receipts, and rate instants no window counts, older than an age (audited)',
       body: PruneBody,
       reply: PruneReply,

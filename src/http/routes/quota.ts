@@ -64,6 +64,7 @@ export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(
     '/v1/tenants/:tenant/quota',
     protectedRoute('operator', {
+      operationId: 'getQuota',
       summary: "A tenant's quota, or null when none was set",
       params: TenantParams,
       querystring: NoQuery,
@@ -75,6 +76,7 @@ export const quotaRoutes: RouteModule = (app, context) => {
   app.put<{ Params: Static<typeof TenantParams>; Body: Static<typeof TenantQuotaInput> }>(
     '/v1/tenants/:tenant/quota',
     protectedRoute('operator', {
+      operationId: 'setQuota',
       summary: "Replace a tenant's quota (audited); absent ceilings are unlimited, 0 allows nothing",
       params: TenantParams,
       body: TenantQuotaInput,
@@ -93,6 +95,7 @@ export const quotaRoutes: RouteModule = (app, context) => {
   app.patch<{ Params: Static<typeof TenantParams>; Body: Static<typeof QuotaPatchBody> }>(
     '/v1/tenants/:tenant/quota',
     protectedRoute('operator', {
+      operationId: 'updateQuota',
       summary:
         "Change part of a tenant's quota (JSON Merge Patch, RFC 7396; audited as quota.update with the old and new quota): " +
         'members left out are kept, null removes a ceiling, rate ceilings merge per grant',

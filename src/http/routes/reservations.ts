@@ -13,6 +13,7 @@ export const reservationRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof ReservationsQuery> }>(
     '/v1/tenants/:tenant/reservations',
     protectedRoute('operator', {
+      operationId: 'reservations',
       summary: 'Spend holds of open runs: run, period held in, remaining worst case',
       params: TenantParams,
       querystring: ReservationsQuery,

@@ -86,6 +86,7 @@ export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof AdmitBody> }>(
     '/v1/runs',
     protectedRoute('runner', {
+      operationId: 'admit',
       summary:
         'Admit a run: its first pass, or a refusal (Halted 423, Unbounded 422, TooManyRuns/SpentOut 429; SpentOut 422 when the hold alone exceeds the ceiling). ' +
         'With `wait` (ms) a TooManyRuns refusal waits in the tenant queue, first come first served, as a long poll',
@@ -136,6 +137,7 @@ export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof SettleBody> }>(
     '/v1/runs/:run/settle',
     protectedRoute('runner', {
+      operationId: 'settle',
       summary: 'Settle a pass exactly once (an identical retry answers already-settled; a different payload 409)',
       params: RunParams,
       body: SettleBody,
@@ -147,6 +149,7 @@ export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof ResumeBody> }>(
     '/v1/runs/:run/resume',
     protectedRoute('runner', {
+      operationId: 'resume',
       summary: 'Open a new pass of an admitted run (never gated; carries its hold to the current period)',
       params: RunParams,
       body: ResumeBody,
@@ -158,6 +161,7 @@ export const runRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof RunParams>; Body: Static<typeof HeartbeatBody> }>(
     '/v1/runs/:run/heartbeat',
     protectedRoute('runner', {
+      operationId: 'heartbeat',
       summary: "Renew a pass's lease (Withheld 423: pause the run; a stale epoch or a stranded run 409)",
       params: RunParams,
       body: HeartbeatBody,

@@ -16,6 +16,7 @@ export const slotRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof SlotsQuery> }>(
     '/v1/tenants/:tenant/slots',
     protectedRoute('operator', {
+      operationId: 'slotHolders',
       summary: 'Runs holding a slot (the running set), ascending run id',
       params: TenantParams,
       querystring: SlotsQuery,

@@ -36,6 +36,7 @@ export const spendHistoryRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof SpendHistoryQuery> }>(
     '/v1/tenants/:tenant/spend',
     protectedRoute('operator', {
+      operationId: 'spendHistory',
       summary: "A tenant's settled and held spend over its recent billing periods, oldest first",
       params: TenantParams,
       querystring: SpendHistoryQuery,
@@ -47,6 +48,7 @@ export const spendHistoryRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof RateWindowsQuery> }>(
     '/v1/tenants/:tenant/rates',
     protectedRoute('operator', {
+      operationId: 'rateWindows',
       summary: "A tenant's configured rate ceilings with how many dispatches each window holds now",
       params: TenantParams,
       querystring: RateWindowsQuery,

@@ -20,6 +20,7 @@ export const sweepRoutes: RouteModule = (app, context) => {
   app.post<{ Body: Static<typeof SweepBody> }>(
     '/v1/sweep',
     protectedRoute('operator', {
+      operationId: 'sweep',
       summary: 'Sweep lapsed leases now: free the slots of dead runs and mark them stranded, keeping their holds',
       body: SweepBody,
       reply: SweepReply,

@@ -23,6 +23,7 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof RunsQuery> }>(
     '/v1/tenants/:tenant/runs',
     protectedRoute('operator', {
+      operationId: 'listRuns',
       summary: 'The run registry by run id: status and since when, latest pass, slot, lease; ?status=stranded,withheld filters',
       params: TenantParams,
       querystring: RunsQuery,
@@ -38,6 +39,7 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof OperatorSettleBody> }>(
     '/v1/tenants/:tenant/runs/:run/settle',
     protectedRoute('operator', {
+      operationId: 'operatorSettle',
       summary: "Settle a pass's real spend for a runner that cannot (audited as run.settle); a conflicting settle 409",
       params: TenantRunParams,
       body: OperatorSettleBody,
@@ -56,6 +58,7 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
   app.post<{ Params: Static<typeof TenantRunParams>; Body: Static<typeof ReleaseBody> }>(
     '/v1/tenants/:tenant/runs/:run/release',
     protectedRoute('operator', {
+      operationId: 'release',
       summary: "Give back a run's slot and hold and close it as released (audited as run.release)",
       params: TenantRunParams,
       body: ReleaseBody,

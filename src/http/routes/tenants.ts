@@ -16,6 +16,7 @@ export const tenantRoutes: RouteModule = (app, context) => {
   app.get(
     '/v1/tenants',
     protectedRoute('operator', {
+      operationId: 'tenants',
       summary: 'Tenants the operator key covers that have a quota, a run or a halt',
       querystring: NoQuery,
       reply: TenantsReply,

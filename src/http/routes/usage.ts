@@ -17,6 +17,7 @@ export const usageRoutes: RouteModule = (app, context) => {
   app.get<{ Querystring: Static<typeof RunnerUsageQuery> }>(
     '/v1/usage',
     protectedRoute('runner', {
+      operationId: 'usage',
       summary: "The key's tenant's spent, reserved and running figures for a period, with its quota",
       querystring: RunnerUsageQuery,
       reply: Usage,
@@ -30,6 +31,7 @@ export const usageRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof TenantUsageQuery> }>(
     '/v1/tenants/:tenant/usage',
     protectedRoute('operator', {
+      operationId: 'tenantUsage',
       summary: "A tenant's spent, reserved and running figures for a period, with its quota",
       params: TenantParams,
       querystring: TenantUsageQuery,
