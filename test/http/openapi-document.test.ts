@@ -34,13 +34,18 @@ describe('the OpenAPI document', () => {
       if (typeof schema.additionalProperties === 'object') walk(schema.additionalProperties, `${at}{}`);
       for (const [name, member] of Object.entries<Record<string, any>>(schema.properties ?? {})) {
         if (typeof member.description !== 'string' || member.description === '') undescribed.push(`${at}.${name}`);
+        // An instant is refused from a runner key (400): the document must say who may send one.
+        else if (name === 'atMs' && !member.description.includes('operator key')) undescribed.push(`${at}.${name} (who may send it)`);
         walk(member, `${at}.${name}`);
       }
     };
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, operation] of Object.entries(methods)) {
         const at = `${method.toUpperCase()} ${path}`;
-        for (const parameter of operation.parameters ?? []) if (!parameter.description) undescribed.push(`${at} ${parameter.in} ${parameter.name}`);
+        for (const parameter of operation.parameters ?? []) {
+          if (!parameter.description) undescribed.push(`${at} ${parameter.in} ${parameter.name}`);
+          else if (parameter.name === 'atMs' && !parameter.description.includes('operator key')) undescribed.push(`${at} ${parameter.in} atMs (who may send it)`);
+        }
         for (const [media, body] of Object.entries(operation.requestBody?.content ?? {})) walk(body.schema, `${at} body(${media})`);
       }
     }

@@ -48,7 +48,11 @@ export const Identifier = Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_
 export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
 
 /** An instant, integer Unix ms (DESIGN.md decision 1). Accepted from operator keys only (see auth). */
-export const InstantMs = Type.Integer({ minimum: 0, maximum: MAX_INSTANT_MS, description: 'Unix milliseconds' });
+export const InstantMs = Type.Integer({
+  minimum: 0,
+  maximum: MAX_INSTANT_MS,
+  description: "the instant to decide at, Unix ms; only an operator key may send it (a runner key gets 400); default the server's clock",
+});
 
 /** A lease in ms: 1 to `MAX_LEASE_MS` (24 hours), the plane's bound (plane-input.ts). */
 export const LeaseMs = Type.Integer({ minimum: 1, maximum: MAX_LEASE_MS, description: 'Lease in milliseconds, at most 86400000 (24 hours)' });
