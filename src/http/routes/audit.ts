@@ -9,7 +9,8 @@ const AuditQuery = strictObject({
   limit: Type.Optional(ListingLimit),
   action: Type.Optional(described(Identifier, 'only rows of this action: halt, lift, quota.set, quota.update, run.settle, run.release, key.create, …')),
 });
-const AuditReply = strictObject({ rows: Type.Array(AuditRecord), truncated: Type.Boolean() });
+/** A page of a tenant's audit log (plane `AuditLogPage`). */
+export const AuditReply = strictObject({ rows: Type.Array(AuditRecord), truncated: Type.Boolean() });
 
 /**
  * A tenant's audit log (issue #5 item 6): `GET /v1/tenants/{tenant}/audit?limit=&action=` lists

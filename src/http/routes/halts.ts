@@ -17,7 +17,8 @@ const HaltView = strictObject({
   atMs: Type.Integer(),
 });
 
-const LiftedView = strictObject({
+/** One recorded lift (plane `LiftedHalt`). */
+export const LiftedView = strictObject({
   scope: Type.String(),
   by: Operator,
   liftedAtMs: Type.Integer(),
@@ -42,7 +43,8 @@ const HaltBody = strictObject({
   atMs: Type.Optional(InstantMs),
 });
 
-const HaltReply = strictObject({
+/** What throwing a halt answers (plane `HaltResult`). */
+export const HaltReply = strictObject({
   scope: Type.String(),
   reason: Type.String(),
   by: Operator,
@@ -52,7 +54,8 @@ const HaltReply = strictObject({
 
 const LiftBody = strictObject({ scope: ScopeKey, atMs: Type.Optional(InstantMs) });
 
-const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Type.Boolean() });
+/** What a lift answers (plane `LiftResult`). */
+export const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Type.Boolean() });
 
 /**
  * Emergency halts (issue #4 item 2, contract §9.2): `GET /v1/tenants/{tenant}/halts` lists the

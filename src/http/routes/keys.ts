@@ -14,7 +14,8 @@ const Role = Type.Union([Type.Literal('runner'), Type.Literal('operator')], {
   description: "runner: the run verbs, for its own tenant; operator: the operator routes too, for the tenant it names, or every tenant with '*'",
 });
 
-const KeyRecord = strictObject({
+/** An API key as listed, never its secret (store `ApiKeyRecord`). */
+export const KeyRecord = strictObject({
   id: Type.String(),
   name: Type.String(),
   role: Role,
@@ -29,7 +30,8 @@ const CreateKeyBody = strictObject({
   name: Type.Optional(described(Identifier, 'a name for the key: audit rows of what it does record it as the operator; default its id')),
 });
 
-const CreatedKey = strictObject({ ...KeyRecord.properties, key: Type.String({ description: 'the key itself, shown only in this answer' }) });
+/** A key just created, with its secret (plane `CreatedApiKey`). */
+export const CreatedKey = strictObject({ ...KeyRecord.properties, key: Type.String({ description: 'the key itself, shown only in this answer' }) });
 const KeyList = strictObject({ keys: Type.Array(KeyRecord) });
 const KeyParams = strictObject({ id: Type.String({ minLength: 1, maxLength: 64, description: 'the key id (key_…), as GET /v1/keys lists it' }) });
 const RevokeReply = strictObject({ id: Type.String(), outcome: Type.Union([Type.Literal('revoked'), Type.Literal('already-revoked')]) });

@@ -28,7 +28,8 @@ const PlanePatchBody = strictObject({
 
 const CeilingReply = strictObject({ ceiling: PlaneCeiling });
 
-const PlaneStatusReply = strictObject({
+/** The plane-wide ceiling and what it bounds now (plane `PlaneStatus`). */
+export const PlaneStatusReply = strictObject({
   ceiling: Type.Union([PlaneCeiling, Type.Null()]),
   running: Type.Union([Type.Integer(), Type.Null()]),
   limit: Type.Union([Type.Integer(), Type.Null()]),

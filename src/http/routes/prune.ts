@@ -22,7 +22,7 @@ const Counts = {
 };
 
 /** What a prune removed, or would remove (plane `PruneResult`). */
-const PruneReply = strictObject({
+export const PruneReply = strictObject({
   atMs: Type.Integer(),
   olderThanMs: Type.Integer(),
   dryRun: Type.Boolean(),

@@ -5,7 +5,8 @@ import { protectedRoute } from '../route-options.js';
 import { ListingLimit, strictObject, TenantParams } from '../schemas/common.js';
 
 const SlotsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
-const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
+/** The running set of a tenant (plane `SlotHoldersPage`). */
+export const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
 
 /**
  * `GET /v1/tenants/{tenant}/slots?limit=` (issue #4 item 2, contract §6.14): the runs holding one

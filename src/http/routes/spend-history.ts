@@ -10,7 +10,8 @@ const SpendHistoryQuery = strictObject({
   atMs: Type.Optional(InstantMs),
 });
 
-const SpendHistoryReply = strictObject({
+/** A tenant's spend over recent periods (plane `SpendHistory`). */
+export const SpendHistoryReply = strictObject({
   tenant: Type.String(),
   periodKind: Type.Union([Type.Literal('monthly'), Type.Literal('daily')]),
   periods: Type.Array(strictObject({ period: Type.String(), spent: Spend, reserved: Spend })),
@@ -19,7 +20,8 @@ const SpendHistoryReply = strictObject({
 
 const RateWindowsQuery = strictObject({ atMs: Type.Optional(InstantMs) });
 
-const RateWindowsReply = strictObject({
+/** A tenant's configured rate windows now (plane `RateWindows`). */
+export const RateWindowsReply = strictObject({
   tenant: Type.String(),
   atMs: Type.Integer(),
   windows: Type.Array(strictObject({ grant: Type.String(), ceiling: RateCeiling, counted: Type.Union([Amount, Type.Null()]) })),

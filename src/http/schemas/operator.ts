@@ -56,7 +56,8 @@ export const AuditRecord = strictObject({
   by: Operator,
   action: Type.String(),
   subject: Type.String(),
-  detail: Type.Object({}, { additionalProperties: true }),
+  // Any JSON object; typed as the store types it, so the reply types can be checked against the store's.
+  detail: Type.Unsafe<Record<string, unknown>>(Type.Object({}, { additionalProperties: true })),
   hash: Type.String(),
 });
 
