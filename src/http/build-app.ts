@@ -18,6 +18,7 @@ import { problemCodeOf, requestLogLine } from './request-log.js';
 import type { RouteContext, RouteModule } from './route-context.js';
 import { MERGE_PATCH_CONTENT_TYPE } from './route-options.js';
 import { ROUTES } from './routes/index.js';
+import { Problem } from './schemas/common.js';
 import { strictValidatorCompiler } from './validation.js';
 import { DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
 
@@ -161,7 +162,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     request.log.info(requestLogLine(request, reply), 'request');
   });
 
+  // The error envelope, shared by every route's error replies (schemas/common.ts).
+  app.addSchema(Problem);
   await app.register(swagger, {
+    // Shared schemas keep their own $id as their name in components.schemas (default: def-0, …).
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
     openapi: {
       openapi: '3.1.0',
       info: {

@@ -1,4 +1,4 @@
-import { compileErrors, validate } from '@readme/openapi-parser';
+import { compileErrors, dereference, validate } from '@readme/openapi-parser';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 
 import { IDENTIFIER_KEYWORD } from '../../src/http/validation.js';
@@ -62,6 +62,15 @@ export function documentSchemas(document: OpenApiDocument): { readonly where: st
 }
 
 /**
+ * `document` with every `$ref` replaced by what it points at (the error replies point at
+ * components.schemas.Problem), so each schema in it can be compiled or applied on its own.
+ * The document itself is left as it was.
+ */
+export async function dereferenced(document: OpenApiDocument): Promise<OpenApiDocument> {
+  return (await dereference(structuredClone(document) as never)) as unknown as OpenApiDocument;
+}
+
+/**
  * What is wrong with `document`, empty when nothing is: the OpenAPI 3.1 validator's findings
  * (structure, path parameters, duplicate operation ids, …), then every schema object that draft
  * 2020-12 refuses (the OpenAPI 3.1 meta-schema leaves schema objects unchecked).
@@ -73,7 +82,14 @@ export async function openApiProblems(document: OpenApiDocument): Promise<string
   if (!result.valid) problems.push(compileErrors(result));
   if (result.specification !== 'OpenAPI') problems.push(`read as ${String(result.specification)}, not OpenAPI`);
   const ajv = openApiAjv();
-  for (const { where, schema } of documentSchemas(document)) {
+  let resolved: OpenApiDocument;
+  try {
+    resolved = await dereferenced(document);
+  } catch (error) {
+    return [...problems, `a $ref does not resolve: ${error instanceof Error ? error.message : String(error)}`];
+  }
+  const components = Object.entries((resolved.components as { schemas?: Record<string, object> } | undefined)?.schemas ?? {});
+  for (const { where, schema } of [...documentSchemas(resolved), ...components.map(([name, schema]) => ({ where: `components.schemas.${name}`, schema }))]) {
     try {
       ajv.compile(schema);
     } catch (error) {

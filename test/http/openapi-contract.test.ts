@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RouteModule } from '../../src/http/route-context.js';
 import { ROUTES } from '../../src/http/routes/index.js';
 import { bearer, GRANT, serviceFixture, type FixtureKey, type ServiceFixture } from './http-fixtures.js';
-import { openApiAjv, type OpenApiDocument, type OpenApiResponse } from './openapi-check.js';
+import { dereferenced, openApiAjv, type OpenApiDocument, type OpenApiResponse } from './openapi-check.js';
 
 /*
  * The contract a generated client relies on, checked against real answers: every route is driven
@@ -94,7 +94,7 @@ describe('every route answers what /openapi.json documents', () => {
 
   beforeAll(async () => {
     f = await serviceFixture({ routes: [capture, ...ROUTES] });
-    document = (await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>();
+    document = await dereferenced((await f.app.inject({ method: 'GET', url: '/openapi.json' })).json<OpenApiDocument>());
   });
   afterAll(() => f.close());
 

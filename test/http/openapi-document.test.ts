@@ -19,6 +19,19 @@ describe('the OpenAPI document', () => {
     expect(await openApiProblems(document)).toEqual([]);
   });
 
+  it('holds the error envelope once, as components.schemas.Problem, which every error reply refers to', () => {
+    const components = document.components as { schemas?: Record<string, unknown> } | undefined;
+    expect(Object.keys(components?.schemas ?? {})).toEqual(['Problem']);
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!/^[45]/.test(status)) continue;
+          expect(response.content?.['application/problem+json']?.schema, `${method} ${path} ${status}`).toEqual({ $ref: '#/components/schemas/Problem' });
+        }
+      }
+    }
+  });
+
   it('names every operation with a unique operationId, which a generated client names its methods after', () => {
     const ids = Object.values(document.paths).flatMap((methods) => Object.values(methods).map((operation) => operation.operationId));
     expect(ids.filter((id) => typeof id !== 'string' || !/^[a-z][A-Za-z]*$/.test(id))).toEqual([]);
@@ -58,6 +71,7 @@ describe('the OpenAPI document', () => {
     ['a status range spelled 4xx', (d: any) => (d.paths['/healthz'].get.responses['4xx'] = { description: 'x' }), /4xx/],
     ['a path parameter not declared', (d: any) => (d.paths['/v1/runs/{run}/settle'].post.parameters = []), /path parameter/],
     ['two operations with one operationId', (d: any) => (d.paths['/readyz'].get.operationId = d.paths['/healthz'].get.operationId), /operationId/],
+    ['a $ref to no schema', (d: any) => (d.paths['/readyz'].get.responses['5XX'].content['application/problem+json'].schema.$ref = '#/components/schemas/Nothing'), /Nothing/],
     ['a schema with a type JSON Schema does not have', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.type = 'thing'), /type/],
     ['a schema keyword no generator knows', (d: any) => (d.paths['/healthz'].get.responses['200'].content['application/json'].schema.nulable = true), /nulable/],
   ])('finds %s', async (_what, breakIt, expected) => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
 import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
-import { openApiAjv, type OpenApiDocument } from './openapi-check.js';
+import { dereferenced, openApiAjv, type OpenApiDocument } from './openapi-check.js';
 
 // Faults found by checking what the service answers against what /openapi.json and the README say
 // it answers. Each test is named after what a generated client would have got wrong.
@@ -43,7 +43,7 @@ describe('replies as documented', () => {
     const refused = await f.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(f.key.runAcme), payload: { run: 'r1' } });
     const problem = expectProblem(refused, 429, 'TooManyRuns');
     expect(refused.headers['retry-after']).toBe('1');
-    const documented = document.paths['/v1/runs']?.post?.responses['4XX']?.content?.['application/problem+json']?.schema;
+    const documented = (await dereferenced(document)).paths['/v1/runs']?.post?.responses['4XX']?.content?.['application/problem+json']?.schema;
     const ajv = openApiAjv();
     expect(ajv.validate(documented ?? false, problem), ajv.errorsText(ajv.errors)).toBe(true);
     expect(ajv.validate(documented ?? false, { ...problem, code: 'NoSuchCode' })).toBe(false);

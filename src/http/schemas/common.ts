@@ -278,8 +278,16 @@ export const Problem = Type.Object(
     latestEpoch: Type.Optional(Type.Integer({ description: "CONFLICT: the run's latest pass" })),
     pruned: Type.Optional(Type.Boolean({ description: 'CONFLICT: the run was pruned' })),
   },
-  { additionalProperties: true, description: 'RFC 9457 problem details, with the refusal fields as extension members' },
+  { $id: 'Problem', additionalProperties: true, description: 'RFC 9457 problem details, with the refusal fields as extension members' },
 );
+
+/*
+ * The error replies point at the one Problem schema, which buildApp registers as a shared schema
+ * (`app.addSchema`): /openapi.json then holds it once, under components.schemas.Problem, so a
+ * generated client has one Problem type instead of an anonymous copy per operation and status
+ * (seventy-odd copies made up most of the document).
+ */
+const ProblemRef = { $ref: 'Problem#' } as const;
 
 const RequestIdHeader = { type: 'string', description: "the request's id: the caller's x-request-id, else one the server made" } as const;
 
@@ -299,7 +307,7 @@ export const PROBLEM_REPLIES = {
       'www-authenticate': { type: 'string', description: 'on a 401: Bearer realm="quotaplane"' },
       'x-request-id': RequestIdHeader,
     },
-    content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemRef } },
   },
   '5xx': {
     description: 'The server could not answer, as problem details: 503 STORE_UNAVAILABLE (nothing was decided; retry), 500 INTERNAL and other faults',
@@ -307,6 +315,6 @@ export const PROBLEM_REPLIES = {
       'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 503' },
       'x-request-id': RequestIdHeader,
     },
-    content: { [PROBLEM_CONTENT_TYPE]: { schema: Problem } },
+    content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemRef } },
   },
 } as const;
