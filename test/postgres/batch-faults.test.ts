@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import type { PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { until } from '../until.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // Faults inside one batch of decisions (DESIGN.md decision 16), each on a real server: a decision
 // that trips lock_timeout or raises a domain violation is rolled back alone and its caller alone
@@ -21,12 +21,8 @@ let store: PostgresQuotaStore;
 let admin: pg.Client;
 
 beforeAll(async () => {
-  url = testPgUrl();
-  schema = freshSchemaName('batch_faults');
   // Two pooled connections, one lane: the calls of one tick travel in one batch.
-  store = await openPostgresStore(url, { schema, poolSize: 2, busyTimeoutMs: 300, statementTimeoutMs: 1_500 });
-  admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  ({ url, schema, store, admin } = await openSchemaStore('batch_faults', { poolSize: 2, busyTimeoutMs: 300, statementTimeoutMs: 1_500 }));
   // Test-only: the pass of a run id ending in '-slow' takes 3 s to write, past the statement_timeout.
   await admin.query(`
     CREATE FUNCTION "${schema}".fault_probe_row() RETURNS trigger LANGUAGE plpgsql AS $fn$
@@ -39,9 +35,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await store?.close();
-  if (schema !== undefined) await dropSchema(url, schema);
+  await closeSchemaStore({ url, schema, store, admin });
 });
 
 async function booksAgree(): Promise<void> {

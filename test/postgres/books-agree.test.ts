@@ -1,9 +1,9 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import type { PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { booksDisagreements, describeDifferences, type BooksFigure } from './books-agree.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // The books check of books-agree.ts must see every kind of drift it claims to see: the books of a
 // small workload agree, then each derived figure is knocked off by one behind the store's back,
@@ -19,11 +19,7 @@ let store: PostgresQuotaStore;
 let admin: pg.Client;
 
 beforeAll(async () => {
-  url = testPgUrl();
-  schema = freshSchemaName('books');
-  store = await openPostgresStore(url, { schema, poolSize: 2 });
-  admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  ({ url, schema, store, admin } = await openSchemaStore('books', { poolSize: 2 }));
   const acme = store.tenant('acme');
   await acme.setQuota(
     { period: 'daily', maxConcurrentRuns: 10, maxTokensPerPeriod: 1_000_000, maxMinorUnitsPerPeriod: 1_000_000, agents: { bot: { maxConcurrentRuns: 5 } } },
@@ -42,9 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await store?.close();
-  if (schema !== undefined) await dropSchema(url, schema);
+  await closeSchemaStore({ url, schema, store, admin });
 });
 
 /** The figures the check names after `plant` runs, in a transaction rolled back afterwards. */

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
 
-import { openPostgresStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, type PostgresQuotaStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 
 /**
@@ -53,4 +53,30 @@ export async function openFreshStore(
       await dropSchema(url, schema);
     },
   };
+}
+
+/** What {@link openSchemaStore} opens: a store in a fresh schema and an admin connection to the same server. */
+export interface SchemaStore {
+  readonly url: string;
+  readonly schema: string;
+  readonly store: PostgresQuotaStore;
+  /** A plain connection for what the test does behind the store's back (triggers, held locks, reads). */
+  readonly admin: pg.Client;
+}
+
+/** Opens a store in a fresh schema (`freshSchemaName(label)`) and a connected admin client; close both with {@link closeSchemaStore}. */
+export async function openSchemaStore(label: string, options: Omit<PostgresStoreOptions, 'schema'> = {}): Promise<SchemaStore> {
+  const url = testPgUrl();
+  const schema = freshSchemaName(label);
+  const store = await openPostgresStore(url, { ...options, schema });
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  return { url, schema, store, admin };
+}
+
+/** Ends what {@link openSchemaStore} opened and drops its schema; any part a failed setup never opened is skipped. */
+export async function closeSchemaStore(opened: Partial<SchemaStore>): Promise<void> {
+  await opened.admin?.end();
+  await opened.store?.close();
+  if (opened.url !== undefined && opened.schema !== undefined) await dropSchema(opened.url, opened.schema);
 }

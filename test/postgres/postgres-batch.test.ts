@@ -1,11 +1,11 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { AdmitOutcome } from '../../src/store/types.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 import { RaceCluster } from './race-cluster.js';
 import type { RaceOp } from './race-protocol.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
@@ -25,11 +25,7 @@ let store: PostgresQuotaStore;
 let admin: pg.Client;
 
 beforeAll(async () => {
-  url = testPgUrl();
-  schema = freshSchemaName('batch');
-  store = await openPostgresStore(url, { schema, poolSize: 4 });
-  admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  ({ url, schema, store, admin } = await openSchemaStore('batch', { poolSize: 4 }));
   // A probe table and two test-only triggers on the run registry: every registered run records the
   // transaction it was written in; run id 'poison' raises at once, 'commit-poison' at commit.
   await admin.query(`
@@ -52,9 +48,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await store?.close();
-  if (schema !== undefined) await dropSchema(url, schema);
+  await closeSchemaStore({ url, schema, store, admin });
 });
 
 async function setCeilings(tenant: string, maxConcurrentRuns: number, spend = true): Promise<void> {

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { MAX_AMOUNT } from '../../src/core/amounts.js';
 import { QuotaError } from '../../src/core/errors.js';
-import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import type { PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // What the conformance battery cannot see through the port: the admission lock is per tenant,
 // amounts saturate in the database and come back as numbers, and unreadable rows are refused.
@@ -18,17 +18,11 @@ let store: PostgresQuotaStore;
 let admin: pg.Client;
 
 beforeAll(async () => {
-  url = testPgUrl();
-  schema = freshSchemaName('store');
-  store = await openPostgresStore(url, { schema, busyTimeoutMs: 1_000 });
-  admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  ({ url, schema, store, admin } = await openSchemaStore('store', { busyTimeoutMs: 1_000 }));
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await store?.close();
-  if (schema !== undefined) await dropSchema(url, schema);
+  await closeSchemaStore({ url, schema, store, admin });
 });
 
 async function rejection(promise: Promise<unknown>): Promise<QuotaError> {

@@ -1,10 +1,10 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import type { PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { until } from '../until.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // A settle that waits for a run's lock must read the pass as the lock holder left it. An operator's
 // settlePass (with `by`) runs quota_settle_pass in a transaction of its own, without the tenant's
@@ -22,17 +22,11 @@ let store: PostgresQuotaStore;
 let admin: pg.Client;
 
 beforeAll(async () => {
-  url = testPgUrl();
-  schema = freshSchemaName('settle_wait');
-  store = await openPostgresStore(url, { schema, poolSize: 2 });
-  admin = new pg.Client({ connectionString: url });
-  await admin.connect();
+  ({ url, schema, store, admin } = await openSchemaStore('settle_wait', { poolSize: 2 }));
 });
 
 afterAll(async () => {
-  await admin?.end();
-  await store?.close();
-  if (schema !== undefined) await dropSchema(url, schema);
+  await closeSchemaStore({ url, schema, store, admin });
 });
 
 describe('a settle queued behind the run lock of another settle of the same pass', () => {

@@ -10,6 +10,7 @@ import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PA
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { toQuotaError } from '../../src/store/sqlite/sqlite-errors.js';
 import { WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
+import { extendUnderLock, walWriter } from './wal-test-support.js';
 
 // A full disk under the WAL written ahead (issue 8). A real full disk needs a small file system of
 // its own (a tmpfs or a loop device), which takes privileges a test cannot count on, so the disk is
@@ -43,31 +44,6 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
     disk.freeBytes = Number.POSITIVE_INFINITY;
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  // A writer in WAL mode that never checkpoints on its own, with `rows` rows committed one by one.
-  function walWriter(path: string, rows: number): { writer: Database.Database; insert: (from: number, count: number) => void } {
-    const writer = new Database(path);
-    writer.pragma('page_size = 1024');
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
-    const statement = writer.prepare('INSERT INTO item (n, pad) VALUES (?, ?)');
-    const insert = (from: number, count: number): void => {
-      for (let n = from; n < from + count; n += 1) statement.run(n, 'x'.repeat(200));
-    };
-    insert(1, rows);
-    return { writer, insert };
-  }
-
-  // As the store calls it: right after BEGIN IMMEDIATE, before the transaction writes.
-  function extendUnderLock(writer: Database.Database, ahead: WalAhead, frames: number): void {
-    writer.exec('BEGIN IMMEDIATE');
-    try {
-      ahead.extend(frames);
-    } finally {
-      writer.exec('COMMIT');
-    }
-  }
 
   // The end of the last frame in a WAL file: the slot after the last whose frame header is not all zeros.
   function framesEnd(wal: Buffer, pageBytes: number): number {

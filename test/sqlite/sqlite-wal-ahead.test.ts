@@ -9,6 +9,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-checkpointer.js';
 import { WAL_AHEAD_MAX_BYTES_PER_EXTENSION, WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
+import { extendUnderLock, walWriter } from './wal-test-support.js';
 
 // The WAL written ahead of its frames (issue 8): zeros past the end of the WAL file, written by the
 // writer under its own write lock, so a fresh file's first lap of commits overwrites instead of growing.
@@ -33,32 +34,6 @@ describe('SQLite WAL written ahead', () => {
     dir = mkdtempSync(join(tmpdir(), 'quotaplane-wal-ahead-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
-  // A writer in WAL mode that never checkpoints on its own, with `rows` committed rows, one a commit.
-  function walWriter(path: string, rows = 50): { writer: Database.Database; insert: (from: number, count: number) => void } {
-    const writer = new Database(path);
-    // The store's page size, so a few hundred frames ahead stay under one extension's cap.
-    writer.pragma('page_size = 1024');
-    writer.pragma('journal_mode = WAL');
-    writer.pragma('wal_autocheckpoint = 0');
-    writer.exec('CREATE TABLE item (n INTEGER PRIMARY KEY, pad TEXT)');
-    const statement = writer.prepare('INSERT INTO item (n, pad) VALUES (?, ?)');
-    const insert = (from: number, count: number): void => {
-      for (let n = from; n < from + count; n += 1) statement.run(n, 'x'.repeat(200));
-    };
-    insert(1, rows);
-    return { writer, insert };
-  }
-
-  // Extends as the store does: right after BEGIN IMMEDIATE, before the transaction writes.
-  function extendUnderLock(writer: Database.Database, ahead: WalAhead, frames: number): void {
-    writer.exec('BEGIN IMMEDIATE');
-    try {
-      ahead.extend(frames);
-    } finally {
-      writer.exec('COMMIT');
-    }
-  }
 
   // A WalAhead on a fresh writer of `rows` committed rows at <dir>/store.db, closed after `check`.
   function withAhead(rows: number, limitFrames: number, check: (path: string, writer: Database.Database, ahead: WalAhead, insert: (from: number, count: number) => void) => void): void {
