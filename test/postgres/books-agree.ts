@@ -25,6 +25,16 @@ import pg from 'pg';
  * - quota_runs.last_epoch: the latest epoch among the run's passes, when it has any.
  */
 
+// Each hold of quota_reserved once for every period it counts in: its month, and its day when that
+// day is known and lies in the hold's period (quota_held_move_counted's rule). Ends in its WHERE,
+// so a caller may add a condition.
+const HOLD_COUNTS_IN = `
+      SELECT h.tenant, h.agent_name, k.period, h.tokens, h.minor_units
+        FROM {s}.quota_reserved h
+        CROSS JOIN LATERAL (VALUES (left(h.period, 7)),
+          (CASE WHEN length(h.period) = 10 THEN h.period WHEN left(h.day, 7) = h.period THEN h.day END)) AS k(period)
+       WHERE k.period IS NOT NULL`;
+
 const ROWS = {
   figures: `
     WITH counted AS (SELECT tenant, count(*)::bigint AS n FROM {s}.quota_running GROUP BY tenant)
@@ -39,12 +49,7 @@ const ROWS = {
       FROM {s}.quota_agent_figures f FULL JOIN counted c ON c.tenant = f.tenant AND c.agent_name = f.agent_name
      WHERE coalesce(f.running, 0) <> coalesce(c.n, 0)`,
   held: `
-    WITH counts_in AS (
-      SELECT h.tenant, h.agent_name, k.period, h.tokens, h.minor_units
-        FROM {s}.quota_reserved h
-        CROSS JOIN LATERAL (VALUES (left(h.period, 7)),
-          (CASE WHEN length(h.period) = 10 THEN h.period WHEN left(h.day, 7) = h.period THEN h.day END)) AS k(period)
-       WHERE k.period IS NOT NULL),
+    WITH counts_in AS (${HOLD_COUNTS_IN}),
     counted AS (SELECT tenant, period, sum(tokens) AS tokens, sum(minor_units) AS minor_units FROM counts_in GROUP BY tenant, period)
     SELECT coalesce(q.tenant, c.tenant) AS tenant, coalesce(q.period, c.period) AS period,
            coalesce(q.held_tokens, 0)::text AS stored_tokens, coalesce(c.tokens, 0)::text AS counted_tokens,
@@ -52,12 +57,7 @@ const ROWS = {
       FROM {s}.quota_spent q FULL JOIN counted c ON c.tenant = q.tenant AND c.period = q.period
      WHERE coalesce(q.held_tokens, 0) <> coalesce(c.tokens, 0) OR coalesce(q.held_minor_units, 0) <> coalesce(c.minor_units, 0)`,
   agentHeld: `
-    WITH counts_in AS (
-      SELECT h.tenant, h.agent_name, k.period, h.tokens, h.minor_units
-        FROM {s}.quota_reserved h
-        CROSS JOIN LATERAL (VALUES (left(h.period, 7)),
-          (CASE WHEN length(h.period) = 10 THEN h.period WHEN left(h.day, 7) = h.period THEN h.day END)) AS k(period)
-       WHERE k.period IS NOT NULL AND h.agent_name IS NOT NULL),
+    WITH counts_in AS (${HOLD_COUNTS_IN} AND h.agent_name IS NOT NULL),
     counted AS (SELECT tenant, agent_name, period, sum(tokens) AS tokens, sum(minor_units) AS minor_units
                   FROM counts_in GROUP BY tenant, agent_name, period)
     SELECT coalesce(q.tenant, c.tenant) AS tenant, coalesce(q.agent_name, c.agent_name) AS agent, coalesce(q.period, c.period) AS period,

@@ -9,7 +9,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite-checkpointer.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { toQuotaError } from '../../src/store/sqlite/sqlite-errors.js';
-import { WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
+import { WAL_AHEAD_MIN_FRAMES, WAL_FRAME_HEADER_BYTES, WAL_HEADER_BYTES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
 import { until } from '../until.js';
 import { extendUnderLock, walWriter } from './wal-test-support.js';
 
@@ -34,9 +34,6 @@ vi.mock('node:fs', async (importOriginal) => {
   return { ...original, default: { ...original, writeSync }, writeSync };
 });
 
-const FRAME_HEADER_BYTES = 24;
-const WAL_HEADER_BYTES = 32;
-
 describe('SQLite WAL written ahead, when the disk fills', () => {
   let dir: string;
 
@@ -48,9 +45,9 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
 
   // The end of the last frame in a WAL file: the slot after the last whose frame header is not all zeros.
   function framesEnd(wal: Buffer, pageBytes: number): number {
-    const frameBytes = FRAME_HEADER_BYTES + pageBytes;
+    const frameBytes = WAL_FRAME_HEADER_BYTES + pageBytes;
     let slots = Math.floor((wal.length - WAL_HEADER_BYTES) / frameBytes);
-    while (slots > 0 && wal.subarray(WAL_HEADER_BYTES + (slots - 1) * frameBytes, WAL_HEADER_BYTES + (slots - 1) * frameBytes + FRAME_HEADER_BYTES).every((byte) => byte === 0)) slots -= 1;
+    while (slots > 0 && wal.subarray(WAL_HEADER_BYTES + (slots - 1) * frameBytes, WAL_HEADER_BYTES + (slots - 1) * frameBytes + WAL_FRAME_HEADER_BYTES).every((byte) => byte === 0)) slots -= 1;
     return WAL_HEADER_BYTES + slots * frameBytes;
   }
 
@@ -77,7 +74,7 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
       const before = statSync(`${path}-wal`).size;
       extendUnderLock(writer, ahead, 0);
       const extended = statSync(`${path}-wal`).size;
-      expect(extended).toBe(WAL_HEADER_BYTES + WAL_AHEAD_MIN_FRAMES * (FRAME_HEADER_BYTES + pageBytes));
+      expect(extended).toBe(WAL_HEADER_BYTES + WAL_AHEAD_MIN_FRAMES * (WAL_FRAME_HEADER_BYTES + pageBytes));
       // Commits overwrite some of the zeros; then the next extension finds the disk full part-way.
       insert(41, 60);
       disk.freeBytes = 100_000;
@@ -141,7 +138,7 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
       await insert(2);
       expect(db.pragma('wal_autocheckpoint', { simple: true })).toBe(BACKSTOP_WAL_AUTOCHECKPOINT_PAGES);
       const ahead = statSync(`${path}-wal`).size;
-      expect(ahead).toBeGreaterThanOrEqual(WAL_HEADER_BYTES + WAL_AHEAD_MIN_FRAMES * (FRAME_HEADER_BYTES + 1024));
+      expect(ahead).toBeGreaterThanOrEqual(WAL_HEADER_BYTES + WAL_AHEAD_MIN_FRAMES * (WAL_FRAME_HEADER_BYTES + 1024));
       // SQLite's own SQLITE_FULL, from a page limit the next insert passes (the disk seen as full).
       const pages = db.pragma('page_count', { simple: true }) as number;
       db.pragma(`max_page_count = ${pages}`);
@@ -195,7 +192,7 @@ describe('SQLite WAL written ahead, when the disk fills', () => {
       // Commits go on. Once a checkpoint has copied the whole log back (SQLite's own after a commit,
       // the WAL being past its threshold, or the background thread's, which a loaded machine may
       // run later), the next commit starts the log over and cuts the file to the limit.
-      const limit = 2 * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * (FRAME_HEADER_BYTES + 1024);
+      const limit = 2 * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * (WAL_FRAME_HEADER_BYTES + 1024);
       let next = 20_000;
       await until(async () => {
         await insert(next, 1);

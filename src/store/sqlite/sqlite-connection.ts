@@ -5,7 +5,7 @@ import type Database from 'better-sqlite3';
 import { QuotaError } from '../../core/errors.js';
 import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES, SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './sqlite-checkpointer.js';
 import { closedStoreError, isSqliteBusy, isSqliteIoError, isSqliteStorageFault, toQuotaError } from './sqlite-errors.js';
-import { WalAhead } from './sqlite-wal-ahead.js';
+import { WalAhead, walFrameBytes } from './sqlite-wal-ahead.js';
 
 /** Named parameters of one statement; every value SQLite can bind. */
 export type SqlParams = Readonly<Record<string, string | number | bigint | null>>;
@@ -66,8 +66,6 @@ const RUN_AGAIN = Symbol('run again');
  */
 const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_halted|quota_waiters)\b/i;
 
-// Bytes of a WAL frame's header before its page (SQLite's file format, §4.1).
-const WAL_FRAME_HEADER_BYTES = 24;
 // After the writer goes back to SQLite's own checkpoints, its WAL file is cut back at each restart
 // to this many of SQLite's checkpoint thresholds (a batch may take the log a little past one).
 const WAL_LIMIT_LAPS = 2;
@@ -470,8 +468,7 @@ export class SqliteConnection {
       const db = this.#db;
       if (db !== null) {
         db.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES}`);
-        const frameBytes = (db.pragma('page_size', { simple: true }) as number) + WAL_FRAME_HEADER_BYTES;
-        db.pragma(`journal_size_limit = ${WAL_LIMIT_LAPS * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * frameBytes}`);
+        db.pragma(`journal_size_limit = ${WAL_LIMIT_LAPS * SQLITE_DEFAULT_WAL_AUTOCHECKPOINT_PAGES * walFrameBytes(db)}`);
       }
     } catch {
       // A connection that cannot set it is failing anyway; its next statement reports why.

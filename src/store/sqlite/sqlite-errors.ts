@@ -33,8 +33,7 @@ export function isSqliteBusy(error: unknown): boolean {
 
 /** True for SQLITE_FULL and SQLITE_IOERR and their extended codes: the disk is full or failing. */
 export function isSqliteStorageFault(error: unknown): boolean {
-  const code = sqliteCode(error);
-  return code !== null && (code.startsWith('SQLITE_FULL') || code.startsWith('SQLITE_IOERR'));
+  return (sqliteCode(error)?.startsWith('SQLITE_FULL') ?? false) || isSqliteIoError(error);
 }
 
 /** True for SQLITE_IOERR and its extended codes (SQLITE_IOERR_FSYNC, SQLITE_IOERR_SHMSIZE, …). */

@@ -2,9 +2,15 @@ import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, readSync, wri
 
 import type Database from 'better-sqlite3';
 
-/** Bytes of the WAL file's header, and of each frame's header before its page (SQLite's file format, §4.1). */
-const WAL_HEADER_BYTES = 32;
-const WAL_FRAME_HEADER_BYTES = 24;
+/** Bytes of the WAL file's header (SQLite's file format, §4.1). */
+export const WAL_HEADER_BYTES = 32;
+/** Bytes of each WAL frame's header, before its page (SQLite's file format, §4.1). */
+export const WAL_FRAME_HEADER_BYTES = 24;
+
+/** Bytes of one WAL frame of `db`: its header and one page. */
+export function walFrameBytes(db: Database.Database): number {
+  return (db.pragma('page_size', { simple: true }) as number) + WAL_FRAME_HEADER_BYTES;
+}
 
 /**
  * How far ahead of its frames the WAL file is kept written, in frames: at least this many, and at
@@ -171,7 +177,7 @@ export class WalAhead {
   #open(): number {
     const main = (this.#db.pragma('database_list') as { name: string; file: string }[]).find((each) => each.name === 'main');
     if (main === undefined || main.file === '') throw new Error('the database has no file');
-    this.#frameBytes = (this.#db.pragma('page_size', { simple: true }) as number) + WAL_FRAME_HEADER_BYTES;
+    this.#frameBytes = walFrameBytes(this.#db);
     this.#fd = openSync(`${main.file}-wal`, 'r+');
     return this.#fd;
   }
