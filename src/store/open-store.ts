@@ -38,7 +38,6 @@ export interface OpenStoreOptions {
   readonly batchLanes?: number;
 }
 
-
 /** The shape of the PostgreSQL adapter module, loaded only when a postgres URL is opened. */
 interface PostgresModule {
   openPostgresStore(url: string, options: OpenStoreOptions): Promise<QuotaStore>;

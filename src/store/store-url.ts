@@ -61,8 +61,8 @@ export function redactStoreUrl(url: string): string {
   return url.replace(USER_INFO_PASSWORD, '$1***@').replace(PASSWORD_PARAMETER, '$1***');
 }
 
-// `scheme://user:` then the password, up to the last `@` (greedy).
-const USER_INFO_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:).*@/is;
+// `scheme://user:` (group 1) then the password (group 2), up to the last `@` (greedy).
+const USER_INFO_PASSWORD = /^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:)(.*)@/is;
 // A `password=` query parameter or libpq keyword, its value bare or single-quoted.
 const PASSWORD_PARAMETER = /((?:^|[?&;\s])password\s*=\s*)('(?:[^'\\]|\\.)*'|[^&#;\s]*)/gi;
 
@@ -82,9 +82,9 @@ export function redactSecrets(text: string, url: string): string {
 /** The secrets a store URL holds: its password (raw and percent-decoded) and any `password=` value. */
 export function storeUrlSecrets(url: string): string[] {
   const secrets: string[] = [];
-  const userInfo = /^[a-z][a-z0-9+.-]*:\/\/[^/?#@:]*:(.*)@/is.exec(url);
+  const userInfo = USER_INFO_PASSWORD.exec(url);
   const query = [...url.matchAll(PASSWORD_PARAMETER)].map((match) => (match[2] ?? '').replace(/^'(.*)'$/s, '$1'));
-  for (const raw of [userInfo?.[1], ...query]) {
+  for (const raw of [userInfo?.[2], ...query]) {
     if (raw === undefined || raw === '') continue;
     secrets.push(raw);
     try {
