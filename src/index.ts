@@ -3,7 +3,8 @@
 // definition. The conformance battery and the manual clock are the separate `quotaplane/testing`.
 
 // ── store ──────────────────────────────────────────────────────────────────────
-export { openStore, STORE_URL_FORMS, type OpenStoreOptions } from './store/open-store.js';
+export { openStore, type OpenStoreOptions } from './store/open-store.js';
+export { STORE_URL_FORMS } from './store/store-url.js';
 export type { QuotaStore, TenantStore } from './store/store.js';
 export type { MigrationReport } from './store/migrations.js';
 export type {
@@ -216,7 +217,7 @@ export { costOf, parsePriceTable, type ModelPrice, type PriceTable, type TokenCo
 export { applyQuotaPatch, type QuotaPatch } from './core/quota-patch.js';
 export { redactStoreUrl } from './store/store-url.js';
 export { type MisconfigurationReason } from './store/store-configuration.js';
-export { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';
+export { storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';
 
 // ── the books (issue #9)
 export { overrunOf } from './core/overrun.js';
@@ -245,7 +246,7 @@ export {
 export type { CeilingBound } from './core/refusal.js';
 export type { AgentUsage, PlaneUsage } from './store/types.js';
 export type { AgentUsageFigures, PlanePatch, PlaneStatus } from './plane/plane.js';
-export { PLANE_AUDIT_TENANT } from './plane/plane-ceiling.js';
+export { KEYS_AUDIT_TENANT, PLANE_AUDIT_TENANT } from './core/identifiers.js';
 // Waiting admissions (issue 12 item 1).
 export { MAX_WAIT_MS, WAITER_LEASE_MS } from './plane/wait-admission.js';
 export type { CancelOutcome, WaitingAdmission, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './store/waiters.js';

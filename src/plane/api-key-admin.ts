@@ -7,8 +7,6 @@ import { storeCall } from './store-call.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { KEYS_AUDIT_TENANT } from '../core/identifiers.js';
 
-export { KEYS_AUDIT_TENANT };
-
 /** A key just created: its record and the secret, shown this once (issue #10 item 9). */
 export interface CreatedApiKey extends ApiKeyRecord {
   /** The key itself (`qp_…`); only its SHA-256 is stored. */

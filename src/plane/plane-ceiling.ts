@@ -9,8 +9,6 @@ import { storeCall } from './store-call.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 
-export { PLANE_AUDIT_TENANT };
-
 type PlaneStore = Required<Pick<QuotaStore, 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>>;
 
 // The store's plane-wide methods; a store without them cannot enforce a plane-wide ceiling.

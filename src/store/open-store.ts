@@ -2,8 +2,6 @@ import type { QuotaStore } from './store.js';
 import { parseStoreUrl } from './store-url.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
 
-export { STORE_URL_FORMS } from './store-url.js';
-
 /** Options of {@link openStore}; each applies only to the backends that name it. */
 export interface OpenStoreOptions {
   /**

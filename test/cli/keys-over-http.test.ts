@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { startServer, type StartedServer } from '../../src/cli/serve/start-server.js';
-import { KEYS_AUDIT_TENANT } from '../../src/plane/api-key-admin.js';
+import { KEYS_AUDIT_TENANT } from '../../src/core/identifiers.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 

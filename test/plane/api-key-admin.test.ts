@@ -2,7 +2,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import type { Operator } from '../../src/core/operator.js';
 import { mintApiKey } from '../../src/http/api-key-secret.js';
-import { KEYS_AUDIT_TENANT, storeApiKeyAdmin, type ApiKeyAdmin } from '../../src/plane/api-key-admin.js';
+import { KEYS_AUDIT_TENANT } from '../../src/core/identifiers.js';
+import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../src/plane/api-key-admin.js';
 import type { ApiKeyRole, ApiKeyStore } from '../../src/store/api-keys.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { KEYS_AUDIT_TENANT } from '../../src/plane/api-key-admin.js';
+import { KEYS_AUDIT_TENANT } from '../../src/core/identifiers.js';
 import { RUN_STATUSES } from '../../src/store/types.js';
 import { ALICE, failure, type MemoryPlane, memoryPlane } from './plane-fixtures.js';
 

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { isQuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
-import { PLANE_AUDIT_TENANT } from '../../src/plane/plane-ceiling.js';
+import { PLANE_AUDIT_TENANT } from '../../src/core/identifiers.js';
 import { ALICE, memoryPlane, type MemoryPlane } from './plane-fixtures.js';
 
 // Issue 12 in the library: the plane-wide ceiling set, changed and audited like a quota, its

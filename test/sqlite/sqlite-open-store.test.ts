@@ -6,7 +6,8 @@ import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
-import { openStore, STORE_URL_FORMS } from '../../src/store/open-store.js';
+import { openStore } from '../../src/store/open-store.js';
+import { STORE_URL_FORMS } from '../../src/store/store-url.js';
 import { SQLITE_PAGE_SIZE_BYTES, SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('openStore with SQLite URLs', () => {

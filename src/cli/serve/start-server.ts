@@ -6,7 +6,7 @@ import { isQuotaError } from '../../core/errors.js';
 import { mintApiKey, type MintedApiKey } from '../../http/api-key-secret.js';
 import { buildApp } from '../../http/build-app.js';
 import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
-import { KEYS_AUDIT_TENANT } from '../../plane/api-key-admin.js';
+import { KEYS_AUDIT_TENANT } from '../../core/identifiers.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
 import { startPruner } from '../../plane/pruner.js';
