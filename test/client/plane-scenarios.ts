@@ -154,7 +154,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
     },
   },
   {
-    name: 'R2/D6 a full rate window refuses RateLimited with the count and when to retry; a retried dispatch key counts once',
+    name: 'RG2/D6 a full rate window refuses RateLimited with the count and when to retry; a retried dispatch key counts once',
     async run(plane, record) {
       await plane.setQuota('acme', { period: 'monthly' }, OPS);
       await plane.admit({ tenant: 'acme', run: 'run-r' });

@@ -47,7 +47,7 @@ const AdmitBody = strictObject({
     Type.Integer({
       minimum: 0,
       maximum: MAX_HTTP_WAIT_MS,
-      description: `How long to wait for a slot, ms (0 to ${MAX_HTTP_WAIT_MS}): only a TooManyRuns refusal waits, answered as a long poll (issue 12)`,
+      description: `How long to wait for a slot, ms (0 to ${MAX_HTTP_WAIT_MS}): only a TooManyRuns refusal waits, answered as a long poll`,
     }),
   ),
 });

@@ -15,7 +15,7 @@ const BUDGET = { maxTokens: 100, maxCallTokens: 0 };
 const daily = (maxTokensPerPeriod: number) => ({ period: 'daily', maxTokensPerPeriod }) as const;
 const monthly = (maxTokensPerPeriod: number) => ({ period: 'monthly', maxTokensPerPeriod }) as const;
 
-/** L80–L84: switching daily ↔ monthly never forgets or double-counts settled spend or a standing hold. */
+/** L80–L83: switching daily ↔ monthly never forgets or double-counts settled spend or a standing hold. */
 export const periodKindsLossless: ConformanceGroup = {
   title: 'period figures are lossless across period kinds',
   steps: [
