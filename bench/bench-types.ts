@@ -24,7 +24,7 @@ export interface BenchContext {
   readonly loopMs: number;
   /** The repository root. */
   readonly repoRoot: string;
-  /** The conversation trace of the Azure LLM inference trace 2023, read in place from ../shared. */
+  /** The conversation trace of the Azure LLM inference trace 2023, in data/azure-llm-2023/. */
   readonly conversationTrace: string;
   /** Progress for people (stderr); never part of the figures. */
   log(line: string): void;

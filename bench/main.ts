@@ -36,7 +36,7 @@ async function bench(): Promise<number> {
   const context: BenchContext = {
     loopMs: seconds * 1000,
     repoRoot,
-    conversationTrace: join(repoRoot, '..', 'shared', 'data', 'azure-llm-2023', 'conv.csv'),
+    conversationTrace: join(repoRoot, 'data', 'azure-llm-2023', 'conv.csv'),
     log: (line) => process.stderr.write(`bench: ${line}\n`),
   };
   const machine = {

@@ -29,8 +29,8 @@ const SHAPES: readonly Shape[] = [
 ];
 
 /**
- * quotaplane's pool: batching lets a few connections carry many callers (see the README's
- * PostgreSQL pool sizing), so it gets up to 8. The peer issues one query per call, so it gets a
+ * quotaplane's pool: batching lets a few connections carry many callers (see docs/guides/postgresql.md,
+ * pool sizing), so it gets up to 8. The peer issues one query per call, so it gets a
  * connection per caller, its best setting.
  */
 function quotaplanePoolSize(callers: number): number {

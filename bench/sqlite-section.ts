@@ -96,7 +96,7 @@ async function rateLimiterConsume(db: Database.Database): Promise<Operation> {
   };
 }
 
-/** The README's main job: the conversation trace, 20 tenants, 4 runs, 2 000 000 tokens a day. */
+/** The replay of docs/getting-started.md: the conversation trace, 20 tenants, 4 runs, 2 000 000 tokens a day. */
 async function replayConversation(context: BenchContext): Promise<BenchRow> {
   const opened = await openReplayTarget(undefined, false);
   try {

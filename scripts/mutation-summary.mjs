@@ -1,5 +1,5 @@
 // Prints the mutation score of each area from Stryker's JSON report and exits 1 when an area is
-// under its target (README.md, "Mutation testing"). Run by `npm run mutate` after Stryker.
+// under its target (docs/testing.md, "Mutation testing"). Run by `npm run mutate` after Stryker.
 //
 // Score = (killed + timeout) / (killed + timeout + survived + no coverage); mutants Stryker could
 // not compile or run (CompileError, RuntimeError, Ignored) are left out, as Stryker does.

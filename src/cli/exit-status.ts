@@ -33,7 +33,7 @@ export const EXIT = Object.freeze({
 /** One of the {@link EXIT} values. */
 export type ExitStatus = (typeof EXIT)[keyof typeof EXIT];
 
-/** The exit-status table as `--help` prints it (the README carries the same table). */
+/** The exit-status table as `--help` prints it (docs/guides/operating.md carries the same table). */
 export const EXIT_STATUS_HELP = [
   'Exit status:',
   '  0   ok',

@@ -73,7 +73,7 @@ export async function waitForAdmission(
  * one run id (a retry after a lost answer reaches the same waiter row, and keeps its place), and a
  * cancel by one must not remove the place the other still waits in. Kept per store object, so
  * every plane over one store in this process shares it; other processes cannot see it (their
- * cancel removes the row, and a caller here then waits again at the back; see README).
+ * cancel removes the row, and a caller here then waits again at the back; see docs/concepts/waiting.md).
  */
 const callersByStore = new WeakMap<object, Map<string, number>>();
 

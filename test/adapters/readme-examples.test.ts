@@ -2,10 +2,13 @@ import { readFileSync } from 'node:fs';
 
 import { describe, expect, it } from 'vitest';
 
-// Issue #13 item 5: the README's two examples are these files (type-checked with the rest of the
-// tests by `tsc -p tsconfig.json`), with the package's own names in place of the source paths.
+import { readPage } from '../docs/markdown.js';
 
-const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+// The examples of docs/guides/metering-agents.md are these files (type-checked with the rest of the
+// tests by `tsc -p tsconfig.json`, and the offline one run by offline-example.test.ts), with the
+// package's own names in place of the source paths.
+
+const PAGE = 'docs/guides/metering-agents.md';
 
 function asPrinted(file: string): string {
   return readFileSync(new URL(`./readme/${file}`, import.meta.url), 'utf8')
@@ -14,10 +17,10 @@ function asPrinted(file: string): string {
     .replaceAll("'../../../src/adapters/openai-agents/index.js'", "'quotaplane/openai-agents'");
 }
 
-describe('the README examples of issue #13', () => {
-  for (const file of ['ai-sdk-example.ts', 'openai-agents-example.ts']) {
+describe(`the examples of ${PAGE}`, () => {
+  for (const file of ['ai-sdk-example.ts', 'openai-agents-example.ts', 'ai-sdk-offline-example.ts']) {
     it(`prints ${file} as it compiles`, () => {
-      expect(README).toContain(`\`\`\`ts\n${asPrinted(file)}\`\`\``);
+      expect(readPage(PAGE)).toContain(`\`\`\`ts\n${asPrinted(file)}\`\`\``);
     });
   }
 });

@@ -8,8 +8,8 @@ import { main } from '../../src/cli/main.js';
 /** The repository root (two levels above this file). */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
-/** The Azure LLM inference trace 2023, read in place from the shared data folder (never copied). */
-export const AZURE_TRACE_DIR = join(REPO_ROOT, '..', 'shared', 'data', 'azure-llm-2023');
+/** The Azure LLM inference trace 2023, kept unmodified in the repository's data folder. */
+export const AZURE_TRACE_DIR = join(REPO_ROOT, 'data', 'azure-llm-2023');
 
 /** A stream that keeps what was written, optionally claiming to be a terminal. */
 export class CapturedStream {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 
@@ -13,7 +13,8 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { freshPostgresDatabase } from '../plane/backends.js';
-import { REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
+import { pagesContaining } from '../docs/markdown.js';
+import { runCli, temporaryDirectory } from './cli-helpers.js';
 
 // Every operator verb against a store and through a server (issue #5), in process through
 // main(argv, io), with --json output parsed and the two answers compared. Runs are admitted long
@@ -412,13 +413,18 @@ describe('quotaplane operator commands on a store and through a server', () => {
     }
     expect(stdout).toMatch(/1 +a negative finding/);
     expect(stdout).toMatch(/4 +the store or the server is unreachable/);
-    // The README carries the same table: one row per status, each meaning starting as --help's does.
-    const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8').replaceAll('`', '');
+    // The docs carry the same table (every page with it is checked, and one must): one row per
+    // status, each meaning starting as --help's does.
+    const pages = pagesContaining('| status | meaning |');
+    expect(pages.map(({ page }) => page)).not.toEqual([]);
     const statuses = [...stdout.matchAll(/^ {2}(\d+) +(.+)$/gm)].map((match) => [match[1], match[2]]);
     expect(statuses.map(([code]) => code)).toEqual(['0', '1', '2', '3', '4', '5', '70']);
-    for (const [code, meaning] of statuses) {
-      const firstWords = (meaning ?? '').split(/[:(,]/)[0]?.trim() ?? '';
-      expect(readme, `README exit status ${code}`).toMatch(new RegExp(`^\\| ${code} \\| ${firstWords.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
+    for (const { page, text } of pages) {
+      const table = text.replaceAll('`', '');
+      for (const [code, meaning] of statuses) {
+        const firstWords = (meaning ?? '').split(/[:(,]/)[0]?.trim() ?? '';
+        expect(table, `${page}: exit status ${code}`).toMatch(new RegExp(`^\\| ${code} \\| ${firstWords.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
+      }
     }
     const halt = await runCli(['halt', '--help']);
     expect(halt.stdout).toContain('  subject:<principal on the chain>');

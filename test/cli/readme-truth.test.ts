@@ -4,31 +4,22 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { SERVE_SETTINGS } from '../../src/cli/serve/serve-settings.js';
+import { pagesContaining } from '../docs/markdown.js';
 import { HEADER, REPO_ROOT, runCli, temporaryDirectory, writeTrace } from './cli-helpers.js';
 
-// Issue #10 items 2 and 12: the README says what the program does.
+// The README and the docs pages say what the program does. A table or sample that moves between
+// pages is found where it is (every page carrying it is checked; at least one must).
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
+const SETTINGS_HEADER = '| flag | environment variable | default | unit | what it sets |';
+const REPLAY_SAMPLE = 'invariants (measured from the store):';
 
-describe('the README is true to the program', () => {
+describe('the README and the docs are true to the program', () => {
   it("the table of serve's settings lists exactly the flags of `serve --help`, each with its variable, default and unit", async () => {
     const help = (await runCli(['serve', '--help'])).stdout.replace(/\s+/g, ' ');
-    const section = README.slice(README.indexOf('#### Settings'));
-    const rows = [...section.matchAll(/^\| `(--[a-z-]+) (<[a-z]+>)` \| `(QUOTAPLANE_[A-Z_]+)` \| `([^`]+)` \| ([^|]+) \|/gm)].map((match) => ({
-      flag: match[1] ?? '',
-      value: match[2] ?? '',
-      env: match[3] ?? '',
-      shownDefault: match[4] ?? '',
-      unit: (match[5] ?? '').trim(),
-    }));
-    const flagsInHelp = [...help.matchAll(/ (--[a-z-]+) <[a-z]+>/g)].map((match) => match[1]);
-    expect(rows.map((row) => row.flag)).toEqual(flagsInHelp);
-    expect(rows).toHaveLength(SERVE_SETTINGS.length);
-    for (const row of rows) {
-      const unit = row.unit === '–' ? '' : ` ${row.unit}`;
-      expect(help).toContain(`${row.flag} ${row.value}`);
-      expect(help).toContain(`(env ${row.env}; default ${row.shownDefault}${unit})`);
-    }
+    const pages = pagesContaining(SETTINGS_HEADER);
+    expect(pages.map(({ page }) => page)).not.toEqual([]);
+    for (const { text } of pages) checkSettingsTable(text.slice(text.indexOf(SETTINGS_HEADER)), help);
   });
 
   it('the replay sample shows every invariant the replay measures (six), in its order', async () => {
@@ -38,9 +29,13 @@ describe('the README is true to the program', () => {
       const replay = await runCli(['replay', trace, '--json']);
       const measured = Object.keys(JSON.parse(replay.stdout).invariants as Record<string, boolean>);
       expect(measured).toHaveLength(6);
-      const block = README.slice(README.indexOf('invariants (measured from the store):'), README.indexOf('every invariant holds'));
-      expect([...block.matchAll(/^ {2}(\w+) +true$/gm)].map((match) => match[1])).toEqual(measured);
-      expect(README).toContain('and six invariants');
+      const pages = pagesContaining(REPLAY_SAMPLE);
+      expect(pages.map(({ page }) => page)).not.toEqual([]);
+      for (const { text } of pages) {
+        const block = text.slice(text.indexOf(REPLAY_SAMPLE), text.indexOf('every invariant holds'));
+        expect([...block.matchAll(/^ {2}(\w+) +true$/gm)].map((match) => match[1])).toEqual(measured);
+        expect(text).toContain('and six invariants');
+      }
     } finally {
       dir.remove();
     }
@@ -59,3 +54,22 @@ describe('the README is true to the program', () => {
     expect(start).toMatch(/marked `stranded`/);
   });
 });
+
+/** Checks one settings table (from its header on) row by row against `serve --help`, spaces collapsed. */
+function checkSettingsTable(section: string, help: string): void {
+  const rows = [...section.matchAll(/^\| `(--[a-z-]+) (<[a-z]+>)` \| `(QUOTAPLANE_[A-Z_]+)` \| `([^`]+)` \| ([^|]+) \|/gm)].map((match) => ({
+    flag: match[1] ?? '',
+    value: match[2] ?? '',
+    env: match[3] ?? '',
+    shownDefault: match[4] ?? '',
+    unit: (match[5] ?? '').trim(),
+  }));
+  const flagsInHelp = [...help.matchAll(/ (--[a-z-]+) <[a-z]+>/g)].map((match) => match[1]);
+  expect(rows.map((row) => row.flag)).toEqual(flagsInHelp);
+  expect(rows).toHaveLength(SERVE_SETTINGS.length);
+  for (const row of rows) {
+    const unit = row.unit === '–' ? '' : ` ${row.unit}`;
+    expect(help).toContain(`${row.flag} ${row.value}`);
+    expect(help).toContain(`(env ${row.env}; default ${row.shownDefault}${unit})`);
+  }
+}

@@ -211,7 +211,7 @@ describe('every route answers what /openapi.json documents', () => {
     const succeeded = new Set(seen.filter((each) => each.status < 300).map((each) => each.operation));
     const operations = Object.entries(document.paths).flatMap(([path, methods]) => Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`));
     expect(operations.filter((operation) => !succeeded.has(operation))).toEqual([]);
-    // And the errors seen cover every status the README's table lists.
+    // And the errors seen cover every status the docs' table of errors lists.
     expect([...new Set(seen.map((each) => each.status))].sort()).toEqual([200, 201, 400, 401, 404, 409, 413, 415, 422, 423, 429, 503]);
   });
 

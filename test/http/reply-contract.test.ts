@@ -4,7 +4,7 @@ import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
 import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 import { dereferenced, openApiAjv, type OpenApiDocument } from './openapi-check.js';
 
-// Faults found by checking what the service answers against what /openapi.json and the README say
+// Faults found by checking what the service answers against what /openapi.json and the docs say
 // it answers. Each test is named after what a generated client would have got wrong.
 describe('replies as documented', () => {
   let f: ServiceFixture;

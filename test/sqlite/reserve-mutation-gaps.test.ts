@@ -5,7 +5,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import type { AdmitRequest } from '../../src/store/types.js';
 
-// The SQLite adapter's reserve (README "Plane-wide and per-agent ceilings"): each kind of
+// The SQLite adapter's reserve (docs/concepts/ceilings.md): each kind of
 // concurrency ceiling on its own, with no other ceiling and no hold beside it, so the decision
 // cannot lean on the tenant's ceiling the conformance K cases always set (issue #14).
 

@@ -6,6 +6,7 @@ import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { amount, positiveNumber, seed, wholeNumberBetween } from '../options.js';
+import { BUNDLED_TRACE_PATH } from '../replay/bundled-trace.js';
 import { renderReplayTable } from '../replay/replay-report.js';
 import type { OpenedReplayTarget } from '../replay/replay-store.js';
 import type { ReplayOptions } from '../replay/replay-types.js';
@@ -33,7 +34,8 @@ interface ReplayFlags {
 }
 
 const DESCRIPTION = [
-  'Drive every row of an LLM request trace through the plane and prove the books stay exact.',
+  'Drive every row of an LLM request trace through the plane and prove the books stay exact. Without a file, ' +
+    'it replays the bundled conversation trace of the Azure LLM inference trace 2023 (19,366 requests, CC BY 4.0).',
   'The trace is a CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens (the Azure LLM inference trace ' +
     '2023 format). Time is virtual, taken from the trace. Each row is one run of one model call for a tenant ' +
     'drawn by a seeded Zipf choice; it is admitted at its arrival with the budget ContextTokens + ' +
@@ -55,13 +57,16 @@ const DESCRIPTION = [
  */
 export const MAX_REPLAY_TENANTS = 100_000;
 
-/** Registers `quotaplane replay <trace.csv>` (issue #2 item 5) on `program`. */
+/** Registers `quotaplane replay [trace.csv]` on `program`; without a file it replays {@link BUNDLED_TRACE_PATH}. */
 export function registerReplay(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   program
     .command('replay')
     .summary('replay an LLM request trace through the plane and check the invariants')
     .description(DESCRIPTION)
-    .argument('<trace.csv>', 'trace file: TIMESTAMP,ContextTokens,GeneratedTokens')
+    .argument(
+      '[trace.csv]',
+      'trace file: TIMESTAMP,ContextTokens,GeneratedTokens (default: the bundled Azure conversation trace, data/azure-llm-2023/conv.csv)',
+    )
     .addOption(
       new Option('--tenants <count>', `tenants the rows are spread over, 1 to ${MAX_REPLAY_TENANTS}`)
         .argParser(wholeNumberBetween(1, MAX_REPLAY_TENANTS))
@@ -101,7 +106,8 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
     .addOption(new Option('--json', 'print the report as one JSON document').default(false))
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
     .configureOutput(outputFor(io, 'quotaplane replay --help'))
-    .action(async (tracePath: string, flags: ReplayFlags) => {
+    .action(async (traceArgument: string | undefined, flags: ReplayFlags) => {
+      const tracePath = traceArgument ?? BUNDLED_TRACE_PATH;
       if (flags.keepStore && flags.store !== undefined) {
         throw new UsageError('--keep-store applies only to the temporary store; drop --keep-store or drop --store');
       }

@@ -27,7 +27,7 @@ export interface Trace {
 }
 
 /**
- * Opens a trace in the format of `../shared/data/azure-llm-2023/`: header
+ * Opens a trace in the format of `data/azure-llm-2023/`: header
  * `TIMESTAMP,ContextTokens,GeneratedTokens`, timestamps `YYYY-MM-DD HH:MM:SS.fffffff`, CRLF or LF,
  * final line break optional. Rows stream through `csv-parse`, so a trace of any length is read in
  * constant memory.

@@ -18,8 +18,8 @@ export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /**
  * One setting of `quotaplane serve` (issue #10 item 2): its flag, the environment variable that
- * sets it when the flag is absent, its default and unit as the help and the README show them, and
- * how its text is read (`null` for a value it refuses; `expected` says what it takes). The README
+ * sets it when the flag is absent, its default and unit as the help and the docs show them, and
+ * how its text is read (`null` for a value it refuses; `expected` says what it takes). docs/guides/operating.md
  * carries one table of these, checked against `serve --help` by a test.
  */
 export interface ServeSetting<T = unknown> {
@@ -79,7 +79,7 @@ function wholeNumberUpTo(max: number, min = 0): (text: string) => number | null 
 
 const text = (value: string): string | null => (value === '' ? null : value);
 
-/** Every setting of `serve`, in the order the help and the README list them. */
+/** Every setting of `serve`, in the order the help and the docs list them. */
 export const SERVE_SETTINGS = Object.freeze([
   {
     key: 'storeUrl',
