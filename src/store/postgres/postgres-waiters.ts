@@ -1,4 +1,5 @@
 import type { TenantQuota } from '../../core/quota.js';
+import { atApply } from '../applied-instant.js';
 import type { AdmitRequest } from '../types.js';
 import {
   timedOutRefusal,
@@ -204,22 +205,26 @@ async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decid
 /** store.ts `admitOrWait` (see `admitOrWaitInTransaction` of the SQLite adapter for the rule). */
 export async function admitOrWait(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
   const { db, tenant } = context;
-  const decided = await db.transaction(async (tx) => {
+  const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);
-    return waiter === undefined ? enqueueOrAdmit(tx, w, tenant, r, terms) : collect(tx, w, tenant, r, terms);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const now = atApply('admission', r);
+    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, now.run]);
+    return { applied: now, decided: await (waiter === undefined ? enqueueOrAdmit(tx, w, tenant, now, terms) : collect(tx, w, tenant, now, terms)) };
   });
-  return answer(context, r, decided);
+  return answer(context, applied, decided);
 }
 
 /** store.ts `collectWaiter` (see `collectWaiterInTransaction` of the SQLite adapter for the rule). */
 export async function collectWaiter(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
   const { db, tenant } = context;
-  const decided = await db.transaction(async (tx) => {
+  const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    return collect(tx, w, tenant, r, terms);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const now = atApply('admission', r);
+    return { applied: now, decided: await collect(tx, w, tenant, now, terms) };
   });
-  return answer(context, r, decided);
+  return answer(context, applied, decided);
 }
 
 /** store.ts `cancelWaiter`: a waiting row goes; an uncollected grant is withdrawn and its room granted on. */

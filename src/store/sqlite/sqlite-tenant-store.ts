@@ -66,6 +66,7 @@ import type {
   SpendHold,
   SweptRun,
 } from '../types.js';
+import { atApply } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
@@ -311,27 +312,31 @@ export class SqliteTenantStore implements TenantStore {
 
   async admit(request: AdmitRequest): Promise<AdmitOutcome> {
     const valid = requireAdmitRequest(request);
-    return this.#granting(() => admitInTurnInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => admitInTurnInTransaction(this.#conn, this.tenant, atApply('admission', valid)));
   }
 
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
     const valid = requireResumeRequest(request);
-    return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, atApply('resume', valid)));
   }
 
   async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
     const valid = requireSettlePassRequest(request);
-    return this.#freeing(valid.atMs, () => settlePassInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => {
+      const applied = atApply('settle', valid);
+      const outcome = settlePassInTransaction(this.#conn, this.tenant, applied);
+      return { outcome, granted: grantWaitersInTransaction(this.#conn, this.tenant, applied.atMs) };
+    });
   }
 
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
     const valid = requireDispatchRequest(request);
-    return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, atApply('dispatch', valid)));
   }
 
   async heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome> {
     const valid = requireHeartbeatRequest(request);
-    return this.#conn.write(() => heartbeatInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => heartbeatInTransaction(this.#conn, this.tenant, atApply('heartbeat', valid)));
   }
 
   async getRun(run: string): Promise<RunRecord | null> {
@@ -383,13 +388,13 @@ export class SqliteTenantStore implements TenantStore {
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     const valid = requireAdmitRequest(request);
     const terms = requireWaitTerms(wait);
-    return this.#granting(() => admitOrWaitInTransaction(this.#conn, this.tenant, valid, terms));
+    return this.#granting(() => admitOrWaitInTransaction(this.#conn, this.tenant, atApply('admission', valid), terms));
   }
 
   async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     const valid = requireAdmitRequest(request);
     const terms = requireWaitTerms(wait);
-    return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, valid, terms));
+    return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, atApply('admission', valid), terms));
   }
 
   async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
