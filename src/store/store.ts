@@ -234,7 +234,10 @@ export interface TenantStore {
    * Sweeps one run, one transaction: re-checks the `lapsedRuns` condition at `atMs` and, when it
    * holds, deletes the run's slot and, when its status is `running`, sets it to `stranded` with
    * `statusSinceMs` = its latest pass's lease expiry. The hold is never touched (its spend is
-   * unknown). Idempotent: a run already swept, renewed since, or unknown answers
+   * unknown). A run that is a waiter's grant its caller never collected is not stranded: the
+   * grant is withdrawn whole (slot and hold given back, run and pass erased) and the waiter stands
+   * again in its own place, `waiting`, served with the room in the same transaction (answered
+   * `{ releasedSlot: <it held one>, stranded: false }`). Idempotent: a run already swept, renewed since, or unknown answers
    * `{ releasedSlot: false, stranded: false }` and writes nothing.
    */
   sweepRun(request: { run: string; atMs: number }): Promise<SweptRun>;
@@ -289,7 +292,10 @@ export interface TenantStore {
    * refuses gets that refusal. A waiter the grant loop refused for a reason other than room hears
    * that reason (a halt, `Unbounded`, `SpentOut` judged with room left out), never a `TooManyRuns`
    * because a waiter behind it took the slot; if only room refuses it by now, it waits on in its
-   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16). With
+   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16). A grant whose lease
+   * lapsed at `atMs` before this collect (its caller was away longer than the lease) is withdrawn
+   * whole and the waiter stands again in its own place and is served afresh, so the caller hears a
+   * fresh pass, its place or its refusal, never a `CONFLICT` about a pass it never received. With
    * `wait.keepPlace` (another caller of the same run waits on), a waiter whose time is up and whom
    * room still refuses gets that `TooManyRuns` and its place stays, waiting (W17).
    */

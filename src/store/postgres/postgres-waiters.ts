@@ -46,6 +46,7 @@ export function waiterQueries(s: string) {
       WHERE tenant = $1 AND state = 'waiting' AND lease_expires_at_ms > $2 AND seq < $3`,
     lapsedWaiters: `SELECT run_id, state FROM ${s}.quota_waiters WHERE tenant = $1 AND lease_expires_at_ms <= $2 ORDER BY seq`,
     withdrawGrant: `SELECT ${s}.quota_withdraw_grant($1, $2)`,
+    requeueLapsedGrant: `SELECT ${s}.quota_requeue_lapsed_grant($1, $2, $3, $4) AS requeued`,
     queueFigures: `SELECT
         count(*) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2)::bigint AS depth,
         min(enqueued_at_ms) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2) AS oldest,
@@ -141,6 +142,11 @@ async function collect(tx: TransactionClient, w: WaiterQueries, tenant: string, 
     return { kind: 'waiting', position: await position(tx, w, tenant, waiter.seq, r.atMs), enqueuedAtMs: Number(waiter.enqueued_at_ms) };
   }
   if (waiter.state === 'refused') return collectRefused(tx, w, tenant, r, terms, waiter);
+  if (waiter.state === 'granted') {
+    const [lapsed] = await tx.rows<{ requeued: boolean }>(w.requeueLapsedGrant, [tenant, r.run, r.atMs, r.atMs + terms.leaseMs]);
+    // Its grant lapsed before it came for it: it stands in its place again, and is served afresh.
+    if (lapsed?.requeued === true) return collect(tx, w, tenant, r, terms);
+  }
   const place = waiter.state === 'waiting' ? await position(tx, w, tenant, waiter.seq, r.atMs) : 1;
   const waited = { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) };
   // Another caller of this run waits on (keepPlace): if room still refuses, the place stays. The
