@@ -16,7 +16,8 @@ import { BATCHED_DECISIONS } from './postgres-batch-ops.js';
  * An item asked without an instant of its own carries `"wait": {"at", "month"?, "day"?, "askedMs",
  * "maxMs"}` (DESIGN.md decision 23): its instant argument (index `at`) is the plane's clock as the
  * batch was sent, and the time this batch waited for the tenant locks, measured here in whole ms,
- * is added to it (with the period keys at `month` and `day` derived again), so the decision is
+ * is added to it (only a lock another transaction holds is waited for and measured, so an
+ * uncontended batch adds 0; with the period keys at `month` and `day` derived again), so the decision is
  * recorded at the instant it is applied. One that has waited longer than `maxMs` since it was
  * asked (`askedMs`) is not applied: it raises SQLSTATE QPW01 (DETAIL the ms waited, HINT the
  * bound), answered as its own error like any other. Its row gets `applied_at_ms`, the instant used.
@@ -57,7 +58,8 @@ DECLARE
   v_detail text;
   v_hint text;
   v_results jsonb := '[]'::jsonb;
-  v_lock_started timestamptz := clock_timestamp();
+  v_lock_started timestamptz;
+  v_lock_waited interval := interval '0';
   v_lock_wait_ms bigint;
   v_wait jsonb;
   v_at bigint;
@@ -67,9 +69,15 @@ BEGIN
       FROM (SELECT e.item -> 'args' ->> 0 AS tenant FROM jsonb_array_elements(p_items) AS e(item)) AS t
      ORDER BY k
   LOOP
-    PERFORM pg_advisory_xact_lock(v_key);
+    -- Only a lock another transaction holds is waited for, and only that wait is measured: an
+    -- uncontended batch adds exactly 0 ms to its decisions' instants.
+    IF NOT pg_try_advisory_xact_lock(v_key) THEN
+      v_lock_started := clock_timestamp();
+      PERFORM pg_advisory_xact_lock(v_key);
+      v_lock_waited := v_lock_waited + (clock_timestamp() - v_lock_started);
+    END IF;
   END LOOP;
-  v_lock_wait_ms := floor(extract(epoch FROM clock_timestamp() - v_lock_started) * 1000)::bigint;
+  v_lock_wait_ms := floor(extract(epoch FROM v_lock_waited) * 1000)::bigint;
   FOR v_item IN SELECT e.item FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, position) ORDER BY e.position LOOP
     v_args := v_item -> 'args';
     v_wait := v_item -> 'wait';

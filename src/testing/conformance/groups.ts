@@ -5,6 +5,7 @@ import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
 import { conditionalLift, haltsPerScope } from './halts.js';
 import { tenantIsolation } from './isolation.js';
+import { appliedInstants } from './applied-instants.js';
 import { leaseRenewal, subjectHaltsReachRunningWork } from './leases.js';
 import { operatorActs, operatorListings } from './operator.js';
 import { resumePasses, settlePasses } from './passes.js';
@@ -75,6 +76,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   tenantListing,
   tenantIsolation,
   leaseRenewal,
+  appliedInstants,
   subjectHaltsReachRunningWork,
   sweepLapsedLeases,
   operatorListings,
