@@ -196,7 +196,15 @@ const WAITED_TOO_LONG = 'QPW01';
 function itemOf(pending: Pending): { op: BatchedDecision; args: SqlValues; wait?: Record<string, number> } {
   const values = pending.values;
   if (!('askedAtMs' in values)) return { op: pending.op, args: values };
-  const sentAtMs = Math.max(values.askedAtMs, values.applied.nowMs());
+  // A clock that throws or answers no instant must not fail the other decisions of the batch: this
+  // one is then decided at the instant it was asked (the server still adds its lock wait).
+  let nowMs: number;
+  try {
+    nowMs = values.applied.nowMs();
+  } catch {
+    nowMs = values.askedAtMs;
+  }
+  const sentAtMs = Number.isSafeInteger(nowMs) ? Math.max(values.askedAtMs, nowMs) : values.askedAtMs;
   const wait: Record<string, number> = { at: values.at, askedMs: values.askedAtMs, maxMs: values.applied.maxWaitMs };
   if (values.month !== undefined) wait.month = values.month;
   if (values.day !== undefined) wait.day = values.day;
