@@ -29,6 +29,7 @@ import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } f
 import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
+import { lapsedGrants } from './waiting-lapsed.js';
 import { fairWaiting } from './waiting-fairness.js';
 
 /**
@@ -83,6 +84,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   operatorActs,
   lifecycleRaces,
   waitingAdmissions,
+  lapsedGrants,
   fairWaiting,
   planeWideCeiling,
   agentCeilings,
