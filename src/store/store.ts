@@ -38,6 +38,7 @@ import type {
 } from './types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
 import type { WaiterWakes } from './waiter-wakes.js';
+import type { AppliedInstant } from './applied-instant.js';
 import type {
   PrunableRunsPage,
   PrunableRunsRequest,
@@ -240,7 +241,7 @@ export interface TenantStore {
    * `{ releasedSlot: <it held one>, stranded: false }`). Idempotent: a run already swept, renewed since, or unknown answers
    * `{ releasedSlot: false, stranded: false }` and writes nothing.
    */
-  sweepRun(request: { run: string; atMs: number }): Promise<SweptRun>;
+  sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun>;
   /**
    * Passes whose lease lapsed at or before `atMs` and whose receipt was never written, of runs
    * that are not `released`; ascending (run id, epoch), at most `limit`. Read-only.
@@ -268,6 +269,9 @@ export interface TenantStore {
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
 
   // ── waiting admissions (issue 12, DESIGN.md decision 18; one transaction each) ──
+  // `applied` (on `sweepRun`, `cancelWaiter`, `sweepWaiters` as on the lifecycle requests): the
+  // instant is read inside the transaction once the lock is held, so a grant written there leases
+  // from when it was applied (see `AppliedInstant`, DESIGN.md decision 23).
   // Every transaction that frees a slot or raises a ceiling of a tenant (`settlePass` of a pass
   // holding a slot, `releaseRun`, `sweepRun`, `setQuota`, `cancelWaiter`, `sweepWaiters`) grants
   // its waiters first come first served in that same transaction; `admit` serves them before it
@@ -305,12 +309,12 @@ export interface TenantStore {
    * grant written but not collected is withdrawn (slot and hold given back, its run and pass erased)
    * and the room goes to the next waiters in the same transaction.
    */
-  cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome>;
+  cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome>;
   /**
    * The sweep of the queue at `atMs`: waiters whose lease lapsed are removed, grants nobody
    * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next waiters.
    */
-  sweepWaiters(request: { atMs: number }): Promise<WaiterSweep>;
+  sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep>;
   /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
   waitQueue(request: { atMs: number }): Promise<WaitQueue>;
   // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────

@@ -99,6 +99,22 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
     expect(await waiting).toMatchObject({ ok: true, run: 'r2', leaseExpiresAtMs: T0 + 1_500 + 1_000 });
   });
 
+  it('a waiter granted by a sweep that waited is admitted when the sweep was applied', async () => {
+    const plane = createPlane({ store, clock });
+    await plane.setQuota('acme', ONE_SLOT);
+    await plane.admit({ tenant: 'acme', run: 'r1', leaseMs: 1_000 });
+    const acme = store.tenant('acme');
+    const r2 = { run: 'r2', budget: {}, width: 1, atMs: T0, leaseMs: 1_000 };
+    expect(await acme.admitOrWait(r2, { untilMs: T0 + 60_000, leaseMs: 10_000 })).toMatchObject({ waiting: true });
+    clock.advance(1_000);
+    // r1's lease has lapsed; the sweep reads now, then waits 1.5 s for the write lock to free r1's slot.
+    await answerOf(whileLocked(1_500, () => plane.sweep({ tenant: 'acme' })));
+    expect(await acme.runs({ limit: 10 })).toMatchObject([
+      { run: 'r1', status: 'stranded' },
+      { run: 'r2', status: 'running', admittedAtMs: T0 + 2_500, leaseExpiresAtMs: T0 + 3_500 },
+    ]);
+  });
+
   it('a decision that waited longer than maxDecisionWaitMs is STORE_UNAVAILABLE and holds nothing', async () => {
     const plane = createPlane({ store, clock, maxDecisionWaitMs: 1_000 });
     await plane.setQuota('acme', ONE_SLOT);

@@ -1,5 +1,5 @@
 import type { TenantQuota } from '../../core/quota.js';
-import { atApply } from '../applied-instant.js';
+import { atApply, type AppliedInstant } from '../applied-instant.js';
 import type { AdmitRequest } from '../types.js';
 import {
   timedOutRefusal,
@@ -234,10 +234,16 @@ export async function collectWaiter(context: LifecycleContext, w: WaiterQueries,
 }
 
 /** store.ts `cancelWaiter`: a waiting row goes; an uncollected grant is withdrawn and its room granted on. */
-export async function cancelWaiter(context: LifecycleContext, w: WaiterQueries, request: { run: string; atMs: number }): Promise<CancelOutcome> {
+export async function cancelWaiter(
+  context: LifecycleContext,
+  w: WaiterQueries,
+  asked: { run: string; atMs: number; applied?: AppliedInstant },
+): Promise<CancelOutcome> {
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const request = atApply('cancel', asked);
     const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, request.run]);
     if (waiter === undefined) return 'absent';
     await tx.run(w.deleteWaiter, [tenant, request.run]);
@@ -249,10 +255,16 @@ export async function cancelWaiter(context: LifecycleContext, w: WaiterQueries, 
 }
 
 /** store.ts `sweepWaiters`: lapsed waiters removed, lapsed uncollected grants withdrawn, the room granted on. */
-export async function sweepWaiters(context: LifecycleContext, w: WaiterQueries, atMs: number): Promise<WaiterSweep> {
+export async function sweepWaiters(
+  context: LifecycleContext,
+  w: WaiterQueries,
+  asked: { atMs: number; applied?: AppliedInstant },
+): Promise<WaiterSweep> {
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const atMs = atApply('sweep', asked).atMs;
     let expired = 0;
     let recovered = 0;
     for (const row of await tx.rows<{ run_id: string; state: string }>(w.lapsedWaiters, [tenant, atMs])) {

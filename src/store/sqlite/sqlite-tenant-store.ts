@@ -19,7 +19,9 @@ import {
   requireLapsedRunsRequest,
   requireReleaseRunRequest,
   requireRunListRequest,
+  requireCancelWaiterRequest,
   requireSweepRunRequest,
+  requireSweepWaitersRequest,
   requireUnsettledPassesRequest,
 } from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
@@ -66,7 +68,7 @@ import type {
   SpendHold,
   SweptRun,
 } from '../types.js';
-import { atApply } from '../applied-instant.js';
+import { atApply, type AppliedInstant } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
@@ -357,9 +359,13 @@ export class SqliteTenantStore implements TenantStore {
     return this.#conn.read(() => listLapsedRuns(this.#conn, this.tenant, valid));
   }
 
-  async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
+  async sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
     const valid = requireSweepRunRequest(request);
-    return this.#freeing(valid.atMs, () => sweepRunInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => {
+      const applied = atApply('sweep', valid);
+      const outcome = sweepRunInTransaction(this.#conn, this.tenant, applied);
+      return { outcome, granted: grantWaitersInTransaction(this.#conn, this.tenant, applied.atMs) };
+    });
   }
 
   async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
@@ -397,15 +403,14 @@ export class SqliteTenantStore implements TenantStore {
     return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, atApply('admission', valid), terms));
   }
 
-  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
-    const record = requireObject('request', request);
-    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
-    return this.#granting(() => cancelWaiterInTransaction(this.#conn, this.tenant, valid));
+  async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
+    const valid = requireCancelWaiterRequest(request);
+    return this.#granting(() => cancelWaiterInTransaction(this.#conn, this.tenant, atApply('cancel', valid)));
   }
 
-  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
-    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
-    return this.#granting(() => sweepWaitersInTransaction(this.#conn, this.tenant, atMs));
+  async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
+    const valid = requireSweepWaitersRequest(request);
+    return this.#granting(() => sweepWaitersInTransaction(this.#conn, this.tenant, atApply('sweep', valid).atMs));
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
