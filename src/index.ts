@@ -54,6 +54,8 @@ export {
 
 // ── plane ──────────────────────────────────────────────────────────────────────
 export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
+export { appliedAtMs, atApply, DEFAULT_MAX_DECISION_WAIT_MS, MAX_DECISION_WAIT_MS } from './store/applied-instant.js';
+export type { AppliedInstant } from './store/applied-instant.js';
 export { MAX_LEASE_MS } from './plane/plane-input.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';

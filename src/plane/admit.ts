@@ -4,7 +4,7 @@ import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
-import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { parseAgent, parseChain, parseWidth, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
@@ -64,7 +64,7 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   if (waitMs > 0 && request.atMs !== undefined) throw invalidArgument('waitMs', waitWithInstantReason('waitMs'));
   const signal = parseSignal(request.signal);
   const handle = tenantHandle(context.store, tenant);
-  const admission = { run, agent, chain, budget, width, atMs, leaseMs };
+  const admission = { run, agent, chain, budget, width, atMs, leaseMs, ...appliedFor(context, request.atMs) };
   const outcome =
     waitMs === 0
       ? await storeCall('admit', () => handle.admit(admission))

@@ -13,7 +13,8 @@ import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
 import { prune } from './prune.js';
-import { requireLeaseMs, requireRecord } from './plane-input.js';
+import { requireInstantMs, requireLeaseMs, requireRecord } from './plane-input.js';
+import { DEFAULT_MAX_DECISION_WAIT_MS, requireMaxDecisionWaitMs } from '../store/applied-instant.js';
 import { getQuota, setQuota, updateQuota } from './quota.js';
 import { rateWindows } from './rate-windows.js';
 import { release } from './release.js';
@@ -30,9 +31,10 @@ import { verifyAudit } from './verify-audit.js';
 export const DEFAULT_LEASE_MS = 60_000;
 
 /**
- * Builds a {@link Plane} over `store`. `clock` defaults to the wall clock and `leaseMs` to
- * {@link DEFAULT_LEASE_MS}. Throws `INVALID_ARGUMENT` naming `store`, `clock` or `leaseMs` when
- * one is malformed. Planes are cheap and hold no state but the run-id generator: any number of
+ * Builds a {@link Plane} over `store`. `clock` defaults to the wall clock, `leaseMs` to
+ * {@link DEFAULT_LEASE_MS} and `maxDecisionWaitMs` to `DEFAULT_MAX_DECISION_WAIT_MS` (2 000).
+ * Throws `INVALID_ARGUMENT` naming `store`, `clock`, `leaseMs` or `maxDecisionWaitMs` when one is
+ * malformed. Planes are cheap and hold no state but the run-id generator: any number of
  * them, in any number of processes, may share one store.
  *
  * @example
@@ -52,6 +54,8 @@ export function createPlane(options: PlaneOptions): Plane {
     throw invalidArgument('clock', `must be an object with nowMs(), got ${describe(clock)}`);
   }
   const leaseMs = record.leaseMs === undefined ? DEFAULT_LEASE_MS : requireLeaseMs('leaseMs', record.leaseMs);
+  const maxDecisionWaitMs =
+    record.maxDecisionWaitMs === undefined ? DEFAULT_MAX_DECISION_WAIT_MS : requireMaxDecisionWaitMs('maxDecisionWaitMs', record.maxDecisionWaitMs);
 
   // One monotonic generator per plane: ids made in the same millisecond still sort in the order
   // they were made. Its seed is the admission instant, never the wall clock, so a manual clock
@@ -61,6 +65,8 @@ export function createPlane(options: PlaneOptions): Plane {
     store,
     clock,
     leaseMs,
+    // Read by the store inside the transaction, once its lock is held (DESIGN.md decision 23).
+    applied: { nowMs: () => requireInstantMs('clock.nowMs()', clock.nowMs()), maxWaitMs: maxDecisionWaitMs },
     newRunId: (atMs) => `run_${nextUlid(Math.max(atMs, 1))}`,
   };
 

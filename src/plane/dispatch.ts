@@ -3,7 +3,7 @@ import { requireIdentifier, requireCustomerTenant, normaliseRunId } from '../cor
 import { parseRateCeilings } from '../core/quota.js';
 import { refuse } from '../core/refusal.js';
 import type { DispatchInput, DispatchResult } from './plane.js';
-import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
@@ -36,7 +36,7 @@ export async function dispatch(context: PlaneContext, input: DispatchInput): Pro
   }
 
   const outcome = await storeCall('dispatch', () =>
-    tenantHandle(context.store, tenant).dispatch({ run, grant, dispatch: key, ceilings, exempt, atMs, ...lease }),
+    tenantHandle(context.store, tenant).dispatch({ run, grant, dispatch: key, ceilings, exempt, atMs, ...lease, ...appliedFor(context, request.atMs) }),
   );
   return outcome.ok ? { ok: true } : refuse(outcome.refusal);
 }

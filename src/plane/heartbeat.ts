@@ -1,7 +1,7 @@
 import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { HeartbeatInput, HeartbeatResult } from './plane.js';
-import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
@@ -21,6 +21,6 @@ export async function heartbeat(context: PlaneContext, input: HeartbeatInput): P
   const atMs = instantOf(context, request.atMs);
   const leaseMs = leaseOf(context, request.leaseMs);
 
-  const outcome = await storeCall('heartbeat', () => tenantHandle(context.store, tenant).heartbeat({ run, epoch, atMs, leaseMs }));
+  const outcome = await storeCall('heartbeat', () => tenantHandle(context.store, tenant).heartbeat({ run, epoch, atMs, leaseMs, ...appliedFor(context, request.atMs) }));
   return outcome.ok ? outcome : refuse(outcome.refusal);
 }

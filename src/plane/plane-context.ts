@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { AppliedInstant } from '../store/applied-instant.js';
 import type { QuotaStore } from '../store/store.js';
 import { requireInstantMs, requireLeaseMs } from './plane-input.js';
 
@@ -7,6 +8,11 @@ export interface PlaneContext {
   readonly store: QuotaStore;
   readonly clock: Clock;
   readonly leaseMs: number;
+  /**
+   * The plane's clock and bound handed to the store, so a decision asked without an instant is
+   * recorded at the instant it is applied (DESIGN.md decision 23; `PlaneOptions.maxDecisionWaitMs`).
+   */
+  readonly applied: AppliedInstant;
   /** A new `run_<ULID>` whose time part is `atMs`, monotonic within this plane. */
   readonly newRunId: (atMs: number) => string;
 }
@@ -15,6 +21,14 @@ export interface PlaneContext {
 export function instantOf(context: PlaneContext, atMs: unknown, field = 'atMs'): number {
   if (atMs !== undefined) return requireInstantMs(field, atMs);
   return requireInstantMs('clock.nowMs()', context.clock.nowMs());
+}
+
+/**
+ * The `applied` member of a store request: the plane's clock and bound when the caller gave no
+ * `atMs` (the decision is then recorded when it is applied), nothing when it named its instant.
+ */
+export function appliedFor(context: PlaneContext, atMs: unknown): { applied?: AppliedInstant } {
+  return atMs === undefined ? { applied: context.applied } : {};
 }
 
 /** `leaseMs` as given (validated), or the plane's default lease. */

@@ -51,6 +51,14 @@ import type {
  *   (DESIGN.md decision 7). An integer from 1 to `MAX_LEASE_MS` (86 400 000, 24 hours); every
  *   call's `leaseMs` (admit, resume, heartbeat, dispatch) obeys the same bound, so no pass can
  *   hold a concurrency slot longer than a day without heartbeating.
+ * - `maxDecisionWaitMs`: the longest a decision asked without `atMs` (admit, resume, heartbeat,
+ *   dispatch, settle, a waiting admission's collects) may wait between being asked and being
+ *   applied, in ms: behind a group-commit batch, for the SQLite write lock another process holds,
+ *   for a PostgreSQL tenant lock. Every instant such a decision records (admission, lease expiry,
+ *   dispatch, renewal, grant) is the instant it is applied, read from `clock` inside the
+ *   transaction, so a lease is never answered lapsed; a decision that waited longer than this is
+ *   not applied and throws `STORE_UNAVAILABLE` (`details.reason = 'waited-too-long'`), nothing
+ *   held (DESIGN.md decision 23). An integer from 0 to 3 600 000; default 2 000.
  *
  * `createPlane` throws `INVALID_ARGUMENT` naming the option when one is malformed.
  */
@@ -58,6 +66,7 @@ export interface PlaneOptions {
   readonly store: QuotaStore;
   readonly clock?: Clock | undefined;
   readonly leaseMs?: number | undefined;
+  readonly maxDecisionWaitMs?: number | undefined;
 }
 
 /**

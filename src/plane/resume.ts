@@ -1,7 +1,7 @@
 import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { ResumeInput, ResumeResult } from './plane.js';
-import { instantOf, leaseOf, type PlaneContext } from './plane-context.js';
+import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
@@ -22,6 +22,6 @@ export async function resume(context: PlaneContext, input: ResumeInput): Promise
   const atMs = instantOf(context, request.atMs);
   const leaseMs = leaseOf(context, request.leaseMs);
 
-  const outcome = await storeCall('resume', () => tenantHandle(context.store, tenant).resume({ run, atMs, leaseMs }));
+  const outcome = await storeCall('resume', () => tenantHandle(context.store, tenant).resume({ run, atMs, leaseMs, ...appliedFor(context, request.atMs) }));
   return outcome.ok ? outcome : refuse(outcome.refusal);
 }

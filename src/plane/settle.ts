@@ -2,7 +2,7 @@ import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';
-import { instantOf, type PlaneContext } from './plane-context.js';
+import { appliedFor, instantOf, type PlaneContext } from './plane-context.js';
 import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
@@ -28,7 +28,7 @@ export async function settle(context: PlaneContext, input: SettleInput): Promise
   const by = request.by === undefined ? undefined : parseOperator(request.by, 'by');
 
   const settled = await storeCall('settle', () =>
-    tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs, ...(by === undefined ? {} : { by }) }),
+    tenantHandle(context.store, tenant).settlePass({ run, epoch, spend, concludes, atMs, ...(by === undefined ? {} : { by }), ...appliedFor(context, request.atMs) }),
   );
   return { ok: true, outcome: settled.outcome, receipt: settled.receipt, overrun: settled.overrun };
 }

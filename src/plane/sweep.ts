@@ -1,4 +1,5 @@
 import type { SweepInput, SweepResult, TenantSweptRun, TenantWaiterSweep } from './operator-types.js';
+import { MAX_DECISION_WAIT_MS } from '../store/applied-instant.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
@@ -19,6 +20,9 @@ export async function sweep(context: PlaneContext, input: SweepInput = {}): Prom
   const request = requireRecord('request', input);
   const atMs = instantOf(context, request.atMs);
   const tenants = await tenantsInScope(context, request.tenant);
+  // Without a given instant, each sweep transaction reads the plane's clock once it holds the lock,
+  // so a waiter it grants leases from then (DESIGN.md decision 23); a sweep is never refused for waiting.
+  const applied = request.atMs === undefined ? { applied: { nowMs: context.applied.nowMs, maxWaitMs: MAX_DECISION_WAIT_MS } } : {};
   const swept: TenantSweptRun[] = [];
   const waiters: TenantWaiterSweep[] = [];
   for (const tenant of tenants) {
@@ -27,14 +31,14 @@ export async function sweep(context: PlaneContext, input: SweepInput = {}): Prom
     for (;;) {
       const page = await storeCall('lapsedRuns', () => handle.lapsedRuns({ atMs, after, limit: SWEEP_PAGE }));
       for (const run of page) {
-        const outcome = await storeCall('sweepRun', () => handle.sweepRun({ run, atMs }));
+        const outcome = await storeCall('sweepRun', () => handle.sweepRun({ run, atMs, ...applied }));
         if (outcome.releasedSlot || outcome.stranded) swept.push({ tenant, ...outcome });
       }
       if (page.length < SWEEP_PAGE) break;
       after = page[page.length - 1];
     }
     // Waiters whose callers are gone lose their place; grants nobody collected are given back.
-    const queue = await storeCall('sweepWaiters', () => handle.sweepWaiters({ atMs }));
+    const queue = await storeCall('sweepWaiters', () => handle.sweepWaiters({ atMs, ...applied }));
     if (queue.expired + queue.recovered + queue.granted > 0) waiters.push({ tenant, ...queue });
   }
   return waiters.length === 0 ? { atMs, swept } : { atMs, swept, waiters };

@@ -1,3 +1,4 @@
+import { MAX_DECISION_WAIT_MS } from '../store/applied-instant.js';
 import type { AdmitRequest, AdmitOutcome } from '../store/types.js';
 import type { TenantStore } from '../store/store.js';
 import type { WaitOutcome, WaitTerms } from '../store/waiters.js';
@@ -48,7 +49,9 @@ export async function waitForAdmission(
         // Another caller of this process still waiting on the same run (a retry after a lost
         // answer) keeps the place: only the last one to give up cancels it.
         if (caller.leave() === 0) {
-          await storeCall('cancelWaiter', () => handle.cancelWaiter({ run: request.run, atMs: nowOf(context, request.atMs) }));
+          // Read once the lock is held, so a grant it passes on leases from then; a cancel is never refused for waiting.
+          const applied = request.applied === undefined ? {} : { applied: { nowMs: request.applied.nowMs, maxWaitMs: MAX_DECISION_WAIT_MS } };
+          await storeCall('cancelWaiter', () => handle.cancelWaiter({ run: request.run, atMs: nowOf(context, request.atMs), ...applied }));
         }
         throw signal?.reason ?? new Error(`the waiting admission of run '${request.run}' was cancelled; it holds nothing`);
       }

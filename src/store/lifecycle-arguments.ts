@@ -6,6 +6,7 @@ import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { parseRateCeilings, parseStoredQuota } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
+import { requireAppliedInstant } from './applied-instant.js';
 import { requireBoolean, requireEpoch, requireInstantMs, requireObject, requireWidth } from './store-arguments.js';
 import type { AdmitRequest, AuditEntry, DispatchRequest, HeartbeatRequest, ResumeRequest, SettlePassRequest } from './types.js';
 
@@ -44,6 +45,7 @@ export function requireAdmitRequest(value: unknown): AdmitRequest {
     atMs: requireInstantMs('atMs', record.atMs),
     leaseMs: requireAmount('leaseMs', record.leaseMs),
     quota: record.quota === undefined || record.quota === null ? undefined : parseStoredQuota(record.quota, 'quota'),
+    ...appliedOf(record),
   };
 }
 
@@ -54,6 +56,7 @@ export function requireResumeRequest(value: unknown): ResumeRequest {
     run: normaliseRunId('run', record.run),
     atMs: requireInstantMs('atMs', record.atMs),
     leaseMs: requireAmount('leaseMs', record.leaseMs),
+    ...appliedOf(record),
   };
 }
 
@@ -67,6 +70,7 @@ export function requireSettlePassRequest(value: unknown): SettlePassRequest {
     concludes: requireBoolean('concludes', record.concludes),
     atMs: requireInstantMs('atMs', record.atMs),
     by: record.by === undefined || record.by === null ? undefined : parseOperator(record.by, 'by'),
+    ...appliedOf(record),
   };
 }
 
@@ -78,6 +82,7 @@ export function requireHeartbeatRequest(value: unknown): HeartbeatRequest {
     epoch: requireEpoch('epoch', record.epoch),
     atMs: requireInstantMs('atMs', record.atMs),
     leaseMs: requireAmount('leaseMs', record.leaseMs),
+    ...appliedOf(record),
   };
 }
 
@@ -92,7 +97,14 @@ export function requireDispatchRequest(value: unknown): DispatchRequest {
     exempt: requireBoolean('exempt', record.exempt),
     atMs: requireInstantMs('atMs', record.atMs),
     ...dispatchLease(record),
+    ...appliedOf(record),
   };
+}
+
+// The `applied` member when given (a request without it is decided at its atMs).
+function appliedOf(record: Record<string, unknown>): { applied?: ReturnType<typeof requireAppliedInstant> } {
+  const applied = requireAppliedInstant(record.applied);
+  return applied === undefined ? {} : { applied };
 }
 
 // A dispatch names its pass and lease together or not at all: a renewal needs both.

@@ -1,3 +1,4 @@
+import { requireAppliedInstant, type AppliedInstant } from './applied-instant.js';
 import { describe, requireAmount } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
@@ -48,9 +49,23 @@ export function requireLapsedRunsRequest(value: unknown): { atMs: number; after?
 }
 
 /** A `sweepRun` request. */
-export function requireSweepRunRequest(value: unknown): { run: string; atMs: number } {
+export function requireSweepRunRequest(value: unknown): { run: string; atMs: number; applied?: AppliedInstant } {
   const record = requireObject('request', value);
-  return { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
+  const applied = requireAppliedInstant(record.applied);
+  return { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs), ...(applied === undefined ? {} : { applied }) };
+}
+
+/** A `sweepWaiters` request: its instant, and `applied` when given. */
+export function requireSweepWaitersRequest(value: unknown): { atMs: number; applied?: AppliedInstant } {
+  const record = requireObject('request', value);
+  const applied = requireAppliedInstant(record.applied);
+  return { atMs: requireInstantMs('atMs', record.atMs), ...(applied === undefined ? {} : { applied }) };
+}
+
+/** A `cancelWaiter` request: the run, its instant, and `applied` when given. */
+export function requireCancelWaiterRequest(value: unknown): { run: string; atMs: number; applied?: AppliedInstant } {
+  const record = requireObject('request', value);
+  return { run: normaliseRunId('run', record.run), ...requireSweepWaitersRequest(record) };
 }
 
 /** An `unsettledPasses` request. */

@@ -38,6 +38,7 @@ import type {
 } from './types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
 import type { WaiterWakes } from './waiter-wakes.js';
+import type { AppliedInstant } from './applied-instant.js';
 import type {
   PrunableRunsPage,
   PrunableRunsRequest,
@@ -234,10 +235,13 @@ export interface TenantStore {
    * Sweeps one run, one transaction: re-checks the `lapsedRuns` condition at `atMs` and, when it
    * holds, deletes the run's slot and, when its status is `running`, sets it to `stranded` with
    * `statusSinceMs` = its latest pass's lease expiry. The hold is never touched (its spend is
-   * unknown). Idempotent: a run already swept, renewed since, or unknown answers
+   * unknown). A run that is a waiter's grant its caller never collected is not stranded: the
+   * grant is withdrawn whole (slot and hold given back, run and pass erased) and the waiter stands
+   * again in its own place, `waiting`, served with the room in the same transaction (answered
+   * `{ releasedSlot: <it held one>, stranded: false }`). Idempotent: a run already swept, renewed since, or unknown answers
    * `{ releasedSlot: false, stranded: false }` and writes nothing.
    */
-  sweepRun(request: { run: string; atMs: number }): Promise<SweptRun>;
+  sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun>;
   /**
    * Passes whose lease lapsed at or before `atMs` and whose receipt was never written, of runs
    * that are not `released`; ascending (run id, epoch), at most `limit`. Read-only.
@@ -265,6 +269,9 @@ export interface TenantStore {
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
 
   // ── waiting admissions (issue 12, DESIGN.md decision 18; one transaction each) ──
+  // `applied` (on `sweepRun`, `cancelWaiter`, `sweepWaiters` as on the lifecycle requests): the
+  // instant is read inside the transaction once the lock is held, so a grant written there leases
+  // from when it was applied (see `AppliedInstant`, DESIGN.md decision 23).
   // Every transaction that frees a slot or raises a ceiling of a tenant (`settlePass` of a pass
   // holding a slot, `releaseRun`, `sweepRun`, `setQuota`, `cancelWaiter`, `sweepWaiters`) grants
   // its waiters first come first served in that same transaction; `admit` serves them before it
@@ -289,7 +296,10 @@ export interface TenantStore {
    * refuses gets that refusal. A waiter the grant loop refused for a reason other than room hears
    * that reason (a halt, `Unbounded`, `SpentOut` judged with room left out), never a `TooManyRuns`
    * because a waiter behind it took the slot; if only room refuses it by now, it waits on in its
-   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16). With
+   * own place (or, its time up, gets `TooManyRuns` with that place; W15, W16). A grant whose lease
+   * lapsed at `atMs` before this collect (its caller was away longer than the lease) is withdrawn
+   * whole and the waiter stands again in its own place and is served afresh, so the caller hears a
+   * fresh pass, its place or its refusal, never a `CONFLICT` about a pass it never received. With
    * `wait.keepPlace` (another caller of the same run waits on), a waiter whose time is up and whom
    * room still refuses gets that `TooManyRuns` and its place stays, waiting (W17).
    */
@@ -299,12 +309,12 @@ export interface TenantStore {
    * grant written but not collected is withdrawn (slot and hold given back, its run and pass erased)
    * and the room goes to the next waiters in the same transaction.
    */
-  cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome>;
+  cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome>;
   /**
    * The sweep of the queue at `atMs`: waiters whose lease lapsed are removed, grants nobody
    * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next waiters.
    */
-  sweepWaiters(request: { atMs: number }): Promise<WaiterSweep>;
+  sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep>;
   /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
   waitQueue(request: { atMs: number }): Promise<WaitQueue>;
   // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────

@@ -13,6 +13,7 @@ import type {
   WithheldRefusal,
 } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
+import type { AppliedInstant } from './applied-instant.js';
 
 /** Spend reserved for a run against one billing period (contract §3 SpendHold). */
 export interface SpendHold {
@@ -110,6 +111,12 @@ export interface AdmitRequest {
   readonly leaseMs: number;
   /** An explicit quota overrides the stored one (library users; DESIGN.md decision 5). */
   readonly quota?: TenantQuota | undefined;
+  /**
+   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
+   * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
+   */
+  readonly applied?: AppliedInstant | undefined;
 }
 
 /** A pass as admission or resume opened it: the run, its fencing epoch, its billing period, and the run's hold. */
@@ -133,6 +140,12 @@ export interface ResumeRequest {
   readonly run: string;
   readonly atMs: number;
   readonly leaseMs: number;
+  /**
+   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
+   * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
+   */
+  readonly applied?: AppliedInstant | undefined;
 }
 
 /**
@@ -152,6 +165,12 @@ export interface HeartbeatRequest {
   readonly atMs: number;
   /** A positive safe integer of milliseconds. */
   readonly leaseMs: number;
+  /**
+   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
+   * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
+   */
+  readonly applied?: AppliedInstant | undefined;
 }
 
 /** A renewed lease: the pass and the instant (Unix ms) its lease now lapses at. */
@@ -177,6 +196,12 @@ export interface SettlePassRequest {
   readonly concludes: boolean;
   readonly atMs: number;
   readonly by?: Operator | undefined;
+  /**
+   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
+   * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
+   */
+  readonly applied?: AppliedInstant | undefined;
 }
 
 /** What a pass settlement did: the receipt written (or found), and whether this call wrote it. */
@@ -216,6 +241,12 @@ export interface DispatchRequest {
    */
   readonly epoch?: number | undefined;
   readonly leaseMs?: number | undefined;
+  /**
+   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
+   * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
+   */
+  readonly applied?: AppliedInstant | undefined;
 }
 
 /** Answer of `dispatch`: the rate outcome, or `Withheld` (nothing counted, no lease renewed; DESIGN.md decision 9). */

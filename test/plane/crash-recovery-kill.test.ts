@@ -1,6 +1,8 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import Database from 'better-sqlite3';
+import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
@@ -10,6 +12,8 @@ import type { QuotaStore } from '../../src/store/store.js';
 import { BACKENDS, type SharedStore } from './backends.js';
 import { ALICE, T0 } from './plane-fixtures.js';
 import type { RunnerJob, RunnerReport } from './runner-worker.js';
+import type { LoadAnswer, LoadJob } from './lease-load-worker.js';
+import { until } from '../until.js';
 
 const WORKER = fileURLToPath(new URL('./runner-worker.ts', import.meta.url));
 const LEASE_MS = 30_000;
@@ -114,5 +118,110 @@ describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name 
     ]);
     const after = await plane.attention({ tenant: 'acme', atMs: LAPSE_MS + 30 });
     expect(after.conditions).toEqual([]);
+  });
+});
+
+const LOAD_WORKER = fileURLToPath(new URL('./lease-load-worker.ts', import.meta.url));
+const LOAD_LEASE_MS = 1_000;
+// Longer than the lease, shorter than the plane's default bound on a decision's wait (2 000 ms).
+const LOCK_HELD_MS = 1_500;
+const KILLS = 3;
+
+/** Another writer holding the store's lock: the SQLite write lock, or a PostgreSQL tenant's admission lock. */
+interface Locker {
+  hold(): Promise<void>;
+  free(): Promise<void>;
+  close(): Promise<void>;
+}
+
+async function lockerFor(shared: SharedStore, tenant: string): Promise<Locker> {
+  if (shared.url.startsWith('sqlite:')) {
+    const db = new Database(shared.url.slice('sqlite:'.length), { timeout: 10_000 });
+    return {
+      hold: async () => void db.exec('BEGIN IMMEDIATE'),
+      free: async () => void db.exec('COMMIT'),
+      close: async () => {
+        if (db.inTransaction) db.exec('ROLLBACK');
+        db.close();
+      },
+    };
+  }
+  const client = new pg.Client({ connectionString: shared.url });
+  await client.connect();
+  const schema = client.escapeIdentifier(String(shared.options.schema));
+  return {
+    hold: async () => {
+      await client.query('BEGIN');
+      await client.query(`SELECT ${schema}.quota_admission_lock($1)`, [tenant]);
+    },
+    free: async () => void (await client.query('COMMIT')),
+    close: () => client.end(),
+  };
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions are in flight, on $name (DESIGN.md decision 23)', ({ fresh }) => {
+  let shared: SharedStore;
+  let store: QuotaStore;
+  let locker: Locker;
+
+  beforeEach(async () => {
+    shared = await fresh('kill_load');
+    store = await openStore(shared.url, shared.options);
+    locker = await lockerFor(shared, 'load-acme');
+  });
+  afterEach(async () => {
+    await locker.close();
+    await store.close();
+    await shared.remove();
+  });
+
+  it('no ok answer carries a lapsed lease, though decisions waited longer than the lease behind another writer; every acknowledged admission is on the books', async () => {
+    const answers: LoadAnswer[] = [];
+    const inFlightAtKill: number[] = [];
+    for (let kill = 0; kill < KILLS; kill += 1) {
+      const job: LoadJob = { url: shared.url, options: shared.options, tenant: 'load-acme', lanes: 32, leaseMs: LOAD_LEASE_MS };
+      const child = fork(LOAD_WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
+      const mine: LoadAnswer[] = [];
+      let asked = 0;
+      child.on('message', (message) => {
+        if ('asked' in (message as object)) asked += 1;
+        else mine.push(message as LoadAnswer);
+      });
+      try {
+        await until(() => mine.filter((answer) => answer.ok).length >= 100, 'the runner is under way', { withinMs: 60_000 });
+        // Another writer holds the lock longer than the lease while every lane's decision waits
+        // behind it; the runner is killed while those decisions go through in batches.
+        await locker.hold();
+        await sleep(LOCK_HELD_MS);
+        const before = mine.length;
+        await locker.free();
+        await until(() => mine.length > before, 'the waiting decisions are being answered', { everyMs: 1, withinMs: 30_000 });
+        await sleep(kill * 3);
+        // Decisions asked and not answered as the kill lands (as far as the messages have come).
+        inFlightAtKill.push(asked - mine.length);
+        child.kill('SIGKILL');
+        expect(await exited).toBe('SIGKILL');
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      }
+      answers.push(...mine);
+    }
+
+    const leases = answers.filter((answer) => answer.ok && answer.leaseExpiresAtMs !== undefined);
+    const lapsed = leases.filter((answer) => (answer.leaseExpiresAtMs as number) <= answer.answeredAtMs);
+    expect(lapsed).toEqual([]);
+    // The property was put to the test: ok answers came to decisions that waited longer than their lease.
+    const waitedPastLease = leases.filter((answer) => answer.answeredAtMs - answer.askedAtMs > LOAD_LEASE_MS);
+    expect(waitedPastLease.length).toBeGreaterThan(0);
+    expect(Math.max(...inFlightAtKill)).toBeGreaterThanOrEqual(8);
+
+    // What a runner was told is what the books hold: every acknowledged admission is there.
+    const acme = store.tenant('load-acme');
+    for (const answer of answers.filter((each) => each.verb === 'admit' && each.ok)) {
+      expect(await acme.getRun(answer.run), answer.run).not.toBeNull();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
+import { waitedTooLong, type AppliedInstant } from '../applied-instant.js';
 import type { BatchedDecision } from './postgres-batch-ops.js';
 import type { PostgresConnection, SqlValues } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -23,9 +24,30 @@ export function defaultBatchSettings(poolSize: number): BatchSettings {
   return { maxBatch: 32, lanes: Math.max(1, Math.floor(poolSize / 2)) };
 }
 
+/**
+ * A batched decision asked without an instant of its own (DESIGN.md decision 23): its values are
+ * made when the batch is sent, at the plane's clock then (never before `askedAtMs`), and the
+ * server adds the time the batch waited for its tenant locks (see `postgres-sql-batch.ts`).
+ * - `values(atMs)`: the decision's values at instant `atMs`;
+ * - `at`, `month`, `day`: the indexes of that instant and of the period keys derived from it.
+ */
+export interface AppliedDecision {
+  readonly askedAtMs: number;
+  readonly applied: AppliedInstant;
+  readonly values: (atMs: number) => SqlValues;
+  readonly at: number;
+  readonly month?: number;
+  readonly day?: number;
+}
+
+// How a decision is named in a waited-too-long fault.
+const DECISION_NAMES: Partial<Record<BatchedDecision, string>> = { admit: 'admission', settlePass: 'settle' };
+
 interface Pending {
   readonly op: BatchedDecision;
-  readonly values: SqlValues;
+  readonly values: SqlValues | AppliedDecision;
+  /** The tenant, the first value: its lock is what the batch takes. */
+  readonly tenant: string;
   readonly resolve: (row: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -68,11 +90,17 @@ export class PostgresBatcher {
     this.#settings = settings;
   }
 
-  /** Queues one decision (`values` as the function takes them) and answers its row once committed. */
-  decide<Row>(op: BatchedDecision, values: SqlValues): Promise<Row> {
+  /**
+   * Queues one decision (`values` as the function takes them, or made when the batch is sent, see
+   * {@link AppliedDecision}) and answers its row once committed. A decision sent with
+   * `AppliedDecision` answers its row with `applied_at_ms`, the instant it was recorded at, or
+   * rejects with `STORE_UNAVAILABLE` (`details.reason = 'waited-too-long'`) having written nothing.
+   */
+  decide<Row>(op: BatchedDecision, values: SqlValues | AppliedDecision): Promise<Row> {
     if (this.#db.isClosed) return Promise.reject(closedStoreError());
     return new Promise<Row>((resolve, reject) => {
-      this.#queue.push({ op, values, resolve: resolve as (row: unknown) => void, reject });
+      const tenant = ('askedAtMs' in values ? values.values(values.askedAtMs)[0] : values[0]) as string;
+      this.#queue.push({ op, values, tenant, resolve: resolve as (row: unknown) => void, reject });
       this.#schedule();
     });
   }
@@ -92,7 +120,7 @@ export class PostgresBatcher {
     // Parallel batches only when each would carry several decisions: a batch's fixed cost (its
     // round trip, its locks, its commit) is shared by what it carries.
     for (const batch of this.#take(Math.min(free, Math.ceil(this.#queue.length / DECISIONS_PER_LANE)))) {
-      const tenants = new Set(batch.map((pending) => pending.values[0] as string));
+      const tenants = new Set(batch.map((pending) => pending.tenant));
       for (const tenant of tenants) this.#busyTenants.add(tenant);
       this.#inFlight += 1;
       void this.#send(batch).finally(() => {
@@ -112,7 +140,7 @@ export class PostgresBatcher {
     const laneOf = new Map<string, number>();
     const kept: Pending[] = [];
     for (const pending of this.#queue) {
-      const tenant = pending.values[0] as string;
+      const tenant = pending.tenant;
       let lane = laneOf.get(tenant);
       if (lane === undefined && !this.#busyTenants.has(tenant)) {
         lane = laneOf.size % lanes;
@@ -129,8 +157,10 @@ export class PostgresBatcher {
   async #send(batch: readonly Pending[]): Promise<void> {
     let answers: unknown;
     try {
-      const items = batch.map((pending) => ({ op: pending.op, args: pending.values }));
-      const rows = await this.#db.rows<{ answers: unknown }>(this.#query, [JSON.stringify(items)], 'batch');
+      // Made when the statement is written to its connection (node-postgres calls `toPostgres` then,
+      // after the pool handed one out), so a decision's instant is read as late as Node can read it.
+      const items = { toPostgres: () => JSON.stringify(batch.map(itemOf)) };
+      const rows = await this.#db.rows<{ answers: unknown }>(this.#query, [items], 'batch');
       answers = rows[0]?.answers;
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
@@ -146,6 +176,10 @@ export class PostgresBatcher {
       const answer = answers[index] as ItemAnswer;
       if ('error' in answer) {
         const { code, message, detail, hint } = answer.error;
+        if (code === WAITED_TOO_LONG) {
+          pending.reject(waitedTooLong(DECISION_NAMES[pending.op] ?? pending.op, Number(detail), Number(hint)));
+          return;
+        }
         // The detail and hint carry what a raised refusal names (quota_require_fits), as a direct call's error does.
         pending.reject(toQuotaError(Object.assign(new Error(message), { code, detail: detail ?? undefined, hint: hint ?? undefined })));
       } else {
@@ -153,4 +187,26 @@ export class PostgresBatcher {
       }
     });
   }
+}
+
+/** The SQLSTATE `quota_batch` raises for a decision that waited past its bound. */
+const WAITED_TOO_LONG = 'QPW01';
+
+// One item of `quota_batch`'s argument; an applied decision is stamped now (see AppliedDecision).
+function itemOf(pending: Pending): { op: BatchedDecision; args: SqlValues; wait?: Record<string, number> } {
+  const values = pending.values;
+  if (!('askedAtMs' in values)) return { op: pending.op, args: values };
+  // A clock that throws or answers no instant must not fail the other decisions of the batch: this
+  // one is then decided at the instant it was asked (the server still adds its lock wait).
+  let nowMs: number;
+  try {
+    nowMs = values.applied.nowMs();
+  } catch {
+    nowMs = values.askedAtMs;
+  }
+  const sentAtMs = Number.isSafeInteger(nowMs) ? Math.max(values.askedAtMs, nowMs) : values.askedAtMs;
+  const wait: Record<string, number> = { at: values.at, askedMs: values.askedAtMs, maxMs: values.applied.maxWaitMs };
+  if (values.month !== undefined) wait.month = values.month;
+  if (values.day !== undefined) wait.day = values.day;
+  return { op: pending.op, args: values.values(sentAtMs), wait };
 }

@@ -26,8 +26,9 @@ import type {
 import { corrupt, decodeChain, decodeSpend } from '../rows.js';
 import { answerRetry } from './postgres-admit-retry.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
-import type { PostgresBatcher } from './postgres-batcher.js';
-import type { PostgresConnection } from './postgres-connection.js';
+import { atApply, type AppliedInstant } from '../applied-instant.js';
+import type { AppliedDecision, PostgresBatcher } from './postgres-batcher.js';
+import type { PostgresConnection, SqlValues } from './postgres-connection.js';
 import {
   coveringScopeKeys,
   decisionMismatch,
@@ -63,6 +64,8 @@ export interface LifecycleContext {
 }
 
 interface GrantColumns {
+  /** The instant a decision asked without one was recorded at (`quota_batch`, DESIGN.md decision 23). */
+  readonly applied_at_ms?: number | string | null;
   readonly grant_period: string | null;
   readonly hold_tokens: number | null;
   readonly hold_minor_units: number | null;
@@ -85,6 +88,7 @@ export interface AdmitRow extends ReserveFigures, GrantColumns {
 /** The facts a fenced or withheld answer was decided on (heartbeat, dispatch, resume). */
 interface RunFacts {
   readonly outcome: string;
+  readonly applied_at_ms?: number | string | null;
   readonly run_status: string | null;
   readonly last_epoch?: number | null;
   readonly pass_found?: boolean | null;
@@ -146,10 +150,31 @@ export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
   ];
 }
 
+/**
+ * The values of a batched decision: made now for a request decided at its `atMs`, or when the
+ * batch is sent for one asked without an instant (`applied`, DESIGN.md decision 23; `at`, `month`
+ * and `day` index the instant and its period keys among the values).
+ */
+function decisionValues(
+  r: { readonly atMs: number; readonly applied?: AppliedInstant | undefined },
+  values: (atMs: number) => SqlValues,
+  at: number,
+  keys: { month?: number; day?: number } = {},
+): SqlValues | AppliedDecision {
+  return r.applied === undefined ? values(r.atMs) : { askedAtMs: r.atMs, applied: r.applied, values, at, ...keys };
+}
+
+/** `r` at the instant its decision was recorded (`applied_at_ms` of the row), for reading its answer. */
+function asApplied<R extends { readonly atMs: number }>(r: R, row: { readonly applied_at_ms?: number | string | null } | undefined): R {
+  const at = row?.applied_at_ms;
+  return at === undefined || at === null ? r : { ...r, atMs: Number(at) };
+}
+
 /** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
-  const row = await context.batch.decide<AdmitRow | undefined>('admit', admitValues(context.tenant, r));
-  return admitAnswer(context, r, row);
+  const values = decisionValues(r, (atMs) => admitValues(context.tenant, { ...r, atMs }), 11, { month: 13, day: 14 });
+  const row = await context.batch.decide<AdmitRow | undefined>('admit', values);
+  return admitAnswer(context, asApplied(r, row), row);
 }
 
 /** The port's answer to admission `r` from the row `quota_admit` returned (committed already). */
@@ -193,14 +218,11 @@ export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, ro
 /** A resume (store.ts `resume`): see `quota_resume` in `postgres-sql-passes.ts`. */
 export async function resume(context: LifecycleContext, r: ResumeRequest): Promise<ResumeOutcome> {
   const { batch, tenant } = context;
-  const row = await batch.decide<ResumeRow | undefined>('resume', [
-    tenant,
-    r.run,
-    r.atMs,
-    r.leaseMs,
-    periodKey('monthly', r.atMs),
-    periodKey('daily', r.atMs),
-  ]);
+  const values = decisionValues(r, (atMs) => [tenant, r.run, atMs, r.leaseMs, periodKey('monthly', atMs), periodKey('daily', atMs)], 2, {
+    month: 4,
+    day: 5,
+  });
+  const row = await batch.decide<ResumeRow | undefined>('resume', values);
   if (row === undefined) throw decisionMismatch('resume', 'no answer');
   if (row.outcome === 'resumed') return grant(tenant, r.run, Number(row.grant_epoch), row);
   if (row.outcome === 'run-not-found') await refuseIfPruned(context, r.run, 'resume');
@@ -215,20 +237,22 @@ export async function resume(context: LifecycleContext, r: ResumeRequest): Promi
  */
 export async function settlePass(context: LifecycleContext, r: SettlePassRequest): Promise<SettlePassOutcome> {
   const { db, q, batch, tenant } = context;
-  const values = [tenant, r.run, r.epoch, r.spend.tokens, r.spend.minorUnits, r.concludes, r.atMs];
+  const values = (atMs: number): SqlValues => [tenant, r.run, r.epoch, r.spend.tokens, r.spend.minorUnits, r.concludes, atMs];
   const by = r.by;
   const row =
     by === undefined
-      ? await batch.decide<SettlePassRow | undefined>('settlePass', values)
+      ? await batch.decide<SettlePassRow | undefined>('settlePass', decisionValues(r, values, 6))
       : await db.transaction(async (tx) => {
           // The tenant's admission lock before the run's row lock, the order of every batched
           // decision: a settle that gives a slot back grants the tenant's waiters, which takes that
           // lock, and taking it only then (holding the run row) deadlocked with a batch of the tenant.
           await tx.rows(q.waiters.lockTenant, [tenant]);
-          const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values);
+          // Read once the lock is held (DESIGN.md decision 23).
+          const atMs = atApply('settle', r).atMs;
+          const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values(atMs));
           if (settled?.outcome === 'settled') {
             await appendAuditInTransaction(tx, q, tenant, {
-              atMs: r.atMs,
+              atMs,
               by,
               action: 'run.settle' satisfies AuditAction,
               subject: r.run,
@@ -272,22 +296,21 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
 /** A run's dispatch (store.ts `dispatch`): see `quota_dispatch`. */
 export async function dispatch(context: LifecycleContext, r: DispatchRequest): Promise<DispatchOutcome> {
   const { batch, tenant } = context;
-  const row = await batch.decide<DispatchRow | undefined>(
-    'dispatch',
-    [
-      tenant,
-      r.run,
-      r.grant,
-      r.dispatch,
-      r.ceilings.map((ceiling) => ceiling.count),
-      r.ceilings.map((ceiling) => ceiling.windowSeconds),
-      r.atMs,
-      r.exempt,
-      r.epoch ?? null,
-      r.leaseMs ?? null,
-    ],
-  );
+  const values = (atMs: number): SqlValues => [
+    tenant,
+    r.run,
+    r.grant,
+    r.dispatch,
+    r.ceilings.map((ceiling) => ceiling.count),
+    r.ceilings.map((ceiling) => ceiling.windowSeconds),
+    atMs,
+    r.exempt,
+    r.epoch ?? null,
+    r.leaseMs ?? null,
+  ];
+  const row = await batch.decide<DispatchRow | undefined>('dispatch', decisionValues(r, values, 6));
   if (row === undefined) throw decisionMismatch('dispatch', 'no answer');
+  const atMs = asApplied(r, row).atMs;
   switch (row.outcome) {
     case 'ok':
     case 'present':
@@ -297,7 +320,7 @@ export async function dispatch(context: LifecycleContext, r: DispatchRequest): P
       const counts = (row.configured_counts ?? []).map(Number);
       const windows = (row.configured_windows ?? []).map(Number);
       const configured = counts.map((count, index) => ({ count, windowSeconds: windows[index] ?? Number.NaN }));
-      return rateOutcome(tenant, row, r.grant, [...r.ceilings, ...configured], r.atMs);
+      return rateOutcome(tenant, row, r.grant, [...r.ceilings, ...configured], atMs);
     }
     case 'fenced':
       throw fencedFault(tenant, r.run, r.epoch ?? 0, 'dispatch', row);
@@ -310,7 +333,8 @@ export async function dispatch(context: LifecycleContext, r: DispatchRequest): P
 /** A heartbeat (store.ts `heartbeat`): see `quota_heartbeat`. */
 export async function heartbeat(context: LifecycleContext, r: HeartbeatRequest): Promise<HeartbeatOutcome> {
   const { batch, tenant } = context;
-  const row = await batch.decide<HeartbeatRow | undefined>('heartbeat', [tenant, r.run, r.epoch, r.atMs, r.leaseMs]);
+  const values = (atMs: number): SqlValues => [tenant, r.run, r.epoch, atMs, r.leaseMs];
+  const row = await batch.decide<HeartbeatRow | undefined>('heartbeat', decisionValues(r, values, 3));
   if (row === undefined) throw decisionMismatch('heartbeat', 'no answer');
   switch (row.outcome) {
     case 'renewed':

@@ -1,3 +1,4 @@
+import type { AppliedInstant } from '../applied-instant.js';
 import { QuotaError } from '../../core/errors.js';
 import { isClosedStatus } from '../pass-rules.js';
 import type {
@@ -55,13 +56,13 @@ export async function listLapsedRuns(
 }
 
 /** store.ts `sweepRun` (DESIGN.md decision 8): see `quota_sweep_run`. */
-export async function sweepRun(context: LifecycleContext, request: { run: string; atMs: number }): Promise<SweptRun> {
+export async function sweepRun(context: LifecycleContext, request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
   const { batch, tenant } = context;
-  const row = await batch.decide<{ released_slot: boolean; stranded: boolean } | undefined>('sweepRun', [
-    tenant,
-    request.run,
-    request.atMs,
-  ]);
+  const values = (atMs: number) => [tenant, request.run, atMs];
+  const row = await batch.decide<{ released_slot: boolean; stranded: boolean } | undefined>(
+    'sweepRun',
+    request.applied === undefined ? values(request.atMs) : { askedAtMs: request.atMs, applied: request.applied, values, at: 2 },
+  );
   return { run: request.run, releasedSlot: row?.released_slot === true, stranded: row?.stranded === true };
 }
 

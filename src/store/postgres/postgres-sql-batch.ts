@@ -13,6 +13,15 @@ import { BATCHED_DECISIONS } from './postgres-batch-ops.js';
  * other's row locks in opposite orders, and the one lock order makes their advisory waits acyclic.
  * A wait longer than `lock_timeout` fails the whole batch.
  *
+ * An item asked without an instant of its own carries `"wait": {"at", "month"?, "day"?, "askedMs",
+ * "maxMs"}` (DESIGN.md decision 23): its instant argument (index `at`) is the plane's clock as the
+ * batch was sent, and the time this batch waited for the tenant locks, measured here in whole ms,
+ * is added to it (only a lock another transaction holds is waited for and measured, so an
+ * uncontended batch adds 0; with the period keys at `month` and `day` derived again), so the decision is
+ * recorded at the instant it is applied. One that has waited longer than `maxMs` since it was
+ * asked (`askedMs`) is not applied: it raises SQLSTATE QPW01 (DETAIL the ms waited, HINT the
+ * bound), answered as its own error like any other. Its row gets `applied_at_ms`, the instant used.
+ *
  * Then each decision runs in its own subtransaction (a BEGIN … EXCEPTION block): one that raises is
  * rolled back alone, with its SQLSTATE reported for its caller, and the others go on. A
  * cancellation (statement timeout) or a fault at commit fails the whole statement, and nothing in
@@ -49,22 +58,54 @@ DECLARE
   v_detail text;
   v_hint text;
   v_results jsonb := '[]'::jsonb;
+  v_lock_started timestamptz;
+  v_lock_waited interval := interval '0';
+  v_lock_wait_ms bigint;
+  v_wait jsonb;
+  v_at bigint;
 BEGIN
   FOR v_key IN
     SELECT DISTINCT hashtextextended('quota-admission:' || octet_length(t.tenant) || ':' || t.tenant, 0) AS k
       FROM (SELECT e.item -> 'args' ->> 0 AS tenant FROM jsonb_array_elements(p_items) AS e(item)) AS t
      ORDER BY k
   LOOP
-    PERFORM pg_advisory_xact_lock(v_key);
+    -- Only a lock another transaction holds is waited for, and only that wait is measured: an
+    -- uncontended batch adds exactly 0 ms to its decisions' instants.
+    IF NOT pg_try_advisory_xact_lock(v_key) THEN
+      v_lock_started := clock_timestamp();
+      PERFORM pg_advisory_xact_lock(v_key);
+      v_lock_waited := v_lock_waited + (clock_timestamp() - v_lock_started);
+    END IF;
   END LOOP;
+  v_lock_wait_ms := floor(extract(epoch FROM v_lock_waited) * 1000)::bigint;
   FOR v_item IN SELECT e.item FROM jsonb_array_elements(p_items) WITH ORDINALITY AS e(item, position) ORDER BY e.position LOOP
     v_args := v_item -> 'args';
+    v_wait := v_item -> 'wait';
     BEGIN
+      IF v_wait IS NOT NULL THEN
+        v_at := (v_args ->> (v_wait ->> 'at')::int)::bigint + v_lock_wait_ms;
+        IF v_at - (v_wait ->> 'askedMs')::bigint > (v_wait ->> 'maxMs')::bigint THEN
+          RAISE EXCEPTION 'quotaplane: the decision waited longer than its bound' USING ERRCODE = 'QPW01',
+            DETAIL = (v_at - (v_wait ->> 'askedMs')::bigint)::text, HINT = v_wait ->> 'maxMs';
+        END IF;
+        IF v_lock_wait_ms > 0 THEN
+          v_args := jsonb_set(v_args, ARRAY[v_wait ->> 'at'], to_jsonb(v_at));
+          IF v_wait ? 'month' THEN
+            v_args := jsonb_set(v_args, ARRAY[v_wait ->> 'month'], to_jsonb(to_char(to_timestamp(v_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM')));
+          END IF;
+          IF v_wait ? 'day' THEN
+            v_args := jsonb_set(v_args, ARRAY[v_wait ->> 'day'], to_jsonb(to_char(to_timestamp(v_at / 1000.0) AT TIME ZONE 'UTC', 'YYYY-MM-DD')));
+          END IF;
+        END IF;
+      END IF;
       CASE v_item ->> 'op'
 ${branches}
         ELSE
           RAISE EXCEPTION 'quotaplane: unknown batched decision %', v_item ->> 'op' USING ERRCODE = 'XX000';
       END CASE;
+      IF v_wait IS NOT NULL AND jsonb_typeof(v_row) = 'object' THEN
+        v_row := v_row || jsonb_build_object('applied_at_ms', v_at);
+      END IF;
       v_results := v_results || jsonb_build_array(jsonb_build_object('ok', v_row));
     EXCEPTION WHEN OTHERS THEN
       GET STACKED DIAGNOSTICS v_state = RETURNED_SQLSTATE, v_message = MESSAGE_TEXT,

@@ -309,6 +309,7 @@ $fn$;
 -- The sweep of one run (DESIGN.md decision 8): re-checks under the run's lock that it is
 -- registered and has no live pass (a heartbeat that won the race keeps its slot), then gives the
 -- slot back and strands a running run since its latest pass's lease lapsed. The hold stays.
+-- A waiter's grant nobody collected is not stranded: see quota_requeue_lapsed_grant.
 CREATE FUNCTION ${s}.quota_sweep_run(p_tenant text, p_run text, p_at_ms bigint,
   OUT released_slot boolean, OUT stranded boolean)
 LANGUAGE plpgsql AS $fn$
@@ -321,6 +322,13 @@ BEGIN
   END IF;
   IF EXISTS (SELECT 1 FROM ${s}.quota_passes p
               WHERE p.tenant = p_tenant AND p.run_id = p_run AND p.settled_at_ms IS NULL AND p.lease_expires_at_ms > p_at_ms) THEN
+    RETURN;
+  END IF;
+  -- A waiter's grant that lapsed uncollected: withdrawn whole, the waiter back in its place, and
+  -- the room served again (that waiter first, if its own lease still runs).
+  released_slot := EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = p_tenant AND run_id = p_run);
+  IF ${s}.quota_requeue_lapsed_grant(p_tenant, p_run, p_at_ms, 0) THEN
+    PERFORM ${s}.quota_grant_waiters(p_tenant, p_at_ms);
     RETURN;
   END IF;
   released_slot := ${s}.quota_slot_give(p_tenant, p_run);

@@ -194,5 +194,29 @@ BEGIN
   DELETE FROM ${s}.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run;
 END
 $fn$;
+
+-- A waiter's grant whose lease lapsed at p_at_ms before its caller collected it: withdrawn whole
+-- (quota_withdraw_grant) and the waiter back in its own place, waiting, its lease at least
+-- p_lease_expires_at_ms. False (nothing changed) when the run is no such grant. See
+-- requeueLapsedGrant of the SQLite adapter.
+CREATE FUNCTION ${s}.quota_requeue_lapsed_grant(p_tenant text, p_run text, p_at_ms bigint, p_lease_expires_at_ms bigint)
+RETURNS boolean
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  IF NOT EXISTS (
+    SELECT 1 FROM ${s}.quota_waiters w
+      JOIN ${s}.quota_runs r ON r.tenant = w.tenant AND r.run_id = w.run_id
+      LEFT JOIN ${s}.quota_passes p ON p.tenant = w.tenant AND p.run_id = w.run_id AND p.epoch = 1
+     WHERE w.tenant = p_tenant AND w.run_id = p_run AND w.state = 'granted'
+       AND (r.status = 'stranded' OR (r.status = 'running' AND p.lease_expires_at_ms <= p_at_ms))) THEN
+    RETURN false;
+  END IF;
+  PERFORM ${s}.quota_withdraw_grant(p_tenant, p_run);
+  UPDATE ${s}.quota_waiters SET state = 'waiting', decided_at_ms = NULL,
+         lease_expires_at_ms = greatest(lease_expires_at_ms, p_lease_expires_at_ms)
+   WHERE tenant = p_tenant AND run_id = p_run;
+  RETURN true;
+END
+$fn$;
 `;
 }

@@ -19,7 +19,9 @@ import {
   requireLapsedRunsRequest,
   requireReleaseRunRequest,
   requireRunListRequest,
+  requireCancelWaiterRequest,
   requireSweepRunRequest,
+  requireSweepWaitersRequest,
   requireUnsettledPassesRequest,
 } from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
@@ -36,6 +38,7 @@ import {
   requireSpendHold,
 } from '../store-arguments.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
+import type { AppliedInstant } from '../applied-instant.js';
 import type {
   AgentUsage,
   AdmitOutcome,
@@ -383,7 +386,7 @@ export class PostgresTenantStore implements TenantStore {
     return operator.listLapsedRuns(this.#context, requireLapsedRunsRequest(request));
   }
 
-  async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
+  async sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
     return operator.sweepRun(this.#context, requireSweepRunRequest(request));
   }
 
@@ -416,15 +419,12 @@ export class PostgresTenantStore implements TenantStore {
     return waiters.collectWaiter(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
   }
 
-  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
-    const record = requireObject('request', request);
-    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
-    return waiters.cancelWaiter(this.#context, this.#q.waiters, valid);
+  async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
+    return waiters.cancelWaiter(this.#context, this.#q.waiters, requireCancelWaiterRequest(request));
   }
 
-  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
-    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
-    return waiters.sweepWaiters(this.#context, this.#q.waiters, atMs);
+  async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
+    return waiters.sweepWaiters(this.#context, this.#q.waiters, requireSweepWaitersRequest(request));
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {

@@ -1,4 +1,5 @@
 import type { TenantQuota } from '../../core/quota.js';
+import { atApply, type AppliedInstant } from '../applied-instant.js';
 import type { AdmitRequest } from '../types.js';
 import {
   timedOutRefusal,
@@ -45,6 +46,7 @@ export function waiterQueries(s: string) {
       WHERE tenant = $1 AND state = 'waiting' AND lease_expires_at_ms > $2 AND seq < $3`,
     lapsedWaiters: `SELECT run_id, state FROM ${s}.quota_waiters WHERE tenant = $1 AND lease_expires_at_ms <= $2 ORDER BY seq`,
     withdrawGrant: `SELECT ${s}.quota_withdraw_grant($1, $2)`,
+    requeueLapsedGrant: `SELECT ${s}.quota_requeue_lapsed_grant($1, $2, $3, $4) AS requeued`,
     queueFigures: `SELECT
         count(*) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2)::bigint AS depth,
         min(enqueued_at_ms) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2) AS oldest,
@@ -140,6 +142,11 @@ async function collect(tx: TransactionClient, w: WaiterQueries, tenant: string, 
     return { kind: 'waiting', position: await position(tx, w, tenant, waiter.seq, r.atMs), enqueuedAtMs: Number(waiter.enqueued_at_ms) };
   }
   if (waiter.state === 'refused') return collectRefused(tx, w, tenant, r, terms, waiter);
+  if (waiter.state === 'granted') {
+    const [lapsed] = await tx.rows<{ requeued: boolean }>(w.requeueLapsedGrant, [tenant, r.run, r.atMs, r.atMs + terms.leaseMs]);
+    // Its grant lapsed before it came for it: it stands in its place again, and is served afresh.
+    if (lapsed?.requeued === true) return collect(tx, w, tenant, r, terms);
+  }
   const place = waiter.state === 'waiting' ? await position(tx, w, tenant, waiter.seq, r.atMs) : 1;
   const waited = { position: place, waitedMs: r.atMs - Number(waiter.enqueued_at_ms) };
   // Another caller of this run waits on (keepPlace): if room still refuses, the place stays. The
@@ -204,29 +211,39 @@ async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decid
 /** store.ts `admitOrWait` (see `admitOrWaitInTransaction` of the SQLite adapter for the rule). */
 export async function admitOrWait(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
   const { db, tenant } = context;
-  const decided = await db.transaction(async (tx) => {
+  const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, r.run]);
-    return waiter === undefined ? enqueueOrAdmit(tx, w, tenant, r, terms) : collect(tx, w, tenant, r, terms);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const now = atApply('admission', r);
+    const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, now.run]);
+    return { applied: now, decided: await (waiter === undefined ? enqueueOrAdmit(tx, w, tenant, now, terms) : collect(tx, w, tenant, now, terms)) };
   });
-  return answer(context, r, decided);
+  return answer(context, applied, decided);
 }
 
 /** store.ts `collectWaiter` (see `collectWaiterInTransaction` of the SQLite adapter for the rule). */
 export async function collectWaiter(context: LifecycleContext, w: WaiterQueries, r: AdmitRequest, terms: WaitTerms): Promise<WaitOutcome> {
   const { db, tenant } = context;
-  const decided = await db.transaction(async (tx) => {
+  const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    return collect(tx, w, tenant, r, terms);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const now = atApply('admission', r);
+    return { applied: now, decided: await collect(tx, w, tenant, now, terms) };
   });
-  return answer(context, r, decided);
+  return answer(context, applied, decided);
 }
 
 /** store.ts `cancelWaiter`: a waiting row goes; an uncollected grant is withdrawn and its room granted on. */
-export async function cancelWaiter(context: LifecycleContext, w: WaiterQueries, request: { run: string; atMs: number }): Promise<CancelOutcome> {
+export async function cancelWaiter(
+  context: LifecycleContext,
+  w: WaiterQueries,
+  asked: { run: string; atMs: number; applied?: AppliedInstant },
+): Promise<CancelOutcome> {
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const request = atApply('cancel', asked);
     const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, request.run]);
     if (waiter === undefined) return 'absent';
     await tx.run(w.deleteWaiter, [tenant, request.run]);
@@ -238,10 +255,16 @@ export async function cancelWaiter(context: LifecycleContext, w: WaiterQueries, 
 }
 
 /** store.ts `sweepWaiters`: lapsed waiters removed, lapsed uncollected grants withdrawn, the room granted on. */
-export async function sweepWaiters(context: LifecycleContext, w: WaiterQueries, atMs: number): Promise<WaiterSweep> {
+export async function sweepWaiters(
+  context: LifecycleContext,
+  w: WaiterQueries,
+  asked: { atMs: number; applied?: AppliedInstant },
+): Promise<WaiterSweep> {
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
+    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    const atMs = atApply('sweep', asked).atMs;
     let expired = 0;
     let recovered = 0;
     for (const row of await tx.rows<{ run_id: string; state: string }>(w.lapsedWaiters, [tenant, atMs])) {

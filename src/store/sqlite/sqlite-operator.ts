@@ -26,6 +26,9 @@ import {
   SLOT_EXISTS,
 } from './sqlite-lease-queries.js';
 import { DELETE_HOLD, DELETE_SLOT, SELECT_HOLD, SELECT_RUN } from './sqlite-queries.js';
+import { requeueLapsedGrant } from './sqlite-waiters.js';
+
+const SELECT_SLOT_OF = 'SELECT 1 AS held FROM quota_running WHERE tenant = @tenant AND run_id = @run';
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
@@ -87,6 +90,9 @@ export function sweepRunInTransaction(conn: SqliteConnection, tenant: string, re
   const key = { tenant, run: request.run };
   if (conn.get<RunRow>(SELECT_RUN, key) === undefined) return untouched;
   if (conn.get<{ live: number }>(HAS_LIVE_PASS, { ...key, atMs: request.atMs })?.live === 1) return untouched;
+  // A waiter's grant that lapsed uncollected: withdrawn whole and the waiter re-queued in its place.
+  const holding = conn.get(SELECT_SLOT_OF, key) !== undefined;
+  if (requeueLapsedGrant(conn, tenant, request.run, request.atMs, 0)) return { run: request.run, releasedSlot: holding, stranded: false };
   const releasedSlot = conn.run(DELETE_SLOT, key) > 0;
   const stranded = conn.run(MARK_RUN_STRANDED, key) > 0;
   return { run: request.run, releasedSlot, stranded };

@@ -19,7 +19,9 @@ import {
   requireLapsedRunsRequest,
   requireReleaseRunRequest,
   requireRunListRequest,
+  requireCancelWaiterRequest,
   requireSweepRunRequest,
+  requireSweepWaitersRequest,
   requireUnsettledPassesRequest,
 } from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
@@ -66,6 +68,7 @@ import type {
   SpendHold,
   SweptRun,
 } from '../types.js';
+import { atApply, type AppliedInstant } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
@@ -311,27 +314,31 @@ export class SqliteTenantStore implements TenantStore {
 
   async admit(request: AdmitRequest): Promise<AdmitOutcome> {
     const valid = requireAdmitRequest(request);
-    return this.#granting(() => admitInTurnInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => admitInTurnInTransaction(this.#conn, this.tenant, atApply('admission', valid)));
   }
 
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
     const valid = requireResumeRequest(request);
-    return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => resumeInTransaction(this.#conn, this.tenant, atApply('resume', valid)));
   }
 
   async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
     const valid = requireSettlePassRequest(request);
-    return this.#freeing(valid.atMs, () => settlePassInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => {
+      const applied = atApply('settle', valid);
+      const outcome = settlePassInTransaction(this.#conn, this.tenant, applied);
+      return { outcome, granted: grantWaitersInTransaction(this.#conn, this.tenant, applied.atMs) };
+    });
   }
 
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
     const valid = requireDispatchRequest(request);
-    return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => dispatchInTransaction(this.#conn, this.tenant, atApply('dispatch', valid)));
   }
 
   async heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome> {
     const valid = requireHeartbeatRequest(request);
-    return this.#conn.write(() => heartbeatInTransaction(this.#conn, this.tenant, valid));
+    return this.#conn.write(() => heartbeatInTransaction(this.#conn, this.tenant, atApply('heartbeat', valid)));
   }
 
   async getRun(run: string): Promise<RunRecord | null> {
@@ -352,9 +359,13 @@ export class SqliteTenantStore implements TenantStore {
     return this.#conn.read(() => listLapsedRuns(this.#conn, this.tenant, valid));
   }
 
-  async sweepRun(request: { run: string; atMs: number }): Promise<SweptRun> {
+  async sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
     const valid = requireSweepRunRequest(request);
-    return this.#freeing(valid.atMs, () => sweepRunInTransaction(this.#conn, this.tenant, valid));
+    return this.#granting(() => {
+      const applied = atApply('sweep', valid);
+      const outcome = sweepRunInTransaction(this.#conn, this.tenant, applied);
+      return { outcome, granted: grantWaitersInTransaction(this.#conn, this.tenant, applied.atMs) };
+    });
   }
 
   async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
@@ -383,24 +394,23 @@ export class SqliteTenantStore implements TenantStore {
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     const valid = requireAdmitRequest(request);
     const terms = requireWaitTerms(wait);
-    return this.#granting(() => admitOrWaitInTransaction(this.#conn, this.tenant, valid, terms));
+    return this.#granting(() => admitOrWaitInTransaction(this.#conn, this.tenant, atApply('admission', valid), terms));
   }
 
   async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     const valid = requireAdmitRequest(request);
     const terms = requireWaitTerms(wait);
-    return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, valid, terms));
+    return this.#granting(() => collectWaiterInTransaction(this.#conn, this.tenant, atApply('admission', valid), terms));
   }
 
-  async cancelWaiter(request: { run: string; atMs: number }): Promise<CancelOutcome> {
-    const record = requireObject('request', request);
-    const valid = { run: normaliseRunId('run', record.run), atMs: requireInstantMs('atMs', record.atMs) };
-    return this.#granting(() => cancelWaiterInTransaction(this.#conn, this.tenant, valid));
+  async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
+    const valid = requireCancelWaiterRequest(request);
+    return this.#granting(() => cancelWaiterInTransaction(this.#conn, this.tenant, atApply('cancel', valid)));
   }
 
-  async sweepWaiters(request: { atMs: number }): Promise<WaiterSweep> {
-    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
-    return this.#granting(() => sweepWaitersInTransaction(this.#conn, this.tenant, atMs));
+  async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
+    const valid = requireSweepWaitersRequest(request);
+    return this.#granting(() => sweepWaitersInTransaction(this.#conn, this.tenant, atApply('sweep', valid).atMs));
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {

@@ -65,6 +65,11 @@ const ERASE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id 
 const ERASE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
 const ERASE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
 const ERASE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
+const SELECT_GRANT_LEASE = `SELECT w.lease_expires_at_ms AS waiter_lease, p.lease_expires_at_ms AS pass_lease, r.status
+  FROM quota_waiters w
+  LEFT JOIN quota_runs r ON r.tenant = w.tenant AND r.run_id = w.run_id
+  LEFT JOIN quota_passes p ON p.tenant = w.tenant AND p.run_id = w.run_id AND p.epoch = 1
+  WHERE w.tenant = @tenant AND w.run_id = @run AND w.state = 'granted'`;
 
 interface WaitingRow {
   readonly run_id: string;
@@ -302,6 +307,11 @@ export function collectWaiterInTransaction(
     return { outcome: waiting(conn, tenant, request.run, request.atMs), granted };
   }
   if (row.state === 'refused') return { outcome: collectRefused(conn, tenant, request, terms, row), granted };
+  if (row.state === 'granted' && requeueLapsedGrant(conn, tenant, request.run, request.atMs, request.atMs + terms.leaseMs)) {
+    // Its grant lapsed before it came for it: it stands in its place again, and is served afresh.
+    const again = collectWaiterInTransaction(conn, tenant, request, terms);
+    return { outcome: again.outcome, granted: [...granted, ...again.granted] };
+  }
   const place = row.state === 'waiting' ? position(conn, tenant, row.seq, request.atMs) : 1;
   // Another caller of this run waits on (keepPlace): if room still refuses, the place stays.
   const whole = row.state === 'waiting' && terms.keepPlace === true ? conn.get<Record<string, string | number | null>>(SELECT_WAITER_WHOLE, key) : undefined;
@@ -344,6 +354,25 @@ function collectRefused(conn: SqliteConnection, tenant: string, request: AdmitRe
   }
   conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs: request.atMs + terms.leaseMs });
   return { ok: false, waiting: true, run: request.run, position: place, enqueuedAtMs: row.enqueued_at_ms };
+}
+
+/**
+ * A waiter's grant whose lease lapsed at `atMs` before its caller collected it (the caller was
+ * away longer than the lease: a long GC pause, a starved CPU): the grant is withdrawn whole (slot
+ * and hold given back, its run and pass erased, as if never admitted) and the waiter stands again
+ * in its own place in the queue, `waiting`, its lease at least `leaseExpiresAtMs` (DESIGN.md
+ * decision 18). Its caller is never told to settle a pass it never received. Answers whether
+ * there was such a grant; the caller serves the queue afterwards (the room is free again).
+ */
+export function requeueLapsedGrant(conn: SqliteConnection, tenant: string, run: string, atMs: number, leaseExpiresAtMs: number): boolean {
+  const key = { tenant, run };
+  const grant = conn.get<{ waiter_lease: number; pass_lease: number | null; status: string | null }>(SELECT_GRANT_LEASE, key);
+  if (grant === undefined) return false;
+  const lapsed = grant.status === 'stranded' || (grant.status === 'running' && grant.pass_lease !== null && grant.pass_lease <= atMs);
+  if (!lapsed) return false;
+  withdrawGrant(conn, tenant, run);
+  conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs });
+  return true;
 }
 
 // A grant nobody collected: the run never started, so its slot, hold, pass and registry row go.

@@ -5,6 +5,7 @@ import { quotaAndAudit, tenantListing } from './config.js';
 import { dispatchCeilings } from './dispatch.js';
 import { conditionalLift, haltsPerScope } from './halts.js';
 import { tenantIsolation } from './isolation.js';
+import { appliedInstants } from './applied-instants.js';
 import { leaseRenewal, subjectHaltsReachRunningWork } from './leases.js';
 import { operatorActs, operatorListings } from './operator.js';
 import { resumePasses, settlePasses } from './passes.js';
@@ -28,6 +29,7 @@ import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } f
 import { sweepLapsedLeases } from './sweep.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
+import { lapsedGrants } from './waiting-lapsed.js';
 import { fairWaiting } from './waiting-fairness.js';
 
 /**
@@ -75,12 +77,14 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   tenantListing,
   tenantIsolation,
   leaseRenewal,
+  appliedInstants,
   subjectHaltsReachRunningWork,
   sweepLapsedLeases,
   operatorListings,
   operatorActs,
   lifecycleRaces,
   waitingAdmissions,
+  lapsedGrants,
   fairWaiting,
   planeWideCeiling,
   agentCeilings,

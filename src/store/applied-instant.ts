@@ -1,0 +1,82 @@
+import { describe } from '../core/amounts.js';
+import { invalidArgument, QuotaError } from '../core/errors.js';
+import { requireInstantMs } from './store-arguments.js';
+
+/**
+ * Where a decision asked "now" reads its instant once it is applied (DESIGN.md decision 23). A
+ * decision waits before it is applied: behind the other decisions of a group-commit batch, for
+ * the SQLite write lock another process holds, for a PostgreSQL tenant lock another transaction
+ * holds. Every instant it records (admission, lease expiry, dispatch, grant, renewal, resume) is
+ * the instant it is applied, read from `nowMs` inside the transaction once the lock is held, so no
+ * lease is answered that lapsed while the decision waited.
+ * - `nowMs`: the plane's clock (integer Unix ms). The store calls it, never a clock of its own.
+ * - `maxWaitMs`: the longest the decision may have waited, from the instant it was asked (the
+ *   request's `atMs`) to the instant it is applied, in ms; past it the decision is not applied:
+ *   `STORE_UNAVAILABLE` with `details.reason = 'waited-too-long'`, nothing written, nothing held.
+ * A request without it is decided at its `atMs` exactly (replays, tests and library callers that
+ * name their instant).
+ */
+export interface AppliedInstant {
+  readonly nowMs: () => number;
+  readonly maxWaitMs: number;
+}
+
+/** The most a decision may wait to be applied, ms, when the plane's options name no other: 2 000. */
+export const DEFAULT_MAX_DECISION_WAIT_MS = 2_000;
+
+/** The largest `maxDecisionWaitMs` accepted, ms (one hour). */
+export const MAX_DECISION_WAIT_MS = 3_600_000;
+
+/** Validates a `maxDecisionWaitMs` option: an integer 0 … `MAX_DECISION_WAIT_MS` (`INVALID_ARGUMENT` naming `field`). */
+export function requireMaxDecisionWaitMs(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_DECISION_WAIT_MS) {
+    throw invalidArgument(field, `must be an integer number of milliseconds from 0 to ${MAX_DECISION_WAIT_MS}, got ${describe(value)}`);
+  }
+  return value;
+}
+
+/** Validates the optional `applied` member of a request (`INVALID_ARGUMENT` naming `applied`). */
+export function requireAppliedInstant(value: unknown): AppliedInstant | undefined {
+  if (value === undefined || value === null) return undefined;
+  const record = value as Partial<AppliedInstant>;
+  if (typeof value !== 'object' || typeof record.nowMs !== 'function') {
+    throw invalidArgument('applied', `must be { nowMs(), maxWaitMs } (the plane's clock and bound), got ${describe(value)}`);
+  }
+  return { nowMs: record.nowMs, maxWaitMs: requireMaxDecisionWaitMs('applied.maxWaitMs', record.maxWaitMs) };
+}
+
+/**
+ * The instant a decision asked at `askedAtMs` is applied at: `applied.nowMs()` read now (never
+ * before `askedAtMs`), or `askedAtMs` itself without `applied`. Call it inside the transaction,
+ * once the lock is held. Throws `STORE_UNAVAILABLE` (`details.reason = 'waited-too-long'`,
+ * `details.waitedMs`, `details.maxWaitMs`) when the decision waited longer than `applied.maxWaitMs`:
+ * the caller writes nothing, so nothing is held.
+ */
+export function appliedAtMs(what: string, askedAtMs: number, applied: AppliedInstant | undefined): number {
+  if (applied === undefined) return askedAtMs;
+  const nowMs = requireInstantMs('applied.nowMs()', applied.nowMs());
+  const waitedMs = nowMs - askedAtMs;
+  if (waitedMs > applied.maxWaitMs) throw waitedTooLong(what, waitedMs, applied.maxWaitMs);
+  return Math.max(askedAtMs, nowMs);
+}
+
+/**
+ * `request` with its `atMs` moved to the instant it is applied ({@link appliedAtMs}) and its
+ * `applied` member dropped, for the store's deciding code, which reads only `atMs`.
+ */
+export function atApply<R extends { readonly atMs: number; readonly applied?: AppliedInstant | undefined }>(what: string, request: R): R {
+  if (request.applied === undefined) return request;
+  const { applied, ...rest } = request;
+  return { ...rest, atMs: appliedAtMs(what, request.atMs, applied) } as unknown as R;
+}
+
+/** The fault of a decision that waited past its bound: `STORE_UNAVAILABLE`, nothing decided. */
+export function waitedTooLong(what: string, waitedMs: number, maxWaitMs: number): QuotaError {
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    `the ${what} waited ${waitedMs} ms for the quota store, longer than the ${maxWaitMs} ms a decision may wait ` +
+      `(maxDecisionWaitMs), so it was not applied: nothing was decided and nothing is held; retry, ` +
+      'and if this repeats, find what holds the store (a long transaction, a migration, an overloaded host)',
+    { details: { reason: 'waited-too-long', operation: what, waitedMs, maxWaitMs } },
+  );
+}
