@@ -6,6 +6,7 @@ import { sqliteConcurrencySection } from './sqlite-concurrency-section.js';
 import { sqliteRateWindowSection } from './sqlite-rate-window-section.js';
 import { sqliteServiceSection } from './sqlite-service-section.js';
 import { pruneSection } from './prune-section.js';
+import { sweepLatenessSection } from './sweep-lateness-section.js';
 
 /**
  * Every section `npm run bench` runs, in order. A backend adds its own section file and one entry
@@ -19,4 +20,5 @@ export const SECTIONS: readonly BenchSection[] = [
   sqliteRateWindowSection,
   sqliteServiceSection,
   pruneSection,
+  sweepLatenessSection,
 ];

@@ -10,6 +10,8 @@
  * - `CONFLICT`: a pass was settled twice with different payloads (contract §6.11); nothing changed.
  * - `NOT_FOUND`: the named run or pass does not exist for this tenant.
  * - `STORE_UNAVAILABLE`: the store could not answer; callers fail closed (DESIGN.md decision 12).
+ *   Nothing was decided, unless `details.outcome` is `'unknown'`: the decision was sent and may
+ *   stand (its commit could not be confirmed), and retrying the same call learns it from the books.
  * - `STORE_CORRUPT`: a stored row cannot be read; it is never skipped (contract §5.2).
  * - `SCHEMA_TOO_NEW`: the database was migrated by a newer quotaplane than this one.
  * - `STORE_MISCONFIGURED`: the store named cannot be used as configured, and waiting will not help

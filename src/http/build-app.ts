@@ -106,6 +106,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.removeContentTypeParser('text/plain');
   // `PATCH …/quota` takes a JSON Merge Patch (RFC 7396) under its own media type, parsed as JSON.
   app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
+  // The process's sweeper reports each sweep here, for /metrics (sweep-metrics.ts).
+  app.decorate('observeSweep', metrics.observeSweep);
   app.decorateRequest('apiKey', null);
   app.decorateRequest('problemCode', null);
 

@@ -35,7 +35,9 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
  *   tenant the key does not cover, so tenants cannot be discovered; `CONFLICT`: 409 (a settle retry
  *   with a different payload, a resume of a concluded run); `PAYLOAD_TOO_LARGE`: 413;
  *   `UNSUPPORTED_MEDIA_TYPE`: 415;
- * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; DESIGN.md decision 12);
+ * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; DESIGN.md decision 12),
+ *   except with the member `outcome: 'unknown'`: the decision was sent and may stand, so retry the
+ *   same call (under `run`, when the reply names one) and the books answer it;
  * - `STORE_CORRUPT`, `SCHEMA_TOO_NEW`, `STORE_MISCONFIGURED`, `INTERNAL`: 500 with a generic message, logged.
  */
 export function statusOf(code: ProblemCode): number {
@@ -294,13 +296,18 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
   return envelope('INTERNAL', GENERIC_INTERNAL_DETAIL, {}, context, error);
 }
 
-// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; and of a
-// `CONFLICT` what it is about (`fields` that differ from the admitted request, the run's
+// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; of a
+// `STORE_UNAVAILABLE` whose decision may stand, `outcome: 'unknown'` and the `run` to retry under;
+// and of a `CONFLICT` what it is about (`fields` that differ from the admitted request, the run's
 // `runStatus` — its `details.status`, renamed so it cannot be taken for the HTTP status —
 // `latestEpoch`, `epoch`, `pruned`). Nothing else of `details` leaves the server.
 function errorMembers(error: QuotaError): Record<string, unknown> {
   const d = error.details;
   if (error.code === 'INVALID_ARGUMENT') return typeof d.field === 'string' ? { field: d.field } : {};
+  if (error.code === 'STORE_UNAVAILABLE') {
+    if (d.outcome !== 'unknown') return {};
+    return typeof d.run === 'string' ? { outcome: 'unknown', run: d.run } : { outcome: 'unknown' };
+  }
   if (error.code !== 'CONFLICT') return {};
   const members: Record<string, unknown> = {};
   if (typeof d.run === 'string') members.run = d.run;

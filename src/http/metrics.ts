@@ -1,8 +1,10 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 import type { Plane, Usage } from '../plane/plane.js';
+import type { SweepTiming } from '../plane/sweeper.js';
 import { createOverrunCounter } from './overrun-metrics.js';
 import { createPlaneMetrics } from './plane-metrics.js';
+import { createSweepMetrics } from './sweep-metrics.js';
 import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
 
 /** Prefix of every metric the service exports. */
@@ -30,6 +32,9 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_tenant_agent_running_runs{tenant, agent}`: per agent the tenant's quota sets ceilings
  *   for, its slots (tenants with their own series only; issue 12);
  * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`, issue 12);
+ * - `quotaplane_sweep_lag_seconds` and `quotaplane_sweep_duration_seconds`: per sweep of the
+ *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took
+ *   (`sweep-metrics.ts`; fed by {@link ServiceMetrics.observeSweep});
  * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
  *   into `other`;
  * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
@@ -40,6 +45,8 @@ export interface ServiceMetrics {
   observeRequest(method: string, route: string, statusCode: number, seconds: number): void;
   /** Wraps `plane` so its calls are counted and timed; methods it does not know pass through unchanged. */
   meter(plane: Plane): Plane;
+  /** Records one sweep of the process's sweeper (`startSweeper`'s `onSweep` timing). */
+  observeSweep(timing: SweepTiming): void;
 }
 
 export { DEFAULT_METRICS_TENANTS };
@@ -175,9 +182,11 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
       : 'INTERNAL';
 
   const countOverrun = createOverrunCounter(registry, METRIC_PREFIX);
+  const observeSweep = createSweepMetrics(registry, METRIC_PREFIX);
 
   return {
     registry,
+    observeSweep,
     observeRequest(method, route, statusCode, seconds) {
       requestSeconds.observe({ method, route, status_code: String(statusCode) }, seconds);
     },

@@ -6,7 +6,7 @@ import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
 import { parseAgent, parseChain, parseWidth, requireRequest } from './plane-input.js';
-import { storeCall, tenantHandle } from './store-call.js';
+import { namingUnknownRun, storeCall, tenantHandle } from './store-call.js';
 import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
 
 // The members of AdmitInput: any other is refused by name (a misspelt member would be ignored).
@@ -48,6 +48,8 @@ function parseSignal(value: unknown): AbortSignal | undefined {
  * read or a count taken in the plane would be stale by the time the slot is inserted.
  * With `waitMs` (issue 12) a `TooManyRuns` refusal waits in the tenant's queue instead, up to
  * `waitMs` ms, and is admitted by the transaction that frees a slot (`waitForAdmission`).
+ * A `STORE_UNAVAILABLE` whose outcome is unknown (`details.outcome = 'unknown'`) names the run id
+ * in `details.run` (also one the plane made): retrying with it is answered from the books.
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRequest(input, ADMIT_MEMBERS);
@@ -65,9 +67,14 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const signal = parseSignal(request.signal);
   const handle = tenantHandle(context.store, tenant);
   const admission = { run, agent, chain, budget, width, atMs, leaseMs, ...appliedFor(context, request.atMs) };
-  const outcome =
-    waitMs === 0
-      ? await storeCall('admit', () => handle.admit(admission))
-      : await waitForAdmission(context, handle, admission, { untilMs: atMs + waitMs, leaseMs: WAITER_LEASE_MS }, waitMs, signal);
-  return outcome.ok ? outcome : refuse(outcome.refusal);
+  try {
+    const outcome =
+      waitMs === 0
+        ? await storeCall('admit', () => handle.admit(admission))
+        : await waitForAdmission(context, handle, admission, { untilMs: atMs + waitMs, leaseMs: WAITER_LEASE_MS }, waitMs, signal);
+    return outcome.ok ? outcome : refuse(outcome.refusal);
+  } catch (error) {
+    // An outcome the store could not learn is learnt by a retry under the same run id.
+    throw namingUnknownRun(error, run);
+  }
 }

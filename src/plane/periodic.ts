@@ -1,3 +1,5 @@
+import { performance } from 'node:perf_hooks';
+
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 
@@ -16,16 +18,29 @@ export function requireIntervalMs(intervalMs: unknown): number {
 }
 
 /**
- * Runs `task` at once, then again `intervalMs` after each run finished, so runs never overlap. A
- * run that throws goes to `onError` and the loop carries on. The timer is unref'd: it never keeps a
- * process alive on its own. `task` gets a signal that aborts when `stop` is called, so a long run
- * can end early. Returns `stop`, which cancels the next run and resolves once a run in flight has
- * finished.
+ * When a periodic task runs again:
+ * - `'after-end'`: `intervalMs` after the previous run finished (a pause between runs);
+ * - `'after-start'`: `intervalMs` after the previous run started, or at once when it took longer,
+ *   so the time from one start to the next is the interval, not the interval plus the run.
+ */
+export type PeriodicSchedule = 'after-end' | 'after-start';
+
+/** A monotonic clock in ms (`performance.now`), read to time runs; tests may give their own. */
+export type MonotonicMs = () => number;
+
+/**
+ * Runs `task` at once, then again as `schedule` says (default `'after-end'`), so runs never
+ * overlap. A run that throws goes to `onError` and the loop carries on. The timer is unref'd: it
+ * never keeps a process alive on its own. `task` gets a signal that aborts when `stop` is called, so
+ * a long run can end early. Returns `stop`, which cancels the next run and resolves once a run in
+ * flight has finished. `nowMs` times the runs for `'after-start'` (default `performance.now`).
  */
 export function runPeriodically(
   task: (signal: AbortSignal) => Promise<void>,
   intervalMs: number,
   onError: (error: unknown) => void,
+  schedule: PeriodicSchedule = 'after-end',
+  nowMs: MonotonicMs = () => performance.now(),
 ): () => Promise<void> {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
@@ -34,11 +49,13 @@ export function runPeriodically(
 
   const tick = (): void => {
     if (stopped) return;
+    const startedMs = nowMs();
     inFlight = task(stopping.signal)
       .catch((error: unknown) => onError(error))
       .finally(() => {
         if (stopped) return;
-        timer = setTimeout(tick, intervalMs);
+        const delayMs = schedule === 'after-end' ? intervalMs : Math.max(0, Math.ceil(startedMs + intervalMs - nowMs()));
+        timer = setTimeout(tick, delayMs);
         timer.unref();
       });
   };

@@ -34,3 +34,18 @@ function asStoreFault(what: string, error: unknown): QuotaError {
     { details: { operation: what }, cause: error },
   );
 }
+
+/**
+ * `error` with the admission's run id added, when it is a fault whose outcome is unknown
+ * (`STORE_UNAVAILABLE` with `details.outcome = 'unknown'`: the store sent the decision, and it may
+ * stand). The retry that learns the outcome must name the same run, which a caller who let the
+ * plane make the id does not know: `details.run` and the message name it. Any other error, or one
+ * that names its run already, is answered as it is.
+ */
+export function namingUnknownRun(error: unknown, run: string): unknown {
+  if (!(error instanceof QuotaError) || error.details.outcome !== 'unknown' || error.details.run !== undefined) return error;
+  return new QuotaError(error.code, `${error.message}; this admission's run id is '${run}'`, {
+    details: { ...error.details, run },
+    cause: error.cause,
+  });
+}

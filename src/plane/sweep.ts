@@ -12,8 +12,10 @@ const SWEEP_PAGE = 100;
  * `Plane.sweep` (DESIGN.md decision 8): for each tenant in scope, pages through the runs whose
  * leases lapsed (`lapsedRuns`, by run id, so the walk always ends) and sweeps each in its own
  * store transaction (`sweepRun`), which re-checks the lease first: a heartbeat that lands between
- * the read and the sweep keeps its slot. A sweep that dies halfway has committed the runs it
- * finished and left the rest as they were, for the next sweep to find. Then each tenant's waiting
+ * the read and the sweep keeps its slot. The runs of one page are swept concurrently (each still
+ * in its own transaction), so they share the store's group commit. A sweep that dies halfway has
+ * committed the runs it finished and left the rest as they were, for the next sweep to find; it
+ * fails with the first fault once every run of the page has been answered. Then each tenant's waiting
  * queue is swept (`sweepWaiters`, issue 12): lapsed waiters removed, uncollected grants recovered.
  */
 export async function sweep(context: PlaneContext, input: SweepInput = {}): Promise<SweepResult> {
@@ -30,8 +32,9 @@ export async function sweep(context: PlaneContext, input: SweepInput = {}): Prom
     let after: string | undefined;
     for (;;) {
       const page = await storeCall('lapsedRuns', () => handle.lapsedRuns({ atMs, after, limit: SWEEP_PAGE }));
-      for (const run of page) {
-        const outcome = await storeCall('sweepRun', () => handle.sweepRun({ run, atMs, ...applied }));
+      // The page's runs are swept side by side, so their transactions share the store's group
+      // commit (one after another, each would wait for a commit of its own behind the load).
+      for (const outcome of await allSettledOrThrow(page.map((run) => storeCall('sweepRun', () => handle.sweepRun({ run, atMs, ...applied }))))) {
         if (outcome.releasedSlot || outcome.stranded) swept.push({ tenant, ...outcome });
       }
       if (page.length < SWEEP_PAGE) break;
@@ -42,4 +45,13 @@ export async function sweep(context: PlaneContext, input: SweepInput = {}): Prom
     if (queue.expired + queue.recovered + queue.granted > 0) waiters.push({ tenant, ...queue });
   }
   return waiters.length === 0 ? { atMs, swept } : { atMs, swept, waiters };
+}
+
+// The values of `calls` in order once every one has settled; else the first fault, still only once
+// every one has settled, so no sweep is left running behind a failed one.
+async function allSettledOrThrow<T>(calls: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(calls);
+  const failed = settled.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<T>).value);
 }

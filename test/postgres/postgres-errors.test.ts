@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
-import { toQuotaError } from '../../src/store/postgres/postgres-errors.js';
+import { decisionFault, toQuotaError } from '../../src/store/postgres/postgres-errors.js';
 
 // The one place pg's errors become the port's faults (issue #3 item 3): no server needed.
 
@@ -59,5 +59,46 @@ describe('PostgreSQL error classification', () => {
   it('a QuotaError passes through unchanged', () => {
     const original = new QuotaError('CONFLICT', 'settled twice');
     expect(toQuotaError(original)).toBe(original);
+  });
+});
+
+// A decision's statement once handed to a connection (postgres-connection.ts decide): only an ERROR
+// the server answered, or a statement the driver never sent, proves that nothing committed.
+describe('the fault of a decision sent to the server', () => {
+  const serverError = (code: string, severity: string, message: string): Error => Object.assign(new Error(message), { code, severity });
+
+  it.each([
+    new Error('Query read timeout'),
+    new Error('Connection terminated unexpectedly'),
+    Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+    serverError('57P01', 'FATAL', 'terminating connection due to administrator command'),
+    serverError('57P02', 'FATAL', 'terminating connection because of crash of another server process'),
+  ])('"%s" (no answer to the statement, or a session ended after it) has an unknown outcome, never "nothing was decided"', (cause) => {
+    const error = decisionFault(cause);
+    expect({ code: error.code, retryable: error.retryable }).toEqual({ code: 'STORE_UNAVAILABLE', retryable: true });
+    expect(error.details).toMatchObject({ backend: 'postgres', step: 'commit', outcome: 'unknown' });
+    expect(error.message).not.toMatch(/nothing was decided/);
+    expect(error.message).toMatch(/retry the same call with the same payload \(an admission with the same run id, the same settle\) and the books answer it$/);
+    expect(error.cause).toBe(cause);
+  });
+
+  it.each([
+    serverError('57014', 'ERROR', 'canceling statement due to statement timeout'),
+    serverError('55P03', 'ERROR', 'canceling statement due to lock timeout'),
+    serverError('40001', 'ERROR', 'could not serialize access'),
+    new Error('Client has encountered a connection error and is not queryable'),
+    new Error('Client was closed and is not queryable'),
+  ])('"%s" (an ERROR the server answered, or a statement never sent) decided nothing, and says so', (cause) => {
+    const error = decisionFault(cause);
+    expect(error.code).toBe('STORE_UNAVAILABLE');
+    expect(error.details.outcome).toBeUndefined();
+    expect(error.message).toMatch(/nothing was decided/);
+  });
+
+  it('a fault that is not an unavailability keeps its own code, and a QuotaError passes through', () => {
+    expect(decisionFault(serverError('23505', 'ERROR', 'duplicate key')).code).toBe('INTERNAL');
+    expect(decisionFault(serverError('XX001', 'ERROR', 'invalid page')).code).toBe('STORE_CORRUPT');
+    const original = new QuotaError('STORE_UNAVAILABLE', 'the store is closed');
+    expect(decisionFault(original)).toBe(original);
   });
 });

@@ -21,8 +21,8 @@ export const SWEEP_INTERVAL_ENV = 'QUOTAPLANE_SWEEP_INTERVAL_MS';
 
 /**
  * Where and how `serve` runs (issue #10 item 2; every setting is in `SERVE_SETTINGS`): the store
- * URL, the host and port it listens on (0 = any free port), the pause between sweeps of lapsed
- * leases in ms (0 = no sweeper in this process), and, optional with their defaults, how long a
+ * URL, the host and port it listens on (0 = any free port), the time from the start of one sweep
+ * of lapsed leases to the next in ms (0 = no sweeper in this process), and, optional with their defaults, how long a
  * start waits for the store (`startupTimeoutMs`, 30 000), how long a stop drains
  * (`shutdownTimeoutMs`, 10 000), the log level, the body limit in bytes, how many tenants get
  * their own metric series, and the file the first key is written to (none: the terminal).

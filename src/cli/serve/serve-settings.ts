@@ -136,7 +136,7 @@ export const SERVE_SETTINGS = Object.freeze([
     env: 'QUOTAPLANE_SWEEP_INTERVAL_MS',
     shownDefault: String(DEFAULT_SWEEP_INTERVAL_MS),
     unit: 'ms',
-    description: 'the pause between sweeps of lapsed leases, 0 for no sweeper in this process',
+    description: 'the time from the start of one sweep of lapsed leases to the next, 0 for no sweeper in this process',
     expected: `a whole number of milliseconds from 0 (no sweeper) to ${MAX_SWEEP_INTERVAL_MS}`,
     parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS),
     fallback: DEFAULT_SWEEP_INTERVAL_MS,

@@ -153,7 +153,8 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
       ? async () => {}
       : startSweeper(plane, {
           intervalMs: sweepIntervalMs,
-          onSweep: (result) => {
+          onSweep: (result, timing) => {
+            app.observeSweep(timing);
             if (result.swept.length > 0) app.log.info({ swept: result.swept }, `swept ${result.swept.length} run(s) whose lease lapsed`);
           },
           onError: (error) => app.log.warn({ err: error }, 'sweep of lapsed leases failed; the next one retries'),

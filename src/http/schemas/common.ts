@@ -270,8 +270,14 @@ export const Problem = Type.Object(
     ceiling: Type.Optional(RateCeiling),
     reached: Type.Optional(Type.Integer({ description: 'RateLimited: dispatches already in the window' })),
     retryAtMs: Type.Optional(Type.Integer({ description: 'RateLimited: when one more dispatch fits, Unix ms' })),
-    // The members of a CONFLICT (errors.ts errorMembers).
-    run: Type.Optional(Type.String({ description: 'CONFLICT: the run concerned' })),
+    // The members of a CONFLICT and of a STORE_UNAVAILABLE whose outcome is unknown (errors.ts errorMembers).
+    outcome: Type.Optional(
+      Type.Literal('unknown', {
+        description:
+          'STORE_UNAVAILABLE: the decision was sent but its answer never came, so it may stand; retry the same call with the same payload (under run) and the books answer it',
+      }),
+    ),
+    run: Type.Optional(Type.String({ description: 'CONFLICT: the run concerned; STORE_UNAVAILABLE with outcome unknown: the run id to retry the admission under' })),
     fields: Type.Optional(Type.Array(Type.String(), { description: 'CONFLICT: the fields that differ from the admitted request or the settled receipt' })),
     runStatus: Type.Optional(Type.String({ description: "CONFLICT: the run's status" })),
     epoch: Type.Optional(Type.Integer({ description: 'CONFLICT: the pass concerned' })),
@@ -310,7 +316,7 @@ export const PROBLEM_REPLIES = {
     content: { [PROBLEM_CONTENT_TYPE]: { schema: ProblemRef } },
   },
   '5xx': {
-    description: 'The server could not answer, as problem details: 503 STORE_UNAVAILABLE (nothing was decided; retry), 500 INTERNAL and other faults',
+    description: 'The server could not answer, as problem details: 503 STORE_UNAVAILABLE (nothing was decided, retry; or, with outcome unknown, the decision may stand: retry the same call to learn it), 500 INTERNAL and other faults',
     headers: {
       'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 503' },
       'x-request-id': RequestIdHeader,

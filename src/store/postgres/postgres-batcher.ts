@@ -70,9 +70,11 @@ type ItemAnswer =
  *   never queue behind one another's locks.
  * - A decision that raises in the database is rolled back alone; only its caller gets the error.
  * - Callers are answered only after the statement returned, that is after its transaction
- *   committed. If the batch fails as a whole (connection lost, statement cancelled, commit
- *   refused), every caller in it is rejected with `STORE_UNAVAILABLE`: nothing in it was
- *   acknowledged, and nothing in it committed.
+ *   committed. If the batch fails as a whole, every caller in it is rejected with the same
+ *   `STORE_UNAVAILABLE`, and nothing in it was acknowledged: when the server refused it (statement
+ *   cancelled, commit refused) or it was never sent, nothing in it committed; when its reply never
+ *   came (query timeout, connection lost mid-statement) it may all have committed, and the fault
+ *   says the outcome is unknown (`details.outcome = 'unknown'`; see `PostgresConnection.decide`).
  */
 export class PostgresBatcher {
   readonly #db: PostgresConnection;
@@ -160,7 +162,7 @@ export class PostgresBatcher {
       // Made when the statement is written to its connection (node-postgres calls `toPostgres` then,
       // after the pool handed one out), so a decision's instant is read as late as Node can read it.
       const items = { toPostgres: () => JSON.stringify(batch.map(itemOf)) };
-      const rows = await this.#db.rows<{ answers: unknown }>(this.#query, [items], 'batch');
+      const rows = await this.#db.decide<{ answers: unknown }>(this.#query, [items], 'batch');
       answers = rows[0]?.answers;
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 
-import { closedStoreError, toQuotaError } from './postgres-errors.js';
+import { closedStoreError, decisionFault, toQuotaError } from './postgres-errors.js';
 import { connectionFault } from './postgres-pool.js';
 
 /** One statement's `$n` values, in order. */
@@ -54,17 +54,55 @@ export class PostgresConnection {
     }
   }
 
+  /**
+   * Rows of one statement that commits a decision on its own (autocommit), named as in
+   * {@link rows}. A failure before the statement was handed to a connection (no connection could
+   * be had) is `STORE_UNAVAILABLE`, nothing decided; once it was handed over, a failure that does
+   * not prove the server rolled it back (a query timeout, a connection lost or ended mid-statement)
+   * is `STORE_UNAVAILABLE` with `details.outcome = 'unknown'` (postgres-errors.ts `decisionFault`).
+   */
+  async decide<Row extends pg.QueryResultRow>(text: string, values: SqlValues, name?: string): Promise<Row[]> {
+    const config: pg.QueryConfig = { text, values: values as unknown[] };
+    if (name !== undefined) config.name = `quotaplane/${name}/${this.#schema}`;
+    return (await this.#decide<Row>(config)).rows;
+  }
+
   /** The first row of one statement, or `undefined`. */
   async row<Row extends pg.QueryResultRow>(text: string, values: SqlValues, name?: string): Promise<Row | undefined> {
     return (await this.rows<Row>(text, values, name))[0];
   }
 
-  /** Runs one write statement on its own and answers how many rows it changed. */
+  /** Runs one write statement on its own and answers how many rows it changed; faults as {@link decide}'s. */
   async run(text: string, values: SqlValues): Promise<number> {
+    return (await this.#decide({ text, values: values as unknown[] })).rowCount ?? 0;
+  }
+
+  // One statement that commits, on a connection checked out here rather than by `pool.query`, so
+  // that a failure to get a connection (nothing sent) is told apart from a failure after the
+  // statement was handed over (see decide). The connection goes back as `pool.query` returns it:
+  // destroyed after any error.
+  async #decide<Row extends pg.QueryResultRow>(config: pg.QueryConfig): Promise<pg.QueryResult<Row>> {
+    const client = await this.#checkout();
+    const broken = connectionFault(client);
+    if (broken !== undefined) {
+      client.release(broken);
+      throw toQuotaError(broken);
+    }
+    try {
+      const result = await client.query<Row>(config);
+      client.release(connectionFault(client));
+      return result;
+    } catch (error) {
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw decisionFault(error);
+    }
+  }
+
+  // A pooled connection; failing to get one is `STORE_UNAVAILABLE` with nothing sent.
+  async #checkout(): Promise<pg.PoolClient> {
     if (this.#closed) throw closedStoreError();
     try {
-      const result = await this.#pool.query({ text, values: values as unknown[] });
-      return result.rowCount ?? 0;
+      return await this.#pool.connect();
     } catch (error) {
       throw toQuotaError(this.#closed ? closedStoreError() : error);
     }
@@ -73,16 +111,13 @@ export class PostgresConnection {
   /**
    * Runs `body` in one READ COMMITTED transaction on one pooled connection. Returning commits;
    * throwing rolls back and rethrows as a `QuotaError`. A connection that failed mid-transaction
-   * is destroyed rather than returned to the pool.
+   * is destroyed rather than returned to the pool. A fault before the `COMMIT` was sent decided
+   * nothing (the server rolls back a transaction whose connection ends); a `COMMIT` whose reply
+   * never came is `STORE_UNAVAILABLE` with `details.outcome = 'unknown'`, as in {@link decide}.
    */
   async transaction<T>(body: (client: TransactionClient) => Promise<T>): Promise<T> {
-    if (this.#closed) throw closedStoreError();
-    let client: pg.PoolClient;
-    try {
-      client = await this.#pool.connect();
-    } catch (error) {
-      throw toQuotaError(this.#closed ? closedStoreError() : error);
-    }
+    const client = await this.#checkout();
+    let committing = false;
     // The pool's own listener (createPool) keeps any error the connection reports, also one that
     // came before this borrower got the connection: such a connection is not used, and is destroyed.
     let broken: Error | undefined = connectionFault(client);
@@ -96,9 +131,13 @@ export class PostgresConnection {
           (await client.query({ text, values: values as unknown[] })).rowCount ?? 0,
       };
       const result = await body(tx);
+      committing = true;
       await client.query('COMMIT');
       return result;
     } catch (error) {
+      const fault = committing ? decisionFault(error) : toQuotaError(error);
+      // A COMMIT without an answer leaves nothing to roll back here: the connection is dropped.
+      if (fault.details.outcome === 'unknown') broken ??= error instanceof Error ? error : new Error(String(error));
       broken ??= connectionFault(client);
       if (broken === undefined) {
         try {
@@ -107,7 +146,7 @@ export class PostgresConnection {
           broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
         }
       }
-      throw toQuotaError(error);
+      throw fault;
     } finally {
       // Passing an error destroys the connection instead of pooling a socket in an unknown state.
       client.release(broken ?? connectionFault(client));

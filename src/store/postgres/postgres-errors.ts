@@ -97,14 +97,65 @@ function unavailable(detail: string, code: string | null, cause: unknown): Quota
 }
 
 /**
- * The fault every caller of a failed batch gets (the connection broke, the statement was
- * cancelled, or its transaction could not commit): nothing in the batch was acknowledged or
- * committed, so each caller fails closed and may retry (DESIGN.md decisions 12 and 16).
+ * The fault every caller of a batch gets when the batch failed as a whole with a fault that is
+ * not an unavailability already translated by the connection (a statement the server refused, so
+ * none of it committed): each caller fails closed and may retry (DESIGN.md decisions 12 and 16).
+ * A batch whose reply never came fails with {@link outcomeUnknownError} instead.
  */
 export function batchFailedError(cause: unknown): QuotaError {
   const translated = toQuotaError(cause);
   const code = typeof translated.details.code === 'string' ? translated.details.code : null;
   return unavailable(`a batch of decisions failed as a whole, so none of it committed: ${translated.message}`, code, cause);
+}
+
+/**
+ * The fault of a decision sent to the server whose reply never came (a query timeout, a
+ * connection lost or ended by the server while the statement ran): the server may have committed
+ * it, and then it stands on the books although nobody was told. So it is `STORE_UNAVAILABLE` with
+ * `details.outcome = 'unknown'`, the shape the SQLite store gives a COMMIT whose outcome it cannot
+ * know (sqlite-connection.ts): not acknowledged, so not to be acted on, and not to be taken for
+ * "nothing was decided" either. Its message says what to do: retry the same call with the same
+ * payload, and the books answer it (an admission retried under its run id is told its pass, a
+ * settle retried is answered from its receipt). `cause` is the driver's error.
+ */
+export function outcomeUnknownError(cause: unknown): QuotaError {
+  const translated = toQuotaError(cause);
+  const code = typeof translated.details.code === 'string' ? translated.details.code : null;
+  const text = cause instanceof Error ? cause.message : String(cause);
+  return new QuotaError(
+    'STORE_UNAVAILABLE',
+    `the PostgreSQL quota store sent this decision but its reply never came (${code === null ? text : `${code}: ${text}`}); ` +
+      'the server may still have committed it, so it was not acknowledged and must not be acted on, yet it may stand: ' +
+      'retry the same call with the same payload (an admission with the same run id, the same settle) and the books answer it',
+    { details: { backend: 'postgres', step: 'commit', ...(code === null ? {} : { code }), outcome: 'unknown' }, cause },
+  );
+}
+
+/**
+ * The fault of a statement that commits a decision (a batch, a write, a transaction's `COMMIT`),
+ * once it was handed to the connection: {@link outcomeUnknownError} unless the failure proves that
+ * nothing committed, which only two kinds do: the server answered the statement with an `ERROR`
+ * (its transaction is rolled back before the server answers; a `FATAL` or `PANIC` ends the session
+ * and may come after the commit), or the driver refused to send it (a client that is not queryable).
+ * Anything that is not an unavailability (a refusal raised by the function, a corrupt schema, a bug)
+ * keeps its own translation.
+ */
+export function decisionFault(error: unknown): QuotaError {
+  const fault = toQuotaError(error);
+  if (fault.code !== 'STORE_UNAVAILABLE' || error instanceof QuotaError) return fault;
+  if (answeredByServer(error) || neverSent(error)) return fault;
+  return outcomeUnknownError(error);
+}
+
+// An error the server sent in answer to the statement, at severity ERROR (not FATAL or PANIC). A
+// localised severity fails this test, which only costs precision: the fault is then "unknown".
+function answeredByServer(error: unknown): boolean {
+  return sqlState(error) !== null && (error as { severity?: unknown }).severity === 'ERROR';
+}
+
+// node-postgres refuses, before writing anything, a query on a client that broke or is ending.
+function neverSent(error: unknown): boolean {
+  return error instanceof Error && /is not queryable$/.test(error.message);
 }
 
 /** The fault of a call on a store after `close()` (store.ts `QuotaStore.close`). */
