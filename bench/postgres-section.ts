@@ -17,7 +17,7 @@ import type { SliceMeter } from './bench-types.js';
 const BENCH_URL_VARIABLE = 'QUOTAPLANE_BENCH_PG_URL';
 
 /** How many callers run at once, and over how many tenants (quotaplane) or keys (the peer). */
-interface Shape {
+export interface Shape {
   readonly label: string;
   readonly callers: number;
   readonly tenants: number;
@@ -37,7 +37,7 @@ const SHAPES: readonly Shape[] = [
  * pool sizing), so it gets up to 8. The peer issues one query per call, so it gets a
  * connection per caller, its best setting.
  */
-function quotaplanePoolSize(callers: number): number {
+export function quotaplanePoolSize(callers: number): number {
   return Math.min(8, Math.max(4, callers));
 }
 
@@ -246,7 +246,7 @@ function figures(result: ConcurrentResult, of: string): Pick<BenchRow, 'operatio
  * then `settle` with `concludes`. Answers the `admit` latency alone. The ceiling of 8 concurrent
  * runs is checked on every admission and never refuses, since each caller holds at most one slot.
  */
-async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore>>, tag: string, shape: Shape): Promise<CallerCall> {
+export async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore>>, tag: string, shape: Shape): Promise<CallerCall> {
   const plane = createPlane({ store });
   const tenants = Array.from({ length: shape.tenants }, (_, index) => `bench-${tag}-${index}`);
   for (const tenant of tenants) {
@@ -265,7 +265,7 @@ async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore
 }
 
 /** rate-limiter-flexible's PostgreSQL limiter: one upsert (one commit) per `consume()`, caller `c` on key `c mod keys`. */
-async function rateLimiterConsume(pool: pg.Pool, peerSchema: string, tag: string, shape: Shape): Promise<CallerCall> {
+export async function rateLimiterConsume(pool: pg.Pool, peerSchema: string, tag: string, shape: Shape): Promise<CallerCall> {
   const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
     const created: RateLimiterPostgres = new RateLimiterPostgres(
       {
