@@ -15,7 +15,35 @@ export interface BenchRow {
    * (for an admission cycle, `admit` alone).
    */
   readonly latency?: { readonly of: string; readonly p50Ms: number; readonly p99Ms: number } | undefined;
+  /** What one decision cost, where the section measured it (see {@link PerDecision}). */
+  readonly perDecision?: PerDecision | undefined;
   readonly note?: string | undefined;
+}
+
+/**
+ * Costs per decision (an admission cycle is two: admit and settle; a peer's `consume()` one),
+ * summed over the timed slices of one contender. Each is null where it could not be measured.
+ */
+export interface PerDecision {
+  /** CPU of the database server's processes (PostgreSQL), µs. */
+  readonly serverCpuUs: number | null;
+  /** Write-ahead log bytes: PostgreSQL's LSN advance, or what SQLite's writing thread wrote. */
+  readonly walBytes: number | null;
+  /** Statements executed: top-level ones (those a client sends, BEGIN and COMMIT included). */
+  readonly statements: number | null;
+  /** Statements including those run inside functions (PostgreSQL with pg_stat_statements). */
+  readonly allStatements: number | null;
+  /** CPU of this Node process (every thread), µs. */
+  readonly nodeCpuUs: number | null;
+}
+
+/**
+ * Monotone counters (CPU µs, bytes, statements …) read before and after each timed slice; a loop
+ * adds each slice's differences to the contender that ran in it. Reading happens outside the timed
+ * wall clock.
+ */
+export interface SliceMeter {
+  read(): Promise<Readonly<Record<string, number>>>;
 }
 
 /** What every section gets: how long each timed loop runs, and where to say what it is doing. */
@@ -26,6 +54,8 @@ export interface BenchContext {
   readonly repoRoot: string;
   /** The conversation trace of the Azure LLM inference trace 2023, in data/azure-llm-2023/. */
   readonly conversationTrace: string;
+  /** `--quick`: sections may leave out their longer variants (fewer shapes) so one runs briefly. */
+  readonly quick: boolean;
   /** Progress for people (stderr); never part of the figures. */
   log(line: string): void;
 }

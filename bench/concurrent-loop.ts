@@ -1,5 +1,8 @@
 import { performance } from 'node:perf_hooks';
 
+import type { SliceMeter } from './bench-types.js';
+import { type Counters, metered } from './slice-counters.js';
+
 /**
  * One call of a concurrent contender, made by caller number `caller` (0 … callers − 1). It answers
  * how long the part whose latency is reported took, in ms (for an admission cycle: the `admit`
@@ -12,6 +15,8 @@ export interface ConcurrentResult {
   readonly operations: number;
   readonly seconds: number;
   readonly latenciesMs: readonly number[];
+  /** What the meter counted over this contender's slices (empty without a meter). */
+  readonly counters: Readonly<Counters>;
 }
 
 /**
@@ -20,7 +25,8 @@ export interface ConcurrentResult {
  * (`warmupPerCaller` calls per caller), then runs `rounds` rounds in which each contender in turn
  * gets `loopMs / rounds` of wall time, so background load on a shared machine falls on all of them
  * alike. A slice ends when every caller has seen the deadline pass; its wall time includes the
- * calls still in flight then, so no work is counted without its time.
+ * calls still in flight then, so no work is counted without its time. With a `meter`, each slice
+ * is read before and after (outside its wall time) and the differences go to its contender.
  */
 export async function concurrentInterleavedLoops(
   contenders: readonly CallerCall[],
@@ -28,6 +34,7 @@ export async function concurrentInterleavedLoops(
   loopMs: number,
   rounds = 5,
   warmupPerCaller = 50,
+  meter?: SliceMeter,
 ): Promise<ConcurrentResult[]> {
   const callerIds = Array.from({ length: callers }, (_, caller) => caller);
   for (const call of contenders) {
@@ -37,25 +44,27 @@ export async function concurrentInterleavedLoops(
       }),
     );
   }
-  const totals = contenders.map(() => ({ operations: 0, seconds: 0, latenciesMs: [] as number[] }));
+  const totals = contenders.map(() => ({ operations: 0, seconds: 0, latenciesMs: [] as number[], counters: {} as Counters }));
   const sliceMs = loopMs / rounds;
   for (let round = 0; round < rounds; round += 1) {
     for (const [index, call] of contenders.entries()) {
-      const total = totals[index] as { operations: number; seconds: number; latenciesMs: number[] };
-      const started = performance.now();
-      const deadline = started + sliceMs;
-      const done = await Promise.all(
-        callerIds.map(async (caller) => {
-          let calls = 0;
-          while (performance.now() < deadline) {
-            total.latenciesMs.push(await call(caller));
-            calls += 1;
-          }
-          return calls;
-        }),
-      );
-      total.operations += done.reduce((sum, calls) => sum + calls, 0);
-      total.seconds += (performance.now() - started) / 1000;
+      const total = totals[index] as { operations: number; seconds: number; latenciesMs: number[]; counters: Counters };
+      await metered(meter, total.counters, async () => {
+        const started = performance.now();
+        const deadline = started + sliceMs;
+        const done = await Promise.all(
+          callerIds.map(async (caller) => {
+            let calls = 0;
+            while (performance.now() < deadline) {
+              total.latenciesMs.push(await call(caller));
+              calls += 1;
+            }
+            return calls;
+          }),
+        );
+        total.operations += done.reduce((sum, calls) => sum + calls, 0);
+        total.seconds += (performance.now() - started) / 1000;
+      });
     }
   }
   return totals;

@@ -8,12 +8,16 @@ import { openPostgresStore } from '../src/store/postgres/postgres-store.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
 import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { perDecision } from './per-decision.js';
+import { postgresMeter } from './postgres-meter.js';
+import { loadStatementStatistics } from './postgres-statement-statistics.js';
+import type { SliceMeter } from './bench-types.js';
 
 /** Set to a connection URL to bench an existing server instead of an embedded one. */
 const BENCH_URL_VARIABLE = 'QUOTAPLANE_BENCH_PG_URL';
 
 /** How many callers run at once, and over how many tenants (quotaplane) or keys (the peer). */
-interface Shape {
+export interface Shape {
   readonly label: string;
   readonly callers: number;
   readonly tenants: number;
@@ -33,7 +37,7 @@ const SHAPES: readonly Shape[] = [
  * pool sizing), so it gets up to 8. The peer issues one query per call, so it gets a
  * connection per caller, its best setting.
  */
-function quotaplanePoolSize(callers: number): number {
+export function quotaplanePoolSize(callers: number): number {
   return Math.min(8, Math.max(4, callers));
 }
 
@@ -48,6 +52,8 @@ const WINDOW_CONTENTS = [0, 10_000, 100_000] as const;
  * 0, 10,000 and 100,000 dispatches already in its window (issue #8 item 7), interleaved. It starts
  * its own embedded PostgreSQL with durable settings (fsync and synchronous_commit on), or uses
  * `QUOTAPLANE_BENCH_PG_URL`; there it works in two fresh schemas and drops them at the end.
+ * Every row also gets its costs per decision (see `postgres-meter.ts`): the embedded server loads
+ * pg_stat_statements for them. `--quick` leaves out the 64-caller shape and the rate windows.
  */
 export const postgresSection: BenchSection = {
   name: 'postgres',
@@ -62,6 +68,7 @@ export const postgresSection: BenchSection = {
       } else {
         context.log('postgres: starting an embedded PostgreSQL server (durable: fsync and synchronous_commit on)');
         server = await startEmbeddedServer('bench-postgres', { durable: true });
+        await loadStatementStatistics(server);
         url = server.url;
       }
       return await measureOn(context, url, server === null ? 'the server in QUOTAPLANE_BENCH_PG_URL' : 'embedded PostgreSQL');
@@ -82,14 +89,25 @@ async function measureOn(context: BenchContext, url: string, serverLabel: string
     const settings = await serverSettings(admin);
     await admin.query(`CREATE SCHEMA "${peerSchema}"`);
     const serverNote = `${serverLabel} ${settings.version}, fsync=${settings.fsync}, synchronous_commit=${settings.synchronousCommit}`;
-    const rows: BenchRow[] = [];
-    for (const shape of SHAPES) {
-      context.log(`postgres: ${shape.label}: quotaplane admit + settle and rate-limiter-flexible consume(), interleaved`);
-      rows.push(...(await measureShape(context, url, schema, peerSchema, shape, serverNote)));
+    // The meter has a connection of its own: the admin one seeds the rate windows.
+    const observer = new pg.Client({ connectionString: url });
+    await observer.connect();
+    try {
+      const { meter, statementSource, serverCpu } = await postgresMeter(observer);
+      context.log(`postgres: statements per decision from ${statementSource}; server CPU ${serverCpu ? 'from /proc' : 'not readable here'}`);
+      const rows: BenchRow[] = [];
+      for (const shape of context.quick ? SHAPES.filter((s) => s.callers <= 8) : SHAPES) {
+        context.log(`postgres: ${shape.label}: quotaplane admit + settle and rate-limiter-flexible consume(), interleaved`);
+        rows.push(...(await measureShape(context, url, schema, peerSchema, shape, serverNote, meter)));
+      }
+      if (!context.quick) {
+        context.log(`postgres: one dispatch with ${WINDOW_CONTENTS.join(', ')} dispatches in its window, interleaved`);
+        rows.push(...(await measureRateWindows(context, url, schema, admin, serverNote, meter)));
+      }
+      return rows;
+    } finally {
+      await observer.end().catch(() => undefined);
     }
-    context.log(`postgres: one dispatch with ${WINDOW_CONTENTS.join(', ')} dispatches in its window, interleaved`);
-    rows.push(...(await measureRateWindows(context, url, schema, admin, serverNote)));
-    return rows;
   } finally {
     // Only our own two schemas; on an embedded server they go with the data directory anyway.
     await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`).catch(() => undefined);
@@ -110,6 +128,7 @@ async function measureShape(
   peerSchema: string,
   shape: Shape,
   serverNote: string,
+  meter: SliceMeter,
 ): Promise<BenchRow[]> {
   const poolSize = quotaplanePoolSize(shape.callers);
   const store = await openPostgresStore(url, { schema, poolSize });
@@ -122,6 +141,7 @@ async function measureShape(
       context.loopMs,
       5,
       shape.callers > 8 ? 5 : 20,
+      meter,
     )) as [ConcurrentResult, ConcurrentResult];
     const ratio = consumes.operations > 0 && cycles.seconds > 0 ? cycles.operations / cycles.seconds / (consumes.operations / consumes.seconds) : 0;
     return [
@@ -130,6 +150,7 @@ async function measureShape(
         name: `quotaplane admit + settle (cycle), ${shape.label}`,
         ...figures(cycles, 'admit'),
         commitsPerOperation: 2,
+        perDecision: perDecision(cycles.counters, cycles.operations, 2),
         note: `${ratio.toFixed(2)}× rlf consumes/s; batched decisions, pool of ${poolSize}; ${serverNote}`,
       },
       {
@@ -137,6 +158,7 @@ async function measureShape(
         name: `rate-limiter-flexible consume(), ${shape.label.replace('tenants', 'keys').replace('tenant', 'key')}`,
         ...figures(consumes, 'consume()'),
         commitsPerOperation: 1,
+        perDecision: perDecision(consumes.counters, consumes.operations, 1),
         note: `RateLimiterPostgres on the same server; pool of ${shape.callers}`,
       },
     ];
@@ -158,6 +180,7 @@ async function measureRateWindows(
   schema: string,
   admin: pg.Client,
   serverNote: string,
+  meter: SliceMeter,
 ): Promise<BenchRow[]> {
   const store = await openPostgresStore(url, { schema });
   try {
@@ -189,7 +212,7 @@ async function measureRateWindows(
       });
     }
     await admin.query(`ANALYZE "${schema}".quota_rate`);
-    const results = (await concurrentInterleavedLoops(calls, 1, context.loopMs)) as ConcurrentResult[];
+    const results = (await concurrentInterleavedLoops(calls, 1, context.loopMs, 5, 50, meter)) as ConcurrentResult[];
     const emptyUs = results[0] !== undefined && results[0].operations > 0 ? (results[0].seconds * 1e6) / results[0].operations : 0;
     return WINDOW_CONTENTS.map((contents, index) => {
       const result = results[index] as ConcurrentResult;
@@ -199,6 +222,7 @@ async function measureRateWindows(
         name: `quotaplane reserveRate, ${contents.toLocaleString('en-US')} dispatches in the window`,
         ...figures(result, 'reserveRate'),
         commitsPerOperation: 1,
+        perDecision: perDecision(result.counters, result.operations, 1),
         note: `${emptyUs > 0 ? (eachUs / emptyUs).toFixed(2) : '?'}× the empty window's time; ceiling 10,000,000 a day; ${serverNote}`,
       };
     });
@@ -222,7 +246,7 @@ function figures(result: ConcurrentResult, of: string): Pick<BenchRow, 'operatio
  * then `settle` with `concludes`. Answers the `admit` latency alone. The ceiling of 8 concurrent
  * runs is checked on every admission and never refuses, since each caller holds at most one slot.
  */
-async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore>>, tag: string, shape: Shape): Promise<CallerCall> {
+export async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore>>, tag: string, shape: Shape): Promise<CallerCall> {
   const plane = createPlane({ store });
   const tenants = Array.from({ length: shape.tenants }, (_, index) => `bench-${tag}-${index}`);
   for (const tenant of tenants) {
@@ -241,7 +265,7 @@ async function admissionCycle(store: Awaited<ReturnType<typeof openPostgresStore
 }
 
 /** rate-limiter-flexible's PostgreSQL limiter: one upsert (one commit) per `consume()`, caller `c` on key `c mod keys`. */
-async function rateLimiterConsume(pool: pg.Pool, peerSchema: string, tag: string, shape: Shape): Promise<CallerCall> {
+export async function rateLimiterConsume(pool: pg.Pool, peerSchema: string, tag: string, shape: Shape): Promise<CallerCall> {
   const limiter = await new Promise<RateLimiterPostgres>((resolve, reject) => {
     const created: RateLimiterPostgres = new RateLimiterPostgres(
       {

@@ -7,6 +7,8 @@ import { createPlane } from '../src/plane/create-plane.js';
 import { openStore } from '../src/store/open-store.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
 import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { perDecision } from './per-decision.js';
+import { sqliteMeter } from './sqlite-meter.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
 /** Concurrent callers in one process the section measures (issue #8 item 6). */
@@ -17,13 +19,15 @@ export const SQLITE_CALLER_COUNTS = [1, 8, 64, 256] as const;
  * 1, 8, 64 and 256 concurrent callers in one process on a durable file, each caller its own
  * tenant, next to rate-limiter-flexible's `consume()` from as many callers (one key each) on a
  * file with the same settings, interleaved in the same run. Group commit lets concurrent decisions
- * share one WAL sync; the peer syncs once per consume.
+ * share one WAL sync; the peer syncs once per consume. Costs per decision from `sqlite-meter.ts`;
+ * `--quick` runs 1 and 8 callers only.
  */
 export const sqliteConcurrencySection: BenchSection = {
   name: 'sqlite-concurrency',
   async run(context: BenchContext): Promise<BenchRow[]> {
     const rows: BenchRow[] = [];
-    for (const callers of SQLITE_CALLER_COUNTS) {
+    const meter = sqliteMeter();
+    for (const callers of context.quick ? SQLITE_CALLER_COUNTS.filter((count) => count <= 8) : SQLITE_CALLER_COUNTS) {
       const directory = await mkdtemp(join(tmpdir(), 'quotaplane-bench-conc-'));
       const store = await openStore(`sqlite:${join(directory, 'quotaplane.db')}`);
       const peer = await openRateLimiterPeer(join(directory, 'rate-limiter-flexible.db'));
@@ -49,7 +53,7 @@ export const sqliteConcurrencySection: BenchSection = {
           await peer.limiter.consume(`bench-${caller}`, 1);
           return performance.now() - started;
         };
-        const [cycles, consumes] = (await concurrentInterleavedLoops([cycle, consume], callers, context.loopMs, 5, callers > 64 ? 5 : 20)) as [
+        const [cycles, consumes] = (await concurrentInterleavedLoops([cycle, consume], callers, context.loopMs, 5, callers > 64 ? 5 : 20, meter)) as [
           ConcurrentResult,
           ConcurrentResult,
         ];
@@ -77,6 +81,7 @@ function row(name: string, result: ConcurrentResult, commits: number, of: string
     perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
     commitsPerOperation: commits,
     latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
+    perDecision: perDecision(result.counters, result.operations, commits),
     note,
   };
 }

@@ -11,12 +11,15 @@ import { openStore } from '../src/store/open-store.js';
 import { DEFAULT_BUSY_TIMEOUT_MS } from '../src/store/sqlite/sqlite-store.js';
 import type { QuotaStore } from '../src/store/store.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
+import { perDecision } from './per-decision.js';
+import { sqliteMeter } from './sqlite-meter.js';
 import { interleavedLoops, type LoopResult, type Operation, perSecond } from './timed-loop.js';
 
 /**
  * The SQLite section: quotaplane's admission cycle on a durable file, rate-limiter-flexible's
  * `RateLimiterSQLite.consume()` on a file with the same settings, in the same run, and the
- * replay's requests per second on the conversation trace.
+ * replay's requests per second on the conversation trace (left out with `--quick`). The two
+ * loops get their costs per decision from `sqlite-meter.ts`.
  */
 export const sqliteSection: BenchSection = {
   name: 'sqlite',
@@ -31,25 +34,27 @@ export const sqliteSection: BenchSection = {
       const [cycles, consumes] = await interleavedLoops(
         [await admissionCycle(quotaplaneStore), await rateLimiterConsume(peerDb)],
         context.loopMs,
+        5,
+        200,
+        sqliteMeter(),
       );
-      context.log('sqlite: replay of conv.csv');
-      const replay = await replayConversation(context);
+      const replay = context.quick ? [] : [await replayConversation(context)];
       return [
         {
           section: 'sqlite',
           name: 'quotaplane admit + settle (cycle)',
-          ...figures(cycles as LoopResult),
+          ...figures(cycles as LoopResult, 2),
           commitsPerOperation: 2,
           note: 'durable file: WAL, synchronous=FULL, BEGIN IMMEDIATE',
         },
         {
           section: 'sqlite',
           name: 'rate-limiter-flexible consume()',
-          ...figures(consumes as LoopResult),
+          ...figures(consumes as LoopResult, 1),
           commitsPerOperation: 1,
           note: 'RateLimiterSQLite on better-sqlite3, same pragmas',
         },
-        replay,
+        ...replay,
       ];
     } finally {
       peerDb?.close();
@@ -59,8 +64,8 @@ export const sqliteSection: BenchSection = {
   },
 };
 
-function figures(result: LoopResult): Pick<BenchRow, 'operations' | 'seconds' | 'perSecond'> {
-  return { operations: result.operations, seconds: result.seconds, perSecond: perSecond(result) };
+function figures(result: LoopResult, decisions: number): Pick<BenchRow, 'operations' | 'seconds' | 'perSecond' | 'perDecision'> {
+  return { operations: result.operations, seconds: result.seconds, perSecond: perSecond(result), perDecision: perDecision(result.counters, result.operations, decisions) };
 }
 
 /**
@@ -98,6 +103,7 @@ async function rateLimiterConsume(db: Database.Database): Promise<Operation> {
 
 /** The replay of docs/getting-started.md: the conversation trace, 20 tenants, 4 runs, 2 000 000 tokens a day. */
 async function replayConversation(context: BenchContext): Promise<BenchRow> {
+  context.log('sqlite: replay of conv.csv');
   const opened = await openReplayTarget(undefined, false);
   try {
     const report = await runReplay(
