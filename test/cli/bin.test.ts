@@ -22,7 +22,7 @@ describe('the built quotaplane bin', () => {
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/Usage: quotaplane/);
-    expect(result.stdout).toMatch(/replay \[options\] <trace\.csv>/);
+    expect(result.stdout).toMatch(/replay \[options\] \[trace\.csv\]/);
     expect(result.stdout).toMatch(/Exit status:/);
   });
 

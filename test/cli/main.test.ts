@@ -62,10 +62,10 @@ describe('quotaplane main: usage errors and help', () => {
     expect(stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('exits 2 when the trace argument is missing', async () => {
-    const { status, stderr } = await runCli(['replay', '--json']);
-    expect(status).toBe(2);
-    expect(stderr).toMatch(/missing required argument 'trace\.csv'/);
+  it('replays the bundled conversation trace when the trace argument is missing', async () => {
+    const { status, stdout } = await runCli(['replay', '--json']);
+    expect(status).toBe(0);
+    expect(JSON.parse(stdout).trace).toMatch(/conv\.csv$/);
   });
 
   it('exits 2 when the trace file does not exist, naming it', async () => {
