@@ -15,7 +15,7 @@ const figures = (overrides: Partial<ConcurrencyFigures> = {}): ConcurrencyFigure
   ...overrides,
 });
 
-describe('admissionConcurrencyRefusal (issue 12)', () => {
+describe('admissionConcurrencyRefusal (K3, K4, K6, K7)', () => {
   const quota: TenantQuota = { period: 'monthly', maxConcurrentRuns: 4, agents: { bot: { maxConcurrentRuns: 2 } } };
   const plane: PlaneCeiling = { maxConcurrentRuns: 10, agents: { bot: { maxConcurrentRuns: 3 } } };
   const ceilings = { quota, plane, agent: 'bot' };
@@ -59,7 +59,7 @@ describe('admissionConcurrencyRefusal (issue 12)', () => {
   });
 });
 
-describe('admissionSpendRefusal (issue 12)', () => {
+describe('admissionSpendRefusal (K8, K9)', () => {
   const tokens = (n: number) => ({ tokens: n, minorUnits: 0 });
   const quota: TenantQuota = { period: 'daily', maxTokensPerPeriod: 1000, agents: { bot: { maxTokensPerPeriod: 500 } } };
   const base = {
@@ -99,7 +99,7 @@ describe('unboundedRefusal', () => {
   });
 });
 
-describe('admissionConcurrencyRefusal: each ceiling admits up to its limit (issue 12)', () => {
+describe('admissionConcurrencyRefusal: each ceiling admits up to its limit', () => {
   const quota: TenantQuota = { period: 'monthly', maxConcurrentRuns: 4, agents: { bot: { maxConcurrentRuns: 2 } } };
   const plane: PlaneCeiling = { maxConcurrentRuns: 10, agents: { bot: { maxConcurrentRuns: 3 } } };
   const ceilings = { quota, plane, agent: 'bot' };
@@ -139,7 +139,7 @@ describe('admissionConcurrencyRefusal: each ceiling admits up to its limit (issu
   });
 });
 
-describe('admissionSpendRefusal: agent ceilings in each unit (issue 12)', () => {
+describe('admissionSpendRefusal: agent ceilings in each unit (K8)', () => {
   const spend = (tokens: number, minorUnits: number) => ({ tokens, minorUnits });
   const input = (quota: TenantQuota, requested: { tokens: number; minorUnits: number }) => ({
     tenant: 'acme',
@@ -188,7 +188,7 @@ describe('admissionSpendRefusal: agent ceilings in each unit (issue 12)', () => 
   });
 });
 
-describe('unboundedRefusal: whose ceiling bounds the unit (issue 12)', () => {
+describe('unboundedRefusal: whose ceiling bounds the unit (K8)', () => {
   it("names the tenant when its own quota bounds minor units, though the run's agent bounds them too", () => {
     const quota: TenantQuota = { period: 'monthly', maxMinorUnitsPerPeriod: 10, agents: { bot: { maxMinorUnitsPerPeriod: 5 } } };
     expect(unboundedRefusal('acme', quota, 'bot', 'minor units', 'maxCallMinorUnits')).toEqual({

@@ -7,9 +7,9 @@ import { checkSpend } from './spend-check.js';
 import type { Spend } from './spend.js';
 
 /**
- * Every ceiling that covers one admission (issue 12): the tenant's quota (with its per-agent
- * ceilings), the plane-wide ceiling (`null`: none), and the run's agent name (`null`: the run has
- * no agent identity, so no per-agent ceiling covers it).
+ * Every ceiling that covers one admission (K1–K14 in docs/design/rules.md): the tenant's quota
+ * (with its per-agent ceilings), the plane-wide ceiling (`null`: none), and the run's agent name
+ * (`null`: the run has no agent identity, so no per-agent ceiling covers it).
  */
 export interface CoveringCeilings {
   readonly quota: TenantQuota;
@@ -35,7 +35,7 @@ export interface ConcurrencyFigures {
 }
 
 /**
- * The concurrency decision of an admission (contract §6.2 step 2.2 extended by issue 12): a run
+ * The concurrency decision of an admission (docs/design/rules.md#c1, #k3, #k4, #k6, #k7): a run
  * without a slot needs room under every ceiling that covers it; a ceiling with `running ≥ limit`
  * refuses `TooManyRuns` naming it (`bound`), narrowest first: the tenant's ceiling for the agent,
  * the tenant's, the plane-wide one for the agent, the plane-wide one. A run that already holds a
@@ -65,7 +65,10 @@ export function admissionConcurrencyRefusal(
   return null;
 }
 
-/** A period's settled and reserved figures from one snapshot (contract §7.1). */
+/**
+ * A period's settled and reserved figures, read in the transaction that decides
+ * (docs/design/rules.md, rule 1 in short).
+ */
 export interface PeriodFigures {
   readonly settled: Spend;
   readonly reserved: Spend;
@@ -83,7 +86,7 @@ export interface AdmissionSpendCheck {
 }
 
 /**
- * The spend decision of an admission (contract §4.3 extended by issue 12): the hold must fit the
+ * The spend decision of an admission (docs/design/rules.md#d1, #k8, #k9): the hold must fit the
  * agent's ceilings in the tenant (against the agent's settled and reserved spend), then the
  * tenant's (against the tenant's); each unit refuses when `settled + reserved + requested` is
  * strictly greater than its ceiling. Returns `SpentOut` naming the bound (`agent` first), or `null`.
@@ -99,9 +102,10 @@ export function admissionSpendRefusal(input: AdmissionSpendCheck): SpentOutRefus
 }
 
 /**
- * The `Unbounded` refusal for a budget that leaves `field` open while `unit` is bounded (contract
- * §4.2; issue 12): `bound: 'tenant'` when the tenant's own quota bounds the unit, else `'agent'`
- * naming `agent`, whose ceiling in the tenant's quota is then the one that bounds it.
+ * The `Unbounded` refusal for a budget that leaves `field` open while `unit` is bounded
+ * (docs/design/rules.md#d5, #k8): `bound: 'tenant'` when the tenant's own quota bounds the unit,
+ * else `'agent'` naming `agent`, whose ceiling in the tenant's quota is then the one that bounds
+ * it.
  */
 export function unboundedRefusal(tenant: string, quota: TenantQuota, agent: string | null, unit: SpendUnit, field: BudgetField): UnboundedRefusal {
   const tenantBounds = unit === 'tokens' ? quota.maxTokensPerPeriod !== undefined : quota.maxMinorUnitsPerPeriod !== undefined;

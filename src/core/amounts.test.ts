@@ -120,7 +120,7 @@ function catchError(fn: () => unknown): QuotaError {
   throw new Error('expected a QuotaError, but nothing was thrown');
 }
 
-suite('describe: strings are shortened only past 60 characters (issue #14)', () => {
+suite('describe: strings are shortened only past 60 characters', () => {
   it('shows 60 characters whole and cuts 61 to 60 and an ellipsis', () => {
     expect(describe('x'.repeat(60))).toBe(JSON.stringify('x'.repeat(60)));
     expect(describe('x'.repeat(61))).toBe(JSON.stringify(`${'x'.repeat(60)}…`));

@@ -2,8 +2,9 @@ import { invalidArgument } from './errors.js';
 
 /**
  * The largest amount quotaplane stores: `Number.MAX_SAFE_INTEGER` (2^53 − 1). No sum on the books
- * may pass it: {@link requireSumFits} refuses instead (DESIGN.md decision 2). The saturating helpers
- * below are for instants (lease expiry) and for display, never for the books.
+ * may pass it: {@link requireSumFits} refuses instead (docs/design/decisions.md "Amounts are safe
+ * integers, and nothing saturates"; docs/design/rules.md#p7). The saturating helpers below are for
+ * instants (lease expiry) and for display, never for the books.
  */
 export const MAX_AMOUNT = Number.MAX_SAFE_INTEGER;
 
@@ -23,7 +24,8 @@ export function saturatingMul(a: number, b: number): number {
  * The `INVALID_ARGUMENT` fault of an amount on the books that would pass {@link MAX_AMOUNT}: `field`
  * is the input that would carry it there (`spend.tokens`, `hold.minorUnits`, `budget.maxTokens`),
  * `what` names the figure (`the settled spend of period 2026-03`), `total` and `adding` are the
- * figure and what would be added to it (exact, as decimal strings or numbers). DESIGN.md decision 2.
+ * figure and what would be added to it (exact, as decimal strings or numbers). Case P7 in
+ * docs/design/rules.md.
  */
 export function sumOverflowError(field: string, what: string, total: number | string | bigint, adding: number | string | bigint) {
   const result = BigInt(total) + BigInt(adding);
@@ -37,7 +39,7 @@ export function sumOverflowError(field: string, what: string, total: number | st
 /**
  * Refuses (throws {@link sumOverflowError}) when `total + adding` would pass {@link MAX_AMOUNT}.
  * Both must be amounts: their float sum is exact up to 2^53 and at least 2^53 beyond it, so the
- * comparison is exact. DESIGN.md decision 2.
+ * comparison is exact. Case P7 in docs/design/rules.md.
  */
 export function requireSumFits(field: string, what: string, total: number, adding: number): void {
   if (total + adding > MAX_AMOUNT) throw sumOverflowError(field, what, total, adding);
@@ -55,7 +57,7 @@ export function isAmount(value: unknown): value is number {
 
 /**
  * Returns `value` when it is an amount (a non-negative safe integer), otherwise throws
- * `INVALID_ARGUMENT` naming `field`. DESIGN.md decision 2.
+ * `INVALID_ARGUMENT` naming `field`. Case P7 in docs/design/rules.md.
  */
 export function requireAmount(field: string, value: unknown): number {
   if (!isAmount(value)) {

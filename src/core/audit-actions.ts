@@ -1,8 +1,9 @@
 /**
- * The actions quotaplane itself records in a tenant's audit log (contract §9), one list for every
- * layer that names them: the plane types the rows it appends with {@link AuditAction}, and the
- * CLI's `audit --action` takes exactly these. The log itself stores any identifier a library user
- * appends (`appendAudit`), so reads by action over HTTP accept any identifier.
+ * The actions quotaplane itself records in a tenant's audit log (docs/design/decisions.md "Lifting
+ * is journaled first, and everything an operator does is audited"), one list for every layer that
+ * names them: the plane types the rows it appends with {@link AuditAction}, and the CLI's
+ * `audit --action` takes exactly these. The log itself stores any identifier a library user appends
+ * (`appendAudit`), so reads by action over HTTP accept any identifier.
  *
  * - `halt`, `lift`: a halt thrown or lifted (the operator's, or the tenant's reserved chains).
  * - `quota.set`, `quota.update`: a tenant quota replaced or patched.

@@ -19,7 +19,7 @@ const width = fc.oneof(fc.nat({ max: 64 }), fc.maxSafeNat());
 const fits = (ceiling: number, w: number, perCall: number): boolean =>
   BigInt(ceiling) + BigInt(w) * BigInt(perCall) <= BigInt(MAX_AMOUNT);
 
-describe('holdFor (the hold formula, contract §4.2)', () => {
+describe('holdFor (the hold formula, D4, D5)', () => {
   it('D4 tokens-only quota, budget {maxTokens 1000, maxCallTokens 50}, width 3 holds 1150 tokens and 0 minor units', () => {
     expect(holdFor(TOKENS_ONLY, { maxTokens: 1000, maxCallTokens: 50 }, 3)).toEqual({
       ok: true,
@@ -86,7 +86,7 @@ describe('holdFor (the hold formula, contract §4.2)', () => {
     );
   });
 
-  it('refuses a hold beyond the largest amount instead of saturating (issue 9 fault 4)', () => {
+  it('refuses a hold beyond the largest amount instead of saturating (P7.2)', () => {
     expect(holdFor(TOKENS_ONLY, { maxTokens: MAX_AMOUNT, maxCallTokens: 0 }, 1)).toEqual({
       ok: true,
       hold: { tokens: MAX_AMOUNT, minorUnits: 0 },
@@ -158,7 +158,7 @@ describe('parseBudget', () => {
   });
 });
 
-describe('budget edges (issue #14)', () => {
+describe('budget edges', () => {
   it('null and undefined members are not declared', () => {
     expect(parseBudget({ maxTokens: null, maxCallTokens: undefined, maxMinorUnits: 5 })).toEqual({ maxMinorUnits: 5 });
     expect(Object.keys(parseBudget({ maxTokens: undefined }))).toEqual([]);

@@ -4,10 +4,11 @@ import { boundsSpend, type TenantQuota } from './quota.js';
 import type { Spend } from './spend.js';
 
 /**
- * One run's own ceilings (DESIGN.md glossary), each optional:
+ * One run's own ceilings (docs/concepts/glossary.md, "budget"), each optional:
  * - `maxTokens`, `maxMinorUnits`: what the whole run may cost;
  * - `maxCallTokens`, `maxCallMinorUnits`: what one model or tool call may cost.
- * A run under a quota that bounds a unit must declare both fields of that unit (contract §4.2).
+ * A run under a quota that bounds a unit must declare both fields of that unit
+ * (docs/design/rules.md#d5).
  */
 export interface Budget {
   readonly maxTokens?: number;
@@ -16,14 +17,14 @@ export interface Budget {
   readonly maxCallMinorUnits?: number;
 }
 
-/** A spend unit as refusal messages name it (contract §4.3). */
+/** A spend unit as refusal messages name it. */
 export type SpendUnit = 'tokens' | 'minor units';
 
 /** The budget field a run must declare before a bounded unit can be reserved. */
 export type BudgetField = 'maxTokens' | 'maxCallTokens' | 'maxMinorUnits' | 'maxCallMinorUnits';
 
 /**
- * The outcome of the hold formula (contract §4.2):
+ * The outcome of the hold formula (docs/design/rules.md#d4, #d5):
  * - `{ ok: true, hold: null }`: the quota bounds no spend, so no hold is taken;
  * - `{ ok: true, hold }`: reserve `ceiling + width × per-call bound` per bounded unit, 0 for an unbounded one;
  * - `{ ok: false, unit, field }`: the quota bounds `unit` but the budget leaves `field` open.
@@ -33,7 +34,7 @@ export type HoldOutcome =
   | { readonly ok: false; readonly unit: SpendUnit; readonly field: BudgetField };
 
 // `ceiling + width × perCall` exactly, or INVALID_ARGUMENT naming `budget.<ceiling>` when it would
-// pass the largest amount (DESIGN.md decision 2: never saturated).
+// pass the largest amount (never saturated; docs/design/rules.md#p7-2).
 function holdOf(ceilingField: BudgetField, ceiling: number, perCallField: BudgetField, perCall: number, width: number): number {
   const product = BigInt(width) * BigInt(perCall);
   const exact = BigInt(ceiling) + product;
@@ -44,11 +45,12 @@ function holdOf(ceilingField: BudgetField, ceiling: number, perCallField: Budget
 }
 
 /**
- * The hold formula (contract §4.2): for each unit the quota bounds, `ceiling + width × perCall`,
- * computed exactly; a hold beyond `MAX_AMOUNT` throws `INVALID_ARGUMENT` naming
- * `budget.maxTokens` or `budget.maxMinorUnits` (DESIGN.md decision 2: never saturated). Tokens are evaluated
- * before minor units, so the first missing field reported is a token field. `width` is how many
- * steps the run may have in flight; width 0 holds just the ceiling.
+ * The hold formula (docs/design/rules.md#d4, #l6): for each unit the quota bounds,
+ * `ceiling + width × perCall`, computed exactly; a hold beyond `MAX_AMOUNT` throws
+ * `INVALID_ARGUMENT` naming `budget.maxTokens` or `budget.maxMinorUnits` (never saturated;
+ * docs/design/rules.md#p7-2). Tokens are evaluated before minor units, so the first missing field
+ * reported is a token field. `width` is how many steps the run may have in flight; width 0 holds
+ * just the ceiling.
  */
 export function holdFor(quota: TenantQuota, budget: Budget, width: number): HoldOutcome {
   if (!boundsSpend(quota)) return { ok: true, hold: null };

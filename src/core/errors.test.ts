@@ -43,7 +43,7 @@ it('isQuotaError matches the class and, when given, the code', () => {
   expect(isQuotaError({ code: 'CONFLICT' })).toBe(false);
 });
 
-it('a QuotaError has a cause only when one is given (issue #14)', () => {
+it('a QuotaError has a cause only when one is given', () => {
   expect('cause' in new QuotaError('CONFLICT', 'x')).toBe(false);
   const cause = new Error('driver');
   expect(new QuotaError('STORE_UNAVAILABLE', 'x', { cause }).cause).toBe(cause);

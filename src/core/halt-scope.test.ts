@@ -32,7 +32,7 @@ const scope: fc.Arbitrary<HaltScope> = fc.oneof(
   rest.map((principal): HaltScope => ({ kind: 'subject', principal })),
 );
 
-describe('parseHaltScope and haltScopeKey (contract §4.7)', () => {
+describe('parseHaltScope and haltScopeKey (D9)', () => {
   it('D9 parses tenant, agent with colons, revision with 64 hex; refuses empty rests, short digests and "Tenant"', () => {
     expect(parseHaltScope('tenant')).toEqual({ kind: 'tenant' });
     expect(parseHaltScope('agent:a:b')).toEqual({ kind: 'agent', name: 'a:b' });
@@ -109,7 +109,7 @@ describe('parseHaltScope and haltScopeKey (contract §4.7)', () => {
   });
 });
 
-describe('haltCovers (contract §4.7)', () => {
+describe('haltCovers (D10, D11)', () => {
   const agentX = { name: 'x', digest: DIGEST };
 
   it('D10 tenant covers a run with neither agent nor chain', () => {
@@ -273,7 +273,7 @@ describe('order, display and forms', () => {
   });
 });
 
-describe('scope text and withdrawal edges (issue #14)', () => {
+describe('scope text and withdrawal edges', () => {
   const HEX = 'ab'.repeat(32);
 
   it('only a revision: prefix makes a revision scope', () => {

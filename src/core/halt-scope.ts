@@ -1,9 +1,10 @@
 import type { Operator } from './operator.js';
 
 /**
- * What an operator's emergency stop covers (contract §4.7), ordered from broadest to narrowest:
- * the whole tenant < one agent (by name, every revision) < one revision (SHA-256 digest of the
- * reviewed manifest, 64 lowercase hex) < everything acting for one principal (a subject).
+ * What an operator's emergency stop covers (docs/design/rules.md#d9, #d10), ordered from broadest
+ * to narrowest: the whole tenant < one agent (by name, every revision) < one revision (SHA-256
+ * digest of the reviewed manifest, 64 lowercase hex) < everything acting for one principal (a
+ * subject).
  */
 export type HaltScope =
   | { readonly kind: 'tenant' }
@@ -13,7 +14,7 @@ export type HaltScope =
 
 /**
  * A standing halt: its scope, the operator's reason, who threw it, and when (`atMs`, Unix ms,
- * supplied by the caller and never read from a clock inside the store; contract §3).
+ * supplied by the caller and never read from a clock inside the store; docs/design/rules.md#c27).
  */
 export interface Halt {
   readonly scope: HaltScope;
@@ -34,7 +35,10 @@ export interface HaltTarget {
   readonly chain?: readonly string[] | undefined;
 }
 
-/** The four scope forms, in order, as the CLI help, CLI refusals and API schema text show them (contract §4.7). */
+/**
+ * The four scope forms, in order, as the CLI help, CLI refusals and API schema text show them
+ * (docs/design/rules.md#d12).
+ */
 export const HALT_SCOPE_FORMS: readonly string[] = Object.freeze([
   'tenant',
   'agent:<metadata.name>',
@@ -42,7 +46,7 @@ export const HALT_SCOPE_FORMS: readonly string[] = Object.freeze([
   'subject:<principal on the chain>',
 ]);
 
-/** The forms, each in single quotes, joined with `, ` (contract §4.7 `forms()`, case D12). */
+/** The forms, each in single quotes, joined with `, ` (docs/design/rules.md#d12). */
 export function haltScopeForms(): string {
   return HALT_SCOPE_FORMS.map((form) => `'${form}'`).join(', ');
 }
@@ -64,7 +68,7 @@ export function haltScopeKey(scope: HaltScope): string {
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
 
 /**
- * Parses a scope key (contract §4.7 `parse`), or returns `null`. Case-sensitive and untrimmed:
+ * Parses a scope key (docs/design/rules.md#d9), or returns `null`. Case-sensitive and untrimmed:
  * exactly `tenant`; `agent:` or `subject:` with a non-empty rest (which may contain `:`);
  * `revision:` with exactly 64 hex digits of either case, normalised to lowercase.
  */
@@ -83,7 +87,7 @@ export function parseHaltScope(text: string): HaltScope | null {
   return null;
 }
 
-/** How a halt message names the scope (contract §4.7 Display). */
+/** How a `Halted` message names the scope: `the whole tenant`, `agent 'triage'` and so on. */
 export function describeHaltScope(scope: HaltScope): string {
   switch (scope.kind) {
     case 'tenant':
@@ -98,7 +102,7 @@ export function describeHaltScope(scope: HaltScope): string {
 }
 
 /**
- * Whether `scope` covers a run (contract §4.7 `covers`): tenant covers everything; agent matches
+ * Whether `scope` covers a run (docs/design/rules.md#d10): tenant covers everything; agent matches
  * the agent's name; revision matches its digest; subject matches any principal on the chain.
  * A run without an agent is covered by neither agent nor revision; one without a chain never by subject.
  */
@@ -115,7 +119,10 @@ export function haltCovers(scope: HaltScope, target: HaltTarget): boolean {
   }
 }
 
-/** The withdrawn principal when `scope` is a subject halt on a principal of `chain`, else `null` (§4.7 `withdraws_from`). */
+/**
+ * The withdrawn principal when `scope` is a subject halt on a principal of `chain`, else `null`
+ * (docs/design/rules.md#l47).
+ */
 export function withdrawsFrom(scope: HaltScope, chain: readonly string[] | undefined): string | null {
   return scope.kind === 'subject' && (chain?.includes(scope.principal) ?? false) ? scope.principal : null;
 }
@@ -123,8 +130,8 @@ export function withdrawsFrom(scope: HaltScope, chain: readonly string[] | undef
 const RANK: Record<HaltScope['kind'], number> = { tenant: 0, agent: 1, revision: 2, subject: 3 };
 
 /**
- * Total order on scopes (contract §4.7): tenant < agent < revision < subject, then by the field's
- * UTF-16 code units. Negative when `a` is broader than `b`.
+ * Total order on scopes (docs/design/rules.md#l3): tenant < agent < revision < subject, then by the
+ * field's UTF-16 code units. Negative when `a` is broader than `b`.
  */
 export function compareHaltScopes(a: HaltScope, b: HaltScope): number {
   const byKind = RANK[a.kind] - RANK[b.kind];
@@ -136,7 +143,7 @@ export function compareHaltScopes(a: HaltScope, b: HaltScope): number {
 
 /**
  * The halt a refusal reports when several cover one run: the narrowest, i.e. the greatest scope
- * in {@link compareHaltScopes} order, so a subject halt wins (contract §4.7, case D11). `null`
+ * in {@link compareHaltScopes} order, so a subject halt wins (docs/design/rules.md#d11). `null`
  * when none covers the target.
  */
 export function coveringHalt(halts: readonly Halt[], target: HaltTarget): Halt | null {
@@ -148,7 +155,7 @@ export function coveringHalt(halts: readonly Halt[], target: HaltTarget): Halt |
   return reported;
 }
 
-/** Byte order on scope keys, the order `halts()` lists them in (contract §6.10 port choice). */
+/** Byte order on scope keys, the order `halts()` lists them in (docs/design/rules.md#c23). */
 export function compareScopeKeysBytewise(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { QuotaError } from './errors.js';
 import { isIdentifier, MAX_IDENTIFIER_LENGTH, normaliseRunId, requireIdentifier, requireTenant } from './identifiers.js';
 
-// Identifier rules that mutation testing found unasserted (issue #14).
+// Identifier rules that mutation testing found unasserted (docs/concepts/glossary.md#names).
 
 const ULID = '01JB0000000000000000000000';
 
@@ -51,7 +51,7 @@ describe('isIdentifier: its bounds', () => {
 
   it('refuses whitespace only, and surrounding white space', () => {
     expect(isIdentifier('   ')).toBe(false);
-    // Surrounding spaces are refused too (DESIGN.md decision 14), spaces inside are fine.
+    // Surrounding spaces are refused too (docs/concepts/glossary.md#names), spaces inside are fine.
     expect(isIdentifier(' a ')).toBe(false);
     expect(isIdentifier('a a')).toBe(true);
   });
@@ -70,7 +70,7 @@ describe('requireTenant', () => {
   });
 });
 
-describe('isIdentifier: lone surrogates, at the edges of each range (issue #14)', () => {
+describe('isIdentifier: lone surrogates, at the edges of each range', () => {
   it('accepts well-formed pairs, the highest included, and refuses a half pair wherever it stands', () => {
     for (const good of ['a\ud800\udc00', 'a\udbff\udfff', '\ud83d\ude00x']) expect(isIdentifier(good)).toBe(true);
     for (const bad of ['a\ud800', 'a\udbff', '\ud800a', 'a\ud800\ue000', 'a\udc00', 'a\udfff', '\udfffa']) expect(isIdentifier(bad)).toBe(false);

@@ -2,9 +2,10 @@ import { describe } from './amounts.js';
 import { invalidArgument } from './errors.js';
 
 /**
- * Longest identifier accepted, in UTF-16 code units (JavaScript string length), DESIGN.md
- * decision 14. Every HTTP route accepts an identifier of this length in its path: the service's
- * router takes path parameters up to {@link MAX_PATH_PARAMETER_LENGTH} characters.
+ * Longest identifier accepted, in UTF-16 code units (JavaScript string length); see
+ * docs/design/decisions.md "Identifiers". Every HTTP route accepts an identifier of this length in
+ * its path: the service's router takes path parameters up to {@link MAX_PATH_PARAMETER_LENGTH}
+ * characters.
  */
 export const MAX_IDENTIFIER_LENGTH = 200;
 
@@ -12,7 +13,7 @@ export const MAX_IDENTIFIER_LENGTH = 200;
  * Longest path parameter the HTTP router passes on, in characters: more than any identifier with
  * any scope prefix (`revision:`), even percent-encoded (one UTF-16 unit encodes to at most 9
  * characters, `%E4%B8%AD`), so an id that admission accepted is never refused by the router, and
- * one that is too long is refused by quotaplane's own rule, naming the field (DESIGN.md decision 14).
+ * one that is too long is refused by quotaplane's own rule, naming the field.
  */
 export const MAX_PATH_PARAMETER_LENGTH = 2048;
 
@@ -25,7 +26,7 @@ const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u;
  * Why `value` is not an identifier, as the rest of a sentence that begins with the field's name
  * (`must hold no control or format character, but holds U+202E at position 4 (identifiers are …)`),
  * or `null` when it is one. The library, the CLI and HTTP's schema validation all answer with this
- * text (DESIGN.md decision 14).
+ * text (docs/concepts/glossary.md#names).
  */
 export function identifierProblem(value: unknown): string | null {
   const problem = firstProblem(value);
@@ -56,10 +57,10 @@ function firstProblem(value: unknown): string | null {
 }
 
 /**
- * True for a well-formed identifier (DESIGN.md decision 14): 1–200 UTF-16 units of well-formed
- * Unicode (no lone surrogate), no control, format, line or paragraph separator character (so no
- * bidi override and no zero-width character), no leading or trailing white space, and not `.` or
- * `..` (a URL resolves such a path segment away, so no HTTP route could name it).
+ * True for a well-formed identifier (docs/concepts/glossary.md#names): 1–200 UTF-16 units of
+ * well-formed Unicode (no lone surrogate), no control, format, line or paragraph separator
+ * character (so no bidi override and no zero-width character), no leading or trailing white space,
+ * and not `.` or `..` (a URL resolves such a path segment away, so no HTTP route could name it).
  */
 export function isIdentifier(value: unknown): value is string {
   return firstProblem(value) === null;
@@ -69,7 +70,7 @@ export function isIdentifier(value: unknown): value is string {
  * Returns `value` when it is a valid identifier (tenant, run, grant, agent name, principal,
  * actor; see {@link isIdentifier}). Otherwise throws `INVALID_ARGUMENT` naming `field` and, for a
  * hidden character, its code point and position, so the library, the CLI and HTTP give one answer
- * (DESIGN.md decision 14).
+ * (docs/design/decisions.md "Identifiers").
  */
 export function requireIdentifier(field: string, value: unknown): string {
   const problem = identifierProblem(value);
@@ -118,23 +119,23 @@ function codePoint(value: number): string {
 const ULID = /^[0-9A-HJKMNP-TV-Z]{26}$/;
 
 /**
- * Normalises a run id: `run_<ULID>` as is, a bare ULID gets the `run_` prefix (contract §1), and
- * any other valid identifier is a caller-supplied id kept as given. Throws `INVALID_ARGUMENT`
- * naming `field` otherwise.
+ * Normalises a run id: `run_<ULID>` as is, a bare ULID gets the `run_` prefix
+ * (docs/concepts/glossary.md, "run"), and any other valid identifier is a caller-supplied id kept
+ * as given. Throws `INVALID_ARGUMENT` naming `field` otherwise.
  */
 export function normaliseRunId(field: string, value: unknown): string {
   const id = requireIdentifier(field, value);
   return ULID.test(id) ? `run_${id}` : id;
 }
 
-/** The tenant name API keys use to mean every tenant (DESIGN.md decision 14); never a tenant of its own. */
+/** The tenant name API keys use to mean every tenant (`*`); never a tenant of its own. */
 export const EVERY_TENANT = '*';
 
 /**
  * Returns `value` when it names one tenant: a valid identifier ({@link requireIdentifier}) other
  * than `*`, which API keys use to mean every tenant, so a tenant literally named `*` could be
  * halted or given a quota while nothing real stopped. Throws `INVALID_ARGUMENT` naming `field`
- * otherwise (DESIGN.md decision 14).
+ * otherwise.
  */
 export function requireTenant(field: string, value: unknown): string {
   const tenant = requireIdentifier(field, value);
@@ -160,9 +161,10 @@ export const RESERVED_TENANT_PREFIX = 'quotaplane:';
 export const KEYS_AUDIT_TENANT = 'quotaplane:keys';
 
 /**
- * The reserved audit chain of plane-wide changes (issue 12): the plane-wide ceiling belongs to no
- * one tenant, so `plane.set` and `plane.update` rows are appended to this chain, as key changes of
- * every tenant go to `quotaplane:keys`. `audit --verify` checks it as it checks every other.
+ * The reserved audit chain of plane-wide changes (docs/design/rules.md#k2): the plane-wide ceiling
+ * belongs to no one tenant, so `plane.set` and `plane.update` rows are appended to this chain, as
+ * key changes of every tenant go to `quotaplane:keys`. `audit --verify` checks it as it checks
+ * every other.
  */
 export const PLANE_AUDIT_TENANT = 'quotaplane:plane';
 

@@ -3,9 +3,9 @@ import { invalidArgument } from './errors.js';
 import { requireIdentifier } from './identifiers.js';
 
 /**
- * Who threw or lifted a halt or changed a quota (contract §1): `actor` is a name; `basis` says
- * whether anything verified it. The CLI records `asserted`; the HTTP API, after an API key was
- * checked, records `authenticated`.
+ * Who threw or lifted a halt or changed a quota (docs/concepts/glossary.md, "operator"): `actor` is
+ * a name; `basis` says whether anything verified it. The CLI records `asserted`; the HTTP API,
+ * after an API key was checked, records `authenticated`.
  */
 export interface Operator {
   readonly actor: string;

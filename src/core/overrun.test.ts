@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { hasOverrun, overrunOf } from './overrun.js';
 
-// What a settlement spent beyond the hold its pass was granted (issue #9 overruns), per unit.
+// What a settlement spent beyond the hold its pass was granted, per unit (docs/design/rules.md#l90, #l91).
 
 describe('overrunOf', () => {
   it('is nothing without a hold', () => {

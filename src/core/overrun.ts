@@ -2,7 +2,8 @@ import { flooredSub } from './amounts.js';
 import type { Spend } from './spend.js';
 
 /**
- * By how much a pass ran over its hold (DESIGN.md decision 19, issue 9 fault 2): per unit, the
+ * By how much a pass ran over its hold (docs/design/decisions.md "Usage never reads as zero by
+ * absence"; docs/design/rules.md#l90, #l91): per unit, the
  * settled `spend` less the `hold` the pass was granted, floored at 0. A pass that held nothing
  * (`null`: the quota bounded no spend) overran nothing. A unit held at 0 because the quota did not
  * bound it is not counted either, so only a unit with a positive hold can overrun.

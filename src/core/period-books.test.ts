@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 
 import { countedKeys, dayOf, isDayKey, monthOf } from './period-books.js';
 
-// Which books an amount counts in: its month always, its day when known (DESIGN.md decision 15).
+// Which books an amount counts in: its month always, its day when known
+// (docs/design/decisions.md "Period figures are lossless").
 
 const JAN_5 = Date.UTC(2026, 0, 5, 8); // 2026-01-05T08:00Z
 

@@ -1,7 +1,8 @@
 import { periodKey } from './period.js';
 
 /*
- * How one amount counts in both period kinds (DESIGN.md decision 15, issue 9 fault 1): whatever
+ * How one amount counts in both period kinds (docs/design/decisions.md "Period figures are
+ * lossless"; L80–L83 in docs/design/rules.md): whatever
  * kind was in force, what was settled or held in a UTC day also counts in its UTC month. The
  * books therefore keep each settled amount and each hold against its month and, when known, its
  * day; a month's figures are the sum of everything in it, a day's figures the sum of everything

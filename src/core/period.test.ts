@@ -15,11 +15,11 @@ const period = fc.constantFrom<Period>(...PERIODS);
 
 describe('periodKey', () => {
   it.each([
-    // contract §4.1 table, in ms
+    // instants in Unix ms, and the UTC month and day each falls in
     { atMs: 1_767_600_000_000, monthly: '2026-01', daily: '2026-01-05' },
     { atMs: 1_794_000_000_000, monthly: '2026-11', daily: '2026-11-06' },
     { atMs: 1_760_000_000_000, monthly: '2025-10', daily: '2025-10-09' },
-  ])('contract §4.1 table: $atMs ms is $monthly / $daily', ({ atMs, monthly, daily }) => {
+  ])('$atMs ms is $monthly / $daily', ({ atMs, monthly, daily }) => {
     expect(periodKey('monthly', atMs)).toBe(monthly);
     expect(periodKey('daily', atMs)).toBe(daily);
   });
@@ -113,7 +113,7 @@ describe('periodEndMs', () => {
   });
 });
 
-describe('period keys are strings (issue #14)', () => {
+describe('period keys are strings', () => {
   it('refuses a value that only looks like a key once turned into text', () => {
     expect(isPeriodKey(['2026-01'])).toBe(false);
     expect(isPeriodKey({ toString: () => '2026-01' })).toBe(false);

@@ -9,7 +9,7 @@ export const PERIODS: readonly Period[] = Object.freeze(['monthly', 'daily']);
 /**
  * The billing-period key of the instant `atMs` (Unix milliseconds): `YYYY-MM` for monthly,
  * `YYYY-MM-DD` for daily, in UTC. Keys are fixed width, so string order is time order
- * (contract §4.1). Throws `INVALID_ARGUMENT` for an instant outside years 0000–9999.
+ * (docs/design/rules.md#g5). Throws `INVALID_ARGUMENT` for an instant outside years 0000–9999.
  */
 export function periodKey(period: Period, atMs: number): string {
   const date = new Date(atMs);

@@ -5,7 +5,7 @@ import { applyQuotaPatch } from './quota-patch.js';
 import { holdQuotaFor, parseQuota } from './quota.js';
 import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
-describe('parsePlaneCeiling (issue 12)', () => {
+describe('parsePlaneCeiling', () => {
   it('keeps what is set, drops nulls and agents left without a ceiling', () => {
     expect(
       parsePlaneCeiling({ maxConcurrentRuns: 50, agents: { 'refund-bot': { maxConcurrentRuns: 5 }, idle: { maxConcurrentRuns: null } }, weights: { acme: 2 } }),
@@ -44,7 +44,7 @@ describe('parsePlaneCeiling (issue 12)', () => {
   });
 });
 
-describe('per-agent ceilings in a quota (issue 12)', () => {
+describe('per-agent ceilings in a quota (K7, K8)', () => {
   it('parseQuota keeps agent ceilings and names a bad one', () => {
     expect(parseQuota({ agents: { bot: { maxConcurrentRuns: 2, maxTokensPerPeriod: 10, maxMinorUnitsPerPeriod: null } } })).toEqual({
       period: 'monthly',
@@ -78,7 +78,7 @@ describe('per-agent ceilings in a quota (issue 12)', () => {
   });
 });
 
-describe('reading a plane-wide ceiling: absent parts bound nothing (issue 12, DESIGN.md decision 3)', () => {
+describe('reading a plane-wide ceiling: absent parts bound nothing (K1)', () => {
   it('no plane at all (null, undefined or the empty one) bounds nothing, limits no agent and weighs every tenant 1', () => {
     for (const plane of [null, undefined, NO_PLANE_CEILING]) {
       expect(boundsPlane(plane)).toBe(false);
@@ -124,7 +124,7 @@ describe('reading a plane-wide ceiling: absent parts bound nothing (issue 12, DE
   });
 });
 
-describe('parsePlaneCeiling: what it keeps (issue 12)', () => {
+describe('parsePlaneCeiling: what it keeps', () => {
   it('an empty object, and members given as null, are no plane-wide ceiling at all', () => {
     expect(parsePlaneCeiling({})).toEqual({});
     const parsed = parsePlaneCeiling({ maxConcurrentRuns: null, agents: null, weights: null });
@@ -162,7 +162,7 @@ describe('parsePlaneCeiling: what it keeps (issue 12)', () => {
   });
 });
 
-describe('parsePlaneCeiling: what it refuses, naming the field (issue 12)', () => {
+describe('parsePlaneCeiling: what it refuses, naming the field', () => {
   it.each([[null], [5], ['plane'], [true], [[]]])('a plane ceiling that is %j is refused as `plane`', (value) => {
     expect(fieldOf(() => parsePlaneCeiling(value))).toBe('plane');
   });
@@ -217,7 +217,7 @@ describe('parsePlaneCeiling: what it refuses, naming the field (issue 12)', () =
   });
 });
 
-describe('applyPlanePatch: JSON Merge Patch of the plane-wide ceiling (issue 12)', () => {
+describe('applyPlanePatch: JSON Merge Patch of the plane-wide ceiling', () => {
   const current: PlaneCeiling = { maxConcurrentRuns: 10, agents: { a: { maxConcurrentRuns: 1 }, b: { maxConcurrentRuns: 2 } }, weights: { acme: 2, globex: 3 } };
 
   it('an empty patch keeps everything', () => {
@@ -286,7 +286,7 @@ describe('applyPlanePatch: JSON Merge Patch of the plane-wide ceiling (issue 12)
   });
 });
 
-describe('a refused plane ceiling or patch says what shape was expected and what it got (issue 12)', () => {
+describe('a refused plane ceiling or patch says what shape was expected and what it got', () => {
   it.each([
     ['plane: must be an object of plane ceilings { maxConcurrentRuns, agents, weights }, got 5', () => parsePlaneCeiling(5)],
     ['plane.agents: must be an object of agent name → { maxConcurrentRuns }, got "bot"', () => parsePlaneCeiling({ agents: 'bot' })],

@@ -4,16 +4,17 @@ import { patchMembers } from './merge-patch.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from './identifiers.js';
 
 /**
- * The plane-wide ceiling (issue 12 item 2): ceilings over every tenant of one store at once, for a
- * resource they all share (one GPU pool, one provider account). Every member is optional: absent
- * is unlimited, `0` allows nothing (DESIGN.md decision 3). An admission needs room under these
- * *and* under its tenant's quota; the refusal names the one that bound it (`bound`).
+ * The plane-wide ceiling (docs/design/rules.md#k1–#k6): ceilings over every tenant of one store at
+ * once, for a resource they all share (one GPU pool, one provider account). Every member is
+ * optional: absent is unlimited, `0` allows nothing (docs/design/decisions.md "Absent means
+ * unlimited, 0 means nothing"). An admission needs room under these *and* under its tenant's quota;
+ * the refusal names the one that bound it (`bound`).
  * - `maxConcurrentRuns`: slots held across all tenants.
  * - `agents`: per agent name, `{ maxConcurrentRuns }` over the slots of that agent's runs in every
  *   tenant. A run without an agent identity is covered by none of them.
  * - `weights`: per tenant, a whole number ≥ 1 (default 1): its share when freed slots are handed
- *   out in turn to waiting tenants while the plane-wide ceiling binds (waiting admissions, issue
- *   12 item 1). Stored and validated here; admissions that do not wait never read it.
+ *   out in turn to waiting tenants while the plane-wide ceiling binds (docs/design/rules.md#w12,
+ *   #w13). Stored and validated here; admissions that do not wait never read it.
  *
  * Example: `{ maxConcurrentRuns: 50, agents: { 'refund-bot': { maxConcurrentRuns: 5 } } }`.
  */

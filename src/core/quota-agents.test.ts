@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { agentCeilingsOf, boundsSpend, holdQuotaFor, parseAgentCeilings, parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from './quota.js';
 import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
-// Per-agent ceilings inside a tenant's quota (issue 12 item 3): how they are parsed, looked up and
+// Per-agent ceilings inside a tenant's quota (docs/design/rules.md#k7–#k9): how they are parsed, looked up and
 // folded into the quota the hold formula uses.
 
-describe('agentCeilingsOf (issue 12)', () => {
+describe('agentCeilingsOf', () => {
   const quota: TenantQuota = { period: 'monthly', maxConcurrentRuns: 9, agents: { bot: { maxConcurrentRuns: 2 }, idle: {} } };
 
   it("answers the agent's own ceilings", () => {
@@ -36,7 +36,7 @@ describe('agentCeilingsOf (issue 12)', () => {
   });
 });
 
-describe('holdQuotaFor: a unit is held when the tenant or the run’s agent bounds it (issue 12)', () => {
+describe('holdQuotaFor: a unit is held when the tenant or the run’s agent bounds it (K8)', () => {
   it('an agent-only token ceiling bounds tokens in the hold quota and leaves minor units unbounded', () => {
     const quota = parseQuota({ maxConcurrentRuns: 3, agents: { bot: { maxTokensPerPeriod: 100 } } });
     const held = holdQuotaFor(quota, 'bot');
@@ -82,7 +82,7 @@ describe('holdQuotaFor: a unit is held when the tenant or the run’s agent boun
   });
 });
 
-describe('parseQuota: agents (issue 12)', () => {
+describe('parseQuota: agents', () => {
   it('agents: null is no agent ceilings', () => {
     expect(Object.keys(parseQuota({ agents: null }))).toEqual(['period']);
   });
@@ -137,7 +137,7 @@ describe('parseQuota: agents (issue 12)', () => {
   });
 });
 
-describe('parseAgentCeilings on its own (issue 12)', () => {
+describe('parseAgentCeilings on its own', () => {
   it('names the map `agents` unless told otherwise', () => {
     expect(fieldOf(() => parseAgentCeilings(5))).toBe('agents');
     expect(fieldOf(() => parseAgentCeilings(null))).toBe('agents');
@@ -159,7 +159,7 @@ describe('parseAgentCeilings on its own (issue 12)', () => {
   });
 });
 
-describe('a refused agent map or rate ceiling says what was expected (issue 12)', () => {
+describe('a refused agent map or rate ceiling says what was expected', () => {
   it('agents that are not a map, and ceilings that are not an object, say what they should be and what they got', () => {
     expect(() => parseQuota({ agents: 5 })).toThrow(
       'quota.agents: must be an object of agent name → { maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod }, got 5',

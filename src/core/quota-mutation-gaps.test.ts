@@ -4,7 +4,7 @@ import { QuotaError } from './errors.js';
 import { isUnlimited, parseQuota, parseStoredQuota } from './quota.js';
 import { invalidFieldOf } from '../../test/invalid-argument.js';
 
-// Rules of quota parsing that mutation testing found unasserted (issue #14): each test fails when
+// Rules of quota parsing that mutation testing found unasserted: each test fails when
 // the rule it names is changed.
 
 describe('parseQuota: rateCeilings', () => {
@@ -58,7 +58,7 @@ describe('isUnlimited: any one ceiling makes a quota limited', () => {
   });
 });
 
-describe('parseQuota: what is not an object, and absent ceilings (issue #14)', () => {
+describe('parseQuota: what is not an object, and absent ceilings', () => {
   it('refuses a quota that is a number, a string, null or an array, naming the field', () => {
     for (const bad of [5, 'monthly', null, [], true]) {
       expect(() => parseQuota(bad)).toThrow(QuotaError);

@@ -56,7 +56,7 @@ describe('applyQuotaPatch (JSON Merge Patch, RFC 7396)', () => {
   });
 });
 
-describe('applyQuotaPatch: refusals and a tenant with no quota (issue #14)', () => {
+describe('applyQuotaPatch: refusals and a tenant with no quota', () => {
   it('refuses a patch that is not an object, naming the field it was given', () => {
     for (const bad of [5, 'x', null, [], true]) expect(fieldOf(() => applyQuotaPatch(current, bad, 'body'))).toBe('body');
   });

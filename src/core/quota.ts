@@ -5,16 +5,17 @@ import { MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 import { requireIdentifier } from './identifiers.js';
 
 /**
- * A tenant's ceilings (DESIGN.md glossary, contract §3). Every ceiling is optional:
- * absent means unlimited, `0` means nothing is allowed (DESIGN.md decision 3).
+ * A tenant's ceilings (docs/concepts/glossary.md, "quota"). Every ceiling is optional: absent
+ * means unlimited, `0` means nothing is allowed (docs/design/decisions.md "Absent means
+ * unlimited, 0 means nothing").
  * - `maxConcurrentRuns`: slots, i.e. runs admitted and not yet settled with their slot released.
  * - `maxTokensPerPeriod`, `maxMinorUnitsPerPeriod`: settled plus reserved spend per billing period.
  * - `period`: `monthly` (default) or `daily`, in UTC.
  * - `rateCeilings`: per grant (`tool://server/name`), ceilings every dispatch of that grant must
- *   fit besides any the caller declares (DESIGN.md decision 11).
+ *   fit besides any the caller declares (docs/design/rules.md#l24).
  * - `agents`: per agent name, ceilings for the runs of that agent inside this tenant, on top of the
- *   tenant's own (issue 12 item 3; see {@link AgentCeilings}). A run without an agent identity is
- *   covered by none of them.
+ *   tenant's own (see {@link AgentCeilings}; docs/design/rules.md#k7, #k8). A run without an agent
+ *   identity is covered by none of them.
  */
 export interface TenantQuota {
   readonly maxConcurrentRuns?: number;
@@ -32,9 +33,10 @@ export interface TenantQuota {
 export type TenantQuotaInput = Omit<TenantQuota, 'period'> & { readonly period?: Period };
 
 /**
- * The ceilings of one agent name inside a tenant (issue 12 item 3), counted over the tenant's runs
- * admitted with that agent name (any revision). Each is optional: absent is unlimited, `0` allows
- * nothing (DESIGN.md decision 3). An admission needs room under these *and* under the tenant's.
+ * The ceilings of one agent name inside a tenant (docs/design/rules.md#k7–#k9), counted over the
+ * tenant's runs admitted with that agent name (any revision). Each is optional: absent is
+ * unlimited, `0` allows nothing (docs/design/decisions.md "Absent means unlimited, 0 means
+ * nothing"). An admission needs room under these *and* under the tenant's.
  * - `maxConcurrentRuns`: slots held by the agent's runs.
  * - `maxTokensPerPeriod`, `maxMinorUnitsPerPeriod`: the agent's settled plus reserved spend in the
  *   tenant's billing period (the tenant's `period` kind).
@@ -82,7 +84,10 @@ export function holdQuotaFor(quota: TenantQuota, agent: string | null | undefine
 /** The quota of a tenant nobody configured: no ceilings, monthly periods. */
 export const UNLIMITED_QUOTA: TenantQuota = Object.freeze({ period: 'monthly' });
 
-/** True when no ceiling is set (contract §3 `is_unlimited`). Unlimited is still accounted. */
+/**
+ * True when no ceiling is set. Unlimited is still accounted: each run still takes a slot
+ * (docs/design/rules.md#p1).
+ */
 export function isUnlimited(quota: TenantQuota): boolean {
   return (
     quota.maxConcurrentRuns === undefined &&
@@ -91,7 +96,10 @@ export function isUnlimited(quota: TenantQuota): boolean {
   );
 }
 
-/** True when the quota bounds spend in either unit (contract §3 `bounds_spend`). */
+/**
+ * True when the quota bounds spend in either unit (tokens or minor units per period); if not, no
+ * hold is taken (docs/design/rules.md#l7).
+ */
 export function boundsSpend(quota: TenantQuota): boolean {
   return quota.maxTokensPerPeriod !== undefined || quota.maxMinorUnitsPerPeriod !== undefined;
 }
@@ -105,7 +113,7 @@ const AGENT_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMin
  * fields, a ceiling that is not a non-negative safe integer, an unknown period, or a rate ceiling
  * whose window is outside 1 … 2 678 400 s or whose count is 0 — such a ceiling would answer every
  * dispatch of its grant with a refusal, so it is refused when set rather than at each dispatch
- * (contract §4.6). Quotas already stored are read with {@link parseStoredQuota}.
+ * (docs/design/rules.md#c39). Quotas already stored are read with {@link parseStoredQuota}.
  */
 export function parseQuota(value: unknown, field = 'quota'): TenantQuota {
   return parseQuotaWith(value, field, true);
@@ -114,7 +122,8 @@ export function parseQuota(value: unknown, field = 'quota'): TenantQuota {
 /**
  * Like {@link parseQuota}, but keeps rate ceilings it would refuse to set (a window outside
  * 1 … 2 678 400 s, a count of 0): a quota stored before those were refused must still read, and
- * dispatch answers such a ceiling with `UncountableRate` or `RateLimited` (contract §4.6).
+ * dispatch answers such a ceiling with `UncountableRate` or `RateLimited`
+ * (docs/design/rules.md#d7).
  */
 export function parseStoredQuota(value: unknown, field = 'quota'): TenantQuota {
   return parseQuotaWith(value, field, false);
@@ -216,7 +225,7 @@ function requireSettableCeiling(field: string, ceiling: RateCeiling): void {
 /**
  * Validates an untrusted list of rate ceilings `[{ count, windowSeconds }]`. Throws
  * `INVALID_ARGUMENT` naming the element's field. Windows are not range-checked here: an
- * uncountable window is a refusal (`UncountableRate`), not a fault (contract §4.6).
+ * uncountable window is a refusal (`UncountableRate`), not a fault (docs/design/rules.md#d7).
  */
 export function parseRateCeilings(value: unknown, field = 'ceilings'): RateCeiling[] {
   if (!Array.isArray(value)) throw invalidArgument(field, `must be an array of { count, windowSeconds }`);

@@ -42,7 +42,7 @@ function record(instants: readonly number[]): number[] {
   return recorded;
 }
 
-describe('rate ceilings over numbered dispatches (issue #8 item 7)', () => {
+describe('rate ceilings over numbered dispatches', () => {
   it('records a dispatch at its own instant, or at the latest recorded one when that is later', () => {
     expect(recordedRateInstantMs(T, null)).toBe(T);
     expect(recordedRateInstantMs(T, T - 5)).toBe(T);
@@ -94,7 +94,7 @@ describe('rate ceilings over numbered dispatches (issue #8 item 7)', () => {
   });
 });
 
-describe('judgeRateBoundaries near the epoch (issue #14)', () => {
+describe('judgeRateBoundaries near the epoch', () => {
   it('a ceiling with no boundary dispatch has room even when its window starts before 1970', () => {
     expect(judgeRateBoundaries({ grant: GRANT, ceilings: [{ count: 1, windowSeconds: 60 }], boundaries: [null], atMs: 1000 })).toBeNull();
   });

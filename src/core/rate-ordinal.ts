@@ -1,7 +1,8 @@
 import { isCountableWindow, rateWindowStartMs, type RateCeiling } from './rate.js';
 import type { UncountableRateRefusal } from './refusal.js';
 
-// Rate ceilings judged from numbered dispatches (issue #8 item 7, DESIGN.md decision 16): the
+// Rate ceilings judged from numbered dispatches (docs/design/decisions.md "Group commit": a
+// decision's cost does not grow with the rows it would count): the
 // store gives each dispatch of a (tenant, grant) the next ordinal and records it at an instant
 // never earlier than the grant's latest recorded one. Recorded instants then grow with the
 // ordinal, so the dispatches a window counts are always the newest ones, and whether a ceiling of
@@ -13,7 +14,7 @@ import type { UncountableRateRefusal } from './refusal.js';
  * The instant a dispatch is recorded at: its own `atMs`, or the grant's latest recorded instant
  * when that is later (another instance's clock ran ahead). A lagging clock therefore counts its
  * dispatch at the latest instant already recorded, so it leaves the window no earlier than the
- * dispatches before it: clock skew errs toward refusing (DESIGN.md decision 1).
+ * dispatches before it: clock skew errs toward refusing (docs/design/rules.md#p9).
  */
 export function recordedRateInstantMs(atMs: number, latestRecordedMs: number | null): number {
   return latestRecordedMs === null ? atMs : Math.max(atMs, latestRecordedMs);
@@ -46,7 +47,7 @@ export interface FullRateCeiling {
 
 /**
  * The rate check over numbered dispatches; the same answers as `checkRate` over the recorded
- * instants (contract §4.6). First, any ceiling with an uncountable window refuses
+ * instants (docs/design/rules.md#d6, #d7). First, any ceiling with an uncountable window refuses
  * `UncountableRate` (the first in list order) before anything is counted. Then a ceiling is full
  * when `count` is 0, or its boundary dispatch is stored and recorded strictly after the window's
  * start (`atMs − windowSeconds × 1000`): then it and the `count − 1` dispatches after it all count.

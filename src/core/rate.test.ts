@@ -48,7 +48,7 @@ describe('window arithmetic', () => {
   });
 });
 
-describe('checkRate (contract §4.6)', () => {
+describe('checkRate (D6, D7)', () => {
   it('D6 3/60 at t over {t−60 s, t−59 s, t−1 s, t+5 s} reaches 3: the start is excluded, the future counted', () => {
     const refusal = rate([{ count: 3, windowSeconds: 60 }], [T - 60_000, T - 59_000, T - 1_000, T + 5_000], T);
     expect(refusal).toMatchObject({

@@ -1,18 +1,22 @@
 import type { RateLimitedRefusal, UncountableRateRefusal } from './refusal.js';
 
-/** At most `count` dispatches in any window of `windowSeconds` (sliding; DESIGN.md glossary). */
+/**
+ * At most `count` dispatches in any window of `windowSeconds` (sliding; docs/concepts/glossary.md,
+ * "rate ceiling").
+ */
 export interface RateCeiling {
   readonly count: number;
   readonly windowSeconds: number;
 }
 
-/** The widest window a store can count: 31 days, 2 678 400 s (contract §3). */
+/** The widest window a store can count: 31 days, 2 678 400 s (docs/design/rules.md#c39). */
 export const MAX_RATE_WINDOW_SECONDS = 31 * 86_400;
 
 /**
  * Start of the window that ends at `atMs` (exclusive): `atMs − windowSeconds × 1000`. A row counts
  * when its instant is strictly greater, so a row exactly at the start does not count and rows
- * stamped in the future do (clock skew errs toward refusing; contract §4.4, DESIGN.md decision 1).
+ * stamped in the future do (clock skew errs toward refusing; docs/design/rules.md#d6,
+ * docs/design/decisions.md "Time in milliseconds").
  */
 export function rateWindowStartMs(atMs: number, windowSeconds: number): number {
   return atMs - windowSeconds * 1000;
@@ -21,18 +25,21 @@ export function rateWindowStartMs(atMs: number, windowSeconds: number): number {
 /**
  * Rows at or before this instant can be deleted when reserving at `atMs`. It is store-wide (the
  * widest countable window), never a reservation's own ceilings, so a narrow declaration cannot
- * prune rows a wider one still counts (contract §4.5, case C38).
+ * prune rows a wider one still counts (docs/design/rules.md#c38, #d8).
  */
 export function ratePruneFloorMs(atMs: number): number {
   return rateWindowStartMs(atMs, MAX_RATE_WINDOW_SECONDS);
 }
 
-/** True when a store can count `ceiling`'s window: 1 ≤ windowSeconds ≤ 2 678 400 (contract §4.6). */
+/**
+ * True when a store can count `ceiling`'s window: 1 ≤ windowSeconds ≤ 2 678 400
+ * (docs/design/rules.md#c39).
+ */
 export function isCountableWindow(ceiling: RateCeiling): boolean {
   return Number.isInteger(ceiling.windowSeconds) && ceiling.windowSeconds >= 1 && ceiling.windowSeconds <= MAX_RATE_WINDOW_SECONDS;
 }
 
-/** "at most N per W second(s)", as refusals and docs phrase a ceiling (contract §3). */
+/** "at most N per W second(s)", as refusals and docs phrase a ceiling. */
 export function describeRateCeiling(ceiling: RateCeiling): string {
   return `at most ${ceiling.count} per ${ceiling.windowSeconds} second${ceiling.windowSeconds === 1 ? '' : 's'}`;
 }
@@ -47,13 +54,13 @@ export interface RateCheck {
 }
 
 /**
- * The rate check (contract §4.6). First, any ceiling with an uncountable window refuses
- * `UncountableRate` (the first in list order) before anything is counted. Then, per ceiling in
- * order, the instants strictly after the window start are counted; `reached ≥ count` refuses
- * `RateLimited` with the true count of the first full ceiling and `retryAtMs`, the earliest
- * instant at which enough counted dispatches will have left *every* full ceiling's window for one
- * more to fit. Returns `null` when every ceiling has room; an empty list always has room and
- * `count 0` never does.
+ * The rate check (docs/design/rules.md#d6, #d7). First, any ceiling with an uncountable window
+ * refuses `UncountableRate` (the first in list order) before anything is counted. Then, per ceiling
+ * in order, the instants strictly after the window start are counted; `reached ≥ count` refuses
+ * `RateLimited` with the true count of the first full ceiling and `retryAtMs`, the earliest instant
+ * at which enough counted dispatches will have left *every* full ceiling's window for one more to
+ * fit. Returns `null` when every ceiling has room; an empty list always has room and `count 0`
+ * never does.
  */
 export function checkRate(input: RateCheck): RateLimitedRefusal | UncountableRateRefusal | null {
   for (const ceiling of input.ceilings) {

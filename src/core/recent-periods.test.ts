@@ -24,7 +24,7 @@ describe('recentPeriodKeys', () => {
   });
 });
 
-describe('recentPeriodKeys edges (issue #14)', () => {
+describe('recentPeriodKeys edges', () => {
   it('answers MAX_HISTORY_PERIODS periods and refuses one more, saying the range', () => {
     expect(recentPeriodKeys('daily', Date.UTC(2026, 0, 5), MAX_HISTORY_PERIODS)).toHaveLength(MAX_HISTORY_PERIODS);
     expect(() => recentPeriodKeys('daily', Date.UTC(2026, 0, 5), MAX_HISTORY_PERIODS + 1)).toThrow(

@@ -7,9 +7,10 @@ export const MAX_HISTORY_PERIODS = 36;
 /**
  * The keys of the `count` billing periods of kind `period` that end with the one holding `atMs`
  * (Unix ms), oldest first: `recentPeriodKeys('monthly', <2026-03-10>, 3)` is
- * `['2026-01', '2026-02', '2026-03']`. UTC calendar months or days (DESIGN.md glossary: quota).
- * Pure. Throws `INVALID_ARGUMENT` naming `periods` when `count` is not an integer from 1 to
- * {@link MAX_HISTORY_PERIODS}, and what `periodKey` throws for an instant outside years 0000–9999.
+ * `['2026-01', '2026-02', '2026-03']`. UTC calendar months or days (docs/concepts/glossary.md,
+ * "period"). Pure. Throws `INVALID_ARGUMENT` naming `periods` when `count` is not an integer from 1
+ * to {@link MAX_HISTORY_PERIODS}, and what `periodKey` throws for an instant outside years
+ * 0000–9999.
  */
 export function recentPeriodKeys(period: Period, atMs: number, count: number): string[] {
   if (!Number.isInteger(count) || count < 1 || count > MAX_HISTORY_PERIODS) {

@@ -4,7 +4,7 @@ import { type Refusal, refusalMessage, refuse } from './refusal.js';
 const DIGEST = '0f'.repeat(32);
 const OPS = { actor: 'ops-carol', basis: 'authenticated' } as const;
 
-describe('refusal messages (contract §5.1)', () => {
+describe('refusal messages', () => {
   it('TooManyRuns names the tenant, the running count and the limit, and says it is back-pressure', () => {
     const message = refusalMessage({ code: 'TooManyRuns', tenant: 'acme', running: 4, limit: 4, bound: 'tenant' });
     expect(message).toContain("tenant 'acme'");
@@ -113,7 +113,7 @@ describe('refuse', () => {
   });
 });
 
-describe('TooManyRuns names the ceiling that bound it (issue 12)', () => {
+describe('TooManyRuns names the ceiling that bound it (K3, K6, K7)', () => {
   const base = { code: 'TooManyRuns', tenant: 'acme', running: 3, limit: 3 } as const;
 
   it("bound 'agent': the agent's runs in the tenant against the tenant's limit for it", () => {
@@ -151,7 +151,7 @@ describe('TooManyRuns names the ceiling that bound it (issue 12)', () => {
   });
 });
 
-describe('SpentOut and Unbounded name whose ceiling bound the unit (issue 12)', () => {
+describe('SpentOut and Unbounded name whose ceiling bound the unit (K8)', () => {
   const spentOut = {
     code: 'SpentOut', tenant: 'acme', period: '2026-08', unit: 'tokens', settled: 400, reserved: 100, requested: 1, limit: 500,
   } as const;

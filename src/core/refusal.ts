@@ -4,19 +4,20 @@ import type { Operator } from './operator.js';
 import { describeRateCeiling, MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 
 /**
- * Which ceiling bound a `TooManyRuns` or `SpentOut` refusal (issue 12): `agent` — the tenant's
- * ceiling for the run's agent name (`quota.agents`); `tenant` — the tenant's own quota;
- * `plane-agent` — the plane-wide ceiling for the agent name across every tenant; `plane` — the
- * plane-wide ceiling across every tenant. When several bind at once the narrowest is named, in
- * that order. Spend is bounded per tenant and per agent only, so `SpentOut` names `agent` or `tenant`.
+ * Which ceiling bound a `TooManyRuns` or `SpentOut` refusal (docs/design/rules.md#k3–#k9): `agent`
+ * — the tenant's ceiling for the run's agent name (`quota.agents`); `tenant` — the tenant's own
+ * quota; `plane-agent` — the plane-wide ceiling for the agent name across every tenant; `plane` —
+ * the plane-wide ceiling across every tenant. When several bind at once the narrowest is named, in
+ * that order. Spend is bounded per tenant and per agent only, so `SpentOut` names `agent` or
+ * `tenant`.
  */
 export type CeilingBound = 'agent' | 'tenant' | 'plane-agent' | 'plane';
 
 /**
  * `running` runs already hold slots under the ceiling named by `bound`, at or past its `limit`
- * (contract §5.1; issue 12). For `agent` and `plane-agent`, `agent` names the agent and `running`
- * counts that agent's slots (in the tenant, or across tenants); for `plane`, every tenant's slots.
- * Back-pressure.
+ * (docs/design/rules.md#c2, #k3). For `agent` and `plane-agent`, `agent` names the agent and
+ * `running` counts that agent's slots (in the tenant, or across tenants); for `plane`, every
+ * tenant's slots. Back-pressure.
  */
 export interface TooManyRunsRefusal {
   readonly code: 'TooManyRuns';
@@ -25,16 +26,20 @@ export interface TooManyRunsRefusal {
   readonly limit: number;
   readonly bound: CeilingBound;
   readonly agent?: string;
-  /** Only for a waiting admission whose time ran out (issue 12): its place in the tenant's queue, 1 = first. */
+  /**
+   * Only for a waiting admission whose time ran out (docs/design/rules.md#w5): its place in the
+   * tenant's queue, 1 = first.
+   */
   readonly queuePosition?: number;
-  /** Only for a waiting admission whose time ran out (issue 12): how long it waited, ms. */
+  /** Only for a waiting admission whose time ran out (W5): how long it waited, ms. */
   readonly waitedMs?: number;
 }
 
 /**
- * Settled + reserved + requested would pass the period's ceiling in `unit` (contract §4.3, §5.1).
- * `bound` is `tenant` for the tenant's quota, or `agent` (with `agent` named) for the tenant's
- * ceiling on that agent's spend, whose figures are then the agent's. Back-pressure.
+ * Settled + reserved + requested would pass the period's ceiling in `unit`
+ * (docs/design/rules.md#c11, #d1). `bound` is `tenant` for the tenant's quota, or `agent` (with
+ * `agent` named) for the tenant's ceiling on that agent's spend, whose figures are then the
+ * agent's. Back-pressure.
  */
 export interface SpentOutRefusal {
   readonly code: 'SpentOut';
@@ -51,8 +56,9 @@ export interface SpentOutRefusal {
 
 /**
  * The quota bounds `unit` but the run's budget leaves `field` open, so its cost cannot be reserved
- * (§4.2, §5.1). `bound` says whose ceiling bounds the unit: `tenant` (the tenant's own quota) or
- * `agent` (only the tenant's ceiling for the run's agent, named by `agent`; issue 12).
+ * (docs/design/rules.md#d5, #l5). `bound` says whose ceiling bounds the unit: `tenant` (the
+ * tenant's own quota) or `agent` (only the tenant's ceiling for the run's agent, named by `agent`;
+ * K8).
  */
 export interface UnboundedRefusal {
   readonly code: 'Unbounded';
@@ -63,7 +69,10 @@ export interface UnboundedRefusal {
   readonly agent?: string;
 }
 
-/** An operator's halt covers the run; `scope` is the narrowest covering scope's key (§4.7, §5.1). Means stop. */
+/**
+ * An operator's halt covers the run; `scope` is the narrowest covering scope's key
+ * (docs/design/rules.md#l3). Means stop.
+ */
 export interface HaltedRefusal {
   readonly code: 'Halted';
   readonly tenant: string;
@@ -74,8 +83,9 @@ export interface HaltedRefusal {
 }
 
 /**
- * `reached` dispatches of `grant` already fall in the window of `ceiling` (§4.6, §5.1).
- * `retryAtMs` is the instant (Unix ms) enough of them will have aged out for one more to fit.
+ * `reached` dispatches of `grant` already fall in the window of `ceiling`
+ * (docs/design/rules.md#c32). `retryAtMs` is the instant (Unix ms) enough of them will have aged
+ * out for one more to fit.
  */
 export interface RateLimitedRefusal {
   readonly code: 'RateLimited';
@@ -86,14 +96,20 @@ export interface RateLimitedRefusal {
   readonly retryAtMs: number;
 }
 
-/** `ceiling`'s window is outside 1 … 2 678 400 seconds, so no store can count it (§4.6, §5.1). */
+/**
+ * `ceiling`'s window is outside 1 … 2 678 400 seconds, so no store can count it
+ * (docs/design/rules.md#c39).
+ */
 export interface UncountableRateRefusal {
   readonly code: 'UncountableRate';
   readonly grant: string;
   readonly ceiling: RateCeiling;
 }
 
-/** A subject halt withdrew a principal on the run's chain; running work pauses (DESIGN.md decision 9). */
+/**
+ * A subject halt withdrew a principal on the run's chain; running work pauses
+ * (docs/design/decisions.md "Subject halts reach running work").
+ */
 export interface WithheldRefusal {
   readonly code: 'Withheld';
   readonly tenant: string;
@@ -101,7 +117,10 @@ export interface WithheldRefusal {
   readonly reason: string;
 }
 
-/** Every refusal quotaplane returns. Refusals are values and write nothing (DESIGN.md decision 4). */
+/**
+ * Every refusal quotaplane returns. Refusals are values and write nothing (docs/design/decisions.md
+ * "Refusals are values, faults are exceptions").
+ */
 export type Refusal =
   | TooManyRunsRefusal
   | SpentOutRefusal
@@ -111,7 +130,10 @@ export type Refusal =
   | UncountableRateRefusal
   | WithheldRefusal;
 
-/** The refusal codes, the contract's variant names. */
+/**
+ * The refusal codes: `TooManyRuns`, `SpentOut`, `Unbounded`, `Halted`, `RateLimited`,
+ * `UncountableRate`, `Withheld`.
+ */
 export type RefusalCode = Refusal['code'];
 
 /** A refused answer: the structured refusal plus its human sentence from {@link refusalMessage}. */
@@ -127,7 +149,7 @@ export function refuse<R extends Refusal>(refusal: R): Refused<R> {
 }
 
 /**
- * The sentence a person reads for a refusal (contract §5.1 says what each must convey).
+ * The sentence a person reads for a refusal: the figures the decision was made from and what to do.
  * Back-pressure messages say when to retry; a halt says who stopped what and why.
  */
 export function refusalMessage(refusal: Refusal): string {

@@ -25,7 +25,7 @@ const amount = fc.oneof(
   fc.constantFrom(0, 1, MAX_AMOUNT - 1, MAX_AMOUNT),
 );
 
-describe('checkSpend (contract §4.3)', () => {
+describe('checkSpend (D1–D3)', () => {
   it('D1 limit 1000: 600 settled + 300 reserved + 100 requested fits; 101 is SpentOut on tokens', () => {
     expect(check({ maxTokensPerPeriod: 1000 }, tokens(600), tokens(300), tokens(100))).toBeNull();
     expect(check({ maxTokensPerPeriod: 1000 }, tokens(600), tokens(300), tokens(101))).toEqual({

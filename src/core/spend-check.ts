@@ -14,10 +14,10 @@ export interface SpendCheck {
 }
 
 /**
- * The spend check (contract §4.3): tokens first, then minor units; for each unit with a ceiling,
- * refuse when `settled + reserved + requested` (never wrapping) is strictly greater than the ceiling.
- * An exact fill is admitted. Returns the `SpentOut` refusal for the first unit that does not fit,
- * or `null`. Called by every store inside the transaction that inserts the hold.
+ * The spend check (docs/design/rules.md#d1–#d3): tokens first, then minor units; for each unit with
+ * a ceiling, refuse when `settled + reserved + requested` (never wrapping) is strictly greater than
+ * the ceiling. An exact fill is admitted. Returns the `SpentOut` refusal for the first unit that
+ * does not fit, or `null`. Called by every store inside the transaction that inserts the hold.
  */
 export function checkSpend(input: SpendCheck): SpentOutRefusal | null {
   const units: [SpendUnit, keyof Spend, number | undefined][] = [
@@ -28,7 +28,7 @@ export function checkSpend(input: SpendCheck): SpentOutRefusal | null {
     if (limit === undefined) continue;
     // Every term is at most 2^53 − 1, so the float sum is exact up to 2^53 and rounds to at
     // least 2^53 beyond it: it is never at or below a valid limit when the true sum is above.
-    // That is the contract's saturating comparison without its blind spot at the maximum.
+    // So a sum past the largest amount refuses rather than wraps (docs/design/rules.md#d3).
     const total = input.settled[key] + input.reserved[key] + input.requested[key];
     if (total > limit) {
       return {

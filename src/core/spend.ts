@@ -1,8 +1,9 @@
 import { flooredSub, requireAmount, saturatingAdd } from './amounts.js';
 
 /**
- * Spend in both units quotaplane bounds: `tokens` and `minorUnits` (money in the deployment's
- * minor unit, for example micro-USD). Both are non-negative safe integers (DESIGN.md glossary).
+ * Spend in both units quotaplane bounds: `tokens` and `minorUnits` (money in the deployment's minor
+ * unit, for example micro-USD). Both are non-negative safe integers (docs/concepts/glossary.md,
+ * "spend").
  */
 export interface Spend {
   readonly tokens: number;
@@ -12,12 +13,19 @@ export interface Spend {
 /** The spend of nothing. */
 export const ZERO_SPEND: Spend = Object.freeze({ tokens: 0, minorUnits: 0 });
 
-/** Unit-wise saturating sum (contract §1 "Addition saturates"). */
+/**
+ * Unit-wise `a + b`, each unit saturating at `MAX_AMOUNT` (2^53 − 1). For totals shown to a person
+ * (replay reports); spend that goes onto the books is checked with `requireSumFits` instead and
+ * never saturates (docs/design/rules.md#p7).
+ */
 export function addSpend(a: Spend, b: Spend): Spend {
   return { tokens: saturatingAdd(a.tokens, b.tokens), minorUnits: saturatingAdd(a.minorUnits, b.minorUnits) };
 }
 
-/** Unit-wise `a − b` floored at 0, as a hold shrinks on a non-concluding settle (contract §6.11). */
+/**
+ * Unit-wise `a − b` floored at 0, as a hold shrinks on a non-concluding settle
+ * (docs/design/rules.md#c13).
+ */
 export function subtractSpendFloored(a: Spend, b: Spend): Spend {
   return { tokens: flooredSub(a.tokens, b.tokens), minorUnits: flooredSub(a.minorUnits, b.minorUnits) };
 }
