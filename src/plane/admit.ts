@@ -43,13 +43,14 @@ function parseSignal(value: unknown): AbortSignal | undefined {
 
 /**
  * `Plane.admit`: validates every field, names the run, and hands the whole decision to one store
- * transaction (halts → hold formula → reserve → run and pass 1 recorded; DESIGN.md decision 6).
- * Deciding inside the store rather than here is what keeps it exact when instances race: a halt
- * read or a count taken in the plane would be stale by the time the slot is inserted.
- * With `waitMs` (issue 12) a `TooManyRuns` refusal waits in the tenant's queue instead, up to
- * `waitMs` ms, and is admitted by the transaction that frees a slot (`waitForAdmission`).
- * A `STORE_UNAVAILABLE` whose outcome is unknown (`details.outcome = 'unknown'`) names the run id
- * in `details.run` (also one the plane made): retrying with it is answered from the books.
+ * transaction (halts → hold formula → reserve → run and pass 1 recorded; docs/design/decisions.md
+ * "The order of admission"). Deciding inside the store rather than here is what keeps it exact when
+ * instances race: a halt read or a count taken in the plane would be stale by the time the slot is
+ * inserted. With `waitMs` (docs/design/rules.md#w1, #w2) a `TooManyRuns` refusal waits in the
+ * tenant's queue instead, up to `waitMs` ms, and is admitted by the transaction that frees a slot
+ * (`waitForAdmission`). A `STORE_UNAVAILABLE` whose outcome is unknown
+ * (`details.outcome = 'unknown'`) names the run id in `details.run` (also one the plane made):
+ * retrying with it is answered from the books.
  */
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRequest(input, ADMIT_MEMBERS);

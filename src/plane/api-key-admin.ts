@@ -7,7 +7,7 @@ import { storeCall } from './store-call.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { KEYS_AUDIT_TENANT } from '../core/identifiers.js';
 
-/** A key just created: its record and the secret, shown this once (issue #10 item 9). */
+/** A key just created: its record and the secret, shown this once. */
 export interface CreatedApiKey extends ApiKeyRecord {
   /** The key itself (`qp_…`); only its SHA-256 is stored. */
   readonly key: string;
@@ -21,7 +21,8 @@ export interface RevokedApiKey {
 
 /**
  * Managing API keys, the same way on a store (`--store`, the operator asserted by `--actor`) and
- * over HTTP (the operator the calling key's name, authenticated): issue #10 item 9.
+ * over HTTP (the operator the calling key's name, authenticated); see
+ * docs/guides/operating.md#api-keys.
  * - `create`: makes a key and answers it with its secret, shown once; audited as `key.create`;
  * - `list`: the keys the caller may see, revoked ones included, oldest first, never a secret;
  * - `revoke`: revokes the key `id`; audited as `key.revoke` when it was usable. An id the caller

@@ -5,7 +5,7 @@ import type { AttentionCondition, Remedy } from './operator-types.js';
 import { storeCall } from './store-call.js';
 
 /*
- * The overrun kinds of `attention` (issue 9 fault 2, DESIGN.md decision 19): `run.overran`, a
+ * The overrun kinds of `attention` (docs/design/rules.md#l92): `run.overran`, a
  * settled pass that ran over its hold, and `spend.overrun`, the tenant's current period over its
  * ceiling, by how much and which runs overran in it. Both are facts to look at, not states a verb
  * ends: the remedy says what a person can do.

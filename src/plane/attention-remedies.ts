@@ -2,7 +2,7 @@ import type { PassRecord, RunSummary } from '../store/types.js';
 import type { Remedy } from './operator-types.js';
 
 /*
- * The commands that end each attention condition (issue #5), as a person types them: the
+ * The commands that end each attention condition, as a person types them: the
  * `quotaplane` CLI (store or server flags left out, as the person's own, and so is the `--actor` a
  * write names when it goes to a store rather than a server) and the HTTP API, each
  * `METHOD /path` followed by its JSON body when it needs one. Placeholders in `<…>` are what only

@@ -107,7 +107,7 @@ const READERS: Record<AttentionKind, KindReader> = {
 };
 
 /**
- * `Plane.attention` (issue #5): for each kind, walks the tenants in scope in byte order and
+ * `Plane.attention`: for each kind, walks the tenants in scope in byte order and
  * collects conditions until `limit`, asking each tenant for one row more than the room left, so
  * `truncated` is known rather than guessed. Read-only; the reads are separate, so under traffic
  * each condition is true when read, not all in one snapshot.

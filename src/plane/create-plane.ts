@@ -27,7 +27,10 @@ import { usage } from './usage.js';
 import { getPlaneCeiling, planeStatus, setPlaneCeiling, updatePlaneCeiling } from './plane-ceiling.js';
 import { verifyAudit } from './verify-audit.js';
 
-/** The lease of a pass when neither the plane nor the call names one: 60 000 ms (DESIGN.md decision 7). */
+/**
+ * The lease of a pass when neither the plane nor the call names one: 60 000 ms
+ * (docs/design/decisions.md "Passes and leases").
+ */
 export const DEFAULT_LEASE_MS = 60_000;
 
 /**
@@ -65,7 +68,7 @@ export function createPlane(options: PlaneOptions): Plane {
     store,
     clock,
     leaseMs,
-    // Read by the store inside the transaction, once its lock is held (DESIGN.md decision 23).
+    // Read by the store inside the transaction, once its lock is held (docs/design/rules.md#l93).
     applied: { nowMs: () => requireInstantMs('clock.nowMs()', clock.nowMs()), maxWaitMs: maxDecisionWaitMs },
     newRunId: (atMs) => `run_${nextUlid(Math.max(atMs, 1))}`,
   };

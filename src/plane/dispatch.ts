@@ -11,11 +11,12 @@ import { storeCall, tenantHandle } from './store-call.js';
 const DISPATCH_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'grant', 'dispatch', 'ceilings', 'exempt', 'atMs', 'epoch', 'leaseMs']);
 
 /**
- * `Plane.dispatch`: one rate reservation for a granted tool (contract §6.15). The store reads the
- * tenant's configured ceilings for the grant in the same transaction and judges them together with
- * the caller's (DESIGN.md decision 11), so a quota change applies to the very next dispatch. The
- * same transaction reads the halts, so a subject halt withholds the very next dispatch
- * (DESIGN.md decision 9), and, given the pass's `epoch`, renews its lease (decision 7).
+ * `Plane.dispatch`: one rate reservation for a granted tool (docs/design/rules.md#c31–#c34). The
+ * store reads the tenant's configured ceilings for the grant in the same transaction and judges
+ * them together with the caller's (docs/design/rules.md#l24, #l26), so a quota change applies to
+ * the very next dispatch. The same transaction reads the halts, so a subject halt withholds the
+ * very next dispatch (docs/design/rules.md#l47), and, given the pass's `epoch`, renews its lease
+ * (#l45).
  */
 export async function dispatch(context: PlaneContext, input: DispatchInput): Promise<DispatchResult> {
   const request = requireRequest(input, DISPATCH_MEMBERS);

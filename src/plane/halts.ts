@@ -7,7 +7,10 @@ import { parseScope, requireReason, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import type { AuditAction } from '../core/audit-actions.js';
 
-/** What a halt on `scope` reaches: only a subject halt reaches running work (DESIGN.md decision 9). */
+/**
+ * What a halt on `scope` reaches: only a subject halt reaches running work
+ * (docs/design/rules.md#l46, #l47).
+ */
 export function haltReach(scope: HaltScope): HaltReach {
   return scope.kind === 'subject' ? 'admission and running work' : 'admission';
 }
@@ -44,9 +47,10 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
 }
 
 /**
- * `Plane.lift`: journaled first, then compare-and-delete (contract §8.9, DESIGN.md decision 10).
- * Deleting only the row as read means a halt re-thrown between the read and the delete stays
- * standing instead of vanishing under an audit row that names the older halt.
+ * `Plane.lift`: journaled first, then compare-and-delete (docs/design/rules.md#c28, #c29;
+ * docs/design/decisions.md "Lifting is journaled first, and everything an operator does is
+ * audited"). Deleting only the row as read means a halt re-thrown between the read and the delete
+ * stays standing instead of vanishing under an audit row that names the older halt.
  */
 export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
   const request = requireRecord('request', input);

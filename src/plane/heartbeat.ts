@@ -9,9 +9,10 @@ import { storeCall, tenantHandle } from './store-call.js';
 const HEARTBEAT_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'epoch', 'atMs', 'leaseMs']);
 
 /**
- * `Plane.heartbeat`: renews a pass's lease in one store transaction (DESIGN.md decision 7). The
- * fencing (a newer pass, a settled pass, a stranded run) and the subject-halt check are decided
- * inside that transaction, with the halts read there, so a halt thrown a moment before is seen.
+ * `Plane.heartbeat`: renews a pass's lease in one store transaction
+ * (docs/design/rules.md#l42–#l44). The fencing (a newer pass, a settled pass, a stranded run) and
+ * the subject-halt check are decided inside that transaction, with the halts read there, so a halt
+ * thrown a moment before is seen.
  */
 export async function heartbeat(context: PlaneContext, input: HeartbeatInput): Promise<HeartbeatResult> {
   const request = requireRequest(input, HEARTBEAT_MEMBERS);

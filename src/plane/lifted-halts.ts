@@ -2,7 +2,7 @@ import type { Operator } from '../core/operator.js';
 import type { AuditRecord } from '../store/types.js';
 
 /**
- * A recorded lift of a halt (contract §9.1 `halt list --lifted`, §9.2 `?state=lifted`), read back
+ * A recorded lift of a halt (`quotaplane halts --lifted`, `GET …/halts?state=lifted`), read back
  * from the audit log: the scope, who lifted it and when, and the halt it ended (its reason, who
  * threw it and when). `seq` is the audit row that records the lift. Instants are Unix ms.
  */

@@ -22,9 +22,9 @@ import { parseLimit, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /*
- * The plane's read-only listings, the one set both the HTTP routes and the operator CLI read
- * (issues #4 and #5). Each asks the store for one row more than the page, so `truncated` is a
- * fact rather than a guess from a full page (contract §9.2).
+ * The plane's read-only listings, the one set both the HTTP routes and the operator CLI read.
+ * Each asks the store for one row more than the page, so `truncated` is a fact rather than a
+ * guess from a full page.
  */
 
 /** What every tenant listing starts from: the request, its validated tenant and its page size. */

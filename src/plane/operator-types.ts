@@ -4,7 +4,7 @@ import type { AuditRecord, Held, RunStatus, RunSummary, SweptRun } from '../stor
 import type { LiftedHalt } from './lifted-halts.js';
 
 /*
- * The shapes of the plane's self-healing and operator verbs (issue #5; DESIGN.md decisions 7–10):
+ * The shapes of the plane's self-healing and operator verbs (docs/design/rules.md#l49–#l64):
  * sweep, attention, release, audit verification and the listings the operator CLI reads.
  */
 
@@ -24,8 +24,9 @@ export interface SweepResult {
   readonly atMs: number;
   readonly swept: readonly TenantSweptRun[];
   /**
-   * The waiting queues the sweep changed (issue 12), present only when it changed one: per tenant,
-   * waiters removed because their lease lapsed, uncollected grants withdrawn, and waiters granted.
+   * The waiting queues the sweep changed (docs/design/rules.md#w8, #w18), present only when it
+   * changed one: per tenant, waiters removed because their lease lapsed, uncollected grants
+   * withdrawn, and waiters granted.
    */
   readonly waiters?: readonly TenantWaiterSweep[];
 }
@@ -38,7 +39,7 @@ export interface TenantWaiterSweep extends WaiterSweep {
 /** Default age after which a paused run's hold is `hold.stale`: 24 hours. */
 export const DEFAULT_HOLD_STALE_AFTER_MS = 86_400_000;
 
-/** Default page size of the operator listings and of each attention kind (contract §9.1 `--limit`, default 100). */
+/** Default page size of the operator listings and of each attention kind: 100 rows. */
 export const DEFAULT_LIST_LIMIT = 100;
 
 /**
@@ -63,7 +64,7 @@ export interface AttentionInput {
 }
 
 /**
- * The stable kinds of attention conditions (issue #5):
+ * The stable kinds of attention conditions (docs/guides/operating.md#when-a-worker-dies):
  * - `run.stranded`: the sweep found the run's lease lapsed (its process died); its slot is back,
  *   its hold is kept. Ended by settling the real spend, or releasing the run.
  * - `run.withheld`: a subject halt withheld the run. Ended by lifting the halt and resuming, or
@@ -196,7 +197,10 @@ export interface ReservationsPage {
   readonly truncated: boolean;
 }
 
-/** The runs holding one of a tenant's slots (contract §6.14), at most `limit` (default {@link DEFAULT_LIST_LIMIT}). */
+/**
+ * The runs holding one of a tenant's slots (docs/design/rules.md#c4), at most `limit` (default
+ * {@link DEFAULT_LIST_LIMIT}).
+ */
 export interface SlotHoldersInput {
   readonly tenant: string;
   readonly limit?: number | undefined;
@@ -208,7 +212,10 @@ export interface SlotHoldersPage {
   readonly truncated: boolean;
 }
 
-/** A tenant's recorded lifts (contract §9.1 `halt list --lifted`), at most `limit` (default {@link DEFAULT_LIST_LIMIT}). */
+/**
+ * A tenant's recorded lifts (`halts --lifted`), at most `limit` (default
+ * {@link DEFAULT_LIST_LIMIT}).
+ */
 export interface LiftedHaltsInput {
   readonly tenant: string;
   readonly limit?: number | undefined;

@@ -10,7 +10,8 @@ export interface PlaneContext {
   readonly leaseMs: number;
   /**
    * The plane's clock and bound handed to the store, so a decision asked without an instant is
-   * recorded at the instant it is applied (DESIGN.md decision 23; `PlaneOptions.maxDecisionWaitMs`).
+   * recorded at the instant it is applied (docs/design/rules.md#l93;
+   * `PlaneOptions.maxDecisionWaitMs`).
    */
   readonly applied: AppliedInstant;
   /** A new `run_<ULID>` whose time part is `atMs`, monotonic within this plane. */

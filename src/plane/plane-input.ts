@@ -37,7 +37,10 @@ export function requireRequest(value: unknown, members: ReadonlySet<string>): Re
   return request;
 }
 
-/** An instant in integer Unix ms between 1970 and the end of year 9999 (DESIGN.md decision 1). */
+/**
+ * An instant in integer Unix ms between 1970 and the end of year 9999 (docs/design/decisions.md
+ * "Time in milliseconds").
+ */
 export function requireInstantMs(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || value > MAX_INSTANT_MS) {
     throw invalidArgument(
@@ -128,8 +131,8 @@ export function requireReason(value: unknown): string {
 
 /**
  * A halt scope given as its key string or as a `HaltScope` value. An unparseable one throws
- * `INVALID_ARGUMENT` on `scope` listing the four forms (contract §4.7 `forms()`); agent names and
- * principals must also be identifiers (DESIGN.md decision 14).
+ * `INVALID_ARGUMENT` on `scope` listing the four forms (docs/design/rules.md#d12); agent names and
+ * principals must also be identifiers (docs/concepts/glossary.md#names).
  */
 export function parseScope(value: unknown): HaltScope {
   const text = typeof value === 'string' ? value : scopeObjectKey(value);

@@ -48,9 +48,9 @@ import type {
  * - `clock`: where the plane reads "now" when a call gives no `atMs`; defaults to the wall clock
  *   (`systemClock`). Tests and replay pass a manual clock.
  * - `leaseMs`: lease of a pass when a call gives none, in milliseconds; default 60 000
- *   (DESIGN.md decision 7). An integer from 1 to `MAX_LEASE_MS` (86 400 000, 24 hours); every
- *   call's `leaseMs` (admit, resume, heartbeat, dispatch) obeys the same bound, so no pass can
- *   hold a concurrency slot longer than a day without heartbeating.
+ *   (docs/design/decisions.md "Passes and leases"). An integer from 1 to `MAX_LEASE_MS`
+ *   (86 400 000, 24 hours); every call's `leaseMs` (admit, resume, heartbeat, dispatch) obeys the
+ *   same bound, so no pass can hold a concurrency slot longer than a day without heartbeating.
  * - `maxDecisionWaitMs`: the longest a decision asked without `atMs` (admit, resume, heartbeat,
  *   dispatch, settle, a waiting admission's collects) may wait between being asked and being
  *   applied, in ms: behind a group-commit batch, for the SQLite write lock another process holds,
@@ -58,7 +58,7 @@ import type {
  *   dispatch, renewal, grant) is the instant it is applied, read from `clock` inside the
  *   transaction, so a lease is never answered lapsed; a decision that waited longer than this is
  *   not applied and throws `STORE_UNAVAILABLE` (`details.reason = 'waited-too-long'`), nothing
- *   held (DESIGN.md decision 23). An integer from 0 to 3 600 000; default 2 000.
+ *   held (docs/design/rules.md#l93, #l94). An integer from 0 to 3 600 000; default 2 000.
  *
  * `createPlane` throws `INVALID_ARGUMENT` naming the option when one is malformed.
  */
@@ -70,7 +70,7 @@ export interface PlaneOptions {
 }
 
 /**
- * An admission request (DESIGN.md decision 6).
+ * An admission request (docs/design/decisions.md "The order of admission").
  * - `tenant`: whose work this is (1–200 printable characters).
  * - `run`: the run id; a bare ULID gets the `run_` prefix, any other identifier is kept; absent →
  *   a new `run_<ULID>` whose time part is the admission instant, so ids sort by admission.
@@ -78,7 +78,7 @@ export interface PlaneOptions {
  *   matched by agent and revision halts.
  * - `chain`: the delegation chain, root person first, matched by subject halts.
  * - `budget`: the run's own ceilings; a run under a spend ceiling must declare the unit's total and
- *   per-call bound (contract §4.2), else the admission is refused `Unbounded`.
+ *   per-call bound (docs/design/rules.md#d5), else the admission is refused `Unbounded`.
  * - `width`: steps the run may have in flight; a non-negative safe integer, default 1.
  * - `atMs`: the admission instant, Unix ms; default the plane clock. Not with `waitMs` above 0.
  * - `leaseMs`: the first pass's lease, ms, 1 to `MAX_LEASE_MS` (24 hours); default the plane's `leaseMs`.
@@ -93,19 +93,20 @@ export interface AdmitInput {
   readonly atMs?: number | undefined;
   readonly leaseMs?: number | undefined;
   /**
-   * How long to wait for a slot, ms, 0 to `MAX_WAIT_MS` (15 minutes); default 0 (issue 12). Only a
-   * `TooManyRuns` refusal waits: the admission joins its tenant's queue (first come, first served)
-   * and is admitted by the transaction that frees a slot. When the time is up it answers the
-   * `TooManyRuns` refusal decided then, with `queuePosition` and `waitedMs`. `SpentOut`, `Halted`
-   * and `Unbounded` never wait. A `waitMs` above 0 together with `atMs` is `INVALID_ARGUMENT`
-   * naming `waitMs`: a wait runs in real time from now, so it cannot be decided at a given instant.
+   * How long to wait for a slot, ms, 0 to `MAX_WAIT_MS` (15 minutes); default 0
+   * (docs/design/rules.md#w1–#w5). Only a `TooManyRuns` refusal waits: the admission joins its
+   * tenant's queue (first come, first served) and is admitted by the transaction that frees a slot.
+   * When the time is up it answers the `TooManyRuns` refusal decided then, with `queuePosition` and
+   * `waitedMs`. `SpentOut`, `Halted` and `Unbounded` never wait. A `waitMs` above 0 together with
+   * `atMs` is `INVALID_ARGUMENT` naming `waitMs`: a wait runs in real time from now, so it cannot
+   * be decided at a given instant.
    */
   readonly waitMs?: number | undefined;
   /** Cancels a waiting admission: its place (or a grant not yet collected) is given back and the signal's reason thrown. */
   readonly signal?: AbortSignal | undefined;
 }
 
-/** The refusals an admission can answer; each wrote nothing (DESIGN.md decision 4). */
+/** The refusals an admission can answer; each wrote nothing (docs/design/rules.md#l8, #l9). */
 export type AdmitRefusal = HaltedRefusal | UnboundedRefusal | TooManyRunsRefusal | SpentOutRefusal;
 
 /**
@@ -116,11 +117,12 @@ export type AdmitRefusal = HaltedRefusal | UnboundedRefusal | TooManyRunsRefusal
 export type AdmitResult = PassGrant | Refused<AdmitRefusal>;
 
 /**
- * The end of a pass (contract §8.3): `spend` is what this pass itself dispatched (not the run's
- * cumulative spend); `concludes` is true when this pass concluded the run (its hold's remainder is
- * given back). `epoch` is the pass's fencing epoch, a positive safe integer. `atMs` defaults to the
- * plane clock. `by` makes it an operator's settle (settling a stranded run's real spend): when it
- * writes the receipt, the audit row `run.settle` is appended in the same transaction (issue #5).
+ * The end of a pass (docs/design/rules.md#l19–#l22): `spend` is what this pass itself dispatched
+ * (not the run's cumulative spend); `concludes` is true when this pass concluded the run (its
+ * hold's remainder is given back). `epoch` is the pass's fencing epoch, a positive safe integer.
+ * `atMs` defaults to the plane clock. `by` makes it an operator's settle (settling a stranded run's
+ * real spend): when it writes the receipt, the audit row `run.settle` is appended in the same
+ * transaction (docs/design/rules.md#l63).
  */
 export interface SettleInput {
   readonly tenant: string;
@@ -141,13 +143,16 @@ export interface SettleResult {
   readonly outcome: SettleOutcome;
   readonly receipt: QuotaSettlement;
   /**
-   * By how much the pass ran over its hold, per unit (zero when within; DESIGN.md decision 19):
-   * the spend is recorded whole and the overrun reported, never clipped.
+   * By how much the pass ran over its hold, per unit (zero when within; docs/design/rules.md#l90,
+   * #l91): the spend is recorded whole and the overrun reported, never clipped.
    */
   readonly overrun: Spend;
 }
 
-/** A resume (contract §8.4): a new pass of `run`, at `atMs` (default the plane clock) with lease `leaseMs` (default the plane's). */
+/**
+ * A resume (docs/design/rules.md#l15–#l17): a new pass of `run`, at `atMs` (default the plane
+ * clock) with lease `leaseMs` (default the plane's).
+ */
 export interface ResumeInput {
   readonly tenant: string;
   readonly run: string;
@@ -157,13 +162,14 @@ export interface ResumeInput {
 
 /**
  * Answer of `resume`: the new pass, or `Withheld` while a subject halt names a principal of the
- * run's chain (DESIGN.md decision 9); then no pass was opened and the run is marked `withheld`.
+ * run's chain (docs/design/rules.md#l47); then no pass was opened and the run is marked `withheld`.
  */
 export type ResumeResult = PassGrant | Refused<WithheldRefusal>;
 
 /**
- * A heartbeat of pass `(run, epoch)` (DESIGN.md decision 7): renews its lease to `atMs + leaseMs`
- * (never shortening it). `atMs` defaults to the plane clock, `leaseMs` to the plane's lease.
+ * A heartbeat of pass `(run, epoch)` (docs/design/rules.md#l42): renews its lease to
+ * `atMs + leaseMs` (never shortening it). `atMs` defaults to the plane clock, `leaseMs` to the
+ * plane's lease.
  */
 export interface HeartbeatInput {
   readonly tenant: string;
@@ -180,7 +186,7 @@ export interface HeartbeatInput {
 export type HeartbeatResult = LeaseRenewal | Refused<WithheldRefusal>;
 
 /**
- * One dispatch of a granted tool (contract §6.15, DESIGN.md decision 11).
+ * One dispatch of a granted tool (docs/design/rules.md#l24, #l25).
  * - `grant`: the tool reference, e.g. `tool://payments/refund`.
  * - `dispatch`: the first attempt's idempotency key; retries and resumed passes pass the same one
  *   and are counted once.
@@ -213,15 +219,15 @@ export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal | With
 export type DispatchResult = { readonly ok: true } | Refused<DispatchRefusal>;
 
 /**
- * What a halt reaches (DESIGN.md decision 9): tenant, agent and revision halts stop admission
- * only; a subject halt also reaches running work, which answers `Withheld` and pauses.
+ * What a halt reaches (docs/design/rules.md#l46, #l47): tenant, agent and revision halts stop
+ * admission only; a subject halt also reaches running work, which answers `Withheld` and pauses.
  */
 export type HaltReach = 'admission' | 'admission and running work';
 
 /**
- * Throwing a halt (contract §8.9). `scope` is a key string (`tenant`, `agent:<name>`,
- * `revision:<64 hex>`, `subject:<principal>`) or a `HaltScope`; `reason` is required and not
- * blank; `by` is the operator who throws it; `atMs` defaults to the plane clock.
+ * Throwing a halt (docs/design/rules.md#c21, #c22). `scope` is a key string (`tenant`,
+ * `agent:<name>`, `revision:<64 hex>`, `subject:<principal>`) or a `HaltScope`; `reason` is
+ * required and not blank; `by` is the operator who throws it; `atMs` defaults to the plane clock.
  */
 export interface HaltInput {
   readonly tenant: string;
@@ -240,7 +246,10 @@ export interface HaltResult {
   readonly reach: HaltReach;
 }
 
-/** Lifting a halt (contract §8.9): `by` is the operator who lifts it; `atMs` defaults to the plane clock. */
+/**
+ * Lifting a halt (docs/design/rules.md#c28–#c30): `by` is the operator who lifts it; `atMs`
+ * defaults to the plane clock.
+ */
 export interface LiftInput {
   readonly tenant: string;
   readonly scope: string | HaltScope;
@@ -249,7 +258,7 @@ export interface LiftInput {
 }
 
 /**
- * Answer of `lift` (contract §8.9):
+ * Answer of `lift` (docs/design/rules.md#c28–#c30):
  * - `wasStanding`: a halt stood on the scope when the lift read it (and the lift was audited);
  * - `removed`: this lift deleted that halt. `wasStanding && !removed` means the row changed
  *   in between: another lift removed it, or a re-throw replaced it, which stays standing.
@@ -260,7 +269,7 @@ export interface LiftResult {
 }
 
 /**
- * A JSON Merge Patch of the plane-wide ceiling (issue 12): absent keeps, `null` removes;
+ * A JSON Merge Patch of the plane-wide ceiling: absent keeps, `null` removes;
  * `agents` and `weights` merge per key.
  */
 export interface PlanePatch {
@@ -289,24 +298,30 @@ export interface Usage {
   readonly running: number;
   readonly quota: TenantQuota | null;
   /**
-   * The tenant's waiting admissions now (issue 12): `depth` waiters in its queue, and how long the
+   * The tenant's waiting admissions now: `depth` waiters in its queue, and how long the
    * oldest has waited (`oldestWaitMs`, ms; `null` when nobody waits).
    */
   readonly queue: QueueFigures;
   /**
-   * Per agent with ceilings in the quota (`quota.agents`, issue 12): its slots now, its settled
+   * Per agent with ceilings in the quota (`quota.agents`): its slots now, its settled
    * and reserved spend in `period`, and its ceilings. Absent when the quota sets no agent ceiling.
    */
   readonly agents?: readonly AgentUsageFigures[];
 }
 
-/** A tenant's waiting queue as `usage` and `status` show it (issue 12). */
+/**
+ * A tenant's waiting queue as `usage` and `status` show it: `depth` waiters, the oldest waiting
+ * `oldestWaitMs` ms (`null`: none).
+ */
 export interface QueueFigures {
   readonly depth: number;
   readonly oldestWaitMs: number | null;
 }
 
-/** One agent's figures in {@link Usage} (issue 12). */
+/**
+ * One agent's figures in {@link Usage}: its slots now, its settled and reserved spend in the
+ * period, and its ceilings.
+ */
 export interface AgentUsageFigures {
   readonly agent: string;
   readonly running: number;
@@ -316,10 +331,10 @@ export interface AgentUsageFigures {
 }
 
 /**
- * The plane-wide ceiling and what it bounds now (issue 12): `ceiling` as stored (`null`: none),
- * `running` every tenant's slots (`null` when the store cannot count them), `limit` the plane-wide
- * `maxConcurrentRuns` (`null`: unlimited), and per agent with a plane-wide ceiling its slots across
- * tenants against its limit.
+ * The plane-wide ceiling and what it bounds now (docs/design/rules.md#k1–#k6): `ceiling` as stored
+ * (`null`: none), `running` every tenant's slots (`null` when the store cannot count them), `limit`
+ * the plane-wide `maxConcurrentRuns` (`null`: unlimited), and per agent with a plane-wide ceiling
+ * its slots across tenants against its limit.
  */
 export interface PlaneStatus {
   readonly ceiling: PlaneCeiling | null;
@@ -329,47 +344,50 @@ export interface PlaneStatus {
 }
 
 /**
- * The run lifecycle on top of a quota store (DESIGN.md, Architecture: plane). Every method
- * validates its input at the boundary and throws `QuotaError('INVALID_ARGUMENT')` naming the bad
- * field. Refusals are values (`{ ok: false, refusal, message }`); faults are exceptions. A store
- * that cannot answer surfaces as `QuotaError('STORE_UNAVAILABLE')`, and nothing is admitted,
- * dispatched or settled on a guess (DESIGN.md decision 12).
+ * The run lifecycle on top of a quota store (docs/design/architecture.md, "The layers"). Every
+ * method validates its input at the boundary and throws `QuotaError('INVALID_ARGUMENT')` naming the
+ * bad field. Refusals are values (`{ ok: false, refusal, message }`); faults are exceptions. A
+ * store that cannot answer surfaces as `QuotaError('STORE_UNAVAILABLE')`, and nothing is admitted,
+ * dispatched or settled on a guess (docs/design/decisions.md "Fail closed").
  */
 export interface Plane {
   /**
-   * Admits a run as one store transaction: halts (the narrowest covering halt is reported) →
-   * hold formula → reserve (slot + hold) → run and pass 1 recorded (DESIGN.md decision 6).
-   * Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes nothing.
-   * Retrying with the same `run` (a lost answer) returns its first pass again, uncounted; a
-   * concluded run cannot be admitted again (`CONFLICT`), nor a pruned one (`CONFLICT`, `details.pruned`).
+   * Admits a run as one store transaction: halts (the narrowest covering halt is reported) → hold
+   * formula → reserve (slot + hold) → run and pass 1 recorded (docs/design/decisions.md "The order
+   * of admission"). Refuses `Halted`, `Unbounded`, `TooManyRuns` or `SpentOut`; a refusal writes
+   * nothing. Retrying with the same `run` (a lost answer) returns its first pass again, uncounted;
+   * a concluded run cannot be admitted again (`CONFLICT`), nor a pruned one (`CONFLICT`,
+   * `details.pruned`).
    */
   admit(input: AdmitInput): Promise<AdmitResult>;
   /**
-   * Settles a pass exactly once (contract §6.11): accrues its spend to the pass's period, shrinks
-   * or (when concluding) deletes the run's hold, releases the slot if the pass took it. An
-   * identical retry answers `'already-settled'` and changes nothing; a retry of the same pass with
-   * a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`; a run whose
-   * records a prune removed throws `CONFLICT` with `details.pruned` (never counted again).
+   * Settles a pass exactly once (docs/design/rules.md#l19–#l22): accrues its spend to the pass's
+   * period, shrinks or (when concluding) deletes the run's hold, releases the slot if the pass took
+   * it. An identical retry answers `'already-settled'` and changes nothing; a retry of the same
+   * pass with a different payload throws `CONFLICT`; an unknown run or pass throws `NOT_FOUND`; a
+   * run whose records a prune removed throws `CONFLICT` with `details.pruned` (never counted
+   * again).
    */
   settle(input: SettleInput): Promise<SettleResult>;
   /**
-   * Opens a new pass of an admitted run (contract §8.4): next epoch, no slot, carries the run's
-   * hold to the period of `atMs`. Never refused for concurrency, spend or workload halts; a
-   * stranded, paused or withheld run resumes alike. Answers `Withheld` while a subject halt names a
-   * principal of the run's chain (DESIGN.md decision 9). Throws `NOT_FOUND` for an unknown run,
-   * `CONFLICT` for a concluded or released one.
+   * Opens a new pass of an admitted run (docs/design/rules.md#l15–#l17): next epoch, no slot,
+   * carries the run's hold to the period of `atMs`. Never refused for concurrency, spend or
+   * workload halts; a stranded, paused or withheld run resumes alike. Answers `Withheld` while a
+   * subject halt names a principal of the run's chain (docs/design/rules.md#l47). Throws
+   * `NOT_FOUND` for an unknown run, `CONFLICT` for a concluded or released one.
    */
   resume(input: ResumeInput): Promise<ResumeResult>;
   /**
-   * Renews a pass's lease (DESIGN.md decision 7), one store transaction. Answers `Withheld` under a
-   * subject halt on the run's chain (DESIGN.md decision 9). Throws `NOT_FOUND` for an unknown run
-   * or pass, and `CONFLICT` when the run is closed, a newer pass exists (`details.latestEpoch`), the
-   * pass has settled, or the sweep stranded the run (see `TenantStore.heartbeat`).
+   * Renews a pass's lease (docs/design/rules.md#l42–#l44), one store transaction. Answers
+   * `Withheld` under a subject halt on the run's chain (#l47). Throws `NOT_FOUND` for an unknown
+   * run or pass, and `CONFLICT` when the run is closed, a newer pass exists
+   * (`details.latestEpoch`), the pass has settled, or the sweep stranded the run (see
+   * `TenantStore.heartbeat`).
    */
   heartbeat(input: HeartbeatInput): Promise<HeartbeatResult>;
   /**
-   * Counts one dispatch against the grant's sliding windows (contract §6.15): the caller's
-   * ceilings and the tenant's configured ones for the grant (DESIGN.md decision 11). Refuses
+   * Counts one dispatch against the grant's sliding windows (docs/design/rules.md#c31–#c34): the
+   * caller's ceilings and the tenant's configured ones for the grant (#l24). Refuses
    * `RateLimited` or `UncountableRate`, inserting nothing; an `exempt` call is never refused.
    * Answers `Withheld` (counting nothing) under a subject halt on the run's chain. With `epoch`,
    * fences and renews that pass's lease as `heartbeat` does.
@@ -379,13 +397,13 @@ export interface Plane {
    * Replaces the tenant's quota (validated with `parseQuota`) and audits it as `quota.set` with
    * the old and new quota, in the store's transaction. `by` defaults to
    * `{ actor: 'library', basis: 'asserted' }`. Returns the normalised quota stored. It applies to
-   * the next admission on every instance (DESIGN.md decision 5).
+   * the next admission on every instance (docs/design/rules.md#l11).
    */
   setQuota(tenant: string, quota: TenantQuotaInput, by?: Operator): Promise<TenantQuota>;
   /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
   getQuota(tenant: string): Promise<TenantQuota | null>;
   /**
-   * Changes part of the tenant's quota (issue #10 item 13) with JSON Merge Patch semantics
+   * Changes part of the tenant's quota with JSON Merge Patch semantics
    * (`QuotaPatch`: an absent member is kept, `null` removes a ceiling, rate ceilings merge per
    * grant), validated as `setQuota` validates, and audits it as `quota.update` with the old and new
    * quota and the patch. Returns the whole quota stored. Throws `INVALID_ARGUMENT` naming the field.
@@ -393,7 +411,7 @@ export interface Plane {
   updateQuota(tenant: string, patch: QuotaPatch, by?: Operator): Promise<TenantQuota>;
   /** The tenant's spent, reserved and running figures for one period, with its quota (and per-agent figures where it sets agent ceilings). */
   usage(input: UsageInput): Promise<Usage>;
-  /** The stored plane-wide ceiling (issue 12), or `null` when none was set. */
+  /** The stored plane-wide ceiling, or `null` when none was set. */
   getPlaneCeiling(): Promise<PlaneCeiling | null>;
   /**
    * Replaces the plane-wide ceiling (validated with `parsePlaneCeiling`; see `PlaneCeiling`) and
@@ -410,27 +428,28 @@ export interface Plane {
   /** The plane-wide ceiling with every tenant's slots and each bounded agent's against it. */
   planeStatus(): Promise<PlaneStatus>;
   /**
-   * Throws (or re-throws, replacing) a halt on a scope (contract §6.7, §8.9). The audit row
-   * (action `halt`) is appended before the halt row changes. Answers what the halt reaches.
+   * Throws (or re-throws, replacing) a halt on a scope (docs/design/rules.md#c21, #c22). The audit
+   * row (action `halt`) is appended before the halt row changes. Answers what the halt reaches.
    */
   halt(input: HaltInput): Promise<HaltResult>;
   /**
-   * Lifts a halt, journaled first (DESIGN.md decision 10): reads the standing halt; if none,
+   * Lifts a halt, journaled first (docs/design/decisions.md "Lifting is journaled first, and
+   * everything an operator does is audited"): reads the standing halt; if none,
    * answers `{ wasStanding: false, removed: false }` and writes nothing; otherwise appends the
    * audit row (action `lift`) and then deletes the row only if it is still the halt read.
    */
   lift(input: LiftInput): Promise<LiftResult>;
-  /** Every standing halt of the tenant, bytewise by scope key (contract §6.10). */
+  /** Every standing halt of the tenant, bytewise by scope key (docs/design/rules.md#c23). */
   halts(tenant: string): Promise<Halt[]>;
   /**
-   * Sweeps lapsed leases (DESIGN.md decision 8) of one tenant or every tenant: each run holding a
-   * slot or running, with no live pass at `atMs`, gets its slot released and, when running, is
-   * marked `stranded`; its hold stays. One store transaction per run, so a sweep that dies
-   * halfway loses nothing: the next one finishes. Answers what it did.
+   * Sweeps lapsed leases (docs/design/rules.md#l49–#l55) of one tenant or every tenant: each run
+   * holding a slot or running, with no live pass at `atMs`, gets its slot released and, when
+   * running, is marked `stranded`; its hold stays. One store transaction per run, so a sweep that
+   * dies halfway loses nothing: the next one finishes. Answers what it did.
    */
   sweep(input?: SweepInput): Promise<SweepResult>;
   /**
-   * What needs a person (issue #5): `run.stranded`, `run.withheld`, `hold.stale` and
+   * What needs a person: `run.stranded`, `run.withheld`, `hold.stale` and
    * `pass.unsettled` conditions, each with its run, how long it has stood and the commands that
    * end it. Read-only.
    */
@@ -450,38 +469,45 @@ export interface Plane {
   /*
    * The read-only listings (HTTP operator routes and the operator CLI read these and nothing
    * else). Each page is at most `limit` rows (1 … 1000, default 100) and reads one row more than
-   * it answers, so `truncated` is read, not guessed (contract §9.2).
+   * it answers, so `truncated` is read, not guessed.
    */
   /** A page of a tenant's run registry (ascending run id, after the cursor `after`), optionally of some statuses. */
   runs(input: RunsInput): Promise<RunsPage>;
-  /** The runs holding one of the tenant's slots, the running set (contract §6.14), ascending run id. */
+  /**
+   * The runs holding one of the tenant's slots, the running set, ascending run id
+   * (docs/design/rules.md#p5).
+   */
   slotHolders(input: SlotHoldersInput): Promise<SlotHoldersPage>;
-  /** A tenant's holds in ascending run-id order (contract §6.5). */
+  /** A tenant's holds in ascending run-id order (docs/design/rules.md#c18, #p5). */
   reservations(input: ReservationsInput): Promise<ReservationsPage>;
-  /** A tenant's recorded lifts, newest first, read back from the audit log (contract §9.1 `--lifted`). */
+  /** A tenant's recorded lifts, newest first, read back from the audit log (`halts --lifted`). */
   liftedHalts(input: LiftedHaltsInput): Promise<LiftedHaltsPage>;
   /** A tenant's newest audit rows first, optionally of one action. */
   auditLog(input: AuditLogInput): Promise<AuditLogPage>;
   /** Every tenant the store has rows of, in byte order. */
   tenants(): Promise<string[]>;
   /**
-   * A tenant's settled and held spend over its recent billing periods, oldest first (issue #11:
-   * the dashboard's chart): `periods` (1 … 36, default 12) ending with the one holding `atMs`.
+   * A tenant's settled and held spend over its recent billing periods, oldest first (the
+   * dashboard's chart): `periods` (1 … 36, default 12) ending with the one holding `atMs`.
    * Read-only; throws `INVALID_ARGUMENT` naming `periods` or `tenant`.
    */
   spendHistory(input: SpendHistoryInput): Promise<SpendHistory>;
-  /** A tenant's configured rate ceilings with how many dispatches each window holds at `atMs` (issue #11). Read-only. */
+  /**
+   * A tenant's configured rate ceilings with how many dispatches each window holds at `atMs`.
+   * Read-only.
+   */
   rateWindows(input: RateWindowsInput): Promise<RateWindows>;
   /**
-   * Retention (issue 9 fault 6): removes, from one tenant or every tenant, the runs closed
-   * (concluded or released) at least `olderThanMs` ago that hold no slot and no hold (a concluded or
-   * released run with a pass never settled stays until that pass is settled), with their passes and receipts, and the rate-dispatch instants older than
-   * both that age and the widest countable window, in bounded batches of one store transaction
-   * each, every batch audited (`run.prune`, `rate.prune`). Never touches an open run, a hold, a
-   * slot, a halt, a period figure or an earlier audit row. Every pruned run id keeps a tombstone:
-   * a later settle, admission, resume, heartbeat or dispatch under it throws `CONFLICT`
-   * (`details.pruned`), never counts again. `dryRun` counts and removes nothing. Throws
-   * `INVALID_ARGUMENT` naming `olderThanMs`, `batchSize`, `by`, `dryRun` or `tenant`.
+   * Retention (docs/design/rules.md#r1–#r9): removes, from one tenant or every tenant, the runs
+   * closed (concluded or released) at least `olderThanMs` ago that hold no slot and no hold (a
+   * concluded or released run with a pass never settled stays until that pass is settled), with
+   * their passes and receipts, and the rate-dispatch instants older than both that age and the
+   * widest countable window, in bounded batches of one store transaction each, every batch audited
+   * (`run.prune`, `rate.prune`). Never touches an open run, a hold, a slot, a halt, a period figure
+   * or an earlier audit row. Every pruned run id keeps a tombstone: a later settle, admission,
+   * resume, heartbeat or dispatch under it throws `CONFLICT` (`details.pruned`), never counts
+   * again. `dryRun` counts and removes nothing. Throws `INVALID_ARGUMENT` naming `olderThanMs`,
+   * `batchSize`, `by`, `dryRun` or `tenant`.
    */
   prune(input: PruneInput): Promise<PruneResult>;
 }

@@ -1,8 +1,8 @@
 import type { Operator } from '../core/operator.js';
 
 /*
- * The shapes of the plane's retention verb (issue 9 fault 6): `Plane.prune`, `startPruner`, the
- * CLI's `quotaplane prune` and `POST /v1/prune` all speak these.
+ * The shapes of the plane's retention verb (docs/design/rules.md#r1–#r9): `Plane.prune`,
+ * `startPruner`, the CLI's `quotaplane prune` and `POST /v1/prune` all speak these.
  */
 
 /** Default number of runs one prune batch (one store transaction) removes: 50. */
@@ -12,7 +12,7 @@ export const DEFAULT_PRUNE_BATCH = 50;
 export const RATE_PRUNE_BATCH = 1000;
 
 /**
- * A prune (issue 9 fault 6).
+ * A prune (docs/guides/retention.md).
  * - `olderThanMs`: the age, in ms, a run must have been closed (concluded or released) for before
  *   it is removed; a positive safe integer. Rate-dispatch instants go when they are older than
  *   this *and* older than the widest countable window (31 days), so no rate window changes.

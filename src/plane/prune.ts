@@ -12,14 +12,14 @@ import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
 
 /**
- * `Plane.prune` (issue 9 fault 6): for each tenant in scope, walks its concluded and then its
- * released runs a page at a time (`prunableRuns`, by run id, so the walk always ends), removes each
- * page's candidates in one store transaction (`pruneRuns`, which re-checks every run and audits
- * the batch as `run.prune`), then deletes the rate-dispatch instants no window counts any more,
- * a bounded batch per transaction (`pruneRate`, audited as `rate.prune`). A dry run reads the same
- * pages and counts. A prune that dies halfway has committed (and audited) the batches it finished;
- * the next prune finds the rest. Nothing it removes is read by a decision: period figures, holds,
- * slots, halts and the audit log stay, and every pruned run id keeps a tombstone.
+ * `Plane.prune` (docs/design/rules.md#r1–#r9): for each tenant in scope, walks its concluded and
+ * then its released runs a page at a time (`prunableRuns`, by run id, so the walk always ends),
+ * removes each page's candidates in one store transaction (`pruneRuns`, which re-checks every run
+ * and audits the batch as `run.prune`), then deletes the rate-dispatch instants no window counts
+ * any more, a bounded batch per transaction (`pruneRate`, audited as `rate.prune`). A dry run reads
+ * the same pages and counts. A prune that dies halfway has committed (and audited) the batches it
+ * finished; the next prune finds the rest. Nothing it removes is read by a decision: period
+ * figures, holds, slots, halts and the audit log stay, and every pruned run id keeps a tombstone.
  */
 export async function prune(context: PlaneContext, input: PruneInput): Promise<PruneResult> {
   const request = requireRecord('request', input);

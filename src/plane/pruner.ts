@@ -9,7 +9,7 @@ import { requireIntervalMs, runPeriodically } from './periodic.js';
 export const DEFAULT_PRUNE_INTERVAL_MS = 3_600_000;
 
 /**
- * Options of {@link startPruner} (issue 9 fault 6).
+ * Options of {@link startPruner} (docs/guides/retention.md).
  * - `olderThanMs`: the age passed to every `Plane.prune`; required, a positive integer of ms.
  * - `intervalMs`: the pause between the end of one prune and the start of the next, 1 to
  *   2^31 − 1 ms; default {@link DEFAULT_PRUNE_INTERVAL_MS}.
@@ -29,11 +29,11 @@ export interface PrunerOptions {
 const PRUNER: Operator = Object.freeze({ actor: 'quotaplane-pruner', basis: 'asserted' });
 
 /**
- * Prunes every tenant on an interval (retention, issue 9 fault 6): the first prune runs at once,
- * each next one `intervalMs` after the previous one finished, so prunes never overlap. The timer is
- * unref'd. Returns `stop`, which cancels the next prune and resolves once one in flight has
- * finished the batch in hand. Several pruners may share a store: each batch re-checks its runs in its
- * own transaction, and a run another pruner removed first is simply not there. Throws
+ * Prunes every tenant on an interval (retention, docs/design/rules.md#r1–#r9): the first prune runs
+ * at once, each next one `intervalMs` after the previous one finished, so prunes never overlap. The
+ * timer is unref'd. Returns `stop`, which cancels the next prune and resolves once one in flight
+ * has finished the batch in hand. Several pruners may share a store: each batch re-checks its runs
+ * in its own transaction, and a run another pruner removed first is simply not there. Throws
  * `INVALID_ARGUMENT` naming `olderThanMs` or `intervalMs`.
  */
 export function startPruner(plane: Plane, options: PrunerOptions): () => Promise<void> {

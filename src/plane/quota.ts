@@ -47,7 +47,7 @@ export async function getQuota(context: PlaneContext, tenant: unknown): Promise<
 }
 
 /**
- * `Plane.updateQuota` (issue #10 item 13): applies a JSON Merge Patch (`core/quota-patch.ts`) to
+ * `Plane.updateQuota`: applies a JSON Merge Patch (`core/quota-patch.ts`) to
  * the stored quota and stores the result, audited as `quota.update` with `{ old, new, patch }`.
  * The stored quota is read just before the write, in its own read, as `setQuota` does: a patch
  * racing another change of the same tenant's quota is applied to what it read (the audit log shows

@@ -31,8 +31,8 @@ export interface RateWindows {
 /**
  * `Plane.rateWindows`: read-only. For each configured ceiling it asks the store's `rateRoom` about
  * a probe ceiling of count 1 over the same window: a window holding no dispatch has room, and any
- * other answers `RateLimited` whose `reached` is the true count in that window (contract §4.6,
- * §6.16). So no store method is added for this; one read per ceiling.
+ * other answers `RateLimited` whose `reached` is the true count in that window
+ * (docs/design/rules.md#c32, #c33). So no store method is added for this; one read per ceiling.
  */
 export async function rateWindows(context: PlaneContext, input: RateWindowsInput): Promise<RateWindows> {
   const request = requireRecord('request', input);

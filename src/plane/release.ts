@@ -7,9 +7,9 @@ import { requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
- * `Plane.release`: an operator gives back a run's slot and hold and closes it (issue #5). The
- * store does it and appends the `run.release` audit row in one transaction, recording what was
- * held, so the log can say what the release gave back.
+ * `Plane.release`: an operator gives back a run's slot and hold and closes it
+ * (docs/design/rules.md#l60). The store does it and appends the `run.release` audit row in one
+ * transaction, recording what was held, so the log can say what the release gave back.
  */
 export async function release(context: PlaneContext, input: ReleaseInput): Promise<ReleaseRunOutcome> {
   const request = requireRecord('request', input);

@@ -9,11 +9,11 @@ import { storeCall, tenantHandle } from './store-call.js';
 const RESUME_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'atMs', 'leaseMs']);
 
 /**
- * `Plane.resume`: a new pass of an admitted run in one store transaction (contract §8.4). It is
- * never gated by concurrency, spend or workload halts, because the work was admitted already and
- * refusing it would strand a run mid-way. Only a subject halt on the run's chain stops it
- * (`Withheld`, DESIGN.md decision 9): the authority it would act with was withdrawn. The store
- * carries the hold to the period of `atMs`.
+ * `Plane.resume`: a new pass of an admitted run in one store transaction
+ * (docs/design/rules.md#l15–#l17). It is never gated by concurrency, spend or workload halts,
+ * because the work was admitted already and refusing it would strand a run mid-way. Only a subject
+ * halt on the run's chain stops it (`Withheld`, docs/design/rules.md#l47): the authority it would
+ * act with was withdrawn. The store carries the hold to the period of `atMs`.
  */
 export async function resume(context: PlaneContext, input: ResumeInput): Promise<ResumeResult> {
   const request = requireRequest(input, RESUME_MEMBERS);

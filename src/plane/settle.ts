@@ -11,11 +11,11 @@ const SETTLE_MEMBERS: ReadonlySet<string> = new Set(['tenant', 'run', 'epoch', '
 
 /**
  * `Plane.settle`: ends a pass through the store's `settlePass`, which derives the receipt from the
- * pass row (its period, and whether it took the slot) and applies it exactly once (contract §6.11).
- * The plane adds no retry of its own: an identical retry by the caller is answered from the
- * receipt, and a conflicting one is the store's `CONFLICT`, passed through untouched. With `by`
- * (an operator settling a stranded run's real spend) the store appends the `run.settle` audit
- * row in the same transaction, so the books and the log cannot disagree.
+ * pass row (its period, and whether it took the slot) and applies it exactly once
+ * (docs/design/rules.md#l22). The plane adds no retry of its own: an identical retry by the caller
+ * is answered from the receipt, and a conflicting one is the store's `CONFLICT`, passed through
+ * untouched. With `by` (an operator settling a stranded run's real spend) the store appends the
+ * `run.settle` audit row in the same transaction, so the books and the log cannot disagree.
  */
 export async function settle(context: PlaneContext, input: SettleInput): Promise<SettleResult> {
   const request = requireRequest(input, SETTLE_MEMBERS);

@@ -31,7 +31,8 @@ export interface PeriodSpend {
 /**
  * A tenant's spend over recent billing periods, oldest first. `periodKind` is the kind of the
  * tenant's quota now (`monthly` when none is set), which decides the keys; figures of a month
- * include its days (DESIGN.md decision 15). `quota` is the stored quota or `null`.
+ * include its days (docs/design/decisions.md "Period figures are lossless"). `quota` is the stored
+ * quota or `null`.
  */
 export interface SpendHistory {
   readonly tenant: string;

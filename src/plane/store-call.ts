@@ -5,8 +5,8 @@ import type { QuotaStore, TenantStore } from '../store/store.js';
  * Runs one store call and lets its fault through as a `QuotaError`. Adapters already translate
  * their driver errors; anything else that escapes a store (a third-party adapter, a driver error
  * nobody classified) becomes `STORE_UNAVAILABLE` with the original as `cause`, so the caller fails
- * closed instead of treating an unknown failure as an answer (DESIGN.md decision 12). Nothing here
- * catches a fault to carry on: every error is rethrown.
+ * closed instead of treating an unknown failure as an answer (docs/design/decisions.md "Fail
+ * closed"). Nothing here catches a fault to carry on: every error is rethrown.
  */
 export async function storeCall<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {

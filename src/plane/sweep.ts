@@ -9,21 +9,23 @@ import { tenantsInScope } from './tenant-scope.js';
 const SWEEP_PAGE = 100;
 
 /**
- * `Plane.sweep` (DESIGN.md decision 8): for each tenant in scope, pages through the runs whose
- * leases lapsed (`lapsedRuns`, by run id, so the walk always ends) and sweeps each in its own
+ * `Plane.sweep` (docs/design/rules.md#l49–#l55): for each tenant in scope, pages through the runs
+ * whose leases lapsed (`lapsedRuns`, by run id, so the walk always ends) and sweeps each in its own
  * store transaction (`sweepRun`), which re-checks the lease first: a heartbeat that lands between
- * the read and the sweep keeps its slot. The runs of one page are swept concurrently (each still
- * in its own transaction), so they share the store's group commit. A sweep that dies halfway has
+ * the read and the sweep keeps its slot. The runs of one page are swept concurrently (each still in
+ * its own transaction), so they share the store's group commit. A sweep that dies halfway has
  * committed the runs it finished and left the rest as they were, for the next sweep to find; it
- * fails with the first fault once every run of the page has been answered. Then each tenant's waiting
- * queue is swept (`sweepWaiters`, issue 12): lapsed waiters removed, uncollected grants recovered.
+ * fails with the first fault once every run of the page has been answered. Then each tenant's
+ * waiting queue is swept (`sweepWaiters`; docs/design/rules.md#w8, #w18): lapsed waiters removed,
+ * uncollected grants recovered.
  */
 export async function sweep(context: PlaneContext, input: SweepInput = {}): Promise<SweepResult> {
   const request = requireRecord('request', input);
   const atMs = instantOf(context, request.atMs);
   const tenants = await tenantsInScope(context, request.tenant);
   // Without a given instant, each sweep transaction reads the plane's clock once it holds the lock,
-  // so a waiter it grants leases from then (DESIGN.md decision 23); a sweep is never refused for waiting.
+  // so a waiter it grants leases from then (docs/design/rules.md#l93); a sweep is never refused for
+  // waiting.
   const applied = request.atMs === undefined ? { applied: { nowMs: context.applied.nowMs, maxWaitMs: MAX_DECISION_WAIT_MS } } : {};
   const swept: TenantSweptRun[] = [];
   const waiters: TenantWaiterSweep[] = [];

@@ -4,7 +4,7 @@ import { MAX_INTERVAL_MS, requireIntervalMs, runPeriodically } from './periodic.
 import type { SweepResult } from './operator-types.js';
 import type { Plane } from './plane.js';
 
-/** Default interval between sweeps of a {@link startSweeper}: 5 s (issue #5). */
+/** Default interval between sweeps of a {@link startSweeper}: 5 s. */
 export const DEFAULT_SWEEP_INTERVAL_MS = 5000;
 
 /**
@@ -50,13 +50,13 @@ export interface SweeperOptions {
 }
 
 /**
- * Starts sweeping lapsed leases on an interval (DESIGN.md decision 8): the first sweep runs at
- * once, each next one `intervalMs` after the previous one started (at once if it took longer), so
- * sweeps never overlap and the time a sweep takes does not add to the wait of the next one. The
- * timer is unref'd: it never keeps a process alive on its own. Returns `stop`, which cancels the
- * next sweep and resolves once a sweep in flight has finished. Any number of sweepers, in any
- * number of processes, may share a store: each run is swept in its own transaction, which re-checks.
- * Throws `INVALID_ARGUMENT` for a bad `intervalMs`.
+ * Starts sweeping lapsed leases on an interval (docs/design/rules.md#l49–#l55): the first sweep
+ * runs at once, each next one `intervalMs` after the previous one started (at once if it took
+ * longer), so sweeps never overlap and the time a sweep takes does not add to the wait of the next
+ * one. The timer is unref'd: it never keeps a process alive on its own. Returns `stop`, which
+ * cancels the next sweep and resolves once a sweep in flight has finished. Any number of sweepers,
+ * in any number of processes, may share a store: each run is swept in its own transaction, which
+ * re-checks. Throws `INVALID_ARGUMENT` for a bad `intervalMs`.
  *
  * @example
  * const stop = startSweeper(plane, { intervalMs: 5000, onSweep: (r) => log.info(r) });

@@ -10,7 +10,7 @@ import { storeCall, tenantHandle } from './store-call.js';
 
 /**
  * `Plane.usage`: a tenant's figures for one period, its waiting queue, and each agent's where the
- * quota sets agent ceilings (issue 12). Read-only, five or six reads; the period defaults to
+ * quota sets agent ceilings. Read-only, five or six reads; the period defaults to
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {

@@ -12,11 +12,11 @@ import { tenantsInScope } from './tenant-scope.js';
 const CHAIN_PAGE = 500;
 
 /**
- * `Plane.verifyAudit` (issue #5): walks each tenant's chain in sequence order and recomputes
- * every row's hash from its content and the stored hash of the row before (genesis for row 1).
- * Chaining from the *stored* previous hash names the row that was edited: a row whose content
- * changed fails its own check, and one whose hash was recomputed to match breaks the row after.
- * A gap in the numbering means rows were deleted. Stops at each tenant's first bad row.
+ * `Plane.verifyAudit` (docs/design/rules.md#l31, #l64): walks each tenant's chain in sequence order
+ * and recomputes every row's hash from its content and the stored hash of the row before (genesis
+ * for row 1). Chaining from the *stored* previous hash names the row that was edited: a row whose
+ * content changed fails its own check, and one whose hash was recomputed to match breaks the row
+ * after. A gap in the numbering means rows were deleted. Stops at each tenant's first bad row.
  */
 export async function verifyAudit(context: PlaneContext, input: VerifyAuditInput = {}): Promise<AuditVerification> {
   const request = requireRecord('request', input);

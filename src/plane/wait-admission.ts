@@ -10,8 +10,9 @@ import { storeCall } from './store-call.js';
 export const MAX_WAIT_MS = 15 * 60_000;
 
 /**
- * How long a waiter's place lives without its caller coming back, ms (issue 12): a caller whose
- * process died loses its place (or its uncollected grant) this long after its last look.
+ * How long a waiter's place lives without its caller coming back, ms (docs/design/rules.md#w8): a
+ * caller whose process died loses its place (or its uncollected grant) this long after its last
+ * look.
  */
 export const WAITER_LEASE_MS = 10_000;
 
@@ -19,16 +20,16 @@ export const WAITER_LEASE_MS = 10_000;
 const FALLBACK_POLL_MS = 100;
 
 /**
- * A waiting admission (issue 12 item 1): `admitOrWait`, then, while the answer is "waiting", sleep
- * until a wake of the tenant, the store's poll interval, the end of the wait or `signal`, and
- * collect. The caller holds no lock and no connection while it sleeps; every look renews its
- * waiter's lease. Callers of this process waiting on the same run share its one place. At or after `terms.untilMs` (by the plane's clock) the collect is final and
- * answers the refusal the store decides then, with the place and the time waited, or the grant
- * written in that same instant. When `signal` aborts, the waiter is cancelled (a grant not yet
- * collected is given back) unless another caller of this process still waits on the same run,
- * and the signal's reason is thrown (an `AbortError`). Likewise a caller whose wait runs out while
- * another caller of the same run waits on hears its refusal and leaves the place to the other
- * (`keepPlace`).
+ * A waiting admission (docs/design/rules.md#w1–#w9): `admitOrWait`, then, while the answer is
+ * "waiting", sleep until a wake of the tenant, the store's poll interval, the end of the wait or
+ * `signal`, and collect. The caller holds no lock and no connection while it sleeps; every look
+ * renews its waiter's lease. Callers of this process waiting on the same run share its one place.
+ * At or after `terms.untilMs` (by the plane's clock) the collect is final and answers the refusal
+ * the store decides then, with the place and the time waited, or the grant written in that same
+ * instant. When `signal` aborts, the waiter is cancelled (a grant not yet collected is given back)
+ * unless another caller of this process still waits on the same run, and the signal's reason is
+ * thrown (an `AbortError`). Likewise a caller whose wait runs out while another caller of the same
+ * run waits on hears its refusal and leaves the place to the other (`keepPlace`).
  */
 export async function waitForAdmission(
   context: PlaneContext,
