@@ -4,9 +4,9 @@ import type { RateOutcome } from '../store/types.js';
 const ADMITTED: RateOutcome = Object.freeze({ ok: true });
 
 /**
- * A deliberately broken store for the battery's self-test (contract §10.1 C43): every call goes to
- * `inner` except `reserveRate` and `rateRoom`, which answer ok without asking it, as a rate counter
- * that "yields under load" would. The conformance groups "a full window refuses", "a window
+ * A deliberately broken store for the battery's self-test (docs/design/rules.md#c43): every call
+ * goes to `inner` except `reserveRate` and `rateRoom`, which answer ok without asking it, as a rate
+ * counter that "yields under load" would. The conformance groups "a full window refuses", "a window
  * boundary does not double the ceiling" and "two runs making the same call each count" must fail
  * against it; if one passes, that group cannot tell a real counter from none. Closing the wrapper
  * closes `inner`.

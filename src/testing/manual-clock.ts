@@ -3,7 +3,7 @@ import { invalidArgument } from '../core/errors.js';
 
 /**
  * A {@link Clock} that moves only when told to, for tests and replays that drive virtual time
- * (DESIGN.md, Architecture). Instants are integer Unix milliseconds.
+ * (docs/design/decisions.md "Time in milliseconds"). Instants are integer Unix milliseconds.
  *
  * @example
  * const clock = new ManualClock(Date.UTC(2026, 0, 5));

@@ -10,8 +10,8 @@ import { assertRefusedWithoutWrites, snapshotTenant } from './no-writes.js';
 import type { AdmitRequest } from '../../store/types.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Admission as one transaction (DESIGN.md decisions 5–6; store.ts `admit`): halts → quota → hold
-// formula → reserve → run and pass 1 recorded.
+// Admission as one transaction (docs/design/decisions.md "The order of admission"; store.ts
+// `admit`): halts → quota → hold formula → reserve → run and pass 1 recorded.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -266,7 +266,10 @@ export const admitHolds: ConformanceGroup = {
   ],
 };
 
-/** L10–L12: admission reads the stored quota inside its own transaction (DESIGN.md decision 5). */
+/**
+ * L10–L12: admission reads the stored quota inside its own transaction
+ * (docs/design/rules.md#l10–#l12).
+ */
 export const admitReadsQuota: ConformanceGroup = {
   title: 'admit reads the quota inside its transaction',
   steps: [
@@ -434,10 +437,10 @@ const STRANDED = runId(140);
 const SUCCESSOR = runId(141);
 
 /**
- * L14.1–L14.2: retries are answered from the books (DESIGN.md decision 17, issue 9 fault 3). With
- * ceiling 1, A's lease lapses, the sweep frees its slot, B is admitted, and A's admission is resent
- * with the same run id: it is a CONFLICT saying A was stranded, and B keeps the only slot. A retry
- * of a run whose first pass settled is a CONFLICT saying to resume it.
+ * L14.1–L14.2: retries are answered from the books (docs/design/decisions.md "Retries are answered
+ * from the books"). With ceiling 1, A's lease lapses, the sweep frees its slot, B is admitted, and
+ * A's admission is resent with the same run id: it is a CONFLICT saying A was stranded, and B keeps
+ * the only slot. A retry of a run whose first pass settled is a CONFLICT saying to resume it.
  */
 export const admitRetryFromBooks: ConformanceGroup = {
   title: 'a retried admission is answered from the books',

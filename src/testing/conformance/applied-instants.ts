@@ -6,10 +6,10 @@ import { ACME, admission, dispatchKey, JAN_MS, LEASE_MS, runId, tokens } from '.
 import { rejection, summaryOf } from './leases.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Decisions recorded at the instant they are applied (store.ts requests' `applied`, DESIGN.md
-// decision 23): a request carrying `applied` reads its instant from `applied.nowMs()` inside its
-// transaction; `atMs` is then the instant it was asked, and a wait past `applied.maxWaitMs` is
-// STORE_UNAVAILABLE with nothing written.
+// Decisions recorded at the instant they are applied (store.ts requests' `applied`;
+// docs/design/rules.md#l93, #l94): a request carrying `applied` reads its instant from
+// `applied.nowMs()` inside its transaction; `atMs` is then the instant it was asked, and a wait
+// past `applied.maxWaitMs` is STORE_UNAVAILABLE with nothing written.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

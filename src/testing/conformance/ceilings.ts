@@ -7,10 +7,11 @@ import { assertOk, assertRefused } from './assertions.js';
 import { ACME, admission, auditEntry, configure, GLOBEX, JAN_MS, LEASE_MS, runId, slotQuota, T_MS, tokens } from './fixtures.js';
 import type { ConformanceGroup } from './types.js';
 
-// Issue 12: the plane-wide ceiling and per-agent ceilings (contract additions K1–K14, README
-// "Plane-wide and per-agent ceilings"). An admission needs room under every ceiling covering it —
-// the tenant's ceiling for its agent, the tenant's, the plane-wide one for its agent, the plane-wide
-// one — decided in the admitting transaction; the refusal names the bound, narrowest first.
+// The plane-wide ceiling and per-agent ceilings (K1–K14 in docs/design/rules.md;
+// docs/concepts/ceilings.md#plane-wide-and-per-agent-ceilings). An admission needs room under every
+// ceiling covering it — the tenant's ceiling for its agent, the tenant's, the plane-wide one for
+// its agent, the plane-wide one — decided in the admitting transaction; the refusal names the
+// bound, narrowest first.
 
 /** The audit chain plane-wide changes are appended to (the plane's `PLANE_AUDIT_TENANT`). */
 const PLANE_CHAIN = 'quotaplane:plane';

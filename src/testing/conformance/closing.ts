@@ -8,8 +8,8 @@ import type { ConformanceGroup } from './types.js';
 
 type Calls = { [K in Exclude<keyof TenantStore, 'tenant'>]: () => Promise<unknown> };
 
-// Every method of the port, with plausible arguments: after close() each must fail the same way,
-// so callers fail closed (DESIGN.md decision 12). Spelled out as a typed record so a method added
+// Every method of the port, with plausible arguments: after close() each must fail the same way, so
+// callers fail closed (docs/design/rules.md#l41). Spelled out as a typed record so a method added
 // to the port must be added here.
 function everyCall(handle: TenantStore): Calls {
   const run = runId(500);

@@ -9,7 +9,7 @@ import { assertRefusedWithoutWrites, countedDispatches, snapshotTenant } from '.
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // A run's dispatch: reserveRate with the tenant's configured ceilings for the grant added, read in
-// the same transaction (DESIGN.md decision 11; store.ts `dispatch`).
+// the same transaction (docs/design/rules.md#l24–#l27; store.ts `dispatch`).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

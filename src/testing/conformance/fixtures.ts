@@ -5,11 +5,11 @@ import type { TenantStore } from '../../store/store.js';
 import type { AdmitRequest, AuditEntry } from '../../store/types.js';
 
 /**
- * Shared fixtures of the conformance suite. The contract's instants are Unix seconds; every one
- * here is the same instant in milliseconds (DESIGN.md decision 1).
+ * Shared fixtures of the conformance suite. Every instant is integer Unix milliseconds
+ * (docs/design/decisions.md "Time in milliseconds").
  */
 
-/** The contract's fixed instant, 1 760 000 000 s (2025-10-09 08:53:20 UTC), in ms (§10 preamble). */
+/** The fixed instant most cases run at, 1 760 000 000 s (2025-10-09 08:53:20 UTC), in ms. */
 export const T_MS = 1_760_000_000_000;
 
 /** The tenant most cases run as. */
@@ -17,20 +17,23 @@ export const ACME = 'acme';
 /** A second tenant on the same backend, for isolation cases (G3, C40). */
 export const GLOBEX = 'globex';
 
-/** An operator as the CLI records one: the name is asserted, nothing verified it (contract §1). */
+/**
+ * An operator as the CLI records one: the name is asserted, nothing verified it
+ * (docs/concepts/glossary.md, "operator").
+ */
 export const OPS_ALICE: Operator = { actor: 'ops-alice', basis: 'asserted' };
-/** An operator as the HTTP API records one, after an API key was checked (contract §1). */
+/** An operator as the HTTP API records one, after an API key was checked. */
 export const OPS_CAROL: Operator = { actor: 'ops-carol', basis: 'authenticated' };
 
 /**
- * A run id of the canonical shape `run_<ULID>` (contract §1), numbered so ascending number is
- * ascending id: `runId(3) < runId(4)`. Distinct `n` give distinct runs.
+ * A run id of the canonical shape `run_<ULID>` (docs/concepts/glossary.md, "run"), numbered so
+ * ascending number is ascending id: `runId(3) < runId(4)`. Distinct `n` give distinct runs.
  */
 export function runId(n: number): string {
   return `run_${String(n).padStart(26, '0')}`;
 }
 
-/** A dispatch key shaped like the contract's: 64 lowercase hex digits, distinct per `n` (§2.6). */
+/** A dispatch key of 64 lowercase hex digits (a hash, as callers make them), distinct per `n`. */
 export function dispatchKey(n: number): string {
   return n.toString(16).padStart(64, '0');
 }
@@ -50,7 +53,7 @@ export function slotQuota(maxConcurrentRuns: number): TenantQuota {
   return { period: 'monthly', maxConcurrentRuns };
 }
 
-/** 2026-01-05 08:00 UTC (contract §4.1 table), in ms: the instant lifecycle cases admit at. */
+/** 2026-01-05 08:00 UTC, in ms: the instant lifecycle cases admit at. */
 export const JAN_MS = 1_767_600_000_000;
 /** 2026-02-03 12:00 UTC, in ms: a resume one billing month after {@link JAN_MS}. */
 export const FEB_MS = Date.UTC(2026, 1, 3, 12);

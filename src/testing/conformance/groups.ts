@@ -33,12 +33,12 @@ import { lapsedGrants } from './waiting-lapsed.js';
 import { fairWaiting } from './waiting-fairness.js';
 
 /**
- * The whole conformance battery, in contract order: the store primitives (contract §10.1 C1–C43,
- * §10.2 G1–G5, the port rules P1–P9, the slot race X1), then the run lifecycle, configuration,
- * audit log, tenant isolation and closing of the port (L1–L41), then leases, the sweep and the
- * operator listings and acts (L42–L64), then the plane-wide and per-agent ceilings of issue 12
- * (K1–K14). Each group runs on its own fresh store; its steps run in
- * order on that store. Every backend must pass all of it unchanged.
+ * The whole conformance battery (case ids as in docs/design/rules.md), in this order: the store
+ * primitives (C1–C43, G1–G5, the port rules P1–P9, the slot race X1), then the run lifecycle,
+ * configuration, audit log, tenant isolation and closing of the port (L1–L41), then leases, the
+ * sweep and the operator listings and acts (L42–L64), then the plane-wide and per-agent ceilings
+ * (K1–K14). Each group runs on its own fresh store; its steps run in order on that store. Every
+ * backend must pass all of it unchanged.
  */
 export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   zeroAndFullCeiling,

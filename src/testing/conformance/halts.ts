@@ -6,11 +6,11 @@ import type { Operator } from '../../core/operator.js';
 import { ACME, OPS_ALICE, OPS_CAROL } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Halts: contract §6.7–6.10 (setHalt, liftHalt, liftHaltIf, halts).
+// Halts through the port's setHalt, liftHalt, liftHaltIf and halts (docs/design/rules.md#c20–#c30).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
-/** The contract's halt instant, 1 700 000 000 s, in ms. */
+/** The instant the halt cases throw at, 1 700 000 000 s, in ms. */
 const HALT_AT_MS = 1_700_000_000_000;
 const TENANT: HaltScope = { kind: 'tenant' };
 const CLERK: HaltScope = { kind: 'agent', name: 'payments-clerk' };
@@ -121,7 +121,7 @@ const CONDITIONAL: HaltScope = { kind: 'agent', name: 'conditional-lift' };
 const FIRST = halt(CONDITIONAL, 'incident 46', { actor: 'ops-erin', basis: 'authenticated' }, 1_700_000_100_000);
 const SECOND = halt(CONDITIONAL, 'incident 46', { actor: 'ops-frank', basis: 'authenticated' }, 1_700_000_160_000);
 
-/** C28–C30: `liftHaltIf` removes a halt only while it is still the one the lifter read (contract §6.9). */
+/** C28–C30: `liftHaltIf` removes a halt only while it is still the one the lifter read. */
 export const conditionalLift: ConformanceGroup = {
   title: 'a conditional lift removes only the halt it read',
   steps: [

@@ -20,7 +20,7 @@ import {
 import { countedDispatches } from './no-writes.js';
 import type { ConformanceGroup } from './types.js';
 
-// Strict tenant isolation (contract §13 invariant 9): every keyspace is tenant-first, and no
+// Strict tenant isolation (docs/design/rules.md#l34–#l37): every keyspace is tenant-first, and no
 // operation reads, counts or writes another tenant's rows. The same run id is used in both
 // tenants on purpose: a key that forgot its tenant would collide.
 

@@ -8,7 +8,7 @@ import { countedDispatches } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // Leases, fencing and subject halts reaching running work (store.ts `heartbeat`, `dispatch`,
-// `resume`; DESIGN.md decisions 7 and 9).
+// `resume`; docs/design/rules.md#l42–#l48).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -114,7 +114,10 @@ export const leaseRenewal: ConformanceGroup = {
   ],
 };
 
-/** L46–L48: a subject halt reaches running work; workload halts do not (DESIGN.md decision 9). */
+/**
+ * L46–L48: a subject halt reaches running work; workload halts do not
+ * (docs/design/rules.md#l46–#l48).
+ */
 export const subjectHaltsReachRunningWork: ConformanceGroup = {
   title: 'a subject halt withholds running work',
   steps: [

@@ -35,7 +35,7 @@ const LISTING_LIMIT = 1000;
  * How many dispatches of `grant` the store counts in the widest window ending at `atMs`. The port
  * has no count query, so this asks `rateRoom` about a ceiling of 0 per 31 days: a ceiling of 0
  * never has room, so a correct store always refuses it, and `reached` is the true count
- * (contract §4.6). Fails when the store answers otherwise.
+ * (docs/design/rules.md#c32). Fails when the store answers otherwise.
  */
 export async function countedDispatches(handle: TenantStore, grant: string, atMs: number): Promise<number> {
   const outcome = await handle.rateRoom(grant, [{ count: 0, windowSeconds: MAX_RATE_WINDOW_SECONDS }], atMs);
@@ -71,7 +71,7 @@ export async function snapshotTenant(handle: TenantStore, probe: WriteProbe = {}
 /**
  * Runs `act`, asserts it answered a refusal with `code` and `fields` (see `assertRefused`), and
  * asserts the tenant's snapshot is the same before and after: a refusal writes nothing, no slot,
- * hold, rate row, halt, run or audit row (contract §13 invariant 2, DESIGN.md decision 4).
+ * hold, rate row, halt, run or audit row (docs/design/rules.md, rule 2 of "The rules in short").
  * Returns the refusal.
  */
 export async function assertRefusedWithoutWrites<O extends Outcome, C extends string>(

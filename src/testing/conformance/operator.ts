@@ -7,7 +7,7 @@ import { ACME, admission, auditEntry, configure, GLOBEX, JAN_MS, LEASE_MS, OPS_A
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // The operator listings and acts of the port (store.ts `runs`, `unsettledPasses`, `idleHolds`,
-// `releaseRun`, `settlePass` with `by`, `auditChain`; issue #5).
+// `releaseRun`, `settlePass` with `by`, `auditChain`; docs/design/rules.md#l56–#l64).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

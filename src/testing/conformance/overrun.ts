@@ -4,7 +4,7 @@ import { assertOk } from './assertions.js';
 import { ACME, admission, configure, JAN_MS, runId, tokens } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Overruns are recorded whole and reported (DESIGN.md decision 19, issue 9 fault 2).
+// Overruns are recorded whole and reported (docs/design/rules.md#l90–#l92).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

@@ -5,7 +5,7 @@ import { ACME, admission, configure, FEB_MS, JAN_MS, LEASE_MS, OPS_ALICE, runId,
 import { snapshotTenant } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Passes after admission: resume (contract §8.4, DESIGN.md decision 7) and settlePass (§8.3, §6.11).
+// Passes after admission: resume (docs/design/rules.md#l15–#l18) and settlePass (#l19–#l23).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -146,7 +146,7 @@ export const settlePasses: ConformanceGroup = {
     },
     {
       id: 'L20',
-      title: 'hold 600, a suspending pass settles 200 and the concluding pass 100: settled 300, reserved 0 (contract §8.4)',
+      title: 'hold 600, a suspending pass settles 200 and the concluding pass 100: settled 300, reserved 0',
       async run(context) {
         const handle = context.store.tenant('c6-example');
         const run = runId(220);

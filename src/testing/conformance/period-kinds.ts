@@ -4,7 +4,7 @@ import { assertOk, assertRefused } from './assertions.js';
 import { ACME, admission, configure, LEASE_MS, runId, tokens } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Period figures are lossless across period kinds (DESIGN.md decision 15, issue 9 fault 1).
+// Period figures are lossless across period kinds (docs/design/rules.md#l80–#l83).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

@@ -5,9 +5,9 @@ import { ACME, admission, configure, dispatchKey, GLOBEX, JAN_MS, runId, slotQuo
 import { countedDispatches } from './no-writes.js';
 import type { ConformanceGroup } from './types.js';
 
-// Races through two handles of one tenant (contract §7, §10.1 C41–C42, §10.5 X1). Inside one
+// Races through two handles of one tenant (docs/design/rules.md#c41, #c42, #x1). Inside one
 // process these prove the store serialises its own concurrent calls; each backend's helper adds a
-// race across OS processes, which is the claim DESIGN.md decision 13 makes.
+// race across OS processes, the claim of docs/design/decisions.md "Exact across instances".
 
 /** Tallies outcomes by `ok` or refusal code, failing on any code not in `allowed`. */
 function tally(outcomes: readonly ({ ok: true } | { ok: false; refusal: { code: string } })[], allowed: string): Record<string, number> {
@@ -84,7 +84,7 @@ export const spendRace: ConformanceGroup = {
   ],
 };
 
-/** X1 (contract §10.5), run on every backend rather than only PostgreSQL. */
+/** X1 (docs/design/rules.md#x1), run on every backend rather than only PostgreSQL. */
 export const slotRace: ConformanceGroup = {
   title: 'two handles race for four slots',
   steps: [

@@ -8,7 +8,8 @@ import { ACME, dispatchKey, GLOBEX, runId, T_MS } from './fixtures.js';
 import { assertRefusedWithoutWrites, countedDispatches } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Sliding-window rate ceilings: contract §4.4–4.6, §6.15–6.16.
+// Sliding-window rate ceilings through the port's `reserveRate` and `rateRoom`
+// (docs/design/rules.md#c31–#c40, #p8, #p9).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -168,7 +169,10 @@ export const windowBoundary: ConformanceGroup = {
 const UNDO = 'tool://conformance/undo';
 const ONE_PER_MINUTE: RateCeiling = { count: 1, windowSeconds: 60 };
 
-/** C37: a compensating call is never refused, yet every later check counts it (contract §6.15). */
+/**
+ * C37: a compensating call is never refused, yet every later check counts it
+ * (docs/design/rules.md#c37).
+ */
 export const undoIsCounted: ConformanceGroup = {
   title: 'an undo is counted, never refused',
   steps: [
@@ -198,7 +202,10 @@ export const undoIsCounted: ConformanceGroup = {
 const TWO_WINDOWS = 'tool://conformance/two-windows';
 const S_MS = 1_760_010_000_000;
 
-/** C38: the prune floor is store-wide, so a narrow declaration never deletes rows a wider one counts (§4.5). */
+/**
+ * C38: the prune floor is store-wide, so a narrow declaration never deletes rows a wider one counts
+ * (docs/design/rules.md#c38).
+ */
 export const narrowWindowKeepsWideRows: ConformanceGroup = {
   title: "a narrower window does not prune a wider one's count",
   steps: [
@@ -230,7 +237,10 @@ export const narrowWindowKeepsWideRows: ConformanceGroup = {
 
 const WIDE = 'tool://conformance/wide';
 
-/** C39: windows outside 1 s … 31 days are refused UncountableRate before anything is counted (§4.6). */
+/**
+ * C39: windows outside 1 s … 31 days are refused UncountableRate before anything is counted
+ * (docs/design/rules.md#c39).
+ */
 export const uncountableWindows: ConformanceGroup = {
   title: 'windows outside one second to 31 days are uncountable',
   steps: [
@@ -305,9 +315,9 @@ export const rateGroupsTheSelfTestBreaks = [fullWindowRefuses, windowBoundary, s
 const EDGES = 'tool://conformance/edges';
 
 /**
- * P8: the store counts exactly what `checkRate` counts (contract §4.4, case D6 through a store;
- * DESIGN.md decision 1). P9: a dispatch is recorded no earlier than the grant's latest recorded
- * instant (issue #8 item 7), so a lagging instance's dispatch leaves the window with the newest.
+ * P8: the store counts exactly what `checkRate` counts (docs/design/rules.md#p8, D6 through a
+ * store). P9: a dispatch is recorded no earlier than the grant's latest recorded instant
+ * (docs/design/rules.md#p9), so a lagging instance's dispatch leaves the window with the newest.
  */
 export const windowEdges: ConformanceGroup = {
   title: 'a window counts rows strictly after its start, future rows included',

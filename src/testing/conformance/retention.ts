@@ -7,8 +7,8 @@ import { assertOk } from './assertions.js';
 import { ACME, admission, configure, dispatchKey, GLOBEX, JAN_MS, LEASE_MS, OPS_ALICE, runId, tokens } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Retention (issue 9 fault 6): closed runs and what hangs only on them can be pruned by age;
-// nothing a decision reads goes, and a pruned run id is refused, never counted again.
+// Retention (docs/design/rules.md#r1–#r9): closed runs and what hangs only on them can be pruned by
+// age; nothing a decision reads goes, and a pruned run id is refused, never counted again.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -143,7 +143,7 @@ export const pruneClosedRuns: ConformanceGroup = {
         await assertPrunedConflict(
           () => handle.settle({ run: OLD_CONCLUDED, epoch: 1, period: '2026-01', spend: tokens(300), releaseSlot: true, concludes: false }),
           OLD_CONCLUDED,
-          'identical contract settle retry',
+          'identical settle retry',
         );
         await assertPrunedConflict(
           () => handle.settle({ run: OLD_CONCLUDED, epoch: 3, period: '2026-01', spend: tokens(1), releaseSlot: false, concludes: true }),

@@ -54,7 +54,7 @@ describe('runConformanceGroup', () => {
 });
 
 describe('conformanceGroups', () => {
-  it('names every contract case C1–C43 and G1–G5 exactly once, and no id twice', () => {
+  it('names every battery case C1–C43 and G1–G5 exactly once, and no id twice', () => {
     const ids = conformanceGroups.flatMap((group) => group.steps.map((step) => step.id));
     expect(new Set(ids).size).toBe(ids.length);
     const required = [

@@ -14,7 +14,10 @@ const FIRST_FAILURE: Readonly<Record<string, string>> = {
   'two runs making the same call each count': 'C34',
 };
 
-/** C43: the battery can tell a real rate counter from one that admits everything (contract §10.1). */
+/**
+ * C43: the battery can tell a real rate counter from one that admits everything
+ * (docs/design/rules.md#c43).
+ */
 export const batterySelfTest: ConformanceGroup = {
   title: 'the battery catches a rate counter that admits everything',
   steps: [

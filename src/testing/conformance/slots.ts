@@ -6,7 +6,8 @@ import { ACME, GLOBEX, runId, slotQuota, T_MS, tokenQuota, tokens } from './fixt
 import { assertRefusedWithoutWrites } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Concurrency slots: contract §6.2 (reserve), §6.3 (release), §6.13–6.14 (running, runningRuns).
+// Concurrency slots: the port's reserve, release, running and runningRuns
+// (docs/design/rules.md#c1–#c4, #p1–#p6).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -93,7 +94,7 @@ export const retriedReserve: ConformanceGroup = {
   ],
 };
 
-/** G1–G3 (contract §10.2): the guard tests of concurrency, adapted to the 0.46 API. */
+/** G1–G3 (docs/design/rules.md#g1–#g3): the guard tests of concurrency. */
 export const concurrencyGuards: ConformanceGroup = {
   title: 'guard: concurrency ceilings per run and per tenant',
   steps: [
@@ -150,7 +151,7 @@ export const concurrencyGuards: ConformanceGroup = {
   ],
 };
 
-/** P1–P6: reserve and release rules of contract §6.2–6.3 and §6.13–6.14 beyond the numbered cases. */
+/** P1–P6 (docs/design/rules.md#p1–#p6): reserve and release rules beyond the numbered C cases. */
 export const reserveRules: ConformanceGroup = {
   title: 'reserve and release follow the port rules',
   steps: [

@@ -8,7 +8,8 @@ import { ACME, admission, runId, T_MS, tokenQuota, tokens } from './fixtures.js'
 import { assertRefusedWithoutWrites, snapshotTenant } from './no-writes.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Spend: holds and settlements, contract §6.2 step 2.3, §6.4–6.6, §6.11–6.12.
+// Spend: holds and settlements through the port's reserve, carry, reservations, reserved, settle
+// and spent (docs/design/rules.md#c5–#c19).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
@@ -255,7 +256,10 @@ export const holdsFillAPeriod: ConformanceGroup = {
   ],
 };
 
-/** G4–G5 (contract §10.2): settled totals belong to a billing period, and period keys order like time. */
+/**
+ * G4–G5 (docs/design/rules.md#g4, #g5): settled totals belong to a billing period, and period keys
+ * order like time.
+ */
 export const periodGuards: ConformanceGroup = {
   title: "guard: a period's settled total resets with the period",
   steps: [
@@ -322,7 +326,7 @@ export const periodGuards: ConformanceGroup = {
 const MAX = Number.MAX_SAFE_INTEGER;
 
 /**
- * P7: no figure of the books saturates or wraps (DESIGN.md decision 2, issue 9 fault 4): a settle,
+ * P7: no figure of the books saturates or wraps (docs/design/rules.md#p7, #p7-2): a settle,
  * a hold, a carry or a hold formula whose result would pass Number.MAX_SAFE_INTEGER is refused with
  * INVALID_ARGUMENT naming the field and the bound, and nothing is written.
  */

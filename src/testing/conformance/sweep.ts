@@ -5,7 +5,7 @@ import { ACME, admission, configure, dispatchKey, JAN_MS, LEASE_MS, runId, slotQ
 import { summaryOf } from './leases.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// The sweep of lapsed leases (store.ts `lapsedRuns`, `sweepRun`; DESIGN.md decision 8).
+// The sweep of lapsed leases (store.ts `lapsedRuns`, `sweepRun`; docs/design/rules.md#l49–#l55).
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 

@@ -23,7 +23,7 @@ export interface ConformanceContext {
 }
 
 /**
- * One acceptance case: `id` is the contract's case id (`C11`, `G3`) or a lifecycle id (`L7`),
+ * One acceptance case: `id` is its case id in docs/design/rules.md (`C11`, `G3`, `L7`),
  * `title` says the behaviour in one sentence. `run` throws (an `AssertionError` or the store's own
  * error) when the backend does not behave so, and resolves otherwise.
  */
@@ -35,7 +35,7 @@ export interface ConformanceStep {
 
 /**
  * A sequence of steps sharing one fresh store: later steps build on what earlier ones wrote
- * (contract §10.1 cases continue one another), so they must run in order and never alone.
+ * (the C cases continue one another), so they must run in order and never alone.
  */
 export interface ConformanceGroup {
   readonly title: string;

@@ -6,9 +6,9 @@ import { assertRefused } from './assertions.js';
 import { admission, auditEntry, JAN_MS, tokens } from './fixtures.js';
 import type { ConformanceGroup } from './types.js';
 
-// Waiting tenants take turns while the plane-wide ceiling binds (issue 12 item 2): freed slots go
-// round robin, weighted per tenant by the plane ceiling's `weights`, so one busy tenant cannot
-// starve the others. Cases W12–W13, and W4.1 (W4 under the plane-wide ceiling).
+// Waiting tenants take turns while the plane-wide ceiling binds (docs/concepts/waiting.md): freed
+// slots go round robin, weighted per tenant by the plane ceiling's `weights`, so one busy tenant
+// cannot starve the others. Cases W12–W13, and W4.1 (W4 under the plane-wide ceiling).
 
 const TERMS = { untilMs: JAN_MS + 3_600_000, leaseMs: 3_600_000 };
 const PLANE_CEILING = 6;
@@ -70,7 +70,7 @@ async function race(store: QuotaStore, prefix: string, holders: Record<string, n
   return { running, grants: grants_ };
 }
 
-/** W12–W13: the fairness measurement of issue 12. */
+/** W12–W13: each waiting tenant's share of the freed slots, measured. */
 export const fairWaiting: ConformanceGroup = {
   title: 'waiting tenants take turns while the plane-wide ceiling binds',
   steps: [

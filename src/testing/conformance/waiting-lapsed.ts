@@ -7,8 +7,8 @@ import { admission, configure, JAN_MS, tokens } from './fixtures.js';
 import type { ConformanceGroup } from './types.js';
 
 // A waiter's grant that lapsed before its caller collected it (store.ts `sweepRun`,
-// `collectWaiter`; DESIGN.md decision 18): withdrawn whole, the waiter back in its own place and
-// served afresh, never a stranded run its caller is told to settle.
+// `collectWaiter`; docs/design/rules.md#w18, #w19): withdrawn whole, the waiter back in its own
+// place and served afresh, never a stranded run its caller is told to settle.
 
 const QUOTA = { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 1_000_000 } as const;
 const BUDGET = { maxTokens: 100, maxCallTokens: 10 };

@@ -7,9 +7,10 @@ import { assertOk, assertRefused } from './assertions.js';
 import { ACME, admission, auditEntry, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, tokens } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
-// Waiting admissions (issue 12, DESIGN.md decision 18; store.ts `admitOrWait`, `collectWaiter`,
-// `cancelWaiter`, `sweepWaiters`, `waitQueue`, and the grant in every transaction that frees a
-// slot). Case ids W1–W11, W14–W17; W20 (FIFO across processes) is each backend's own process race.
+// Waiting admissions (docs/design/decisions.md "Waiting for a slot"; store.ts `admitOrWait`,
+// `collectWaiter`, `cancelWaiter`, `sweepWaiters`, `waitQueue`, and the grant in every transaction
+// that frees a slot). Case ids W1–W11, W14–W17; W20 (FIFO across processes) is each backend's own
+// process race.
 
 const acme = (context: ConformanceContext) => context.store.tenant(ACME);
 
