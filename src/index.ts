@@ -208,24 +208,25 @@ export {
   type WithheldRefusal,
 } from './core/refusal.js';
 
-// ── running agents (issue #13): the run helper; the SDK adapters are quotaplane/ai-sdk and quotaplane/openai-agents
+// ── running agents ─────────────────────────────────────────────────────────────
+// The run helper; the SDK adapters are the entries quotaplane/ai-sdk and quotaplane/openai-agents.
 export { withRun, type RunCompleted, type WithRunOptions, type WithRunResult } from './adapters/with-run.js';
 export type { ActiveRun, Allowance, CallTicket, RecordedSpend, RunDispatchOptions, RunDispatchResult } from './adapters/active-run.js';
 export type { RunPlane } from './adapters/run-plane.js';
 export { RunBudgetExhaustedError, RunRefusedError, RunSettleError, RunWithheldError, ToolCallRefusedError } from './adapters/run-errors.js';
 export { costOf, parsePriceTable, type ModelPrice, type PriceTable, type TokenCounts } from './adapters/model-price.js';
 
-// ── operability (issue #10)
+// ── operability ────────────────────────────────────────────────────────────────
 export { applyQuotaPatch, type QuotaPatch } from './core/quota-patch.js';
 export { redactStoreUrl } from './store/store-url.js';
 export { type MisconfigurationReason } from './store/store-configuration.js';
 export { storeApiKeyAdmin, type ApiKeyAdmin, type CreatedApiKey, type RevokedApiKey } from './plane/api-key-admin.js';
 
-// ── the books (issue #9)
+// ── the books ──────────────────────────────────────────────────────────────────
 export { overrunOf } from './core/overrun.js';
 export { sumOverflowError, requireSumFits } from './core/amounts.js';
 
-// ── ceilings above and below the tenant (issue 12)
+// ── ceilings above and below the tenant ────────────────────────────────────────
 export {
   applyPlanePatch,
   boundsPlane,
@@ -249,7 +250,7 @@ export type { CeilingBound } from './core/refusal.js';
 export type { AgentUsage, PlaneUsage } from './store/types.js';
 export type { AgentUsageFigures, PlanePatch, PlaneStatus } from './plane/plane.js';
 export { KEYS_AUDIT_TENANT, PLANE_AUDIT_TENANT } from './core/identifiers.js';
-// Waiting admissions (issue 12 item 1).
+// Waiting admissions.
 export { MAX_WAIT_MS, WAITER_LEASE_MS } from './plane/wait-admission.js';
 export type { CancelOutcome, WaitingAdmission, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './store/waiters.js';
 export type { WaiterWakes } from './store/waiter-wakes.js';

@@ -28,7 +28,7 @@ export interface RecordedSpend {
  * - `fail()` books `estimate`, marked as an estimate, and answers a `RecordedSpend` whose
  *   `retract()` takes it back if the call is retried (a failed attempt that is retried adds nothing);
  * - left open when the pass settles (an abandoned stream), it is booked at `estimate`, marked as an
- *   estimate (DESIGN.md decision 19).
+ *   estimate (docs/design/decisions.md "Usage never reads as zero by absence").
  */
 export interface CallTicket {
   readonly estimate: Spend;
@@ -56,7 +56,7 @@ export type RunDispatchResult = { readonly ok: true } | Refused<RateLimitedRefus
  * - `spend` is what the pass has booked so far; `estimated` is true once any booked amount is a
  *   per-call bound standing in for a missing usage report.
  * - `record(spend)` books the real cost of a model call (non-negative safe integers; never
- *   clipped to the budget: an overrun is booked as it happened, DESIGN.md decision 19).
+ *   clipped to the budget: an overrun is booked as it happened, docs/design/rules.md#l90).
  * - `dispatch(grant, key)` counts one tool call against the grant's rate ceilings
  *   (`plane.dispatch` with this pass's epoch, which renews its lease). `key` is the call's
  *   idempotency key (the SDK's tool-call id): a retry with the same key is counted once. A

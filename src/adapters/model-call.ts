@@ -28,7 +28,7 @@ export interface OpenedModelCall {
  *    the per-call bound (`budget.maxCallTokens`), the tokens the run has left, and the output
  *    tokens its money left (and `maxCallMinorUnits`) buys at the model's output price. Input tokens
  *    are not known before the call and are not subtracted: a call's input can take it past its
- *    bound, which is booked as it happened (DESIGN.md decision 19);
+ *    bound, which is booked as it happened (docs/design/rules.md#l90);
  * 4. with no budget left in a bounded unit, throws `RunBudgetExhaustedError`: the model is not called;
  * 5. reserves the call's estimate (its per-call bound: `maxCallTokens`, or the cap when the budget
  *    sets none; `maxCallMinorUnits`, or the estimate's tokens at the model's dearest rate) while

@@ -3,12 +3,13 @@ import type { Refused, WithheldRefusal } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 
 /**
- * Thrown by `withRun` when a `Withheld` answer (a subject halt on the run's chain, DESIGN.md
- * decision 9) stopped the body. The pass was settled **without concluding** (`settle`), so the run
- * keeps its hold and is paused, not finished: after the halt is lifted, continue it with
- * `withRun(plane, { tenant, resume: error.run, … })` (or `plane.resume`). `spend` is what the pass
- * booked; `estimated` is true when part of it is a per-call bound booked for a call that ended
- * without a usage report (DESIGN.md decision 19).
+ * Thrown by `withRun` when a `Withheld` answer (a subject halt on the run's chain,
+ * docs/design/rules.md#l47) stopped the body. The pass was settled **without concluding**
+ * (`settle`), so the run keeps its hold and is paused, not finished: after the halt is lifted,
+ * continue it with `withRun(plane, { tenant, resume: error.run, … })` (or `plane.resume`). `spend`
+ * is what the pass booked; `estimated` is true when part of it is a per-call bound booked for a
+ * call that ended without a usage report (docs/design/decisions.md "Usage never reads as zero by
+ * absence").
  */
 export class RunWithheldError extends Error {
   override readonly name = 'RunWithheldError';
@@ -46,7 +47,8 @@ export class RunWithheldError extends Error {
 
 /**
  * Thrown by `withRun` only when `throwOnRefusal` is set and the admission (or resume) was refused;
- * without it the refusal is returned as a value (DESIGN.md decision 4). `refused` is the answer.
+ * without it the refusal is returned as a value (docs/design/decisions.md "Refusals are values,
+ * faults are exceptions"). `refused` is the answer.
  */
 export class RunRefusedError extends Error {
   override readonly name = 'RunRefusedError';

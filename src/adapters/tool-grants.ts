@@ -10,9 +10,9 @@ import { ToolCallRefusedError } from './run-errors.js';
 
 /**
  * Which grant each tool's calls are dispatches of, by tool name: a grant reference
- * (`'tool://payments/refund'`), or `{ grant, ceilings }` to declare rate ceilings of your own on top
- * of the tenant's configured ones for that grant (DESIGN.md decision 11). A tool with no entry is
- * not counted; it still refuses to run once the run has stopped.
+ * (`'tool://payments/refund'`), or `{ grant, ceilings }` to declare rate ceilings of your own on
+ * top of the tenant's configured ones for that grant (docs/design/rules.md#l24). A tool with no
+ * entry is not counted; it still refuses to run once the run has stopped.
  */
 export type ToolGrants = Readonly<Record<string, string | { readonly grant: string; readonly ceilings?: readonly RateCeiling[] }>>;
 

@@ -29,8 +29,9 @@ const ASSUMED_LEASE_MS = 60_000;
  *   `STORE_UNAVAILABLE` or does not answer within the timeout is sent again with the same payload,
  *   up to `settleAttempts` times, waiting 100, 200, 400 … ms between attempts; the receipt makes a
  *   repeat safe (an attempt that landed answers `already-settled`).
- * - `waitMs`: how long the admission may wait for a slot (`plane.admit`'s `waitMs`, issue 12);
- *   only a `TooManyRuns` refusal waits. `signal` also cancels the wait. Not used with `resume`.
+ * - `waitMs`: how long the admission may wait for a slot (`plane.admit`'s `waitMs`;
+ *   docs/concepts/waiting.md); only a `TooManyRuns` refusal waits. `signal` also cancels the wait.
+ *   Not used with `resume`.
  */
 export interface WithRunOptions {
   readonly tenant: string;
@@ -53,7 +54,8 @@ export interface WithRunOptions {
 /**
  * The answer of a `withRun` whose body returned: its `value`, the pass `(run, epoch)`, the `spend`
  * it booked and settled (`estimated` when part of it is a per-call bound standing in for a missing
- * usage report, DESIGN.md decision 19), and the settle's answer (`settle.receipt`).
+ * usage report, docs/design/decisions.md "Usage never reads as zero by absence"), and the settle's
+ * answer (`settle.receipt`).
  */
 export interface RunCompleted<T> {
   readonly ok: true;

@@ -22,7 +22,7 @@ import { decodeProblem } from './problem-decoding.js';
  */
 export const CLIENT_MAX_WAIT_MS = 60_000;
 
-/** The run lifecycle and quota verbs of the plane (issue #4 item 5): what a runner's code calls. */
+/** The run lifecycle and quota verbs of the plane: what a runner's code calls. */
 export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' | 'usage' | 'setQuota' | 'getQuota' | 'updateQuota' | 'halt' | 'lift' | 'halts'>;
 
 /**
@@ -47,7 +47,10 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
 export interface QuotaplaneClient extends Plane {
   /** The server's base URL, as given. */
   readonly url: string;
-  /** The server's API keys (`/v1/keys`, operator keys only; issue #10 item 9), audited under the key's name. */
+  /**
+   * The server's API keys (`/v1/keys`, operator keys only; docs/guides/operating.md#api-keys),
+   * audited under the key's name.
+   */
   readonly keys: ApiKeyAdmin;
 }
 
@@ -130,7 +133,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     url: base,
     admit: (input) => {
       // `waitMs` travels as the route's `wait` field (a long poll); `signal` ends the request, and
-      // the server gives the place in the queue back when the connection closes (issue 12).
+      // the server gives the place in the queue back when the connection closes
+      // (docs/design/rules.md#w31).
       const { waitMs, signal, ...body } = requestBody(input);
       if (signal !== undefined && !(signal instanceof AbortSignal)) throw invalidArgument('signal', `must be an AbortSignal, got ${describe(signal)}`);
       if (waitMs !== undefined && (typeof waitMs !== 'number' || !Number.isSafeInteger(waitMs) || waitMs < 0 || waitMs > CLIENT_MAX_WAIT_MS)) {

@@ -5,7 +5,10 @@ export interface TransportRequest {
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string | undefined;
-  /** Ends the request when it aborts (a waiting admission the caller gives up; issue 12). */
+  /**
+   * Ends the request when it aborts (a waiting admission the caller gives up;
+   * docs/design/rules.md#w31).
+   */
   readonly signal?: AbortSignal | undefined;
 }
 

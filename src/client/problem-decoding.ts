@@ -31,8 +31,8 @@ const ENVELOPE = new Set(['type', 'title', 'status', 'detail', 'code', 'requestI
 export type DecodedProblem = { readonly kind: 'refused'; readonly refused: Refused } | { readonly kind: 'fault'; readonly error: QuotaError };
 
 /**
- * Decodes an error reply of the HTTP service into what the plane would have answered (issue #4
- * item 5): a refusal problem becomes the same `{ ok: false, refusal, message }` value (`message` is
+ * Decodes an error reply of the HTTP service into what the plane would have answered: a
+ * refusal problem becomes the same `{ ok: false, refusal, message }` value (`message` is
  * the problem's `detail`, the refusal fields its extension members); any other problem becomes the
  * `QuotaError` the plane would throw, with the problem's members (`field`, `requestId`, the HTTP
  * `status`) in `details`. HTTP-only codes map onto the plane's: 401 → `INVALID_ARGUMENT` on field

@@ -4,8 +4,9 @@ import type { TokenCounts } from '../model-price.js';
 /**
  * Reads a language model's usage report (the AI SDK's `LanguageModelV3Usage`, or the flat V2
  * shape) as {@link TokenCounts}, or `undefined` when it does not report both input and output
- * tokens as counts (absent, `NaN`, negative), or reports 0 of both (no real call reads no input), so the call is booked at its per-call bound instead
- * of as zero (DESIGN.md decision 19).
+ * tokens as counts (absent, `NaN`, negative), or reports 0 of both (no real call reads no input),
+ * so the call is booked at its per-call bound instead of as zero (docs/design/decisions.md "Usage
+ * never reads as zero by absence").
  *
  * The provider's own totals are used: `inputTokens.total` already holds the cached tokens
  * (`cacheRead`, `cacheWrite`) and `outputTokens.total` the reasoning tokens, so neither is added

@@ -4,7 +4,8 @@ import type { TokenCounts } from '../model-price.js';
 /**
  * Reads the usage of one Agents SDK model response (`ModelResponse.usage`, or the `usage` of a
  * `response_done` stream event) as {@link TokenCounts}, or `undefined` when it reports no tokens,
- * so the call is booked at its per-call bound rather than as zero (DESIGN.md decision 19).
+ * so the call is booked at its per-call bound rather than as zero (docs/design/decisions.md "Usage
+ * never reads as zero by absence").
  *
  * OpenAI's definitions are used as they are: `inputTokens` already holds the cached tokens
  * (`inputTokensDetails.cached_tokens`) and `outputTokens` the reasoning tokens
