@@ -17,13 +17,14 @@ import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
 import { interleavedLoops, type LoopResult, type Operation, perSecond } from './timed-loop.js';
 
 /**
- * The HTTP section (issue #4): admission cycles per second through the service, a client on a
- * real port on 127.0.0.1 talking to `buildApp`, next to the same cycle on the plane in process,
- * interleaved, so the difference is what HTTP, authentication, validation and serialisation cost.
- * On SQLite (a durable file, as `serve` opens it) and on PostgreSQL (an embedded server with its
- * durable defaults). On both the runner key is in the store, so each request's key check is a
- * database read, as under `serve`. The client is `createClient` with its default transport
- * (undici's `request`), in this same process: its CPU counts against the cycle, as a caller's does.
+ * The HTTP section (docs/benchmarks.md#the-sections): admission cycles per second through the
+ * service, a client on a real port on 127.0.0.1 talking to `buildApp`, next to the same cycle on
+ * the plane in process, interleaved, so the difference is what HTTP, authentication, validation and
+ * serialisation cost. On SQLite (a durable file, as `serve` opens it) and on PostgreSQL (an
+ * embedded server with its durable defaults). On both the runner key is in the store, so each
+ * request's key check is a database read, as under `serve`. The client is `createClient` with its
+ * default transport (undici's `request`), in this same process: its CPU counts against the cycle,
+ * as a caller's does.
  */
 export const httpSection: BenchSection = {
   name: 'http',

@@ -23,7 +23,7 @@ export interface Shape {
   readonly tenants: number;
 }
 
-// The concurrency users run (issue #8 item 6): one caller; eight on eight tenants; sixty-four on
+// The concurrency users run: one caller; eight on eight tenants; sixty-four on
 // eight tenants (eight callers per tenant, whose decisions serialise on its lock and share its
 // batches). The peer gets the same callers on as many keys.
 const SHAPES: readonly Shape[] = [
@@ -45,15 +45,16 @@ export function quotaplanePoolSize(callers: number): number {
 const WINDOW_CONTENTS = [0, 10_000, 100_000] as const;
 
 /**
- * The PostgreSQL section (issue #8 item 6): quotaplane's admission cycle per second with 1, 8 and
- * 64 concurrent callers, interleaved with rate-limiter-flexible's `RateLimiterPostgres.consume()`
- * at the same concurrency on the same server, with the ratio (cycles/s over consumes/s) and p50/p99
- * of `admit` (and of `consume()`); then one `reserveRate` under a ceiling of 10,000,000 a day with
- * 0, 10,000 and 100,000 dispatches already in its window (issue #8 item 7), interleaved. It starts
- * its own embedded PostgreSQL with durable settings (fsync and synchronous_commit on), or uses
- * `QUOTAPLANE_BENCH_PG_URL`; there it works in two fresh schemas and drops them at the end.
- * Every row also gets its costs per decision (see `postgres-meter.ts`): the embedded server loads
- * pg_stat_statements for them. `--quick` leaves out the 64-caller shape and the rate windows.
+ * The PostgreSQL section (docs/benchmarks.md#the-sections): quotaplane's admission cycle per second
+ * with 1, 8 and 64 concurrent callers, interleaved with rate-limiter-flexible's
+ * `RateLimiterPostgres.consume()` at the same concurrency on the same server, with the ratio
+ * (cycles/s over consumes/s) and p50/p99 of `admit` (and of `consume()`); then one `reserveRate`
+ * under a ceiling of 10,000,000 a day with 0, 10,000 and 100,000 dispatches already in its window,
+ * interleaved. It starts its own embedded PostgreSQL with durable settings (fsync and
+ * synchronous_commit on), or uses `QUOTAPLANE_BENCH_PG_URL`; there it works in two fresh schemas
+ * and drops them at the end. Every row also gets its costs per decision (see `postgres-meter.ts`):
+ * the embedded server loads pg_stat_statements for them. `--quick` leaves out the 64-caller shape
+ * and the rate windows.
  */
 export const postgresSection: BenchSection = {
   name: 'postgres',

@@ -62,9 +62,9 @@ function row(backend: string, name: string, result: Cycles, note: string): Bench
 }
 
 /**
- * Retention (issue 9 fault 6), on a durable SQLite file and on PostgreSQL (an embedded durable
- * server, or `QUOTAPLANE_BENCH_PG_URL`): a store holding 20,000 runs concluded 100 days ago;
- * 16 concurrent callers run admission cycles in the same tenant before the prune, while
+ * Retention (docs/benchmarks.md#retention), on a durable SQLite file and on PostgreSQL (an embedded
+ * durable server, or `QUOTAPLANE_BENCH_PG_URL`): a store holding 20,000 runs concluded 100 days
+ * ago; 16 concurrent callers run admission cycles in the same tenant before the prune, while
  * `plane.prune` removes those runs in batches of `DEFAULT_PRUNE_BATCH` (50; on SQLite through the
  * same group-commit writer, on PostgreSQL under the tenant's admission lock), and after it (when
  * every pruned run id has a tombstone an admission looks up). Reports the cycles' throughput and

@@ -1,8 +1,8 @@
-// A `serve`-like process for the service section (issue #8 item 6), forked so that the clients'
-// work does not run on the server's event loop: quotaplane's app on a durable SQLite file (keys
-// in the store, as `serve` keeps them), a trivial Fastify route, and a Fastify route around
-// rate-limiter-flexible's `consume()` on a file with the same settings. It prints their ports and
-// a runner key as one JSON line, then serves until killed.
+// A `serve`-like process for the service section (docs/benchmarks.md#the-sections), forked so that
+// the clients' work does not run on the server's event loop: quotaplane's app on a durable SQLite
+// file (keys in the store, as `serve` keeps them), a trivial Fastify route, and a Fastify route
+// around rate-limiter-flexible's `consume()` on a file with the same settings. It prints their
+// ports and a runner key as one JSON line, then serves until killed.
 import { join } from 'node:path';
 
 import Fastify from 'fastify';

@@ -11,7 +11,7 @@ import { perDecision } from './per-decision.js';
 import { sqliteMeter } from './sqlite-meter.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
-/** Concurrent callers in one process the section measures (issue #8 item 6). */
+/** Concurrent callers in one process the section measures. */
 export const SQLITE_CALLER_COUNTS = [1, 8, 64, 256] as const;
 
 /**

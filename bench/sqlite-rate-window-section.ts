@@ -6,13 +6,13 @@ import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
 import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
-/** Dispatches already in the window when the measured dispatches run (issue #8 item 7). */
+/** Dispatches already in the window when the measured dispatches run. */
 export const WINDOW_FILLS = [0, 10_000, 100_000] as const;
 
 // A daily ceiling far above what the fill and a measured loop can reach (an idle machine runs well
-// over 20,000 dispatches a second in memory, which overran the issue's example of 200,000 a day on
-// top of a 100,000 fill), and a burst ceiling whose count the grant has passed, so the decision
-// does its point lookup (the measured dispatches come 2 ms apart: 500 a second).
+// over 20,000 dispatches a second in memory, so a ceiling of 200,000 a day would fill up on top of
+// a 100,000 fill), and a burst ceiling whose count the grant has passed, so the decision does its
+// point lookup (the measured dispatches come 2 ms apart: 500 a second).
 const CEILINGS = [
   { count: 10_000_000, windowSeconds: 86_400 },
   { count: 1_000, windowSeconds: 1 },

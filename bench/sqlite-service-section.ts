@@ -35,10 +35,10 @@ interface Ports {
 }
 
 /**
- * The service section (issue #8 item 6), against a forked `serve`-like process on a durable
- * SQLite file: 64 keep-alive clients doing admission cycles, next to a trivial Fastify route and
- * a Fastify route around rate-limiter-flexible's `consume()`, interleaved; `/healthz` while
- * another process holds the write lock and a decision waits for it; and a new client's first
+ * The service section (docs/benchmarks.md#the-sections), against a forked `serve`-like process on a
+ * durable SQLite file: 64 keep-alive clients doing admission cycles, next to a trivial Fastify
+ * route and a Fastify route around rate-limiter-flexible's `consume()`, interleaved; `/healthz`
+ * while another process holds the write lock and a decision waits for it; and a new client's first
  * answer while 200 clients write. Each against the rlf route in the same run.
  */
 export const sqliteServiceSection: BenchSection = {

@@ -18,7 +18,7 @@ import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embed
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
 import { quantileMs } from './concurrent-loop.js';
 
-/** The sweep interval measured, ms: the one the issue measured against. */
+/** The sweep interval measured, ms (`serve`'s default is 5 000). */
 const INTERVAL_MS = 500;
 /** A run whose lease will lapse is admitted this often, ms. */
 const LAPSE_EVERY_MS = 20;
@@ -36,15 +36,15 @@ interface Phase {
 }
 
 /**
- * How late the sweeper frees the slot of a run whose lease lapsed (its holder died), with the
- * serve default's order of magnitude (`intervalMs` 500): runs are admitted every 20 ms with leases
- * of 200–1000 ms and never heard from again; the lateness of each is the time from its lease's
- * expiry to the commit of the `sweepRun` that freed its slot. Idle: nothing else runs. Loaded: 16
- * callers run admission cycles in the same process (the same event loop and store as the
- * sweeper, as in `serve`) and two more processes spin on the CPU. On a durable SQLite file and on
- * PostgreSQL (an embedded durable server, or `QUOTAPLANE_BENCH_PG_URL`). Each row's note gives the
- * worst lateness, the sweeper's own bound on it (`lagBoundMs`, sweeper.ts), the longest sweep and
- * the event loop's p99 delay.
+ * How late the sweeper frees the slot of a run whose lease lapsed (its holder died), with
+ * `intervalMs` 500, a tenth of `serve`'s default (docs/benchmarks.md#sweep-lateness): runs are
+ * admitted every 20 ms with leases of 200–1000 ms and never heard from again; the lateness of each
+ * is the time from its lease's expiry to the commit of the `sweepRun` that freed its slot. Idle:
+ * nothing else runs. Loaded: 16 callers run admission cycles in the same process (the same event
+ * loop and store as the sweeper, as in `serve`) and two more processes spin on the CPU. On a
+ * durable SQLite file and on PostgreSQL (an embedded durable server, or `QUOTAPLANE_BENCH_PG_URL`).
+ * Each row's note gives the worst lateness, the sweeper's own bound on it (`lagBoundMs`,
+ * sweeper.ts), the longest sweep and the event loop's p99 delay.
  */
 export const sweepLatenessSection: BenchSection = {
   name: 'sweep-lateness',
