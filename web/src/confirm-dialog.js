@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { html } from './html.js';
 
 /**
- * A modal confirmation (issue #11 item 5) on the browser's own <dialog>: it traps focus, Escape
+ * A modal confirmation on the browser's own <dialog>: it traps focus, Escape
  * cancels, and focus returns to the control that opened it. `onConfirm` may throw an ApiError; its
  * message is shown in the dialog (with the field it names) and the dialog stays open.
  */

@@ -1,7 +1,7 @@
 import { html } from './html.js';
 import { utc, utcClock } from './format.js';
 
-/** When the figures were read, and whether the server answers now (issue #11 item 3). */
+/** When the figures were read, and whether the server answers now. */
 export function Freshness({ poll }) {
   if (poll.error !== null) {
     const reason = poll.error.code === 'UNREACHABLE' ? 'The server is unreachable' : `Reading failed: ${poll.error.message}`;

@@ -3,7 +3,8 @@ import { html } from './html.js';
 /**
  * A bar of settled and held amounts against a ceiling, with the same figures in words beside it
  * (the bar is decoration: the text carries the meaning). `ceiling` undefined means no ceiling
- * (unlimited); 0 allows nothing (DESIGN.md decision 3). `show` formats an amount with its unit.
+ * (unlimited); 0 allows nothing (docs/design/decisions.md "Absent means
+ * unlimited, 0 means nothing"). `show` formats an amount with its unit.
  */
 export function Meter({ label, settled, held = 0, ceiling, show, heldWord = 'held' }) {
   const used = settled + held;

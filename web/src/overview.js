@@ -36,7 +36,7 @@ function byName(a, b) {
   return a.tenant < b.tenant ? -1 : a.tenant > b.tenant ? 1 : 0;
 }
 
-/** Every tenant at a glance (issue #11 item 3): paged, searchable, sortable by how close each is to a ceiling. */
+/** Every tenant at a glance: paged, searchable, sortable by how close each is to a ceiling. */
 export function Overview({ api, who, config, money }) {
   const poll = usePoll(() => loadOverview(api, who), [api, who], config.refreshMs);
   const [search, setSearch] = useState('');

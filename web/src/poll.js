@@ -1,8 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 
 /**
- * Reads `load()` now and again every `refreshMs` while the tab is visible (issue #11 item 3:
- * refreshes by itself without reloading). Keeps the last good answer when a read fails, so the
+ * Reads `load()` now and again every `refreshMs` while the tab is visible (the page
+ * refreshes by itself, without reloading). Keeps the last good answer when a read fails, so the
  * page can say "unreachable since …, showing what was read at …". `reload()` reads at once.
  */
 export function usePoll(load, deps, refreshMs) {

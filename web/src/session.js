@@ -1,5 +1,5 @@
 /**
- * The operator key for this browser tab only (issue #11 item 2). It lives in sessionStorage, which
+ * The operator key for this browser tab only. It lives in sessionStorage, which
  * the browser keeps per tab and forgets when the tab closes; it is never put in a URL, a cookie or
  * a log. Signing out removes it.
  */

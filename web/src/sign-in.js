@@ -5,7 +5,7 @@ import { html } from './html.js';
 import { checkKey } from './session.js';
 
 /**
- * Sign-in with an operator key (issue #11 item 2). The key is checked with GET /v1/key: an unknown
+ * Sign-in with an operator key. The key is checked with GET /v1/key: an unknown
  * or revoked key and a runner key are refused here with a message saying what to do.
  */
 export function SignIn({ notice, onSignedIn }) {

@@ -8,7 +8,7 @@ const CEILING = '#b91c1c';
 
 /**
  * Settled and held spend of one unit over recent billing periods, as bars (uPlot), with the
- * current ceiling as a dashed line (issue #11 item 4). The chart is drawn on a canvas and hidden
+ * current ceiling as a dashed line. The chart is drawn on a canvas and hidden
  * from assistive technology; the same figures are in the table beside it.
  */
 export function SpendChart({ title, periods, settled, held, ceiling, show }) {

@@ -6,7 +6,7 @@ import { tokens, utc } from './format.js';
 import { html } from './html.js';
 
 /*
- * The operator's acts (issue #11 item 5): throw and lift halts, release or settle a run, replace
+ * The operator's acts: throw and lift halts, release or settle a run, replace
  * the quota. Each goes through a confirmation dialog and then one /v1 call; the server records it
  * in the audit log under the key's name (basis `authenticated`), as for the CLI and the API.
  */

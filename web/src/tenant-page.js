@@ -27,7 +27,10 @@ async function loadTenant(api, tenant) {
   return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history };
 }
 
-/** One tenant (issue #11 item 4): its figures, quota, spend history, runs, holds, rate windows, halts, attention and audit log. */
+/**
+ * One tenant: its figures, quota, spend history, runs, holds, rate windows, halts, attention and
+ * audit log.
+ */
 export function TenantPage({ tenant, api, config, money }) {
   const poll = usePoll(() => loadTenant(api, tenant), [api, tenant], config.refreshMs);
   const [message, setMessage] = useState(null);
