@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// Builds the operator dashboard (issue #11) from web/ into dist/web/: one JavaScript bundle and one
-// stylesheet (preact, htm and uPlot included, so nothing is fetched from a CDN at run time) and
-// index.html. `npm run build` runs it after tsc; `serve` reads dist/web/ at start.
+// Builds the operator dashboard (docs/guides/operating.md#the-operator-dashboard) from web/ into
+// dist/web/: one JavaScript bundle and one stylesheet (preact, htm and uPlot included, so nothing
+// is fetched from a CDN at run time) and index.html. `npm run build` runs it after tsc; `serve`
+// reads dist/web/ at start.
 import { build } from 'esbuild';
 import { copyFileSync, mkdirSync, rmSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
