@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 import type { Browser } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -16,10 +18,11 @@ const WEAKENING_FLAGS = new Set(['--disable-web-security', '--allow-running-inse
 const SINGLE_PROCESS = '--single-process';
 
 /**
- * Launches a headless Chromium for the dashboard tests (issue #11), with no browser downloader and
- * no system package step: the binary named by `QUOTAPLANE_CHROMIUM`, else a `chromium` (or
- * `chromium-browser`) on PATH, else the one inside the `@sparticuz/chromium` devDependency, which
- * unpacks into /tmp on first use (its recommended flags, minus {@link WEAKENING_FLAGS} and `--single-process`).
+ * Launches a headless Chromium for the dashboard tests, with no browser downloader and no system
+ * package step: the binary named by `QUOTAPLANE_CHROMIUM`, else a `chromium` (or
+ * `chromium-browser`) on PATH, else the one inside the `@sparticuz/chromium` devDependency,
+ * unpacked once by {@link unpackedSparticuz} (its recommended flags, minus {@link WEAKENING_FLAGS}
+ * and `--single-process`).
  */
 export async function launchChromium(): Promise<Browser> {
   const named = process.env[CHROMIUM_ENV];
@@ -31,9 +34,44 @@ export async function launchChromium(): Promise<Browser> {
   if (onPath !== null) return chromium.launch({ executablePath: onPath, headless: true, args: ['--no-sandbox'] });
 
   const { default: sparticuz } = await import('@sparticuz/chromium');
-  const executablePath = await sparticuz.executablePath();
+  const executablePath = await unpackedSparticuz(() => sparticuz.executablePath());
   const args = sparticuz.args.filter((flag) => !WEAKENING_FLAGS.has(flag) && flag !== SINGLE_PROCESS);
   return chromium.launch({ executablePath, headless: true, args });
+}
+
+/**
+ * The path of @sparticuz/chromium's binary, unpacked into a directory of its own under the system
+ * temporary directory, named after the package's version. Left to itself the package unpacks into
+ * `/tmp/chromium` and reuses any file of that name, so two test processes unpacking at once, or an
+ * unpacking cut short, leave a truncated binary that every later run launches and fails on. Here
+ * each unpacking goes into a fresh staging directory (the package unpacks into `os.tmpdir()`, which
+ * follows `$TMPDIR`), and only a complete one is renamed into place: the rename is atomic, so a
+ * directory that exists holds a whole browser; a process that loses the race drops its own copy.
+ */
+async function unpackedSparticuz(unpack: () => Promise<string>): Promise<string> {
+  const manifest = new URL('../../node_modules/@sparticuz/chromium/package.json', import.meta.url);
+  const { version } = JSON.parse(readFileSync(manifest, 'utf8')) as { version: string };
+  const home = join(tmpdir(), `quotaplane-sparticuz-chromium-${version}`);
+  const binary = join(home, 'chromium');
+  if (existsSync(binary)) return binary;
+
+  const staging = mkdtempSync(join(tmpdir(), 'quotaplane-sparticuz-staging-'));
+  const savedTmpdir = process.env.TMPDIR;
+  process.env.TMPDIR = staging;
+  try {
+    await unpack();
+  } finally {
+    if (savedTmpdir === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = savedTmpdir;
+  }
+  try {
+    renameSync(staging, home);
+  } catch (error) {
+    // Another process put a whole copy in place first: use it and drop ours.
+    if (!existsSync(binary)) throw error;
+    rmSync(staging, { recursive: true, force: true });
+  }
+  return binary;
 }
 
 function findOnPath(names: readonly string[]): string | null {
