@@ -17,7 +17,7 @@ import {
   UPSERT_PLANE_CEILING,
 } from '../../src/store/sqlite/sqlite-queries.js';
 import { reserveInTransaction } from '../../src/store/sqlite/sqlite-reserve.js';
-import { SQLITE_SCHEMA_V1 } from '../../src/store/sqlite/sqlite-schema-v1.js';
+import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // What a reserve reads (issue 8, cheaper decisions): only the counts and figures a ceiling covering
 // the run needs. Each count skipped is a statement less in every admission; the answers do not change
@@ -32,7 +32,7 @@ let statements: string[];
 
 beforeEach(() => {
   db = new Database(':memory:');
-  db.exec(SQLITE_SCHEMA_V1);
+  migrateSqlite(db, 0);
   conn = new SqliteConnection(db, { busyTimeoutMs: 0 });
   statements = [];
   const get = conn.get.bind(conn);

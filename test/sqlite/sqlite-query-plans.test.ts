@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 
 import { overranPassesSql } from '../../src/store/overran-passes.js';
 import { SELECT_PASS_LEASE } from '../../src/store/sqlite/sqlite-lease-queries.js';
-import { SQLITE_SCHEMA_V1 } from '../../src/store/sqlite/sqlite-schema-v1.js';
+import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // The passes' unique index leads with the run id (issue 8: entries of one group commit share the
 // index's last page, whatever their tenants), so no read may walk it for one tenant's passes:
@@ -12,7 +12,7 @@ import { SQLITE_SCHEMA_V1 } from '../../src/store/sqlite/sqlite-schema-v1.js';
 function planOf(sql: string, params: Record<string, string | number>): string[] {
   const db = new Database(':memory:');
   try {
-    db.exec(SQLITE_SCHEMA_V1);
+    migrateSqlite(db, 0);
     return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[]).map((row) => row.detail);
   } finally {
     db.close();

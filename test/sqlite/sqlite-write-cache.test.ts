@@ -14,7 +14,7 @@ import type { AdmitRequest } from '../../src/store/types.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { SELECT_QUOTA, UPSERT_QUOTA } from '../../src/store/sqlite/sqlite-queries.js';
 import { readStoredQuota } from '../../src/store/sqlite/sqlite-quota.js';
-import { SQLITE_SCHEMA_V1 } from '../../src/store/sqlite/sqlite-schema-v1.js';
+import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // The connection's write cache (issue 8): inside write transactions a tenant's quota, its halts, the
 // plane ceiling and the head of its waiting queue are read once and then answered from memory. These
@@ -88,7 +88,7 @@ describe('the write cache inside one connection', () => {
 
   beforeEach(() => {
     db = new Database(':memory:');
-    db.exec(SQLITE_SCHEMA_V1);
+    migrateSqlite(db, 0);
     // Decisions queued together share a batch: the default hold of a few ms could split them on a loaded machine.
     conn = new SqliteConnection(db, { busyTimeoutMs: 0, maxBatchHoldMs: 60_000 });
     reads = 0;

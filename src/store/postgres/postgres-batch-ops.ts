@@ -2,8 +2,9 @@
  * The decisions a PostgreSQL store batches (see `postgres-batcher.ts`): for each, the server-side
  * function it calls and the SQL type of each of its arguments, in order. The first argument is
  * always the tenant. `scalar` names the one column of a function that returns a single value.
- * One table drives both the TypeScript side (which values a call sends) and the SQL of
- * `quota_batch` (how it reads them back out of JSON), so the two cannot drift apart.
+ * The TypeScript side sends the values in this order; `quota_batch` in the migration files reads
+ * them back out of JSON by the same list, which test/schema/migration-files.test.ts checks, so a
+ * change here needs a migration that replaces `quota_batch`.
  */
 export const BATCHED_DECISIONS = {
   admit: {

@@ -27,7 +27,7 @@ export function defaultBatchSettings(poolSize: number): BatchSettings {
 /**
  * A batched decision asked without an instant of its own (DESIGN.md decision 23): its values are
  * made when the batch is sent, at the plane's clock then (never before `askedAtMs`), and the
- * server adds the time the batch waited for its tenant locks (see `postgres-sql-batch.ts`).
+ * server adds the time the batch waited for its tenant locks (see `quota_batch` in `migrations/`).
  * - `values(atMs)`: the decision's values at instant `atMs`;
  * - `at`, `month`, `day`: the indexes of that instant and of the period keys derived from it.
  */
@@ -59,7 +59,7 @@ type ItemAnswer =
 /**
  * Group commit for one PostgreSQL store instance (DESIGN.md decision 16, issue #8): decisions
  * that arrive while earlier ones are in flight share one round trip, one `quota_batch` call that
- * runs each in its own subtransaction inside one transaction (see `postgres-sql-batch.ts`).
+ * runs each in its own subtransaction inside one transaction (see `quota_batch` in `migrations/`).
  *
  * - FIFO per tenant: decisions leave the queue in arrival order, at most `maxBatch` at a time; a
  *   batch goes out as soon as a lane is free (on the next event-loop turn, so calls made together

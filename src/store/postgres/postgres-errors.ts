@@ -1,6 +1,14 @@
 import { sumOverflowError } from '../../core/amounts.js';
 import { QuotaError } from '../../core/errors.js';
-import { AMOUNT_OVERFLOW_SQLSTATE } from './postgres-sql-books.js';
+
+/**
+ * The SQLSTATE `quota_require_fits` raises when a figure of the books would pass 2^53 − 1, with the
+ * input field as the message, the figure's name as the detail and the two operands as the hint
+ * (`<total> <adding>`). Raised inside a decision function, it rolls the whole call back, so nothing
+ * is written; `toQuotaError` turns it into the same `INVALID_ARGUMENT` the SQLite adapter throws
+ * (`sumOverflowError`). The migration files raise it by this literal code.
+ */
+export const AMOUNT_OVERFLOW_SQLSTATE = 'QP001';
 
 // SQLSTATE classes and codes whose meaning is "the server cannot answer now" (PostgreSQL manual,
 // appendix A): the connection broke or was refused, the server is shutting down or starting,

@@ -48,7 +48,7 @@ import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
- * call of a server-side function (see postgres-sql-*.ts), sent through the store's batcher so
+ * call of a server-side function (see `migrations/`), sent through the store's batcher so
  * concurrent decisions share one round trip and one transaction (postgres-batcher.ts), whose
  * outcome is turned here into the port's answer or fault with the shared rules of `core/` and
  * `store/pass-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
@@ -170,7 +170,7 @@ function asApplied<R extends { readonly atMs: number }>(r: R, row: { readonly ap
   return at === undefined || at === null ? r : { ...r, atMs: Number(at) };
 }
 
-/** Admission (store.ts `admit`): see `postgres-sql-admit.ts` for the decision. */
+/** Admission (store.ts `admit`): see `quota_admit` in `migrations/` for the decision. */
 export async function admit(context: LifecycleContext, r: AdmitRequest): Promise<AdmitOutcome> {
   const values = decisionValues(r, (atMs) => admitValues(context.tenant, { ...r, atMs }), 11, { month: 13, day: 14 });
   const row = await context.batch.decide<AdmitRow | undefined>('admit', values);
@@ -215,7 +215,7 @@ export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, ro
   }
 }
 
-/** A resume (store.ts `resume`): see `quota_resume` in `postgres-sql-passes.ts`. */
+/** A resume (store.ts `resume`): see `quota_resume` in `migrations/`. */
 export async function resume(context: LifecycleContext, r: ResumeRequest): Promise<ResumeOutcome> {
   const { batch, tenant } = context;
   const values = decisionValues(r, (atMs) => [tenant, r.run, atMs, r.leaseMs, periodKey('monthly', atMs), periodKey('daily', atMs)], 2, {

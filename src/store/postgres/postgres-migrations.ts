@@ -1,23 +1,24 @@
 import type pg from 'pg';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
-import { postgresFunctions } from './postgres-functions.js';
-import { postgresSchema } from './postgres-schema.js';
+import { POSTGRES_MIGRATION_FILES } from './postgres-migrations.generated.js';
+
+/** What stands for the quoted schema name in the migration files; replaced when a migration is applied. */
+export const SCHEMA_PLACEHOLDER = ':QUOTAPLANE_SCHEMA';
 
 /**
- * The PostgreSQL schema history for the quoted schema `s`, oldest first: numbered, forward-only,
- * never edited once released (code-anchors, SQL and migrations). Nothing was released before
- * version 1, so it holds the whole schema and every decision function. Add a change as a new
- * entry with the next version; a changed decision function is a new `CREATE OR REPLACE` migration.
+ * The PostgreSQL schema history for the quoted schema `s`, oldest first: the files of
+ * `migrations/` (compiled into `postgres-migrations.generated.ts`), numbered, forward-only, never
+ * edited once released, with {@link SCHEMA_PLACEHOLDER} replaced by `s`. A change is a new file
+ * with the next number; a changed decision function is a new `CREATE OR REPLACE` migration
+ * (docs/contributing.md).
  */
 export function postgresMigrations(s: string): readonly Migration[] {
-  return [
-    { version: 1, name: 'quotaplane', sql: `${postgresSchema(s)}\n${postgresFunctions(s)}` },
-  ];
+  return POSTGRES_MIGRATION_FILES.map((migration) => ({ ...migration, sql: migration.sql.replaceAll(SCHEMA_PLACEHOLDER, s) }));
 }
 
 /** The schema version this build writes and the newest it can open. */
-export const POSTGRES_SCHEMA_VERSION = latestVersion(postgresMigrations('"x"'));
+export const POSTGRES_SCHEMA_VERSION = latestVersion(POSTGRES_MIGRATION_FILES);
 
 /** How long a migrator waits for another one to finish before giving up (`STORE_UNAVAILABLE`). */
 export const MIGRATION_LOCK_TIMEOUT_MS = 60_000;

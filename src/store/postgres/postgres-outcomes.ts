@@ -153,7 +153,7 @@ export function coveringScopeKeys(target: HaltTarget): string[] {
   return keys;
 }
 
-/** What a rate decision reports with a refusal (see `postgres-sql-rate.ts`). */
+/** What a rate decision reports with a refusal (see `quota_reserve_rate` in `migrations/`). */
 export interface RateFigures {
   /** 1-based position of the first uncountable or full ceiling in the judged list. */
   readonly ceiling_index?: number | null;

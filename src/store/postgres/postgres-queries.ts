@@ -13,8 +13,8 @@ import { postgresRetentionQueries } from './postgres-retention.js';
 export function postgresQueries(s: string) {
   const MAX = '9007199254740991';
   return {
-    // ── decision functions (one round trip each; see postgres-sql-*.ts) ──────
-    /** Several decisions in one round trip and one transaction (postgres-sql-batch.ts). */
+    // ── decision functions (one round trip each; see migrations/) ─────────
+    /** Several decisions in one round trip and one transaction (`quota_batch`). */
     batch: `SELECT ${s}.quota_batch($1::jsonb) AS answers`,
     judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
@@ -27,7 +27,7 @@ export function postgresQueries(s: string) {
     retention: postgresRetentionQueries(s),
 
     // ── running set (§2.1) ──────────────────────────────────────────────────
-    /** Slots and holds change only through the counter functions (postgres-sql-counters.ts). */
+    /** Slots and holds change only through the counter functions (`quota_slot_take`, `quota_slot_give`, `quota_hold_*`). */
     deleteSlot: `SELECT ${s}.quota_slot_give($1, $2)`,
     slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
     countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,

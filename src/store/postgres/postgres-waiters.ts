@@ -18,7 +18,7 @@ import { quotaOf } from './postgres-outcomes.js';
  * `sqlite-waiters.ts`. Each verb is one TypeScript transaction that first takes the tenant's
  * admission lock (the lock every batched decision of the tenant takes first, so the two never
  * wait for each other in opposite orders), then works through `quota_admit` and
- * `quota_grant_waiters` (postgres-sql-waiters.ts). The refusal values are rebuilt after the commit
+ * `quota_grant_waiters` (in `migrations/`). The refusal values are rebuilt after the commit
  * from the returned figures, as for every admission.
  */
 

@@ -1,7 +1,12 @@
 import pg from 'pg';
 
 import { LocalWaiterWakes, type WaiterWakes } from '../waiter-wakes.js';
-import { WAITER_CHANNEL } from './postgres-sql-waiters.js';
+
+/**
+ * The channel every PostgreSQL store's grants are announced on (`pg_notify` in the migration
+ * files, by this literal name); the payload is `<quoted schema>:<tenant>`.
+ */
+export const WAITER_CHANNEL = 'quotaplane_waiters';
 
 /** How often a waiting caller looks while the `LISTEN` connection is up (a wake may still be missed in a reconnect), ms. */
 export const LISTENING_POLL_MS = 2_000;

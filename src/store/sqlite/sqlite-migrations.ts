@@ -1,15 +1,14 @@
 import type Database from 'better-sqlite3';
 
 import { latestVersion, schemaTooNewError, type Migration, type MigrationReport } from '../migrations.js';
-import { SQLITE_SCHEMA_V1 } from './sqlite-schema-v1.js';
+import { SQLITE_MIGRATION_FILES } from './sqlite-migrations.generated.js';
 
 /**
- * The SQLite schema history, oldest first: numbered, forward-only, never edited once released
- * (code-anchors, SQL and migrations). Add a change as a new entry with the next version.
+ * The SQLite schema history, oldest first: the files of `migrations/` (compiled into
+ * `sqlite-migrations.generated.ts`), numbered, forward-only, never edited once released. A change
+ * is a new file with the next number (docs/contributing.md).
  */
-export const SQLITE_MIGRATIONS: readonly Migration[] = Object.freeze([
-  { version: 1, name: 'quota_schema', sql: SQLITE_SCHEMA_V1 },
-]);
+export const SQLITE_MIGRATIONS: readonly Migration[] = SQLITE_MIGRATION_FILES;
 
 /** The schema version this build writes and the newest it can open. */
 export const SQLITE_SCHEMA_VERSION = latestVersion(SQLITE_MIGRATIONS);

@@ -1,18 +1,4 @@
-/**
- * Version 1 of the SQLite schema, the first release's (the earlier development steps are folded
- * into it): every keyspace of contract §2 plus the run registry, passes, tenant quotas, audit log
- * and the HTTP service's API keys. Every table leads with `tenant`, so every read is a range over one
- * tenant's prefix (contract §2, invariant 9). Tables are STRICT (an amount can only be an integer)
- * and WITHOUT ROWID (the primary key is the storage order, so tenant ranges are contiguous), but
- * for the two that grow by a row on every admission, `quota_runs` and `quota_passes`: those are
- * stored in admission order (a rowid) and read by tenant through a unique index (issue 8). The
- * unique index of `quota_passes` leads with the run id instead (see there); it serves only lookups
- * of one run's passes, which name the tenant too, so every scan is still a range over one tenant's
- * prefix. Instants are Unix ms (DESIGN.md decision 1); amounts are integers ≤ 2^53 − 1 (decision 2).
- * TEXT keys use SQLite's default BINARY collation, which compares UTF-8 bytes: listings come out
- * bytewise, the order contract §6.10 chooses.
- */
-export const SQLITE_SCHEMA_V1 = `
+
 -- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
 -- agent_name is the agent of the run that took the slot (NULL without one), so per-agent and
 -- plane-wide per-agent ceilings count the same set (issue 12).
@@ -271,4 +257,3 @@ CREATE TABLE quotaplane_api_keys (
   -- a runner key acts for exactly one tenant; only an operator key may cover every tenant
   CHECK (role = 'operator' OR tenant <> '*')
 ) STRICT;
-`;

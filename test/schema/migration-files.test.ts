@@ -1,0 +1,103 @@
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { BATCHED_DECISIONS } from '../../src/store/postgres/postgres-batch-ops.js';
+import { AMOUNT_OVERFLOW_SQLSTATE } from '../../src/store/postgres/postgres-errors.js';
+import { POSTGRES_MIGRATION_FILES } from '../../src/store/postgres/postgres-migrations.generated.js';
+import { postgresMigrations, SCHEMA_PLACEHOLDER } from '../../src/store/postgres/postgres-migrations.js';
+import { WAITER_CHANNEL } from '../../src/store/postgres/postgres-wakes.js';
+
+// Each backend's schema is numbered plain-SQL files, compiled by scripts/build-sql.mjs into a
+// committed module the package reads instead of files. The module must be what the files compile
+// to, and the frozen SQL must agree with the TypeScript that calls it.
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const MIGRATION_DIRS = ['src/store/postgres/migrations', 'src/store/sqlite/migrations'];
+const GENERATED = ['src/store/postgres/postgres-migrations.generated.ts', 'src/store/sqlite/sqlite-migrations.generated.ts'];
+
+function buildSql(args: string[]): { status: number | null; stderr: string } {
+  const run = spawnSync(process.execPath, [join(root, 'scripts/build-sql.mjs'), ...args], { encoding: 'utf8' });
+  return { status: run.status, stderr: run.stderr };
+}
+
+const copies: string[] = [];
+afterEach(() => {
+  for (const dir of copies.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A copy of the migration files and generated modules, laid out as in the repository. */
+function copyOfSqlSources(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'quotaplane-build-sql-'));
+  copies.push(dir);
+  for (const path of [...MIGRATION_DIRS, ...GENERATED]) cpSync(join(root, path), join(dir, path), { recursive: true });
+  return dir;
+}
+
+describe('the generated migration modules', () => {
+  it('are exactly what the SQL files compile to (npm run build:sql)', () => {
+    const check = buildSql(['--check']);
+    expect(check.stderr).toBe('');
+    expect(check.status).toBe(0);
+  });
+
+  it('are reported stale, by name, when a SQL file changed after the last build, and current once rebuilt', () => {
+    const copy = copyOfSqlSources();
+    writeFileSync(join(copy, 'src/store/sqlite/migrations/0002_later_change.sql'), 'CREATE TABLE t (x INTEGER) STRICT;\n');
+    const stale = buildSql(['--check', '--root', copy]);
+    expect(stale.status).toBe(1);
+    expect(stale.stderr).toContain('src/store/sqlite/sqlite-migrations.generated.ts');
+    expect(stale.stderr).not.toContain('postgres');
+    expect(buildSql(['--root', copy]).status).toBe(0);
+    expect(buildSql(['--check', '--root', copy])).toEqual({ status: 0, stderr: '' });
+  });
+
+  it('refuse a gap in the version numbers, naming the file', () => {
+    const copy = copyOfSqlSources();
+    const dir = join(copy, 'src/store/postgres/migrations');
+    renameSync(join(dir, '0001_quotaplane.sql'), join(dir, '0002_quotaplane.sql'));
+    const built = buildSql(['--root', copy]);
+    expect(built.status).toBe(1);
+    expect(built.stderr).toContain('0002_quotaplane.sql: expected version 1 here');
+  });
+});
+
+describe('the PostgreSQL migration files', () => {
+  const latestSql = POSTGRES_MIGRATION_FILES.map((migration) => migration.sql).join('\n');
+
+  it('name the schema only by the placeholder, which is replaced by the quoted schema name', () => {
+    const [migration] = postgresMigrations('"tenant_books"');
+    expect(migration?.sql).not.toContain(SCHEMA_PLACEHOLDER);
+    expect(migration?.sql).toContain('CREATE TABLE "tenant_books".quota_running');
+    expect(migration?.sql).not.toMatch(/"quotaplane"\./);
+  });
+
+  it("quota_batch calls each batched decision with the argument types BATCHED_DECISIONS lists, in its order", () => {
+    const definitions = POSTGRES_MIGRATION_FILES.filter((migration) => migration.sql.includes(`FUNCTION ${SCHEMA_PLACEHOLDER}.quota_batch(`));
+    const latest = definitions.at(-1)?.sql ?? '';
+    const branches = Object.entries(BATCHED_DECISIONS)
+      .map(([op, spec]) => {
+        const args = spec.types
+          .map((type, index) =>
+            type.endsWith('[]')
+              ? `ARRAY(SELECT jsonb_array_elements_text(coalesce(v_args -> ${index}, '[]'::jsonb)))::${type}`
+              : `(v_args ->> ${index})::${type}`,
+          )
+          .join(',\n            ');
+        const call = `${SCHEMA_PLACEHOLDER}.${spec.fn}(\n            ${args})`;
+        const select = 'scalar' in spec ? `v_row := jsonb_build_object('${spec.scalar}', ${call});` : `v_row := to_jsonb(${call});`;
+        return `        WHEN '${op}' THEN\n          ${select}`;
+      })
+      .join('\n');
+    expect(latest).toContain(`      CASE v_item ->> 'op'\n${branches}\n        ELSE\n`);
+  });
+
+  it('raise the overflow SQLSTATE and notify the waiter channel the TypeScript side listens for', () => {
+    expect(latestSql).toContain(`ERRCODE = '${AMOUNT_OVERFLOW_SQLSTATE}'`);
+    expect(latestSql).toContain(`pg_notify('${WAITER_CHANNEL}', '${SCHEMA_PLACEHOLDER}:' || `);
+  });
+});
