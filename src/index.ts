@@ -55,7 +55,7 @@ export {
 // ── plane ──────────────────────────────────────────────────────────────────────
 export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
 export { appliedAtMs, atApply, DEFAULT_MAX_DECISION_WAIT_MS, MAX_DECISION_WAIT_MS } from './store/applied-instant.js';
-export type { AppliedInstant } from './store/applied-instant.js';
+export type { AppliedInstant } from './store/types.js';
 export { MAX_LEASE_MS } from './plane/plane-input.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';
@@ -161,15 +161,14 @@ export {
 export { holdFor, parseBudget, type Budget, type BudgetField, type HoldOutcome, type SpendUnit } from './core/budget.js';
 export { checkSpend, type SpendCheck } from './core/spend-check.js';
 export {
-  checkRate,
   describeRateCeiling,
   isCountableWindow,
   MAX_RATE_WINDOW_SECONDS,
   ratePruneFloorMs,
   rateWindowStartMs,
   type RateCeiling,
-  type RateCheck,
 } from './core/rate.js';
+export { checkRate, type RateCheck } from './core/rate-check.js';
 export {
   countedSince,
   judgeRateBoundaries,

@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 
 import { countedSince, judgeRateBoundaries, rateBoundaryOrdinal, recordedRateInstantMs, type RateBoundary } from './rate-ordinal.js';
-import { checkRate, ratePruneFloorMs, type RateCeiling } from './rate.js';
+import { checkRate } from './rate-check.js';
+import { ratePruneFloorMs, type RateCeiling } from './rate.js';
 
 const GRANT = 'tool://payments/refund';
 const T = 1_760_000_000_000;

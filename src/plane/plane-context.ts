@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import type { AppliedInstant } from '../store/applied-instant.js';
+import type { AppliedInstant } from '../store/types.js';
 import type { QuotaStore } from '../store/store.js';
 import { requireInstantMs, requireLeaseMs } from './plane-input.js';
 

@@ -1,25 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireInstantMs } from './store-arguments.js';
-
-/**
- * Where a decision asked "now" reads its instant once it is applied (DESIGN.md decision 23). A
- * decision waits before it is applied: behind the other decisions of a group-commit batch, for
- * the SQLite write lock another process holds, for a PostgreSQL tenant lock another transaction
- * holds. Every instant it records (admission, lease expiry, dispatch, grant, renewal, resume) is
- * the instant it is applied, read from `nowMs` inside the transaction once the lock is held, so no
- * lease is answered that lapsed while the decision waited.
- * - `nowMs`: the plane's clock (integer Unix ms). The store calls it, never a clock of its own.
- * - `maxWaitMs`: the longest the decision may have waited, from the instant it was asked (the
- *   request's `atMs`) to the instant it is applied, in ms; past it the decision is not applied:
- *   `STORE_UNAVAILABLE` with `details.reason = 'waited-too-long'`, nothing written, nothing held.
- * A request without it is decided at its `atMs` exactly (replays, tests and library callers that
- * name their instant).
- */
-export interface AppliedInstant {
-  readonly nowMs: () => number;
-  readonly maxWaitMs: number;
-}
+import type { AppliedInstant } from './types.js';
 
 /** The most a decision may wait to be applied, ms, when the plane's options name no other: 2 000. */
 export const DEFAULT_MAX_DECISION_WAIT_MS = 2_000;

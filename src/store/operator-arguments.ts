@@ -1,10 +1,10 @@
-import { requireAppliedInstant, type AppliedInstant } from './applied-instant.js';
+import { requireAppliedInstant } from './applied-instant.js';
 import { describe, requireAmount } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { requireInstantMs, requireLimit, requireObject } from './store-arguments.js';
-import { RUN_STATUSES, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
+import { RUN_STATUSES, type AppliedInstant, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
 
 /*
  * Validation of the sweep, listing and operator-act arguments of the port (store.ts, issue #5) at

@@ -5,6 +5,7 @@ import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { RateCeiling } from '../core/rate.js';
 import type { Spend } from '../core/spend.js';
 import type {
+  AppliedInstant,
   AdmitOutcome,
   AdmitRequest,
   AgentUsage,
@@ -38,7 +39,6 @@ import type {
 } from './types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from './waiters.js';
 import type { WaiterWakes } from './waiter-wakes.js';
-import type { AppliedInstant } from './applied-instant.js';
 import type {
   PrunableRunsPage,
   PrunableRunsRequest,

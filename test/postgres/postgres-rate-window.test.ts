@@ -1,7 +1,8 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { checkRate, type RateCeiling } from '../../src/core/rate.js';
+import { checkRate } from '../../src/core/rate-check.js';
+import type { RateCeiling } from '../../src/core/rate.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 

@@ -1,5 +1,6 @@
 import { QuotaError } from '../../core/errors.js';
-import { waitedTooLong, type AppliedInstant } from '../applied-instant.js';
+import { waitedTooLong } from '../applied-instant.js';
+import type { AppliedInstant } from '../types.js';
 import type { BatchedDecision } from './postgres-batch-ops.js';
 import type { PostgresConnection, SqlValues } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';

@@ -7,6 +7,7 @@ import type { WithheldRefusal } from '../../core/refusal.js';
 import { decodeHaltRow } from '../halt-rows.js';
 import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
 import type {
+  AppliedInstant,
   AdmitOutcome,
   AdmitRequest,
   DispatchOutcome,
@@ -26,7 +27,7 @@ import type {
 import { corrupt, decodeChain, decodeSpend } from '../rows.js';
 import { answerRetry } from './postgres-admit-retry.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
-import { atApply, type AppliedInstant } from '../applied-instant.js';
+import { atApply } from '../applied-instant.js';
 import type { AppliedDecision, PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection, SqlValues } from './postgres-connection.js';
 import {
@@ -41,7 +42,7 @@ import {
   unbounded,
   type ReserveFigures,
 } from './postgres-outcomes.js';
-import type { PostgresQueries } from './postgres-queries.js';
+import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import { decodeOptionalSpend } from './postgres-rows.js';
 import { refuseIfPruned } from './postgres-retention.js';
 import type { AuditAction } from '../../core/audit-actions.js';
@@ -54,14 +55,6 @@ import type { AuditAction } from '../../core/audit-actions.js';
  * `store/pass-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
  * audit row's hash is computed here.
  */
-
-/** What every composite needs: the pool, the statements, the batcher, and the tenant it is confined to. */
-export interface LifecycleContext {
-  readonly db: PostgresConnection;
-  readonly q: PostgresQueries;
-  readonly batch: PostgresBatcher;
-  readonly tenant: string;
-}
 
 interface GrantColumns {
   /** The instant a decision asked without one was recorded at (`quota_batch`, DESIGN.md decision 23). */

@@ -1,7 +1,7 @@
-import type { AppliedInstant } from '../applied-instant.js';
 import { QuotaError } from '../../core/errors.js';
 import { isClosedStatus } from '../pass-rules.js';
 import type {
+  AppliedInstant,
   Held,
   IdleHold,
   PassRecord,
@@ -14,7 +14,7 @@ import type {
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import { prunedStatus } from './postgres-retention.js';
-import type { LifecycleContext } from './postgres-lifecycle.js';
+import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*

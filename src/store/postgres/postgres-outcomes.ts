@@ -4,7 +4,8 @@ import { coveringHalt, haltScopeKey, type HaltTarget } from '../../core/halt-sco
 import type { Period } from '../../core/period.js';
 import { unboundedRefusal } from '../../core/admission-ceilings.js';
 import { holdQuotaFor, type AgentCeilings, type TenantQuota } from '../../core/quota.js';
-import { checkRate, describeRateCeiling, isCountableWindow, type RateCeiling } from '../../core/rate.js';
+import { checkRate } from '../../core/rate-check.js';
+import { describeRateCeiling, isCountableWindow, type RateCeiling } from '../../core/rate.js';
 import type { HaltedRefusal, RateLimitedRefusal, SpentOutRefusal, TooManyRunsRefusal, UncountableRateRefusal, UnboundedRefusal } from '../../core/refusal.js';
 import { admissionConcurrencyRefusal, admissionSpendRefusal } from '../../core/admission-ceilings.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';

@@ -1,7 +1,7 @@
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
-import { waiterQueries } from './postgres-waiters.js';
-import { postgresRetentionQueries } from './postgres-retention.js';
+import { postgresRetentionQueries } from './postgres-retention-queries.js';
+import { waiterQueries } from './postgres-waiter-queries.js';
 
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.

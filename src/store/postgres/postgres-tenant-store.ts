@@ -38,8 +38,8 @@ import {
   requireSpendHold,
 } from '../store-arguments.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
-import type { AppliedInstant } from '../applied-instant.js';
 import type {
+  AppliedInstant,
   AgentUsage,
   AdmitOutcome,
   AdmitRequest,
@@ -74,6 +74,7 @@ import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type R
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
+import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
@@ -118,7 +119,7 @@ export class PostgresTenantStore implements TenantStore {
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
   readonly #batch: PostgresBatcher;
-  readonly #context: lifecycle.LifecycleContext;
+  readonly #context: LifecycleContext;
 
   /** Use `PostgresQuotaStore.tenant()`; `tenant` must already be a validated identifier. */
   constructor(db: PostgresConnection, queries: PostgresQueries, batch: PostgresBatcher, tenant: string) {

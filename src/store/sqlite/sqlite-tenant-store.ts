@@ -38,6 +38,7 @@ import {
   requireAgentNames,
 } from '../store-arguments.js';
 import type {
+  AppliedInstant,
   AdmitOutcome,
   AdmitRequest,
   AgentUsage,
@@ -68,7 +69,7 @@ import type {
   SpendHold,
   SweptRun,
 } from '../types.js';
-import { atApply, type AppliedInstant } from '../applied-instant.js';
+import { atApply } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { carryHold } from './sqlite-books.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 
-import type { AppliedInstant } from '../../store/applied-instant.js';
+import type { AppliedInstant } from '../../store/types.js';
 import { assertOk } from './assertions.js';
 import { ACME, admission, dispatchKey, JAN_MS, LEASE_MS, runId, tokens } from './fixtures.js';
 import { rejection, summaryOf } from './leases.js';
