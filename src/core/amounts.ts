@@ -14,12 +14,6 @@ export function saturatingAdd(a: number, b: number): number {
   return sum > MAX_AMOUNT ? MAX_AMOUNT : sum;
 }
 
-/** `a × b` for non-negative safe integers, saturating at {@link MAX_AMOUNT}. */
-export function saturatingMul(a: number, b: number): number {
-  if (a === 0 || b === 0) return 0;
-  return a > MAX_AMOUNT / b ? MAX_AMOUNT : a * b;
-}
-
 /**
  * The `INVALID_ARGUMENT` fault of an amount on the books that would pass {@link MAX_AMOUNT}: `field`
  * is the input that would carry it there (`spend.tokens`, `hold.minorUnits`, `budget.maxTokens`),

@@ -2,7 +2,6 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   compareHaltScopes,
-  compareScopeKeysBytewise,
   coveringHalt,
   describeHaltScope,
   type Halt,
@@ -243,17 +242,6 @@ describe('order, display and forms', () => {
         }
       }),
     );
-  });
-
-  it('compares scope keys bytewise in UTF-8, not by UTF-16 code units', () => {
-    expect(compareScopeKeysBytewise('agent:a', 'agent:b')).toBeLessThan(0);
-    expect(compareScopeKeysBytewise('tenant', 'tenant')).toBe(0);
-    expect(compareScopeKeysBytewise('agent:z', 'agent:a')).toBeGreaterThan(0);
-    // U+FF5E is after U+1F600's surrogate 0xD83D in UTF-16, but before it in UTF-8 (EF… < F0…).
-    const bmp = 'agent:\uff5e';
-    const astral = 'agent:\u{1f600}';
-    expect(bmp < astral).toBe(false);
-    expect(compareScopeKeysBytewise(bmp, astral)).toBeLessThan(0);
   });
 
   it('describes scopes as the Halted message names them', () => {

@@ -154,8 +154,3 @@ export function coveringHalt(halts: readonly Halt[], target: HaltTarget): Halt |
   }
   return reported;
 }
-
-/** Byte order on scope keys, the order `halts()` lists them in (docs/design/rules.md#c23). */
-export function compareScopeKeysBytewise(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-}

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { expect, it } from 'vitest';
 import { MAX_AMOUNT } from './amounts.js';
 import { isQuotaError } from './errors.js';
-import { addSpend, requireSpend, spendEquals, subtractSpendFloored, ZERO_SPEND } from './spend.js';
+import { addSpend, requireSpend, spendEquals, ZERO_SPEND } from './spend.js';
 
 const amount = fc.oneof(fc.nat({ max: 10_000 }), fc.maxSafeNat(), fc.constantFrom(0, MAX_AMOUNT - 1, MAX_AMOUNT));
 const spend = fc.record({ tokens: amount, minorUnits: amount });
@@ -16,22 +16,6 @@ it('addSpend adds each unit on its own and saturates', () => {
   fc.assert(
     fc.property(spend, (s) => {
       expect(addSpend(s, ZERO_SPEND)).toEqual(s);
-    }),
-  );
-});
-
-it('subtractSpendFloored floors each unit at 0, as a hold shrinks on settle', () => {
-  expect(subtractSpendFloored({ tokens: 600, minorUnits: 5 }, { tokens: 200, minorUnits: 9 })).toEqual({
-    tokens: 400,
-    minorUnits: 0,
-  });
-  fc.assert(
-    fc.property(spend, spend, (a, b) => {
-      const left = subtractSpendFloored(a, b);
-      expect(left.tokens).toBeGreaterThanOrEqual(0);
-      expect(left.minorUnits).toBeGreaterThanOrEqual(0);
-      expect(left.tokens).toBeLessThanOrEqual(a.tokens);
-      expect(left.minorUnits).toBeLessThanOrEqual(a.minorUnits);
     }),
   );
 });

@@ -1,4 +1,4 @@
-import { flooredSub, requireAmount, saturatingAdd } from './amounts.js';
+import { requireAmount, saturatingAdd } from './amounts.js';
 
 /**
  * Spend in both units quotaplane bounds: `tokens` and `minorUnits` (money in the deployment's minor
@@ -20,14 +20,6 @@ export const ZERO_SPEND: Spend = Object.freeze({ tokens: 0, minorUnits: 0 });
  */
 export function addSpend(a: Spend, b: Spend): Spend {
   return { tokens: saturatingAdd(a.tokens, b.tokens), minorUnits: saturatingAdd(a.minorUnits, b.minorUnits) };
-}
-
-/**
- * Unit-wise `a − b` floored at 0, as a hold shrinks on a non-concluding settle
- * (docs/design/rules.md#c13).
- */
-export function subtractSpendFloored(a: Spend, b: Spend): Spend {
-  return { tokens: flooredSub(a.tokens, b.tokens), minorUnits: flooredSub(a.minorUnits, b.minorUnits) };
 }
 
 /** True when both units are equal. */

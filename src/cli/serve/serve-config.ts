@@ -1,23 +1,11 @@
 import { UsageError } from '../usage-error.js';
-import { MAX_TIMER_MS, NO_VALUE, refusedSettingMessage, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
-
-export { DEFAULT_SHUTDOWN_TIMEOUT_MS } from './serve-settings.js';
+import { NO_VALUE, refusedSettingMessage, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
 
 /** The store `serve` and `keys` use when neither `--store` nor `QUOTAPLANE_STORE` names one: a SQLite file in the working directory. */
 export const DEFAULT_STORE_URL = 'sqlite:./quotaplane.db';
-/** The address `serve` listens on by default: this machine only. */
-export const DEFAULT_HOST = '127.0.0.1';
-/** The port `serve` listens on by default. */
-export const DEFAULT_PORT = 7070;
-/** Longest `--shutdown-timeout-ms` accepted: what a Node timer can wait (2^31 - 1 ms). */
-export const MAX_SHUTDOWN_TIMEOUT_MS = MAX_TIMER_MS;
 
 /** Environment variable naming the store (`--store` wins). */
 export const STORE_ENV = 'QUOTAPLANE_STORE';
-/** Environment variable naming the port (`--port` wins). */
-export const PORT_ENV = 'QUOTAPLANE_PORT';
-/** Environment variable naming the sweep interval in ms (`--sweep-interval-ms` wins; 0 disables the sweeper). */
-export const SWEEP_INTERVAL_ENV = 'QUOTAPLANE_SWEEP_INTERVAL_MS';
 
 /**
  * Where and how `serve` runs (issue #10 item 2; every setting is in `SERVE_SETTINGS`): the store

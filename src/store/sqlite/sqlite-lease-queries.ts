@@ -7,10 +7,6 @@
 
 // ── runs and passes ─────────────────────────────────────────────────────────
 
-/** A run's status and latest epoch, read before a heartbeat, dispatch or resume decides. */
-export const SELECT_RUN_STATE = `SELECT status, last_epoch, chain_json FROM quota_runs
-  WHERE tenant = @tenant AND run_id = @run`;
-
 /** Marks a run withheld; the instant stays when it was withheld already (DESIGN.md decision 9). */
 export const MARK_RUN_WITHHELD = `UPDATE quota_runs SET status = 'withheld', status_since_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run AND status <> 'withheld'`;
