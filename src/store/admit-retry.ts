@@ -47,8 +47,8 @@ function differingFields(tenant: string, request: AdmitRequest, row: RetryFactsR
 }
 
 /**
- * The answer to an admission whose run id is already registered (DESIGN.md decision 17, issue 9
- * fault 3): retries are answered from the books, never from the past.
+ * The answer to an admission whose run id is already registered (docs/design/rules.md#l13–#l14-2):
+ * retries are answered from the books, never from the past.
  * - A request that differs from the admitted one (budget, width, agent, chain) throws `CONFLICT`
  *   naming every differing field in the message and in `details.fields`.
  * - A concluded or released run throws `CONFLICT` (`closedRunError`).

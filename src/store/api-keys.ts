@@ -3,7 +3,7 @@ import { invalidArgument } from '../core/errors.js';
 import { requireIdentifier } from '../core/identifiers.js';
 
 /**
- * What an API key may do (issue #4, DESIGN.md architecture `http/`):
+ * What an API key may do:
  * - `runner`: the runner routes (`/v1/runs…`, `/v1/usage`) for its own tenant only;
  * - `operator`: the operator routes (`/v1/tenants/{tenant}/…`) for the tenant it names, or for
  *   every tenant when its tenant is {@link ALL_TENANTS}; it may also call the runner routes for a
@@ -49,7 +49,7 @@ export interface NewApiKey {
 export type RevokeOutcome = 'revoked' | 'already-revoked' | 'not-found';
 
 /**
- * The API keys of a deployment, kept beside the quota rows (issue #4). Keys are not tenant rows:
+ * The API keys of a deployment, kept beside the quota rows. Keys are not tenant rows:
  * an operator key may cover every tenant, so this port hangs off the store, not a tenant handle.
  * Every method is one transaction; a store that cannot answer throws `STORE_UNAVAILABLE`.
  */

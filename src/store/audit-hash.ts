@@ -7,8 +7,8 @@ export const AUDIT_GENESIS_HASH = '0'.repeat(64);
 
 /**
  * SHA-256 (lowercase hex) over one audit row's content and the previous row's hash, so editing or
- * deleting any row breaks every hash after it (issue #5 audit log). Both backends call this one
- * function, so a chain written by one verifies under the other. The content is canonical JSON
+ * deleting any row breaks every hash after it (docs/design/rules.md#l31). Both backends call this
+ * one function, so a chain written by one verifies under the other. The content is canonical JSON
  * with keys in a fixed order: tenant, seq, atMs, actor, basis, action, subject, detail (keys sorted
  * recursively), prevHash.
  */

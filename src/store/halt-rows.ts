@@ -12,7 +12,7 @@ export interface HaltRow {
 
 /**
  * Decodes a stored halt row. An unparseable scope, basis or instant throws `STORE_CORRUPT` and is
- * never skipped: a skipped halt reads from outside exactly like a lifted one (contract §5.2).
+ * never skipped: a skipped halt reads from outside exactly like a lifted one.
  */
 export function decodeHaltRow(tenant: string, row: HaltRow): Halt {
   const scope = parseHaltScope(row.scope);
@@ -36,7 +36,7 @@ export function decodeHaltRow(tenant: string, row: HaltRow): Halt {
   return { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
 }
 
-/** True when two halts are the same throw: scope, reason, operator actor and basis, and instant (contract §6.9). */
+/** True when two halts are the same throw: scope, reason, operator actor and basis, and instant (docs/design/rules.md#c28–#c30). */
 export function sameHalt(a: Halt, b: Halt): boolean {
   return (
     a.reason === b.reason && a.by.actor === b.by.actor && a.by.basis === b.by.basis && a.atMs === b.atMs

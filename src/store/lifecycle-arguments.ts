@@ -13,12 +13,12 @@ import type { AdmitRequest, AuditEntry, DispatchRequest, HeartbeatRequest, Resum
 /*
  * Validation of the run-lifecycle and audit arguments (store.ts, second and third groups) at the
  * handle boundary, shared by every adapter. Each returns a normalised copy or throws
- * `INVALID_ARGUMENT` naming the field (DESIGN.md decision 14).
+ * `INVALID_ARGUMENT` naming the field.
  */
 
 const HEX_64 = /^[0-9a-fA-F]{64}$/;
 
-/** An agent identity; a hex digest is lowercased so it matches a revision halt's key (contract §4.7). */
+/** An agent identity; a hex digest is lowercased so it matches a revision halt's key. */
 export function requireAgent(field: string, value: unknown): AgentIdentity | undefined {
   if (value === undefined || value === null) return undefined;
   const record = requireObject(field, value);

@@ -2,7 +2,7 @@ import { QuotaError } from '../core/errors.js';
 
 /**
  * One forward-only schema change of a backend. `version` numbers start at 1 and never repeat;
- * a released migration is never edited, only followed by a new one (code-anchors, SQL and migrations).
+ * a released migration is never edited, only followed by a new one (docs/contributing.md).
  */
 export interface Migration {
   readonly version: number;

@@ -12,7 +12,7 @@ export interface OpenStoreOptions {
   /**
    * Whether a missing store is created: a SQLite file, or a PostgreSQL schema and its tables.
    * `false` for read-only callers: where there is no quotaplane store, the open throws
-   * `STORE_MISCONFIGURED` with `details.reason = 'no-store'` and creates nothing (issue #10 item 3).
+   * `STORE_MISCONFIGURED` with `details.reason = 'no-store'` and creates nothing.
    * A SQLite file or a PostgreSQL schema that holds another application's tables is refused
    * either way (`foreign`). @defaultValue true
    */
@@ -46,7 +46,7 @@ interface PostgresModule {
 const POSTGRES_MODULE = './postgres/postgres-store.js';
 
 /**
- * Opens the store a URL names and migrates it (DESIGN.md architecture, store/):
+ * Opens the store a URL names and migrates it:
  * - `sqlite:<path>` (also `sqlite://<path>`) and a bare path ending in `.db`: a SQLite file,
  *   created if missing unless `options.create` is `false`;
  * - `sqlite::memory:`: a private in-memory SQLite database (gone on close);

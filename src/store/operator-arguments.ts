@@ -7,9 +7,9 @@ import { requireInstantMs, requireLimit, requireObject } from './store-arguments
 import { RUN_STATUSES, type AppliedInstant, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
 
 /*
- * Validation of the sweep, listing and operator-act arguments of the port (store.ts, issue #5) at
+ * Validation of the sweep, listing and operator-act arguments of the port (store.ts) at
  * the handle boundary, shared by every adapter. Each returns a normalised copy or throws
- * `INVALID_ARGUMENT` naming the field (DESIGN.md decision 14).
+ * `INVALID_ARGUMENT` naming the field.
  */
 
 /** A run status, one of `RUN_STATUSES`. */

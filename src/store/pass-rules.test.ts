@@ -5,7 +5,7 @@ import type { Halt } from '../core/halt-scope.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy, withheldScopeKey, type FenceInput } from './pass-rules.js';
 import { RUN_STATUSES } from './types.js';
 
-// The backend-neutral pass rules on their own (DESIGN.md decisions 7–9): what each refusal is,
+// The backend-neutral pass rules on their own: what each refusal is,
 // which details it carries, and what its message tells the caller to do.
 
 const OPS = { actor: 'ops', basis: 'asserted' } as const;

@@ -4,7 +4,7 @@ import type { WithheldRefusal } from '../core/refusal.js';
 import { CLOSED_RUN_STATUSES, type RunStatus } from './types.js';
 
 /*
- * Backend-neutral rules of passes, leases and withheld runs (DESIGN.md decisions 7–9), pure and
+ * Backend-neutral rules of passes, leases and withheld runs, pure and
  * synchronous so an adapter calls them inside its transaction. Every adapter must decide exactly
  * so; the conformance suite holds it to that.
  */
@@ -72,8 +72,8 @@ export function fencePass(input: FenceInput): void {
 }
 
 /**
- * The `Withheld` refusal for a run whose chain holds a principal a standing `subject:` halt names
- * (DESIGN.md decision 9), or `null`. Only subject halts reach running work; among several, the one
+ * The `Withheld` refusal for a run whose chain holds a principal a standing `subject:` halt names,
+ * or `null`. Only subject halts reach running work; among several, the one
  * `coveringHalt` names is reported. `halts` must be read in the deciding transaction.
  */
 export function withheldBy(tenant: string, halts: readonly Halt[], chain: readonly string[] | null): WithheldRefusal | null {

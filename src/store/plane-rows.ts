@@ -2,8 +2,8 @@ import { QuotaError } from '../core/errors.js';
 import { parsePlaneCeiling, type PlaneCeiling } from '../core/plane-ceiling.js';
 
 /**
- * The stored plane-wide ceiling, validated with `parsePlaneCeiling` like any untrusted input (issue
- * 12): `value` is the parsed JSON (PostgreSQL JSONB) or its text (SQLite). An unreadable one throws
+ * The stored plane-wide ceiling, validated with `parsePlaneCeiling` like any untrusted input:
+ * `value` is the parsed JSON (PostgreSQL JSONB) or its text (SQLite). An unreadable one throws
  * `STORE_CORRUPT`: admissions refuse rather than guess a ceiling.
  */
 export function decodePlaneCeiling(value: unknown): PlaneCeiling {

@@ -11,8 +11,8 @@ import {
   runPruneDetail,
 } from './retention.js';
 
-// The backend-neutral half of retention (issue 9 fault 6): the argument checks of the three prune
-// operations, the tombstone decoder, and the CONFLICT a pruned run id is refused with (issue #14).
+// The backend-neutral half of retention: the argument checks of the three prune
+// operations, the tombstone decoder, and the CONFLICT a pruned run id is refused with.
 
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };
 const CUT_OFF_MS = 1_767_225_600_000; // 2026-01-01T00:00:00.000Z

@@ -7,7 +7,7 @@ import { requireInstantMs, requireLimit, requireObject } from './store-arguments
 import type { AuditRecord, RunStatus } from './types.js';
 
 /*
- * Retention (issue 9 fault 6), the backend-neutral part: which runs may be pruned, the shapes of
+ * Retention, the backend-neutral part: which runs may be pruned, the shapes of
  * the store's prune operations, their argument checks, and the refusal every decision gives a run
  * whose records were pruned. What a prune removes, and only that: a closed run (concluded or
  * released) that holds no slot and no hold, closed at or before the cut-off, with its passes and
@@ -134,7 +134,7 @@ export function decodePrunedRow(run: string, row: PrunedRow): PrunedRunRecord {
 }
 
 /**
- * `CONFLICT` for a decision about a run whose records a prune removed (issue 9 fault 6): a run is
+ * `CONFLICT` for a decision about a run whose records a prune removed: a run is
  * pruned only once every one of its passes has settled, so what it spent is booked, and a retried
  * settle (or an admission, resume, heartbeat or dispatch under its id) is refused rather than
  * applied again. `details.pruned` is `true`; `details.lastEpoch` is how many passes it had.

@@ -5,7 +5,7 @@ import { QuotaError } from '../core/errors.js';
 import { decodeHaltRow, sameHalt } from './halt-rows.js';
 import { corrupt, decodeAmount, decodeAudit, decodeChain, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from './rows.js';
 
-// Reading stored rows back (contract §5.2): a row that cannot be read is STORE_CORRUPT, never
+// Reading stored rows back: a row that cannot be read is STORE_CORRUPT, never
 // skipped and never guessed at; every field that makes a row readable is checked.
 
 function corruptOf(fn: () => unknown): QuotaError {
@@ -156,7 +156,7 @@ describe('halt rows', () => {
   });
 });
 
-describe('what a corrupt row error names (issue #14)', () => {
+describe('what a corrupt row error names', () => {
   it('a run row with a bad run id names the run table', () => {
     const error = corruptOf(() => decodeRun('acme', { ...RUN_ROW, run_id: '' }));
     expect(error.details).toMatchObject({ table: 'run' });

@@ -8,10 +8,9 @@ import { RUN_STATUSES, type AuditRecord, type RunRecord, type RunStatus } from '
 /*
  * Decoders from stored rows to domain values, shared by the SQLite and PostgreSQL adapters so the
  * two backends cannot read a row apart. Each adapter selects its columns under the names below
- * (PostgreSQL casts its JSONB chain to text). A row that does not decode throws
- * `STORE_CORRUPT` and is never skipped: a skipped row reads from outside like an absent one
- * (contract §5.2). Backend-specific decoders stay in `sqlite/sqlite-rows.ts` and
- * `postgres/postgres-rows.ts`.
+ * (PostgreSQL casts its JSONB chain to text). A row that does not decode throws `STORE_CORRUPT` and
+ * is never skipped: a skipped row reads from outside like an absent one. Backend-specific decoders
+ * stay in `sqlite/sqlite-rows.ts` and `postgres/postgres-rows.ts`.
  */
 
 /** Columns of a `quota_runs` row as `SELECT_RUN` reads them. */
@@ -46,7 +45,7 @@ export function corrupt(tenant: string, what: string, details: Record<string, un
   );
 }
 
-/** A stored run id; one that is not an identifier is corrupt ("bad run id … in the quota slot table", §5.2). */
+/** A stored run id; one that is not an identifier is corrupt ("bad run id … in the quota slot table"). */
 export function decodeRunId(tenant: string, table: string, value: unknown): string {
   if (!isIdentifier(value)) throw corrupt(tenant, `a bad run id ${JSON.stringify(value)} in the quota ${table} table`, { table });
   return value;

@@ -40,8 +40,8 @@ import {
 import { RUN_STATUSES } from './types.js';
 import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
-// The store's argument checks at the handle boundary, shared by both adapters (DESIGN.md
-// decisions 1, 2 and 14): every bound, every integer check, and the field each refusal names.
+// The store's argument checks at the handle boundary, shared by both adapters: every bound, every
+// integer check, and the field each refusal names.
 
 const OPS = { actor: 'ops', basis: 'asserted' } as const;
 const DIGEST = 'ab'.repeat(32);
@@ -230,8 +230,8 @@ describe('operator requests', () => {
 });
 
 // Each request check names the member it refuses and says what it wanted, in full: the field a
-// refusal names is part of the contract (DESIGN.md decision 14), so a check that named another
-// member, or none, must fail here (issue #14).
+// refusal names is part of the port's answer, so a check that named another member, or none,
+// must fail here.
 function refusal(fn: () => unknown): string {
   let caught: unknown;
   try {

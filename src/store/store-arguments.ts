@@ -9,12 +9,12 @@ import { requireSpend } from '../core/spend.js';
 import type { QuotaSettlement, RateReservation, SpendHold } from './types.js';
 
 /*
- * Validation of the arguments of the store contract (§6) at the handle boundary, shared by every
+ * Validation of the arguments of the store contract at the handle boundary, shared by every
  * adapter so both backends refuse the same inputs with the same messages. Each function returns
- * a normalised copy or throws `INVALID_ARGUMENT` naming the field (DESIGN.md decisions 2 and 14).
+ * a normalised copy or throws `INVALID_ARGUMENT` naming the field.
  */
 
-/** An instant in Unix ms: a non-negative safe integer (DESIGN.md decision 1). */
+/** An instant in Unix ms: a non-negative safe integer. */
 export function requireInstantMs(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
     throw invalidArgument(field, `must be an instant in Unix milliseconds (a non-negative integer), got ${describe(value)}`);
@@ -30,7 +30,7 @@ export function requireLimit(field: string, value: unknown): number {
   return value;
 }
 
-/** A pass's fencing epoch: an integer of at least 1 (contract §1). */
+/** A pass's fencing epoch: an integer of at least 1. */
 export function requireEpoch(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
     throw invalidArgument(field, `must be a pass epoch, an integer of at least 1, got ${describe(value)}`);
@@ -44,7 +44,7 @@ export function requireBoolean(field: string, value: unknown): boolean {
   return value;
 }
 
-/** A billing-period key, `YYYY-MM` or `YYYY-MM-DD` (contract §4.1). */
+/** A billing-period key, `YYYY-MM` or `YYYY-MM-DD` (docs/design/rules.md#g5). */
 export function requirePeriodKey(field: string, value: unknown): string {
   if (!isPeriodKey(value)) {
     throw invalidArgument(field, `must be a billing period key YYYY-MM or YYYY-MM-DD, got ${describe(value)}`);
@@ -52,14 +52,14 @@ export function requirePeriodKey(field: string, value: unknown): string {
   return value;
 }
 
-/** A spend hold `{ period, amount }`, or `null` for none (contract §3 SpendHold). */
+/** A spend hold `{ period, amount }`, or `null` for none. */
 export function requireSpendHold(field: string, value: unknown): SpendHold | null {
   if (value === undefined || value === null) return null;
   const record = requireObject(field, value);
   return { period: requirePeriodKey(`${field}.period`, record.period), amount: requireSpend(`${field}.amount`, record.amount) };
 }
 
-/** A halt scope object; agent names and principals are identifiers, digests 64 hex (lowercased; §4.7). */
+/** A halt scope object; agent names and principals are identifiers, digests 64 hex (lowercased; docs/design/rules.md#d9). */
 export function requireHaltScope(field: string, value: unknown): HaltScope {
   const record = requireObject(field, value);
   switch (record.kind) {
@@ -79,7 +79,7 @@ export function requireHaltScope(field: string, value: unknown): HaltScope {
   }
 }
 
-/** A halt `{ scope, reason, by, atMs }`; the store does not judge the reason beyond its type (§6.7). */
+/** A halt `{ scope, reason, by, atMs }`; the store does not judge the reason beyond its type (docs/design/rules.md#c22). */
 export function requireHalt(field: string, value: unknown): Halt {
   const record = requireObject(field, value);
   if (typeof record.reason !== 'string') throw invalidArgument(`${field}.reason`, `must be a string, got ${describe(record.reason)}`);
@@ -96,7 +96,7 @@ export function requireHaltScopeKey(field: string, value: unknown): string {
   return haltScopeKey(requireHaltScope(field, value));
 }
 
-/** A pass receipt (contract §3 QuotaSettlement): run id normalised, epoch ≥ 1, period key or `null`. */
+/** A pass receipt: run id normalised, epoch ≥ 1, period key or `null`. */
 export function requireSettlement(field: string, value: unknown): QuotaSettlement {
   const record = requireObject(field, value);
   return {
@@ -110,8 +110,8 @@ export function requireSettlement(field: string, value: unknown): QuotaSettlemen
 }
 
 /**
- * A rate reservation (contract §3). Ceiling windows are not range-checked: an uncountable window
- * is a refusal, not a fault (contract §4.6).
+ * A rate reservation. Ceiling windows are not range-checked: an uncountable window
+ * is a refusal, not a fault (docs/design/rules.md#c39, #d7).
  */
 export function requireRateReservation(field: string, value: unknown): RateReservation {
   const record = requireObject(field, value);
@@ -133,7 +133,7 @@ export function requireObject(field: string, value: unknown): Record<string, unk
   return value as Record<string, unknown>;
 }
 
-/** A width: how many steps a run may have in flight, a non-negative integer (contract §4.2). */
+/** A width: how many steps a run may have in flight, a non-negative integer. */
 export function requireWidth(field: string, value: unknown): number {
   return requireAmount(field, value);
 }

@@ -1,7 +1,7 @@
 import { QuotaError } from '../core/errors.js';
 
 /**
- * Why a store cannot be used as configured (issue #10 item 4), in `details.reason` of a
+ * Why a store cannot be used as configured, in `details.reason` of a
  * `STORE_MISCONFIGURED` fault:
  * - `no-store`: nothing quotaplane wrote is there (a missing file, schema or table; an empty file);
  * - `foreign`: the database holds another application's tables and no quotaplane schema;

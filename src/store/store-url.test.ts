@@ -16,7 +16,7 @@ describe('redactStoreUrl', () => {
     expect(redactStoreUrl('./quota.db')).toBe('./quota.db');
   });
 
-  it('hides the password of a mistyped scheme, one holding an @, and every password= parameter (issue #10 item 1)', () => {
+  it('hides the password of a mistyped scheme, one holding an @, and every password= parameter', () => {
     expect(redactStoreUrl('postgress://app:s3cret@db/quota')).toBe('postgress://app:***@db/quota');
     expect(redactStoreUrl('postgres://app:p@ss@db/quota')).toBe('postgres://app:***@db/quota');
     expect(redactStoreUrl('postgres://db/quota?user=app&password=s3cret&sslmode=require')).toBe(

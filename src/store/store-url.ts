@@ -49,7 +49,7 @@ function sqlitePath(url: string): string | null {
 }
 
 /**
- * A store URL safe to print, log or put in an error (issue #10 item 1): the password of any
+ * A store URL safe to print, log or put in an error: the password of any
  * `scheme://user:password@host/…` URL (`postgres://`, `postgresql://`, and a mistyped scheme such
  * as `postgress://` too) is replaced by `***`, and so is the value of every `password=` query
  * parameter or libpq `password=` keyword (`host=h password=p`). Anything else (SQLite paths, URLs

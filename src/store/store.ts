@@ -50,9 +50,9 @@ import type {
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
- * tenant-scoped handles (contract §1, §6). Adapters: SQLite (embedded default) and PostgreSQL.
+ * tenant-scoped handles. Adapters: SQLite (embedded default) and PostgreSQL.
  * Every handle method is one transaction; a store that cannot answer throws
- * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed (DESIGN.md decision 12).
+ * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed.
  */
 export interface QuotaStore {
   /** `'sqlite'` or `'postgres'`. */
@@ -62,12 +62,12 @@ export interface QuotaStore {
   /** Tenants with a configured quota, a run (registered or holding a slot), a halt, or an audit row, in byte order. */
   tenants(): Promise<string[]>;
   /**
-   * The API keys of the HTTP service (issue #4). Optional until every adapter has it: the SQLite
+   * The API keys of the HTTP service. Optional until every adapter has it: the SQLite
    * adapter does; `quotaplane serve` and `keys` refuse a store without it.
    */
   apiKeys?(): ApiKeyStore;
   /**
-   * How waiting admissions are woken (issue 12): in this process at once, across instances by
+   * How waiting admissions are woken: in this process at once, across instances by
    * PostgreSQL `LISTEN/NOTIFY` or, on SQLite, by the poll interval. Optional for third-party
    * adapters: without it a waiting caller polls every 100 ms.
    */
@@ -75,7 +75,7 @@ export interface QuotaStore {
   /** Closes connections. Further calls throw `STORE_UNAVAILABLE`. */
   close(): Promise<void>;
 
-  // ── the plane-wide ceiling (issue 12) ─────────────────────────────────────
+  // ── the plane-wide ceiling ────────────────────────────────────────────────
   // Optional like `apiKeys` so third-party stores keep compiling; both adapters have them, and the
   // plane refuses to set a plane-wide ceiling on a store without them (it could not enforce it).
 
@@ -84,7 +84,7 @@ export interface QuotaStore {
   /**
    * Replaces the plane-wide ceiling and appends `audit` to the chain of `auditTenant` (the reserved
    * chain `quotaplane:plane`), in one transaction. Every admission reads it inside its own
-   * transaction, so it applies to the very next admission on every instance (DESIGN.md decision 5).
+   * transaction, so it applies to the very next admission on every instance.
    */
   setPlaneCeiling?(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void>;
   /** Slots across every tenant, and per agent name in `agents` (read-only, one snapshot). */
@@ -92,60 +92,62 @@ export interface QuotaStore {
 }
 
 /**
- * One tenant's view of the store. The first group is the store contract (§6) that the
- * conformance suite proves; the second is the run lifecycle the plane builds on (DESIGN.md §plane),
- * each still one transaction. No method reads or writes another tenant's rows.
+ * One tenant's view of the store. The first group is the store primitives that the conformance
+ * suite proves (the C cases of docs/design/rules.md); the second is the run lifecycle the plane
+ * builds on, each still one transaction. No method reads or writes another tenant's rows.
  */
 export interface TenantStore {
-  /** The tenant every operation is confined to (contract §6.1). */
+  /** The tenant every operation is confined to. */
   readonly tenant: string;
 
-  // ── contract §6 ────────────────────────────────────────────────────────────
+  // ── store primitives (the C cases) ────────────────────────────────────────
 
   /**
-   * Decide and insert in one serialised transaction (contract §6.2): the run's slot and, when
-   * `hold` is given and the run holds none, its hold. Refuses `TooManyRuns` (full count) or
-   * `SpentOut` and writes nothing, not even the slot. Idempotent per run; the first `admittedAtMs` wins.
-   * The stored plane-wide ceiling applies as well (issue 12; `bound: 'plane'`); a raw reserve has
-   * no agent, so no per-agent ceiling covers it.
+   * Decide and insert in one serialised transaction (docs/design/rules.md#c1, #c12): the run's slot
+   * and, when `hold` is given and the run holds none, its hold. Refuses `TooManyRuns` (full count)
+   * or `SpentOut` and writes nothing, not even the slot. Idempotent per run; the first
+   * `admittedAtMs` wins. The stored plane-wide ceiling applies as well (`bound: 'plane'`); a raw
+   * reserve has no agent, so no per-agent ceiling covers it.
    */
   reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome>;
-  /** Deletes the run's slot and hold in one transaction; idempotent (contract §6.3). */
+  /** Deletes the run's slot and hold in one transaction; idempotent (docs/design/rules.md#p4). */
   release(run: string): Promise<void>;
-  /** Moves the run's hold, whole, to `period`; no check, no-op without a hold (contract §6.4). */
+  /** Moves the run's hold, whole, to `period`; no check, no-op without a hold (docs/design/rules.md#c17). */
   carry(run: string, period: string): Promise<void>;
-  /** Hold rows in ascending run-id order, at most `limit` (contract §6.5). */
+  /** Hold rows in ascending run-id order, at most `limit` (docs/design/rules.md#c18). */
   reservations(limit: number): Promise<Held[]>;
-  /** Sum of the holds in `period`, saturating (contract §6.6). */
+  /** Sum of the holds in `period`, saturating. */
   reserved(period: string): Promise<Spend>;
-  /** Upserts the halt row of `halt.scope`; a re-throw replaces reason, operator and instant (contract §6.7). */
+  /** Upserts the halt row of `halt.scope`; a re-throw replaces reason, operator and instant (docs/design/rules.md#c22). */
   setHalt(halt: Halt): Promise<void>;
-  /** Deletes the halt row; answers whether one stood (contract §6.8). */
+  /** Deletes the halt row; answers whether one stood (docs/design/rules.md#c24–#c26). */
   liftHalt(scope: HaltScope): Promise<boolean>;
-  /** Deletes the row only if it still equals `standing` in reason, operator and instant (contract §6.9). */
+  /** Deletes the row only if it still equals `standing` in reason, operator and instant (docs/design/rules.md#c28–#c30). */
   liftHaltIf(standing: Halt): Promise<boolean>;
-  /** Every standing halt, bytewise by scope key, in one read; an unreadable row throws `STORE_CORRUPT` (§6.10). */
+  /** Every standing halt, bytewise by scope key, in one read; an unreadable row throws `STORE_CORRUPT` (docs/design/rules.md#c23). */
   halts(): Promise<Halt[]>;
   /**
    * Writes the receipt of `(run, epoch)` and applies it once: accrue to `period`, shrink or (when
    * concluding) delete the hold, release the slot when `releaseSlot`. An identical retry changes
-   * nothing; a different payload throws `CONFLICT` and changes nothing (contract §6.11). A receipt
-   * of a run `pruneRuns` removed is never written again: `CONFLICT` (`details.pruned`), nothing changed.
+   * nothing; a different payload throws `CONFLICT` and changes nothing (docs/design/rules.md#c6,
+   * #c7). A receipt of a run `pruneRuns` removed is never written again: `CONFLICT`
+   * (`details.pruned`), nothing changed.
    */
   settle(settlement: QuotaSettlement): Promise<SettleOutcome>;
-  /** Settled total of `period`, zero when never written (contract §6.12). */
+  /** Settled total of `period`, zero when never written (docs/design/rules.md#c8). */
   spent(period: string): Promise<Spend>;
-  /** Number of slots (contract §6.13). */
+  /** Number of slots. */
   running(): Promise<number>;
-  /** Slot holders in ascending run-id order, at most `limit` (contract §6.14). */
+  /** Slot holders in ascending run-id order, at most `limit` (docs/design/rules.md#p5). */
   runningRuns(limit: number): Promise<string[]>;
   /**
    * Records one dispatch against the grant's sliding windows, serialised per (tenant, grant)
-   * (contract §6.15): a present key succeeds unjudged; otherwise prune below the store-wide floor,
-   * judge (unless exempt) and insert. A refusal inserts nothing (the prune still commits).
+   * (docs/design/rules.md#c31–#c37): a present key succeeds unjudged; otherwise prune below the
+   * store-wide floor, judge (unless exempt) and insert. A refusal inserts nothing (the prune still
+   * commits).
    */
   reserveRate(reservation: RateReservation): Promise<RateOutcome>;
-  /** Read-only: what `reserveRate` would answer a fresh non-exempt key (contract §6.16). */
+  /** Read-only: what `reserveRate` would answer a fresh non-exempt key (docs/design/rules.md#c33). */
   rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome>;
 
   // ── tenant configuration ──────────────────────────────────────────────────
@@ -156,25 +158,25 @@ export interface TenantStore {
   setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void>;
   /**
    * Per agent name in `agents`: the slots its runs hold in this tenant, and its settled and
-   * reserved spend in `period` (issue 12). Read-only, one snapshot. Optional for third-party
+   * reserved spend in `period`. Read-only, one snapshot. Optional for third-party
    * stores; both adapters have it.
    */
   agentUsage?(agents: readonly string[], period: string): Promise<AgentUsage[]>;
 
-  // ── run lifecycle (one transaction each) ───────────────────────────────────
+  // ── run lifecycle (one transaction each) ──────────────────────────────────
 
-  /** Admission as one transaction: halts → quota → hold formula → reserve → run and pass 1 recorded (decision 6). */
+  /** Admission as one transaction: halts → quota → hold formula → reserve → run and pass 1 recorded. */
   admit(request: AdmitRequest): Promise<AdmitOutcome>;
   /**
    * A new pass of an admitted run: next epoch, no slot, never gated by concurrency, spend or
-   * workload halts, hold carried to the period of `atMs`, status `running` (contract §8.4). A
-   * `stranded`, `paused` or `withheld` run resumes alike. Throws `NOT_FOUND` for an unknown run,
-   * `CONFLICT` for a `concluded` or `released` one. In the same transaction it reads the halts:
-   * when a `subject:` halt names a principal of the run's chain it answers `Withheld` (naming the
-   * halt `coveringHalt` picks among those subject halts; `pass-rules.ts` `withheldBy`), opens no
-   * pass, carries nothing, and sets the status to
+   * workload halts, hold carried to the period of `atMs`, status `running`
+   * (docs/design/rules.md#l15–#l17). A `stranded`, `paused` or `withheld` run resumes alike. Throws
+   * `NOT_FOUND` for an unknown run, `CONFLICT` for a `concluded` or `released` one. In the same
+   * transaction it reads the halts: when a `subject:` halt names a principal of the run's chain it
+   * answers `Withheld` (naming the halt `coveringHalt` picks among those subject halts;
+   * `pass-rules.ts` `withheldBy`), opens no pass, carries nothing, and sets the status to
    * `withheld` (`statusSinceMs` = `atMs` unless already withheld) — the one write a `Withheld`
-   * answer makes (DESIGN.md decision 9).
+   * answer makes.
    */
   resume(request: ResumeRequest): Promise<ResumeOutcome>;
   /**
@@ -183,11 +185,11 @@ export interface TenantStore {
    * not `released`, sets the status: `concluded` when concluding; otherwise `paused`, except that a
    * `withheld` run stays `withheld` (it is pausing for its halt). A late settle of a lapsed or
    * stranded pass is accepted like any other, once (its receipt is unique). With `by`, a newly
-   * written receipt also appends, in the same transaction, the audit row
-   * `{ action: 'run.settle', subject: run, by, atMs, detail: { epoch, period, spend: { tokens, minorUnits }, releaseSlot, concludes } }`;
-   * an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown pass,
-   * `CONFLICT` for a receipt with a different payload, and `CONFLICT` (`details.pruned`) for a run
-   * whose records `pruneRuns` removed.
+   * written receipt also appends, in the same transaction, the audit row `{ action: 'run.settle',
+   * subject: run, by, atMs, detail: { epoch, period, spend: { tokens, minorUnits }, releaseSlot,
+   * concludes } }`; an `already-settled` answer appends nothing. Throws `NOT_FOUND` for an unknown
+   * pass, `CONFLICT` for a receipt with a different payload, and `CONFLICT` (`details.pruned`) for
+   * a run whose records `pruneRuns` removed.
    */
   settlePass(request: SettlePassRequest): Promise<SettlePassOutcome>;
   /**
@@ -196,11 +198,11 @@ export interface TenantStore {
    * (`Withheld`, nothing counted, the run marked `withheld`); then, with `epoch`, the lease renewed
    * as `heartbeat` renews it (also when the rate answer below is a refusal: the pass is alive);
    * then `reserveRate` with the tenant's configured ceilings for the grant added, read in the
-   * same transaction (decision 11).
+   * same transaction.
    */
   dispatch(request: DispatchRequest): Promise<DispatchOutcome>;
   /**
-   * Renews pass `(run, epoch)`'s lease (DESIGN.md decision 7), one transaction, checked in order:
+   * Renews pass `(run, epoch)`'s lease, one transaction, checked in order:
    * 1. `NOT_FOUND` for an unknown run or pass;
    * 2. `CONFLICT` when the run is `concluded` or `released`;
    * 3. `CONFLICT` when `epoch` is below the run's latest epoch (a newer pass exists:
@@ -216,7 +218,7 @@ export interface TenantStore {
   /** One run as the registry knows it, or `null`. */
   getRun(run: string): Promise<RunRecord | null>;
 
-  // ── sweep, listings and operator acts (issue #5; one transaction each) ────────
+  // ── sweep, listings and operator acts (one transaction each) ──────────────
 
   /**
    * A page of the run registry (see `RunListRequest`), each with its status instant, whether it
@@ -224,7 +226,7 @@ export interface TenantStore {
    */
   runs(request: RunListRequest): Promise<RunSummary[]>;
   /**
-   * The runs a sweep at `atMs` would act on (DESIGN.md decision 8), read-only: registered runs
+   * The runs a sweep at `atMs` would act on, read-only: registered runs
    * that hold a slot or have status `running`, and have no live pass — no pass whose receipt is
    * unwritten and whose lease expires after `atMs` (a lease is lapsed at its expiry instant).
    * Ascending run id after `after` (default: from the start), at most `limit`. Slot holders the
@@ -235,11 +237,11 @@ export interface TenantStore {
    * Sweeps one run, one transaction: re-checks the `lapsedRuns` condition at `atMs` and, when it
    * holds, deletes the run's slot and, when its status is `running`, sets it to `stranded` with
    * `statusSinceMs` = its latest pass's lease expiry. The hold is never touched (its spend is
-   * unknown). A run that is a waiter's grant its caller never collected is not stranded: the
-   * grant is withdrawn whole (slot and hold given back, run and pass erased) and the waiter stands
-   * again in its own place, `waiting`, served with the room in the same transaction (answered
-   * `{ releasedSlot: <it held one>, stranded: false }`). Idempotent: a run already swept, renewed since, or unknown answers
-   * `{ releasedSlot: false, stranded: false }` and writes nothing.
+   * unknown). A run that is a waiter's grant its caller never collected is not stranded: the grant
+   * is withdrawn whole (slot and hold given back, run and pass erased) and the waiter stands again
+   * in its own place, `waiting`, served with the room in the same transaction (answered `{
+   * releasedSlot: <it held one>, stranded: false }`). Idempotent: a run already swept, renewed
+   * since, or unknown answers `{ releasedSlot: false, stranded: false }` and writes nothing.
    */
   sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun>;
   /**
@@ -253,8 +255,8 @@ export interface TenantStore {
    */
   idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]>;
   /**
-   * Settled passes whose spend ran over the hold they were granted in a unit held above 0
-   * (issue 9 fault 2); ascending (run id, epoch), at most `limit`. Read-only; reads the tenant's
+   * Settled passes whose spend ran over the hold they were granted in a unit held above 0;
+   * ascending (run id, epoch), at most `limit`. Read-only; reads the tenant's
    * receipts (an operator listing, never on a decision's path).
    */
   overranPasses(request: { limit: number }): Promise<OverranPass[]>;
@@ -262,16 +264,16 @@ export interface TenantStore {
    * An operator's release of a run, one transaction: a `concluded` or `released` run holding no
    * slot and no hold answers `'already-closed'` and writes nothing; an unknown run holding no slot
    * and no hold throws `NOT_FOUND`. Otherwise deletes its slot and hold, sets a registered run's
-   * status to `released` (`statusSinceMs` = `atMs`), and appends the audit row
-   * `{ action: 'run.release', subject: run, by, atMs, detail: { previousStatus, slot, hold } }`
-   * where `slot` is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
+   * status to `released` (`statusSinceMs` = `atMs`), and appends the audit row `{ action:
+   * 'run.release', subject: run, by, atMs, detail: { previousStatus, slot, hold } }` where `slot`
+   * is whether a slot was held and `hold` is `{ period, tokens, minorUnits }` or `null`.
    */
   releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome>;
 
-  // ── waiting admissions (issue 12, DESIGN.md decision 18; one transaction each) ──
+  // ── waiting admissions (one transaction each) ─────────────────────────────
   // `applied` (on `sweepRun`, `cancelWaiter`, `sweepWaiters` as on the lifecycle requests): the
   // instant is read inside the transaction once the lock is held, so a grant written there leases
-  // from when it was applied (see `AppliedInstant`, DESIGN.md decision 23).
+  // from when it was applied (see `AppliedInstant`).
   // Every transaction that frees a slot or raises a ceiling of a tenant (`settlePass` of a pass
   // holding a slot, `releaseRun`, `sweepRun`, `setQuota`, `cancelWaiter`, `sweepWaiters`) grants
   // its waiters first come first served in that same transaction; `admit` serves them before it
@@ -306,18 +308,19 @@ export interface TenantStore {
   collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome>;
   /**
    * The caller of a waiting admission gave up (disconnected, cancelled): its waiting row goes; a
-   * grant written but not collected is withdrawn (slot and hold given back, its run and pass erased)
-   * and the room goes to the next waiters in the same transaction.
+   * grant written but not collected is withdrawn (slot and hold given back, its run and pass
+   * erased) and the room goes to the next waiters in the same transaction.
    */
   cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome>;
   /**
    * The sweep of the queue at `atMs`: waiters whose lease lapsed are removed, grants nobody
-   * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next waiters.
+   * collected before their waiter's lease lapsed are withdrawn, and the room goes to the next
+   * waiters.
    */
   sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep>;
   /** The queue at `atMs`: live waiters still waiting, when the oldest joined, grants not collected. Read-only. */
   waitQueue(request: { atMs: number }): Promise<WaitQueue>;
-  // ── retention (issue 9 fault 6; see store/retention.ts) ───────────────────
+  // ── retention (see store/retention.ts) ────────────────────────────────────
 
   /**
    * Read-only: one page of prune candidates. Reads at most `scanLimit` registered runs of any
@@ -332,12 +335,12 @@ export interface TenantStore {
   /**
    * One prune batch, one transaction: each of `runs` is re-checked against the `prunableRuns`
    * condition as it stands now; each that still meets it loses its passes, receipts and registry
-   * row and gains a tombstone (`prunedAtMs` = `atMs`). When anything was removed, the audit row
-   * `{ action: 'run.prune', subject: 'runs', by, atMs, detail: { closedAtOrBeforeMs, runs, passes, receipts } }`
-   * is appended in the same transaction. Never touches a slot, a hold, a halt, a period figure or
-   * an earlier audit row. Afterwards every decision about a pruned run id (admit, resume,
-   * heartbeat, dispatch, settle, settlePass) throws `CONFLICT` with `details.pruned = true`, and
-   * `releaseRun` answers `'already-closed'`.
+   * row and gains a tombstone (`prunedAtMs` = `atMs`). When anything was removed, the audit row `{
+   * action: 'run.prune', subject: 'runs', by, atMs, detail: { closedAtOrBeforeMs, runs, passes,
+   * receipts } }` is appended in the same transaction. Never touches a slot, a hold, a halt, a
+   * period figure or an earlier audit row. Afterwards every decision about a pruned run id (admit,
+   * resume, heartbeat, dispatch, settle, settlePass) throws `CONFLICT` with `details.pruned =
+   * true`, and `releaseRun` answers `'already-closed'`.
    */
   pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns>;
   /**
@@ -351,7 +354,7 @@ export interface TenantStore {
   /** Read-only: how many of the tenant's dispatch rows are recorded at or before `atOrBeforeMs`. */
   countPrunableRate(request: { atOrBeforeMs: number }): Promise<number>;
 
-  // ── audit log ──────────────────────────────────────────────────────────────
+  // ── audit log ─────────────────────────────────────────────────────────────
 
   /** Appends one audit row (numbered and hash-chained per tenant) and returns it. */
   appendAudit(entry: AuditEntry): Promise<AuditRecord>;

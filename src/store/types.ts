@@ -15,7 +15,7 @@ import type {
 import type { Spend } from '../core/spend.js';
 
 /**
- * Where a decision asked "now" reads its instant once it is applied (DESIGN.md decision 23). A
+ * Where a decision asked "now" reads its instant once it is applied. A
  * decision waits before it is applied: behind the other decisions of a group-commit batch, for
  * the SQLite write lock another process holds, for a PostgreSQL tenant lock another transaction
  * holds. Every instant it records (admission, lease expiry, dispatch, grant, renewal, resume) is
@@ -33,13 +33,13 @@ export interface AppliedInstant {
   readonly maxWaitMs: number;
 }
 
-/** Spend reserved for a run against one billing period (contract §3 SpendHold). */
+/** Spend reserved for a run against one billing period. */
 export interface SpendHold {
   readonly period: string;
   readonly amount: Spend;
 }
 
-/** One hold row: what `run` may still cost, held in `period` (contract §3 Held). */
+/** One hold row: what `run` may still cost, held in `period`. */
 export interface Held {
   readonly run: string;
   readonly period: string;
@@ -47,7 +47,7 @@ export interface Held {
 }
 
 /**
- * The durable record of one settled pass (contract §3 QuotaSettlement, §6.11). All six fields form
+ * The durable record of one settled pass (docs/design/rules.md#c6, #c7). All six fields form
  * the receipt: a retry with the same `(run, epoch)` must match every one.
  * - `period`: where the spend accrues; `null` accrues nothing but still moves the hold and slot.
  * - `releaseSlot`: this pass took the run's slot (the admission pass did; a resume did not).
@@ -62,7 +62,7 @@ export interface QuotaSettlement {
   readonly concludes: boolean;
 }
 
-/** One dispatch of a rate-ceilinged grant (contract §3 RateReservation). `atMs` is Unix ms. */
+/** One dispatch of a rate-ceilinged grant. `atMs` is Unix ms. */
 export interface RateReservation {
   readonly grant: string;
   readonly run: string;
@@ -70,30 +70,30 @@ export interface RateReservation {
   readonly dispatch: string;
   readonly ceilings: readonly RateCeiling[];
   readonly atMs: number;
-  /** A compensating call: counted, never refused (contract §6.15, DESIGN.md decision 11). */
+  /** A compensating call: counted, never refused (docs/design/rules.md#c31–#c37). */
   readonly exempt: boolean;
 }
 
-/** Answer of `reserve`: ok, or the refusal; a refusal wrote nothing (contract §6.2). */
+/** Answer of `reserve`: ok, or the refusal; a refusal wrote nothing (docs/design/rules.md#c1, #c12). */
 export type ReserveOutcome = { readonly ok: true } | { readonly ok: false; readonly refusal: TooManyRunsRefusal | SpentOutRefusal };
 
-/** Answer of `reserveRate` and `rateRoom` (contract §6.15–6.16). */
+/** Answer of `reserveRate` and `rateRoom` (docs/design/rules.md#c31–#c37). */
 export type RateOutcome =
   | { readonly ok: true }
   | { readonly ok: false; readonly refusal: RateLimitedRefusal | UncountableRateRefusal };
 
-/** Whether a settle wrote its receipt now, or found the identical receipt already there (contract §6.11). */
+/** Whether a settle wrote its receipt now, or found the identical receipt already there (docs/design/rules.md#c6, #c7). */
 export type SettleOutcome = 'settled' | 'already-settled';
 
 /**
- * Where a run stands in its lifecycle, as the run registry records it (DESIGN.md decisions 7–9):
+ * Where a run stands in its lifecycle, as the run registry records it:
  * - `running`: its latest pass is open (admitted or resumed, not yet settled);
  * - `paused`: its latest pass settled without concluding; it may resume;
  * - `withheld`: a subject halt on a principal of its chain answered `Withheld` to its heartbeat,
  *   dispatch or resume; it stays withheld through the pause (settling without concluding) until a
  *   resume opens a pass, or it concludes or is released;
- * - `stranded`: the sweep found its latest pass's lease lapsed unsettled (the process died); its slot
- *   was released, its hold kept; a settle of the lapsed pass or a resume ends this;
+ * - `stranded`: the sweep found its latest pass's lease lapsed unsettled (the process died); its
+ *   slot was released, its hold kept; a settle of the lapsed pass or a resume ends this;
  * - `concluded`: a pass settled with `concludes`; closed for good;
  * - `released`: an operator released its slot and hold (`releaseRun`); closed for good.
  */
@@ -113,11 +113,11 @@ export const RUN_STATUSES: readonly RunStatus[] = Object.freeze([
 ]);
 
 /**
- * One admission as a single transaction (DESIGN.md decision 6): halts (the narrowest covering is
+ * One admission as a single transaction: halts (the narrowest covering is
  * reported) → the tenant's quota, read inside the transaction unless `quota` is given → hold
  * formula (over the units the tenant or the run's agent bounds) → reserve (slot + hold) under every
  * ceiling covering the run: the tenant's for its agent (`quota.agents`), the tenant's, and the
- * stored plane-wide ceiling (issue 12; refusals name the `bound`) → the run and its first pass recorded.
+ * stored plane-wide ceiling (refusals name the `bound`) → the run and its first pass recorded.
  */
 export interface AdmitRequest {
   readonly run: string;
@@ -127,10 +127,10 @@ export interface AdmitRequest {
   readonly width: number;
   readonly atMs: number;
   readonly leaseMs: number;
-  /** An explicit quota overrides the stored one (library users; DESIGN.md decision 5). */
+  /** An explicit quota overrides the stored one (library users). */
   readonly quota?: TenantQuota | undefined;
   /**
-   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * Read the instant when the decision is applied instead of using `atMs`:
    * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
    * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
    */
@@ -153,13 +153,13 @@ export type AdmitOutcome =
   | PassGrant
   | { readonly ok: false; readonly refusal: HaltedRefusal | UnboundedRefusal | TooManyRunsRefusal | SpentOutRefusal };
 
-/** A resume: a new pass of an admitted run, never gated; carries the hold to the period of `atMs` (contract §8.4). */
+/** A resume: a new pass of an admitted run, never gated; carries the hold to the period of `atMs` (docs/design/rules.md#l15–#l17). */
 export interface ResumeRequest {
   readonly run: string;
   readonly atMs: number;
   readonly leaseMs: number;
   /**
-   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * Read the instant when the decision is applied instead of using `atMs`:
    * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
    * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
    */
@@ -168,13 +168,13 @@ export interface ResumeRequest {
 
 /**
  * Answer of `resume`: the new pass, or `Withheld` when a standing subject halt names a principal
- * of the run's chain (DESIGN.md decision 9). A `Withheld` answer opened no pass, carried nothing,
+ * of the run's chain. A `Withheld` answer opened no pass, carried nothing,
  * and only marked the run `withheld` (so `attention` can list it).
  */
 export type ResumeOutcome = PassGrant | { readonly ok: false; readonly refusal: WithheldRefusal };
 
 /**
- * A heartbeat of pass `(run, epoch)` (DESIGN.md decision 7): renews its lease to
+ * A heartbeat of pass `(run, epoch)`: renews its lease to
  * `max(current expiry, atMs + leaseMs)`, so a late-arriving heartbeat never shortens a lease.
  */
 export interface HeartbeatRequest {
@@ -184,7 +184,7 @@ export interface HeartbeatRequest {
   /** A positive safe integer of milliseconds. */
   readonly leaseMs: number;
   /**
-   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * Read the instant when the decision is applied instead of using `atMs`:
    * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
    * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
    */
@@ -203,9 +203,9 @@ export interface LeaseRenewal {
 export type HeartbeatOutcome = LeaseRenewal | { readonly ok: false; readonly refusal: WithheldRefusal };
 
 /**
- * The end of a pass: its own spend, and whether it concluded the run (contract §8.3).
- * `by` makes it an operator's settle (issue #5): when this call writes the receipt, the same
- * transaction appends the audit row `run.settle` (see `TenantStore.settlePass`).
+ * The end of a pass: its own spend, and whether it concluded the run
+ * (docs/design/rules.md#l19–#l22). `by` makes it an operator's settle: when this call writes the
+ * receipt, the same transaction appends the audit row `run.settle` (see `TenantStore.settlePass`).
  */
 export interface SettlePassRequest {
   readonly run: string;
@@ -215,7 +215,7 @@ export interface SettlePassRequest {
   readonly atMs: number;
   readonly by?: Operator | undefined;
   /**
-   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * Read the instant when the decision is applied instead of using `atMs`:
    * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
    * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
    */
@@ -228,8 +228,8 @@ export interface SettlePassOutcome {
   readonly receipt: QuotaSettlement;
   /**
    * By how much the settled spend ran over the hold the pass was granted, per unit (`overrunOf`,
-   * DESIGN.md decision 19); zero when it stayed within, or when the pass held nothing. The spend
-   * is still recorded whole: an overrun is reported, never clipped.
+   * docs/design/rules.md#l90–#l92); zero when it stayed within, or when the pass held nothing. The
+   * spend is still recorded whole: an overrun is reported, never clipped.
    */
   readonly overrun: Spend;
 }
@@ -244,7 +244,7 @@ export interface RunRecord {
   readonly lastEpoch: number;
 }
 
-/** A dispatch of a run's granted tool: rate reservation with the tenant's configured ceilings added (decision 11). */
+/** A dispatch of a run's granted tool: rate reservation with the tenant's configured ceilings added. */
 export interface DispatchRequest {
   readonly run: string;
   readonly grant: string;
@@ -255,19 +255,19 @@ export interface DispatchRequest {
   readonly atMs: number;
   /**
    * The dispatching pass. When given, the dispatch is fenced like a heartbeat and renews that
-   * pass's lease by `leaseMs` (DESIGN.md decision 7); `leaseMs` is then required.
+   * pass's lease by `leaseMs`; `leaseMs` is then required.
    */
   readonly epoch?: number | undefined;
   readonly leaseMs?: number | undefined;
   /**
-   * Read the instant when the decision is applied instead of using `atMs` (DESIGN.md decision 23):
+   * Read the instant when the decision is applied instead of using `atMs`:
    * `atMs` is then the instant it was asked, and a decision that waited past `applied.maxWaitMs`
    * is `STORE_UNAVAILABLE`, nothing written (see `AppliedInstant`).
    */
   readonly applied?: AppliedInstant | undefined;
 }
 
-/** Answer of `dispatch`: the rate outcome, or `Withheld` (nothing counted, no lease renewed; DESIGN.md decision 9). */
+/** Answer of `dispatch`: the rate outcome, or `Withheld` (nothing counted, no lease renewed). */
 export type DispatchOutcome = RateOutcome | { readonly ok: false; readonly refusal: WithheldRefusal };
 
 /**
@@ -308,7 +308,7 @@ export interface IdleHold extends Held {
 }
 
 /**
- * A settled pass that ran over the hold it was granted (issue 9 fault 2): its receipt's period and
+ * A settled pass that ran over the hold it was granted: its receipt's period and
  * spend, the hold the pass opened with, the overrun (`overrunOf`) and when it settled (Unix ms).
  */
 export interface OverranPass {
@@ -321,14 +321,14 @@ export interface OverranPass {
   readonly settledAtMs: number;
 }
 
-/** What `sweepRun` did to one run: released its slot, and/or marked it `stranded` (DESIGN.md decision 8). */
+/** What `sweepRun` did to one run: released its slot, and/or marked it `stranded`. */
 export interface SweptRun {
   readonly run: string;
   readonly releasedSlot: boolean;
   readonly stranded: boolean;
 }
 
-/** An operator's release of a run (issue #5): its slot and hold given back, audited as `run.release`. */
+/** An operator's release of a run: its slot and hold given back, audited as `run.release`. */
 export interface ReleaseRunRequest {
   readonly run: string;
   readonly atMs: number;
@@ -372,7 +372,7 @@ export interface AuditRecord {
 export type AuditEntry = Omit<AuditRecord, 'seq' | 'hash'>;
 
 /**
- * Slots held across every tenant of a store (issue 12): `running` counts every slot, `agents` the
+ * Slots held across every tenant of a store: `running` counts every slot, `agents` the
  * slots of each agent name asked for (a name without slots reads 0). Read in one snapshot.
  */
 export interface PlaneUsage {
@@ -381,8 +381,8 @@ export interface PlaneUsage {
 }
 
 /**
- * One agent's figures inside a tenant (issue 12): the slots its runs hold, and its settled and
- * reserved spend in `period` (counted as the tenant's are, DESIGN.md decision 15).
+ * One agent's figures inside a tenant: the slots its runs hold, and its settled and
+ * reserved spend in `period` (counted as the tenant's are).
  */
 export interface AgentUsage {
   readonly agent: string;

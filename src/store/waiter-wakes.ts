@@ -1,5 +1,5 @@
 /**
- * How a store wakes the callers of waiting admissions (issue 12): `subscribe` calls `listener`
+ * How a store wakes the callers of waiting admissions: `subscribe` calls `listener`
  * with a tenant whenever a grant of that tenant may have been written (by this process at once;
  * by another instance as soon as the backend hears of it), or with `null` when a grant of any
  * tenant may have been missed (every waiter should look), and `pollMs()` says how often a waiting

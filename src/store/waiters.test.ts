@@ -4,9 +4,8 @@ import { QuotaError } from '../core/errors.js';
 import type { TooManyRunsRefusal } from '../core/refusal.js';
 import { requireWaitTerms, timedOutRefusal, waiterRequest, waiterRequestJson } from './waiters.js';
 
-// The backend-neutral rules of waiting admissions (issue 12, DESIGN.md decision 18): what a waiter
-// row keeps of its admission and how it is read back, the wait terms, and the timed-out refusal
-// (issue #14).
+// The backend-neutral rules of waiting admissions: what a waiter
+// row keeps of its admission and how it is read back, the wait terms, and the timed-out refusal.
 
 const AT_MS = 1_767_225_600_000; // 2026-01-01T00:00:00.000Z
 

@@ -8,7 +8,7 @@ import { requireInstantMs, requireObject } from './store-arguments.js';
 import type { AdmitOutcome, AdmitRequest } from './types.js';
 
 /*
- * Waiting admissions (issue 12, DESIGN.md decision 18): the shapes every adapter shares, the
+ * Waiting admissions: the shapes every adapter shares, the
  * validation of their arguments, and the pure rules of the queue. A waiter is an admission that
  * was refused only `TooManyRuns` and asked to wait: it is kept in the store's waiter table, first
  * come first served per tenant, and granted by the transaction that frees a slot.

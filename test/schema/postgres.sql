@@ -332,7 +332,7 @@ BEGIN
          (EXISTS (SELECT 1 FROM "quotaplane".quota_waiters w WHERE w.tenant = p_tenant AND w.state = 'waiting')
      OR EXISTS (SELECT 1 FROM "quotaplane".quota_plane p WHERE p.id = 1 AND p.ceiling_json ->> 'maxConcurrentRuns' IS NOT NULL))
     INTO run_status, v_pruned, v_halted, v_quota, v_waiters;
-  -- A run id a prune removed is never admitted again as if new (issue 9 fault 6). A batched
+  -- A run id a prune removed is never admitted again as if new (docs/design/rules.md#r4). A batched
   -- admission holds the tenant's admission lock, as a prune batch does, so no prune commits between
   -- this read and the admission's own.
   IF v_pruned THEN
@@ -349,7 +349,8 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Waiters first (issue 12): no later arrival takes a slot ahead of a waiter that fits.
+  -- Waiters first (docs/design/rules.md#w2): no later arrival takes a slot ahead of a waiter that
+  -- fits.
   IF v_waiters THEN
     PERFORM "quotaplane".quota_grant_waiters(p_tenant, p_at_ms);
   END IF;
@@ -383,7 +384,7 @@ BEGIN
   END IF;
   grant_period := CASE WHEN v_period_kind = 'daily' THEN p_day_key ELSE p_month_key END;
 
-  -- A unit bounded by the tenant or by the run's agent is held (core holdQuotaFor, issue 12).
+  -- A unit bounded by the tenant or by the run's agent is held (core holdQuotaFor).
   v_bounds_tokens := limit_tokens IS NOT NULL OR agent_limit_tokens IS NOT NULL;
   v_bounds_minor_units := limit_minor_units IS NOT NULL OR agent_limit_minor_units IS NOT NULL;
   v_bounds_spend := v_bounds_tokens OR v_bounds_minor_units;
@@ -457,8 +458,8 @@ BEGIN
   END IF;
   run_status := 'running';
 
-  -- The grant reports the run's hold as it stands now (null when it holds none): the one just taken,
-  -- else whatever the run held before (an earlier reserve of the same run id), read back.
+  -- The grant reports the run's hold as it stands now (null when it holds none): the one just
+  -- taken, else whatever the run held before (an earlier reserve of the same run id), read back.
   IF NOT v_reserve.hold_taken THEN
     hold_tokens := NULL;
     hold_minor_units := NULL;
@@ -818,7 +819,8 @@ BEGIN
         v_w.quota_given, v_w.given_max_runs, v_w.given_limit_tokens, v_w.given_limit_minor_units, v_w.given_period,
         v_w.given_agent_max_runs, v_w.given_agent_limit_tokens, v_w.given_agent_limit_minor_units);
     EXCEPTION WHEN OTHERS THEN
-      -- Raised before any write of this admission (an amount beyond the bound): its caller hears it on collect.
+      -- Raised before any write of this admission (an amount beyond the bound): its caller hears it
+      -- on collect.
       UPDATE "quotaplane".quota_waiters w SET state = 'refused', decided_at_ms = p_at_ms
        WHERE w.tenant = p_tenant AND w.run_id = v_w.run_id;
       CONTINUE;
@@ -1049,7 +1051,8 @@ BEGIN
     RETURN;
   END IF;
   UPDATE "quotaplane".quota_reserved SET period = p_period, day = v_day WHERE tenant = p_tenant AND run_id = p_run;
-  -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot deadlock.
+  -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot
+  -- deadlock.
   IF v_old.period < p_period THEN
     PERFORM "quotaplane".quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric, v_old.agent_name);
     PERFORM "quotaplane".quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units, v_old.agent_name);
@@ -1287,7 +1290,8 @@ BEGIN
   ELSE
     PERFORM "quotaplane".quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
   END IF;
-  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
+  -- What a day settled also counts in its month (docs/design/rules.md#l80): month row first, then
+  -- the day's.
   IF p_period IS NOT NULL THEN
     PERFORM "quotaplane".quota_accrue(p_tenant, left(p_period, 7), v_day, p_tokens, p_minor_units);
     IF p_agent IS NOT NULL THEN
@@ -1349,7 +1353,7 @@ BEGIN
   -- Whether this call inserted the hold asked for (then it is the run's hold): quota_admit reports
   -- it without reading it back.
   hold_taken := false;
-  -- The plane-wide ceilings covering this run (issue 12): the plane's, and the plane's for its agent.
+  -- The plane-wide ceilings covering this run: the plane's, and the plane's for its agent.
   SELECT p.ceiling_json INTO v_plane FROM "quotaplane".quota_plane p WHERE p.id = 1;
   plane_max_runs := (v_plane ->> 'maxConcurrentRuns')::numeric::bigint;
   IF p_agent IS NOT NULL THEN
@@ -1367,19 +1371,20 @@ BEGIN
     PERFORM "quotaplane".quota_slot_take(p_tenant, p_run, p_at_ms, p_agent);
     RETURN;
   END IF;
-  -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held already).
+  -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held
+  -- already).
   PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
   -- Lock order: the tenant's lock, then the plane's (a batch takes all its tenants' locks first).
   IF plane_max_runs IS NOT NULL OR plane_agent_max_runs IS NOT NULL THEN
     PERFORM "quotaplane".quota_plane_lock();
   END IF;
-  -- Point reads only: the slot set's size and the period's figures are counters (decision 16).
+  -- Point reads only: the slot set's size and the period's figures are counters.
   SELECT EXISTS (SELECT 1 FROM "quotaplane".quota_running WHERE tenant = p_tenant AND run_id = p_run),
          EXISTS (SELECT 1 FROM "quotaplane".quota_reserved WHERE tenant = p_tenant AND run_id = p_run),
          coalesce((SELECT f.running FROM "quotaplane".quota_figures f WHERE f.tenant = p_tenant), 0)
     INTO v_slot_held, v_hold_held, running;
-  -- A run holding a slot is never counted against a ceiling; each is compared once, after
-  -- counting, narrowest first (core admissionConcurrencyRefusal): agent, tenant, plane-agent, plane.
+  -- A run holding a slot is never counted against a ceiling; each is compared once, after counting,
+  -- narrowest first (core admissionConcurrencyRefusal): agent, tenant, plane-agent, plane.
   IF NOT v_slot_held THEN
     IF p_agent IS NOT NULL AND p_agent_max_runs IS NOT NULL THEN
       agent_running := coalesce((SELECT a.running FROM "quotaplane".quota_agent_figures a
@@ -1431,7 +1436,7 @@ BEGIN
         RETURN;
       END IF;
     END IF;
-    -- Settled and reserved from one row, so one snapshot (contract §7.1).
+    -- Settled and reserved from one row, so one snapshot.
     SELECT q.tokens, q.minor_units,
            least(q.held_tokens, 9007199254740991)::bigint, least(q.held_minor_units, 9007199254740991)::bigint
       INTO settled_tokens, settled_minor_units, reserved_tokens, reserved_minor_units
@@ -1557,7 +1562,7 @@ DECLARE
   v_own_minor_units bigint;
   v_own_concludes boolean;
 BEGIN
-  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  -- A receipt a prune removed is never written again as if new (docs/design/rules.md#r3).
   IF EXISTS (SELECT 1 FROM "quotaplane".quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
     RETURN 'pruned';
   END IF;
@@ -1611,7 +1616,8 @@ DECLARE
 BEGIN
   SELECT r.status, r.agent_name INTO v_status, v_agent
     FROM "quotaplane".quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
-  -- The pass's receipt is its own (receipt_*) or the port's (x), never both: the stored one is whichever is there.
+  -- The pass's receipt is its own (receipt_*) or the port's (x), never both: the stored one is
+  -- whichever is there.
   SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
          CASE WHEN p.receipt_tokens IS NOT NULL THEN p.period ELSE x.period END,
          coalesce(p.receipt_tokens, x.tokens),
@@ -1639,7 +1645,7 @@ BEGIN
                     THEN 'already-settled' ELSE 'conflict' END;
     RETURN;
   END IF;
-  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  -- A receipt a prune removed is never written again as if new (docs/design/rules.md#r3).
   IF v_pruned THEN
     outcome := 'pruned';
     RETURN;
@@ -1657,7 +1663,7 @@ BEGIN
   END;
   UPDATE "quotaplane".quota_runs r SET status = v_next, status_since_ms = p_at_ms
    WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
-  -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
+  -- The slot this pass gives back goes to the tenant's waiters in this transaction.
   IF receipt_release_slot AND (EXISTS (SELECT 1 FROM "quotaplane".quota_waiters w WHERE w.tenant = p_tenant AND w.state = 'waiting')
      OR EXISTS (SELECT 1 FROM "quotaplane".quota_plane p WHERE p.id = 1 AND p.ceiling_json ->> 'maxConcurrentRuns' IS NOT NULL)) THEN
     PERFORM "quotaplane".quota_grant_waiters(p_tenant, p_at_ms);

@@ -101,9 +101,10 @@ CREATE TABLE quota_reserved (
   tokens       INTEGER NOT NULL CHECK (tokens >= 0),
   minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
   -- The UTC day a month's hold was taken or carried on, so the hold also counts in that day
-  -- whatever period kind is in force later (DESIGN.md decision 15); a day's hold keeps its day.
+  -- whatever period kind is in force later; a day's hold keeps its day.
   day          TEXT,
-  -- The agent of the run holding it (NULL without one): its spend counts against that agent's ceilings.
+  -- The agent of the run holding it (NULL without one): its spend counts against that agent's
+  -- ceilings.
   agent_name   TEXT,
   PRIMARY KEY (tenant, run_id)
 ) STRICT, WITHOUT ROWID;

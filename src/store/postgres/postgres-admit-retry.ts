@@ -18,9 +18,10 @@ export function retryFactsSql(s: string): string {
 }
 
 /**
- * The answer to an admission that `quota_admit` found registered already (`existing` or
- * `closed`): the run's facts read in one snapshot and judged by `answerAdmissionRetry` (DESIGN.md
- * decision 17). The function wrote nothing on those outcomes, so reading after it is safe.
+ * The answer to an admission that `quota_admit` found registered already (`existing` or `closed`):
+ * the run's facts read in one snapshot and judged by `answerAdmissionRetry`
+ * (docs/design/rules.md#l13–#l14-2). The function wrote nothing on those outcomes, so reading after
+ * it is safe.
  */
 export async function answerRetry(db: PostgresConnection, sql: string, tenant: string, request: AdmitRequest): Promise<PassGrant> {
   const row = await db.row<RetryFactsRow>(sql, [tenant, request.run], 'admit-retry');

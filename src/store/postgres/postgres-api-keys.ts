@@ -105,7 +105,7 @@ function values(key: NewApiKey): unknown[] {
 }
 
 // A row that does not read back as a key is never skipped or guessed at: the key table decides
-// who may act, so an unreadable row is corruption (contract §5.2 applies the same rule to halts).
+// who may act, so an unreadable row is corruption (the same rule as for halts).
 function decodeKey(row: KeyRow): ApiKeyRecord {
   if (
     (row.role !== 'runner' && row.role !== 'operator') ||

@@ -26,7 +26,7 @@ export function defaultBatchSettings(poolSize: number): BatchSettings {
 }
 
 /**
- * A batched decision asked without an instant of its own (DESIGN.md decision 23): its values are
+ * A batched decision asked without an instant of its own: its values are
  * made when the batch is sent, at the plane's clock then (never before `askedAtMs`), and the
  * server adds the time the batch waited for its tenant locks (see `quota_batch` in `migrations/`).
  * - `values(atMs)`: the decision's values at instant `atMs`;
@@ -58,7 +58,7 @@ type ItemAnswer =
   | { readonly error: { readonly code: string; readonly message: string; readonly detail?: string | null; readonly hint?: string | null } };
 
 /**
- * Group commit for one PostgreSQL store instance (DESIGN.md decision 16, issue #8): decisions
+ * Group commit for one PostgreSQL store instance: decisions
  * that arrive while earlier ones are in flight share one round trip, one `quota_batch` call that
  * runs each in its own subtransaction inside one transaction (see `quota_batch` in `migrations/`).
  *

@@ -51,9 +51,9 @@ function systemCode(error: unknown): string | null {
 }
 
 /**
- * Translates anything `pg` threw into the port's faults, in one place (code-anchors, Errors):
+ * Translates anything `pg` threw into the port's faults, in one place:
  * refused, reset or terminated connections, pool and statement timeouts, server shutdown, lock
- * timeouts and serialisation failures become `STORE_UNAVAILABLE` (DESIGN.md decision 12: callers
+ * timeouts and serialisation failures become `STORE_UNAVAILABLE` (callers
  * fail closed); corruption reported by the server, or a schema missing its tables or functions,
  * becomes `STORE_CORRUPT`; anything else is a bug (`INTERNAL`). The driver error is kept as
  * `cause` and its SQLSTATE (or system code) in `details.code`. A `QuotaError` passes through.
@@ -107,7 +107,7 @@ function unavailable(detail: string, code: string | null, cause: unknown): Quota
 /**
  * The fault every caller of a batch gets when the batch failed as a whole with a fault that is
  * not an unavailability already translated by the connection (a statement the server refused, so
- * none of it committed): each caller fails closed and may retry (DESIGN.md decisions 12 and 16).
+ * none of it committed): each caller fails closed and may retry.
  * A batch whose reply never came fails with {@link outcomeUnknownError} instead.
  */
 export function batchFailedError(cause: unknown): QuotaError {

@@ -48,7 +48,7 @@ import { refuseIfPruned } from './postgres-retention.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * The run-lifecycle composites on PostgreSQL (store.ts, DESIGN.md decisions 6–9, 11): each one
+ * The run-lifecycle composites on PostgreSQL (store.ts): each one
  * call of a server-side function (see `migrations/`), sent through the store's batcher so
  * concurrent decisions share one round trip and one transaction (postgres-batcher.ts), whose
  * outcome is turned here into the port's answer or fault with the shared rules of `core/` and
@@ -57,7 +57,7 @@ import type { AuditAction } from '../../core/audit-actions.js';
  */
 
 interface GrantColumns {
-  /** The instant a decision asked without one was recorded at (`quota_batch`, DESIGN.md decision 23). */
+  /** The instant a decision asked without one was recorded at (`quota_batch`). */
   readonly applied_at_ms?: number | string | null;
   readonly grant_period: string | null;
   readonly hold_tokens: number | null;
@@ -144,9 +144,9 @@ export function admitValues(tenant: string, r: AdmitRequest): unknown[] {
 }
 
 /**
- * The values of a batched decision: made now for a request decided at its `atMs`, or when the
- * batch is sent for one asked without an instant (`applied`, DESIGN.md decision 23; `at`, `month`
- * and `day` index the instant and its period keys among the values).
+ * The values of a batched decision: made now for a request decided at its `atMs`, or when the batch
+ * is sent for one asked without an instant (`applied`, docs/design/rules.md#l93; `at`, `month` and
+ * `day` index the instant and its period keys among the values).
  */
 function decisionValues(
   r: { readonly atMs: number; readonly applied?: AppliedInstant | undefined },
@@ -186,7 +186,7 @@ export async function admitAnswer(context: LifecycleContext, r: AdmitRequest, ro
       return grant(tenant, r.run, 1, row);
     case 'existing':
     case 'closed':
-      // A registered run id: answered from the books as they stand (DESIGN.md decision 17).
+      // A registered run id: answered from the books as they stand.
       return answerRetry(db, q.admitRetry, tenant, r);
     case 'first-pass-missing':
       throw corrupt(tenant, `run '${r.run}' registered without its first pass`);
@@ -238,9 +238,10 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
       : await db.transaction(async (tx) => {
           // The tenant's admission lock before the run's row lock, the order of every batched
           // decision: a settle that gives a slot back grants the tenant's waiters, which takes that
-          // lock, and taking it only then (holding the run row) deadlocked with a batch of the tenant.
+          // lock, and taking it only then (holding the run row) deadlocked with a batch of the
+          // tenant.
           await tx.rows(q.waiters.lockTenant, [tenant]);
-          // Read once the lock is held (DESIGN.md decision 23).
+          // Read once the lock is held.
           const atMs = atApply('settle', r).atMs;
           const [settled] = await tx.rows<SettlePassRow>(q.settlePass, values(atMs));
           if (settled?.outcome === 'settled') {
@@ -261,7 +262,7 @@ export async function settlePass(context: LifecycleContext, r: SettlePassRequest
           return settled;
         });
   if (row?.outcome === 'not-found' || row?.outcome === 'run-missing' || row?.outcome === 'pruned') {
-    // Nothing was written: a pass or run that is gone may have been pruned (issue 9 fault 6).
+    // Nothing was written: a pass or run that is gone may have been pruned.
     await refuseIfPruned(context, r.run, 'settle');
   }
   if (row?.outcome === 'not-found') {

@@ -6,7 +6,7 @@ import { needsMigration, storeMisconfigured, type OpenIntent } from '../store-co
 import { redactSecrets, redactStoreUrl } from '../store-url.js';
 
 /**
- * What opening a PostgreSQL store found before anything was written (issue #10 item 3): the
+ * What opening a PostgreSQL store found before anything was written: the
  * schema version quotaplane recorded in `schema`, or `null` when the schema does not exist or
  * holds no table at all. Reads the catalog and the version table only; creates nothing. Throws
  * `STORE_MISCONFIGURED`:
@@ -65,10 +65,10 @@ const CONFIGURATION_STATES: Readonly<Record<string, { reason: 'credentials' | 'n
 };
 
 /**
- * A fault opening a PostgreSQL store that is the configuration's, not a passing outage (issue #10
- * item 4): a refused password or user, a database that does not exist, a role without the
- * privilege to create the schema, a host name that does not resolve. Answers `null` for anything
- * else. The message names the URL with its password as `***` and never holds the password.
+ * A fault opening a PostgreSQL store that is the configuration's, not a passing outage: a refused
+ * password or user, a database that does not exist, a role without the privilege to create the
+ * schema, a host name that does not resolve. Answers `null` for anything else. The message names
+ * the URL with its password as `***` and never holds the password.
  */
 export function postgresOpenConfigurationError(error: unknown, url: string): QuotaError | null {
   if (error instanceof QuotaError) return null;

@@ -18,7 +18,7 @@ import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * The sweep, the operator listings and the operator's release on PostgreSQL (store.ts, issue #5),
+ * The sweep, the operator listings and the operator's release on PostgreSQL (store.ts),
  * with the SQLite adapter's semantics: listings are single statements (one snapshot each), the
  * sweep of one run is one server-side function under the run's row lock, and the audited release
  * is one TypeScript transaction (its audit hash is computed here).
@@ -55,7 +55,7 @@ export async function listLapsedRuns(
   return rows.map((row) => decodeRunId(tenant, 'run', row.run_id));
 }
 
-/** store.ts `sweepRun` (DESIGN.md decision 8): see `quota_sweep_run`. */
+/** store.ts `sweepRun`: see `quota_sweep_run`. */
 export async function sweepRun(context: LifecycleContext, request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
   const { batch, tenant } = context;
   const values = (atMs: number) => [tenant, request.run, atMs];
@@ -113,7 +113,7 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
   const key = [tenant, request.run];
   return db.transaction(async (tx) => {
     // The tenant's admission lock before the run's row lock, the order of every batched decision:
-    // the slot given back goes to the tenant's waiters in this transaction (issue 12).
+    // the slot given back goes to the tenant's waiters in this transaction.
     await tx.rows(q.waiters.lockTenant, [tenant]);
     const [row] = await tx.rows<RunRow>(q.lockRun, key);
     const previousStatus = row === undefined ? null : decodeRun(tenant, row).status;
@@ -134,7 +134,7 @@ export async function releaseRun(context: LifecycleContext, request: ReleaseRunR
       }
       const pruned = previousStatus === null ? await prunedStatus(context, request.run) : null;
       if (pruned !== null) {
-        // A pruned run was closed before it was pruned: nothing to release (issue 9 fault 6).
+        // A pruned run was closed before it was pruned: nothing to release.
         return { outcome: 'already-closed', run: request.run, previousStatus: pruned, slotReleased: false, holdReleased: null, audit: null };
       }
       if (previousStatus === null) {

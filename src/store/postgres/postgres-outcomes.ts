@@ -32,7 +32,7 @@ export function decisionMismatch(operation: string, detail: string): QuotaError 
 
 /**
  * The figures a spend or concurrency refusal was decided on, as the admission and reserve functions
- * return them: the tenant's, and (issue 12) the agent's and the plane's with the plane-wide
+ * return them: the tenant's, and the agent's and the plane's with the plane-wide
  * ceilings the function read (`null` where not counted).
  */
 export interface ReserveFigures {

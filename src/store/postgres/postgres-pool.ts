@@ -5,10 +5,10 @@ const INT8_OID = 20;
 
 /**
  * BIGINT columns come back from `pg` as strings by default, because not every int8 fits a JS
- * number. Every int8 quotaplane stores is at most 2^53 − 1 (CHECK constraints; DESIGN.md decision
- * 2), so they parse to numbers here, per pool and never globally (the host app may rely on the
- * default). A value outside the safe range parses to `NaN`, which every row decoder rejects as
- * `STORE_CORRUPT` instead of rounding it silently.
+ * number. Every int8 quotaplane stores is at most 2^53 − 1 (CHECK constraints;
+ * docs/design/rules.md#p7), so they parse to numbers here, per pool and never globally (the host
+ * app may rely on the default). A value outside the safe range parses to `NaN`, which every row
+ * decoder rejects as `STORE_CORRUPT` instead of rounding it silently.
  */
 function parseInt8(text: string): number {
   const value = Number(text);
@@ -49,7 +49,7 @@ export interface PoolSettings {
  * per connection, a client-side query timeout for a server that stopped answering without closing
  * the socket, TCP keep-alive, and an `error` listener so a broken idle connection never crashes
  * the process: the pool drops that client and opens a new one on the next checkout, which is how
- * the store recovers when the server comes back without being reopened (issue #3, fail closed).
+ * the store recovers when the server comes back without being reopened (fail closed).
  * A checked-out connection always has a listener too (see the end of this function).
  */
 export function createPool(settings: PoolSettings, onIdleError: (error: Error) => void): pg.Pool {

@@ -6,34 +6,34 @@ import { waiterQueries } from './postgres-waiter-queries.js';
 /**
  * Every SQL statement of the PostgreSQL adapter for one quoted schema `s`, built once per store.
  * Values are always `$n` parameters; the schema name is the only text interpolated, validated and
- * quoted once by `quoteSchemaName` (code-anchors, SQL). Each statement is confined to one tenant
- * by its leading key (contract §2). Hot statements are prepared per connection under a name that
+ * quoted once by `quoteSchemaName`. Each statement is confined to one tenant by its leading key
+ * (docs/design/rules.md#l34–#l37). Hot statements are prepared per connection under a name that
  * includes the schema (`quotaplane/<name>/<schema>`), so two stores in one process never share one.
  */
 export function postgresQueries(s: string) {
   const MAX = '9007199254740991';
   return {
-    // ── decision functions (one round trip each; see migrations/) ─────────
+    // ── decision functions (one round trip each; see migrations/) ───────────
     /** Several decisions in one round trip and one transaction (`quota_batch`). */
     batch: `SELECT ${s}.quota_batch($1::jsonb) AS answers`,
     judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
     admitRetry: retryFactsSql(s),
-    /** Waiting admissions (issue 12; postgres-waiters.ts). */
+    /** Waiting admissions (postgres-waiters.ts). */
     waiters: waiterQueries(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
-    /** Retention (issue 9 fault 6): prune candidates, removal batches, tombstones. */
+    /** Retention: prune candidates, removal batches, tombstones. */
     retention: postgresRetentionQueries(s),
 
-    // ── running set (§2.1) ──────────────────────────────────────────────────
+    // ── running set (slots) ─────────────────────────────────────────────────
     /** Slots and holds change only through the counter functions (`quota_slot_take`, `quota_slot_give`, `quota_hold_*`). */
     deleteSlot: `SELECT ${s}.quota_slot_give($1, $2)`,
     slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
     countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
-    // ── per-agent and plane-wide figures (issue 12) ──────────────────────────
+    // ── per-agent and plane-wide figures ────────────────────────────────────
     /** Per agent name of $2: its slots in the tenant and its settled and held figures of period $3. */
     agentUsage: `SELECT n.agent,
         (SELECT a.running FROM ${s}.quota_agent_figures a WHERE a.tenant = $1 AND a.agent_name = n.agent) AS running,
@@ -50,7 +50,7 @@ export function postgresQueries(s: string) {
     upsertPlane: `INSERT INTO ${s}.quota_plane (id, ceiling_json) VALUES (1, $1::jsonb)
       ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`,
 
-    // ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────
+    // ── settled totals and holds ────────────────────────────────────────────
     selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
     /** The period's hold sums, kept as counters beside the holds. */
     sumReserved: `SELECT least(coalesce(sum(held_tokens), 0), ${MAX})::bigint AS tokens,
@@ -58,21 +58,21 @@ export function postgresQueries(s: string) {
       FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
     deleteHold: `SELECT ${s}.quota_hold_drop($1, $2)`,
     selectHold: `SELECT period, tokens, minor_units FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
-    /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
+    /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (docs/design/rules.md#c17). */
     carryHold: `SELECT ${s}.quota_hold_carry($1, $2, $3)`,
     listHolds: `SELECT run_id, period, tokens, minor_units FROM ${s}.quota_reserved
       WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
-    // ── halts (§2.5) ────────────────────────────────────────────────────────
-    /** Every standing halt in one read, bytewise by scope key ("C" collation; contract §6.10). */
+    // ── halts ───────────────────────────────────────────────────────────────
+    /** Every standing halt in one read, bytewise by scope key ("C" collation; docs/design/rules.md#c23). */
     listHalts: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 ORDER BY scope`,
-    /** A re-throw replaces the row, never appends (contract §6.7). */
+    /** A re-throw replaces the row, never appends (docs/design/rules.md#c22). */
     upsertHalt: `INSERT INTO ${s}.quota_halted AS h (tenant, scope, reason, by_actor, by_basis, at_ms)
       VALUES ($1, $2, $3, $4, $5, $6)
       ON CONFLICT (tenant, scope) DO UPDATE SET
         reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`,
     deleteHalt: `DELETE FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
-    /** Compare-and-delete in one statement (contract §6.9): only the very halt that was read goes. */
+    /** Compare-and-delete in one statement (docs/design/rules.md#c28–#c30): only the very halt that was read goes. */
     deleteHaltIfSame: `DELETE FROM ${s}.quota_halted
       WHERE tenant = $1 AND scope = $2 AND reason = $3 AND by_actor = $4 AND by_basis = $5 AND at_ms = $6`,
     selectHalt: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
@@ -100,7 +100,7 @@ export function postgresQueries(s: string) {
       WHERE r.tenant = $1 AND r.run_id > $2 AND ($4::text[] IS NULL OR r.status = ANY ($4::text[]))
       ORDER BY r.run_id LIMIT $3`,
     /**
-     * Sweep candidates (DESIGN.md decision 8): registered slot holders and running runs with no live
+     * Sweep candidates: registered slot holders and running runs with no live
      * pass (unsettled, lease after $2). Driven from the slot table and the status index.
      */
     listLapsedRuns: `SELECT c.run_id FROM (

@@ -19,7 +19,7 @@ import type { RetentionQueries } from './postgres-retention-queries.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * Retention on PostgreSQL (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6).
+ * Retention on PostgreSQL (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`).
  * Candidates are read with plain statements, a bounded page at a time. Each removal batch is one
  * TypeScript transaction that first takes the tenant's admission lock (the advisory lock every
  * batched decision of that tenant holds for its whole transaction, `quota_batch`), so no

@@ -55,8 +55,8 @@ export interface PostgresStoreOptions {
 }
 
 /**
- * A {@link QuotaStore} on PostgreSQL: exact across every instance that shares the database
- * (contract §7.1, DESIGN.md decision 13). Tenant handles share one pool.
+ * A {@link QuotaStore} on PostgreSQL: exact across every instance that shares the database.
+ * Tenant handles share one pool.
  */
 export class PostgresQuotaStore implements QuotaStore {
   readonly backend = 'postgres';
@@ -105,7 +105,7 @@ export class PostgresQuotaStore implements QuotaStore {
   }
 
   /**
-   * Wakes waiting admissions (issue 12) by `LISTEN/NOTIFY` on one dedicated connection, opened on
+   * Wakes waiting admissions by `LISTEN/NOTIFY` on one dedicated connection, opened on
    * the first wait, re-established when lost, with polling as the fallback meanwhile.
    */
   waiterWakes(): PostgresWaiterWakes {
@@ -126,7 +126,7 @@ export class PostgresQuotaStore implements QuotaStore {
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#q.upsertPlane, [JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, chain, entry);
-      // A raised plane-wide ceiling admits waiters, in turn, in this transaction (issue 12); '*' is
+      // A raised plane-wide ceiling admits waiters, in turn, in this transaction; '*' is
       // no tenant, so every tenant's lock is only tried (see quota_grant_waiters).
       await tx.rows(this.#q.waiters.grantWaiters, ['*', entry.atMs]);
     });
@@ -176,15 +176,15 @@ function positiveInteger(field: string, value: number | undefined, fallback: num
 
 /**
  * Opens a PostgreSQL store at `url` (`postgres://` or `postgresql://`, any form `pg` accepts,
- * including `?sslmode=…`; a `?schema=<name>` parameter names the schema when `options.schema`
- * does not, and naming two different ones is `INVALID_ARGUMENT`): creates a pool, brings the schema to this build's version (creating it
- * on first use; concurrent openers wait for one another), and answers the store. Throws
- * `INVALID_ARGUMENT` for a bad option, `SCHEMA_TOO_NEW` when a newer quotaplane migrated the
- * schema (nothing is changed), `STORE_MISCONFIGURED` when the store cannot be used as configured
- * (a refused password, no such database, no store where `create: false` expects one, another
- * application's schema, a store that needs migrating with `migrate: false`; issue #10 items 3
- * and 4), and `STORE_UNAVAILABLE` when the server cannot be reached; the pool is closed again on
- * any failure. No message holds the URL's password.
+ * including `?sslmode=…`; a `?schema=<name>` parameter names the schema when `options.schema` does
+ * not, and naming two different ones is `INVALID_ARGUMENT`): creates a pool, brings the schema to
+ * this build's version (creating it on first use; concurrent openers wait for one another), and
+ * answers the store. Throws `INVALID_ARGUMENT` for a bad option, `SCHEMA_TOO_NEW` when a newer
+ * quotaplane migrated the schema (nothing is changed), `STORE_MISCONFIGURED` when the store cannot
+ * be used as configured (a refused password, no such database, no store where `create: false`
+ * expects one, another application's schema, a store that needs migrating with `migrate: false`),
+ * and `STORE_UNAVAILABLE` when the server cannot be reached; the pool is closed again on any
+ * failure. No message holds the URL's password.
  */
 export async function openPostgresStore(givenUrl: string, options: PostgresStoreOptions = {}): Promise<PostgresQuotaStore> {
   if (typeof givenUrl !== 'string' || !/^postgres(ql)?:\/\//.test(givenUrl)) {
@@ -209,7 +209,7 @@ export async function openPostgresStore(givenUrl: string, options: PostgresStore
   const pool = createPool({ url, poolSize, busyTimeoutMs, statementTimeoutMs }, onPoolError);
   try {
     // Look before creating anything: a schema of another application, or no store for a caller
-    // that only reads, is refused without a change (issue #10 item 3).
+    // that only reads, is refused without a change.
     const found = await inspectPostgresSchema(pool, givenUrl, schema, s, intent, POSTGRES_SCHEMA_VERSION);
     const migration =
       found === POSTGRES_SCHEMA_VERSION

@@ -110,7 +110,7 @@ interface RateRow extends RateFigures {
  * then runs as one transaction. The hot operations (`admit`, `reserve`, `settle`, `settlePass`,
  * `resume`, `reserveRate`, `dispatch`, `heartbeat`, `sweepRun`) are one call of a server-side
  * function, sent through the store's batcher (concurrent calls share one round trip and one
- * transaction), decided inside the database under the locks of contract §7.1, with refusal values
+ * transaction), decided inside the database under the tenant's locks, with refusal values
  * rebuilt from the returned figures by the pure functions of `core/`. Every statement is keyed by
  * `tenant`.
  */
@@ -130,7 +130,7 @@ export class PostgresTenantStore implements TenantStore {
     this.#context = { db, q: queries, batch, tenant };
   }
 
-  // ── contract §6 ────────────────────────────────────────────────────────────
+  // ── store primitives (the C cases) ────────────────────────────────────────
 
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
     const record = requireObject('request', request);
@@ -228,7 +228,7 @@ export class PostgresTenantStore implements TenantStore {
     ]);
     if (removed > 0) return true;
     // Nothing deleted: a row still standing on the scope is another halt, but it must at least be
-    // readable, as in every other read of halts (contract §6.9: an unreadable row is corrupt).
+    // readable, as in every other read of halts (an unreadable row is corrupt, never skipped).
     const row = await this.#db.row<HaltRow>(this.#q.selectHalt, [this.tenant, scope]);
     if (row !== undefined) decodeHaltRow(this.tenant, row);
     return false;
@@ -317,7 +317,7 @@ export class PostgresTenantStore implements TenantStore {
     const valid = parseQuota(quota, 'quota');
     const entry = requireAuditEntry('audit', audit);
     await this.#db.transaction(async (tx) => {
-      // A raised ceiling admits the tenant's waiters in this transaction (issue 12).
+      // A raised ceiling admits the tenant's waiters in this transaction.
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
@@ -377,7 +377,7 @@ export class PostgresTenantStore implements TenantStore {
     return row === undefined ? null : decodeRun(this.tenant, row);
   }
 
-  // ── sweep, listings and operator acts ────────────────────────────────────
+  // ── sweep, listings and operator acts ─────────────────────────────────────
 
   async runs(request: RunListRequest): Promise<RunSummary[]> {
     return operator.listRuns(this.#context, requireRunListRequest(request));
@@ -410,7 +410,7 @@ export class PostgresTenantStore implements TenantStore {
     return operator.releaseRun(this.#context, requireReleaseRunRequest(request));
   }
 
-  // ── waiting admissions ─────────────────────────────────────────────────────
+  // ── waiting admissions ────────────────────────────────────────────────────
 
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     return waiters.admitOrWait(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
@@ -433,7 +433,7 @@ export class PostgresTenantStore implements TenantStore {
     return waiters.readWaitQueue(this.#context, this.#q.waiters, atMs);
   }
 
-  // ── retention ───────────────────────────────────────────────────────────
+  // ── retention ─────────────────────────────────────────────────────────────
 
   async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
     return retention.listPrunableRuns(this.#context, requirePrunableRunsRequest(request));

@@ -16,7 +16,7 @@ import { quotaOf } from './postgres-outcomes.js';
 import type { WaiterQueries } from './postgres-waiter-queries.js';
 
 /*
- * Waiting admissions on PostgreSQL (issue 12, DESIGN.md decision 18), mirroring
+ * Waiting admissions on PostgreSQL, mirroring
  * `sqlite-waiters.ts`. Each verb is one TypeScript transaction that first takes the tenant's
  * admission lock (the lock every batched decision of the tenant takes first, so the two never
  * wait for each other in opposite orders), then works through `quota_admit` and
@@ -179,7 +179,7 @@ export async function admitOrWait(context: LifecycleContext, w: WaiterQueries, r
   const { db, tenant } = context;
   const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    // Read once the tenant's lock is held.
     const now = atApply('admission', r);
     const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, now.run]);
     return { applied: now, decided: await (waiter === undefined ? enqueueOrAdmit(tx, w, tenant, now, terms) : collect(tx, w, tenant, now, terms)) };
@@ -192,7 +192,7 @@ export async function collectWaiter(context: LifecycleContext, w: WaiterQueries,
   const { db, tenant } = context;
   const { applied, decided } = await db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    // Read once the tenant's lock is held.
     const now = atApply('admission', r);
     return { applied: now, decided: await collect(tx, w, tenant, now, terms) };
   });
@@ -208,7 +208,7 @@ export async function cancelWaiter(
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    // Read once the tenant's lock is held.
     const request = atApply('cancel', asked);
     const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, request.run]);
     if (waiter === undefined) return 'absent';
@@ -229,7 +229,7 @@ export async function sweepWaiters(
   const { db, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(w.lockTenant, [tenant]);
-    // Read once the tenant's lock is held (DESIGN.md decision 23).
+    // Read once the tenant's lock is held.
     const atMs = atApply('sweep', asked).atMs;
     let expired = 0;
     let recovered = 0;

@@ -16,7 +16,7 @@ export const SELECT_RETRY_FACTS = `SELECT r.run_id, r.status, r.agent_name, r.ag
 
 /**
  * The answer to an admission of a registered run id, read in the caller's `BEGIN IMMEDIATE`
- * transaction (DESIGN.md decision 17); `undefined` when the run is not registered.
+ * transaction; `undefined` when the run is not registered.
  */
 export function admissionRetryInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): PassGrant | undefined {
   const row = conn.get<RetryFactsRow>(SELECT_RETRY_FACTS, { tenant, run: request.run });

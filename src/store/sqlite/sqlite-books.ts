@@ -18,7 +18,7 @@ import {
  * The writes that move a period's figures on SQLite (settled totals, holds), each checked first
  * in the caller's `BEGIN IMMEDIATE` transaction so that no figure passes 2^53 − 1: a write that
  * would is refused with INVALID_ARGUMENT naming the input and the bound, before anything is
- * written (DESIGN.md decision 2, issue 9 fault 4).
+ * written.
  */
 
 function spentOf(conn: SqliteConnection, tenant: string, period: string): Spend {
@@ -37,14 +37,14 @@ function requireFits(field: string, what: string, total: Spend, adding: Spend): 
 }
 
 /**
- * Accrues a settle's `spend` to every key it counts in (DESIGN.md decision 15): the month of
- * `period`, and its day (`period` itself, or `day` for a month key), so a day's settled spend also
- * counts in its month whatever kind was in force; for a registered run of an agent, the same keys of
- * the agent's books too (issue 12). `agent` is the run's agent when the caller has read it
- * (`null`: none, or no registered run); `undefined` reads it here. Throws INVALID_ARGUMENT
- * (`spend.tokens` / `spend.minorUnits`) when a total would pass the bound, having written nothing
- * to that total; the caller's decision then rolls back whatever else it wrote (a month's total is
- * accrued first and is never below its day's, so it is the one that refuses).
+ * Accrues a settle's `spend` to every key it counts in: the month of `period`, and its day
+ * (`period` itself, or `day` for a month key), so a day's settled spend also counts in its month
+ * whatever kind was in force; for a registered run of an agent, the same keys of the agent's books
+ * too. `agent` is the run's agent when the caller has read it (`null`: none, or no registered run);
+ * `undefined` reads it here. Throws INVALID_ARGUMENT (`spend.tokens` / `spend.minorUnits`) when a
+ * total would pass the bound, having written nothing to that total; the caller's decision then
+ * rolls back whatever else it wrote (a month's total is accrued first and is never below its day's,
+ * so it is the one that refuses).
  */
 export function accrueSpent(
   conn: SqliteConnection,
@@ -56,14 +56,14 @@ export function accrueSpent(
   knownAgent?: string | null,
 ): void {
   const keys = countedKeys(period, day);
-  // One guarded upsert per key (issue 8): the read that checks the bound runs only when it refuses.
+  // One guarded upsert per key: the read that checks the bound runs only when it refuses.
   for (const key of keys) {
     if (conn.run(ACCRUE_SPENT, { tenant, period: key, tokens: spend.tokens, minorUnits: spend.minorUnits }) === 1) continue;
     const what = `the settled spend of period ${key}`;
     requireFits('spend', what, spentOf(conn, tenant, key), spend);
     throw corrupt(tenant, `${what} refused an accrual that fits its bound`);
   }
-  // The agent's books (issue 12), for a registered run with an agent. An agent's total is part of
+  // The agent's books, for a registered run with an agent. An agent's total is part of
   // the tenant's, so the check above bounds it too.
   const agent = knownAgent !== undefined ? knownAgent : (conn.get<{ agent_name: string | null }>(SELECT_RUN_AGENT, { tenant, run })?.agent_name ?? null);
   if (agent === null) return;
@@ -72,8 +72,9 @@ export function accrueSpent(
 
 /**
  * Inserts the hold of `run` (of agent `agent`, or `null`) in `period`, held on `day` (or `null`
- * when unknown), the run holding none. Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds counted in
- * its month (which include its day's) would sum past the bound.
+ * when unknown), the run holding none. Refuses with INVALID_ARGUMENT (`hold.tokens` /
+ * `hold.minorUnits`) when the holds counted in its month (which include its day's) would sum past
+ * the bound.
  */
 export function putHold(
   conn: SqliteConnection,
@@ -98,11 +99,11 @@ export function putHold(
 }
 
 /**
- * Moves the hold of `run` whole to `period`, held on `day` (contract §6.4): one period loses
- * exactly what the other gains. With `day` `undefined` (a bare carry), a day key is its own day and
- * a month keeps the hold's day when it lies in that month. Nothing when the run holds none.
- * Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds of the new
- * month would sum past the bound.
+ * Moves the hold of `run` whole to `period`, held on `day` (docs/design/rules.md#c17): one period
+ * loses exactly what the other gains. With `day` `undefined` (a bare carry), a day key is its own
+ * day and a month keeps the hold's day when it lies in that month. Nothing when the run holds none.
+ * Refuses with INVALID_ARGUMENT (`hold.tokens` / `hold.minorUnits`) when the holds of the new month
+ * would sum past the bound.
  */
 export function carryHold(conn: SqliteConnection, tenant: string, run: string, period: string, day?: string | null): void {
   const hold = conn.get<{ period: string; day: string | null; tokens: number; minor_units: number }>(SELECT_HOLD, { tenant, run });

@@ -76,8 +76,8 @@ parentPort.on('message', (message) => {
 /**
  * Runs the WAL checkpoints of one SQLite file on a worker thread with its own connection, so the
  * copy of committed pages into the database file (and its fsync) no longer happens inside a
- * writer's COMMIT on the event loop (issue 8: a checkpoint ran in about one commit in four under
- * 64 concurrent callers and took a quarter of the commit time).
+ * writer's COMMIT on the event loop (there, a checkpoint ran in about one commit in four under 64
+ * concurrent callers and took a quarter of the commit time).
  *
  * The writer calls {@link nudge} after each COMMIT; the thread checkpoints {@link CHECKPOINT_COALESCE_MS}
  * later, one checkpoint for every commit meanwhile. While it runs, the writing connection's

@@ -10,7 +10,7 @@ import { WalAhead, walFrameBytes } from './sqlite-wal-ahead.js';
 /** Named parameters of one statement; every value SQLite can bind. */
 export type SqlParams = Readonly<Record<string, string | number | bigint | null>>;
 
-/** Most decisions one group commit holds (DESIGN.md decision 16). */
+/** Most decisions one group commit holds. */
 export const DEFAULT_MAX_BATCH_DECISIONS = 256;
 /**
  * Longest the event loop is held running one batch's decisions, in ms; the batch's COMMIT (its one
@@ -82,7 +82,7 @@ const LAST_BUSY_RETRY_MS = 25;
  * statements, group commit of writes, and the closed flag. Every fault that leaves it is a
  * `QuotaError` (translated by `sqlite-errors.ts`).
  *
- * Writes (DESIGN.md decision 16): {@link write} queues a synchronous body and answers a promise.
+ * Writes: {@link write} queues a synchronous body and answers a promise.
  * On the next turn of the event loop the queued bodies run in arrival order (FIFO) inside one
  * `BEGIN IMMEDIATE … COMMIT`, so one WAL sync serves them all. A body that throws is undone alone
  * and only its caller gets the error. Most throw before they write anything (a refusal found by
@@ -104,7 +104,7 @@ const LAST_BUSY_RETRY_MS = 25;
  * busy timeout has passed (then `STORE_UNAVAILABLE`). Reads retry a busy file the same way.
  *
  * better-sqlite3 is synchronous, so a body cannot `await`: that is why every decision it calls is
- * a pure synchronous function from `core/` (code-anchors, "The store port shape").
+ * a pure synchronous function from `core/`.
  */
 export class SqliteConnection {
   #db: Database.Database | null;
@@ -117,7 +117,7 @@ export class SqliteConnection {
   // True from a batch's BEGIN to its COMMIT or ROLLBACK: only then may the cache answer.
   #inWrite = false;
   // One transaction function for every read: better-sqlite3 builds four wrappers and their
-  // properties each time `db.transaction()` is called, a cost the HTTP bench's profile showed.
+  // properties each time `db.transaction()` is called.
   readonly #readTransaction: Database.Transaction<(body: () => unknown) => unknown>;
   readonly #busyTimeoutMs: number;
   readonly #maxBatchDecisions: number;
@@ -182,7 +182,7 @@ export class SqliteConnection {
   /**
    * Queues `body` to run inside `BEGIN IMMEDIATE` with the other writes of this turn (see the class
    * comment): the write lock is taken before the first read, so two processes deciding on one file
-   * serialise instead of one failing when it upgrades a read to a write (DESIGN.md decision 13).
+   * serialise instead of one failing when it upgrades a read to a write.
    * Resolves with what `body` returned once its transaction committed; rejects with what it threw
    * (as a `QuotaError`, its own writes rolled back), or with `STORE_UNAVAILABLE` when the batch
    * could not begin or commit, when another process held the lock past the busy timeout, or once
@@ -235,10 +235,10 @@ export class SqliteConnection {
   }
 
   /**
-   * What `load` answers for `key`, kept between write transactions (issue 8: an admission read the
-   * tenant's quota, its halts, the plane-wide ceiling and its waiting queue each time, and decoded
-   * the JSON ones). Inside a {@link write} body the first call runs `load` and later calls answer
-   * its value, until one of these clears the cache: another connection (another process, or
+   * What `load` answers for `key`, kept between write transactions (otherwise an admission reads
+   * the tenant's quota, its halts, the plane-wide ceiling and its waiting queue each time, and
+   * decodes the JSON ones). Inside a {@link write} body the first call runs `load` and later calls
+   * answer its value, until one of these clears the cache: another connection (another process, or
    * another store on the same file) commits, as `PRAGMA data_version` tells at the next batch's
    * BEGIN; a statement of this connection writes a cached table (`quota_tenants`, `quota_plane`,
    * `quota_halted`, `quota_waiters`); or a decision, batch or commit is rolled back, which may undo

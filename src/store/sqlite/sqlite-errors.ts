@@ -42,11 +42,10 @@ export function isSqliteIoError(error: unknown): boolean {
 }
 
 /**
- * Translates anything the SQLite driver threw into the port's faults, in one place (code-anchors,
- * Errors): busy or locked databases, I/O and open failures, and a closed connection become
- * `STORE_UNAVAILABLE` (DESIGN.md decision 12: callers fail closed); a corrupt or foreign file
- * becomes `STORE_CORRUPT`; anything else is a bug (`INTERNAL`). The driver error is kept as
- * `cause`. A `QuotaError` passes through unchanged.
+ * Translates anything the SQLite driver threw into the port's faults, in one place: busy or locked
+ * databases, I/O and open failures, and a closed connection become `STORE_UNAVAILABLE` (callers
+ * fail closed); a corrupt or foreign file becomes `STORE_CORRUPT`; anything else is a bug
+ * (`INTERNAL`). The driver error is kept as `cause`. A `QuotaError` passes through unchanged.
  */
 export function toQuotaError(error: unknown): QuotaError {
   if (error instanceof QuotaError) return error;

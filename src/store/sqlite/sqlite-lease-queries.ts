@@ -1,13 +1,13 @@
 /**
- * The SQL of leases, the sweep, the operator listings and acts (issue #5; DESIGN.md decisions
- * 7–10), as named constants with named placeholders, each confined to one tenant by its leading
- * key (contract §2). A lease is live at `@atMs` when its pass is unsettled and it expires after
- * `@atMs`; it is lapsed at its expiry instant and after.
+ * The SQL of leases, the sweep, the operator listings and acts, as named constants with named
+ * placeholders, each confined to one tenant by its leading key (docs/design/rules.md#l34–#l37). A
+ * lease is live at `@atMs` when its pass is unsettled and it expires after `@atMs`; it is lapsed at
+ * its expiry instant and after.
  */
 
 // ── runs and passes ─────────────────────────────────────────────────────────
 
-/** Marks a run withheld; the instant stays when it was withheld already (DESIGN.md decision 9). */
+/** Marks a run withheld; the instant stays when it was withheld already. */
 export const MARK_RUN_WITHHELD = `UPDATE quota_runs SET status = 'withheld', status_since_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run AND status <> 'withheld'`;
 
@@ -28,7 +28,7 @@ export const HAS_LIVE_PASS = `SELECT EXISTS (SELECT 1 FROM quota_passes
   WHERE tenant = @tenant AND run_id = @run AND settled_at_ms IS NULL AND lease_expires_at_ms > @atMs) AS live`;
 
 /**
- * Sweep candidates (DESIGN.md decision 8): registered slot holders and `running` runs with no live
+ * Sweep candidates: registered slot holders and `running` runs with no live
  * pass. Driven from the slot table and the status index, never a scan of every run ever admitted.
  */
 export const LIST_LAPSED_RUNS = `SELECT c.run_id FROM (

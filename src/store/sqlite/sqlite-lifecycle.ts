@@ -49,7 +49,7 @@ import { answerStoredReceipt, applyReceipt, storedReceipt, type ReceiptColumns }
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * The run-lifecycle composites (store.ts, DESIGN.md decisions 6 and 7): each body runs inside one
+ * The run-lifecycle composites (store.ts): each body runs inside one
  * `BEGIN IMMEDIATE` transaction opened by the tenant handle, and every decision in it is a pure
  * function of `core/`.
  */
@@ -115,7 +115,7 @@ function requireOpenRun(conn: SqliteConnection, tenant: string, run: string, ver
 }
 
 // The Withheld refusal for this run, from the halts read in the caller's transaction, after
-// marking the run withheld: the one write a Withheld answer makes (DESIGN.md decision 9).
+// marking the run withheld: the one write a Withheld answer makes.
 function withholdIfHalted(conn: SqliteConnection, tenant: string, row: RunRow, atMs: number) {
   const refusal = withheldBy(tenant, readHalts(conn, tenant), decodeRun(tenant, row).chain);
   if (refusal !== null) conn.run(MARK_RUN_WITHHELD, { tenant, run: row.run_id, atMs });
@@ -140,7 +140,8 @@ function fence(conn: SqliteConnection, tenant: string, row: RunRow, epoch: numbe
   });
 }
 
-// Renews the lease of a fenced pass and answers its expiry; a withheld run whose halt is gone runs again.
+// Renews the lease of a fenced pass and answers its expiry; a withheld run whose halt is gone runs
+// again.
 function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: number, atMs: number, leaseMs: number): number {
   const key = { tenant, run, epoch };
   conn.run(RENEW_LEASE, { ...key, leaseExpiresAtMs: saturatingAdd(atMs, leaseMs) });
@@ -151,7 +152,7 @@ function renewLease(conn: SqliteConnection, tenant: string, run: string, epoch: 
 }
 
 /**
- * Admission (store.ts `admit`, DESIGN.md decision 6) as it stands, the waiting queue aside (the
+ * Admission (store.ts `admit`) as it stands, the waiting queue aside (the
  * handle serves the queue first, `sqlite-waiters.ts`). A run id already registered is a retry,
  * answered from the books (`answerAdmissionRetry`: pass 1's grant only while it still holds what it
  * was granted, else `CONFLICT`). Otherwise:
@@ -172,7 +173,7 @@ export function admitNowInTransaction(conn: SqliteConnection, tenant: string, re
   }
   const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const agent = request.agent?.name ?? null;
-  // A unit bounded by the tenant or by the run's agent is held (issue 12).
+  // A unit bounded by the tenant or by the run's agent is held.
   const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
   if (!held.ok) return { ok: false, refusal: unboundedRefusal(tenant, quota, agent, held.unit, held.field) };
   const period = periodKey(quota.period, request.atMs);
@@ -195,10 +196,11 @@ export function admitNowInTransaction(conn: SqliteConnection, tenant: string, re
 }
 
 /**
- * A resume (store.ts `resume`, contract §8.4): never gated by concurrency, spend or workload
- * halts. A subject halt on the run's chain answers `Withheld` and opens nothing. Otherwise the
- * next epoch, no slot, the period of `atMs` under the tenant's stored quota, the hold carried
- * there whole, status `running`. Throws `NOT_FOUND` for an unknown run, `CONFLICT` for a closed one.
+ * A resume (store.ts `resume`, docs/design/rules.md#l15–#l17): never gated by concurrency, spend or
+ * workload halts. A subject halt on the run's chain answers `Withheld` and opens nothing. Otherwise
+ * the next epoch, no slot, the period of `atMs` under the tenant's stored quota, the hold carried
+ * there whole, status `running`. Throws `NOT_FOUND` for an unknown run, `CONFLICT` for a closed
+ * one.
  */
 export function resumeInTransaction(conn: SqliteConnection, tenant: string, request: ResumeRequest): ResumeOutcome {
   const row = requireOpenRun(conn, tenant, request.run, 'resume');
@@ -213,13 +215,13 @@ export function resumeInTransaction(conn: SqliteConnection, tenant: string, requ
 }
 
 /**
- * The end of a pass (store.ts `settlePass`, contract §8.3): the receipt is derived from the pass
- * row (its period, whether it took the slot) and judged as `settle` judges it, with the same
- * conflict rule, against the pass's own receipt or one the port's `settle` wrote for it. A new
- * receipt is applied as `settle` applies it and written into the pass row (which also marks the
+ * The end of a pass (store.ts `settlePass`, docs/design/rules.md#l19–#l22): the receipt is derived
+ * from the pass row (its period, whether it took the slot) and judged as `settle` judges it, with
+ * the same conflict rule, against the pass's own receipt or one the port's `settle` wrote for it. A
+ * new receipt is applied as `settle` applies it and written into the pass row (which also marks the
  * pass settled), moves the status of the run when this is its latest pass (`statusAfterSettle`),
  * and, for an operator's settle (`by`), appends the `run.settle` audit row. One statement reads
- * everything this decides on (issue 8). Throws `NOT_FOUND` for an unknown pass.
+ * everything this decides on. Throws `NOT_FOUND` for an unknown pass.
  */
 export function settlePassInTransaction(conn: SqliteConnection, tenant: string, request: SettlePassRequest): SettlePassOutcome {
   const key = { tenant, run: request.run, epoch: request.epoch };
@@ -247,7 +249,7 @@ export function settlePassInTransaction(conn: SqliteConnection, tenant: string, 
 
 // A pass's first settle: the books move, the pass row takes its receipt, the run its status.
 function settleAnew(conn: SqliteConnection, tenant: string, request: SettlePassRequest, receipt: QuotaSettlement, pass: PassToSettleRow): 'settled' {
-  // A receipt a prune removed must not be written again as if new (issue 9 fault 6).
+  // A receipt a prune removed must not be written again as if new.
   if (pass.pruned === 1) refuseIfPruned(conn, tenant, request.run, 'settle');
   applyReceipt(conn, tenant, receipt, dayOf(pass.period, pass.started_at_ms), pass.agent_name);
   const key = { tenant, run: request.run, epoch: request.epoch };
@@ -280,7 +282,7 @@ function settleAnew(conn: SqliteConnection, tenant: string, request: SettlePassR
 }
 
 /**
- * A run's dispatch (store.ts `dispatch`, DESIGN.md decisions 7, 9 and 11): the run must be open;
+ * A run's dispatch (store.ts `dispatch`): the run must be open;
  * with `epoch` the pass is fenced; a subject halt on the chain answers `Withheld` and counts
  * nothing; with `epoch` the lease is renewed; then the caller's ceilings plus the stored quota's
  * ceilings for the grant, read in this transaction, go through the `reserveRate` body.
@@ -305,7 +307,7 @@ export function dispatchInTransaction(conn: SqliteConnection, tenant: string, re
 }
 
 /**
- * A heartbeat (store.ts `heartbeat`, DESIGN.md decisions 7 and 9): fences the pass, answers
+ * A heartbeat (store.ts `heartbeat`): fences the pass, answers
  * `Withheld` under a subject halt on the chain (lease not renewed), else renews the lease.
  */
 export function heartbeatInTransaction(conn: SqliteConnection, tenant: string, request: HeartbeatRequest): HeartbeatOutcome {

@@ -7,7 +7,7 @@ import { schemaTooNewError } from '../migrations.js';
 import { needsMigration, storeMisconfigured, type OpenIntent } from '../store-configuration.js';
 
 /**
- * What opening a SQLite file found before anything was written to it (issue #10 item 3): the
+ * What opening a SQLite file found before anything was written to it: the
  * schema version quotaplane recorded there, or `null` when the file is new and empty. Reads
  * `sqlite_master` and the version table only, so a file that is refused is left byte for byte as
  * it was. Throws `STORE_MISCONFIGURED`:

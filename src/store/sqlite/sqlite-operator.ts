@@ -33,7 +33,7 @@ import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * The sweep, the operator listings and the operator's release (store.ts, issue #5), each body run
+ * The sweep, the operator listings and the operator's release (store.ts), each body run
  * inside the one transaction the tenant handle opens: `BEGIN IMMEDIATE` for the writes, a read
  * transaction for the listings.
  */
@@ -81,7 +81,7 @@ export function listLapsedRuns(conn: SqliteConnection, tenant: string, request: 
 }
 
 /**
- * store.ts `sweepRun` (DESIGN.md decision 8): re-checks, inside this transaction, that the run is
+ * store.ts `sweepRun`: re-checks, inside this transaction, that the run is
  * registered and has no live pass, so a heartbeat that won the race keeps its slot; then gives the
  * slot back and strands a running run. The hold stays: what the dead pass spent is unknown.
  */
@@ -153,7 +153,7 @@ export function releaseRunInTransaction(conn: SqliteConnection, tenant: string, 
     }
     const pruned = previousStatus === null ? prunedStatus(conn, tenant, request.run) : null;
     if (pruned !== null) {
-      // A pruned run was closed before it was pruned: nothing to release (issue 9 fault 6).
+      // A pruned run was closed before it was pruned: nothing to release.
       return { outcome: 'already-closed', run: request.run, previousStatus: pruned, slotReleased: false, holdReleased: null, audit: null };
     }
     if (previousStatus === null) {

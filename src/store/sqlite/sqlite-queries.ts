@@ -1,34 +1,34 @@
 /**
- * Every SQL statement of the SQLite adapter, as named constants with named placeholders
- * (`@tenant`, `@run`, …); nothing is interpolated (code-anchors, SQL and migrations). Each
- * statement is confined to one tenant by its leading key (contract §2). Sums clamp at
- * 2^53 − 1 so amounts saturate instead of losing precision (DESIGN.md decision 2).
+ * Every SQL statement of the SQLite adapter, as named constants with named placeholders (`@tenant`,
+ * `@run`, …); nothing is interpolated. Each statement is confined to one tenant by its leading key
+ * (docs/design/rules.md#l34–#l37). Sums clamp at 2^53 − 1 so amounts saturate instead of losing
+ * precision.
  */
 
 const MAX = '9007199254740991';
 
-// ── running set (§2.1) ──────────────────────────────────────────────────────
+// ── running set (slots) ─────────────────────────────────────────────────────
 
-/** Takes the run's slot; a retry keeps the first admitted_at_ms (contract §2.1 port choice). */
+/** Takes the run's slot; a retry keeps the first admitted_at_ms. */
 export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_at_ms, agent_name) VALUES (@tenant, @run, @atMs, @agentName)
   ON CONFLICT (tenant, run_id) DO NOTHING`;
 /** Gives the slot back (release, or a slot-releasing settle); idempotent. */
 export const DELETE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
-/** The tenant's slot count, a range over its prefix (contract §6.13). */
+/** The tenant's slot count, a range over its prefix. */
 export const COUNT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE tenant = @tenant';
-/** Slot holders in ascending run-id order, bytewise (contract §6.14). */
+/** Slot holders in ascending run-id order, bytewise (docs/design/rules.md#p5). */
 export const LIST_SLOTS = 'SELECT run_id FROM quota_running WHERE tenant = @tenant ORDER BY run_id LIMIT @limit';
 
-/** What a reserving transaction reads before deciding (contract §6.2 step 2.1), in one statement. */
+/** What a reserving transaction reads before deciding, in one statement. */
 export const SELECT_SLOT_SNAPSHOT = `SELECT
   EXISTS (SELECT 1 FROM quota_running WHERE tenant = @tenant AND run_id = @run) AS slot_held,
   EXISTS (SELECT 1 FROM quota_reserved WHERE tenant = @tenant AND run_id = @run) AS hold_held,
   (SELECT count(*) FROM quota_running WHERE tenant = @tenant) AS running`;
 
-// ── settled totals (§2.2) and holds (§2.3) ─────────────────────────────────
+// ── settled totals and holds ────────────────────────────────────────────────
 
 /**
- * Whether a hold counts in period `@period` (DESIGN.md decision 15): in a month, every hold whose
+ * Whether a hold counts in period `@period`: in a month, every hold whose
  * period is that month or one of its days; in a day, every hold of that day, and every hold of its
  * month that was held or carried on that day (`day`).
  */
@@ -36,8 +36,8 @@ const HOLD_IN_PERIOD = `(CASE WHEN length(@period) = 7 THEN period BETWEEN @peri
   ELSE period = @period OR (period = substr(@period, 1, 7) AND day = @period) END)`;
 
 /**
- * Settled and reserved figures of one period from one snapshot (contract §7.1 "one-snapshot
- * figures"): read apart, a settle between them would undercount the period by its spend.
+ * Settled and reserved figures of one period from one snapshot: read apart, a settle between them
+ * would undercount the period by its spend.
  */
 export const SELECT_PERIOD_FIGURES = `SELECT
   coalesce((SELECT tokens FROM quota_spent WHERE tenant = @tenant AND period = @period), 0) AS settled_tokens,
@@ -46,12 +46,13 @@ export const SELECT_PERIOD_FIGURES = `SELECT
   (SELECT min(total(minor_units), ${MAX}) FROM quota_reserved WHERE tenant = @tenant AND ${HOLD_IN_PERIOD})
     AS reserved_minor_units`;
 
-/** One period's settled total; no row reads as zero (contract §6.12). */
+/** One period's settled total; no row reads as zero (docs/design/rules.md#c8). */
 export const SELECT_SPENT = 'SELECT tokens, minor_units FROM quota_spent WHERE tenant = @tenant AND period = @period';
 
 /**
- * Accrues a settle's spend (contract §6.11) unless the total would pass 2^53 − 1: then it changes
- * no row, and the caller refuses the settle (DESIGN.md decision 2: refused, never clamped).
+ * Accrues a settle's spend (docs/design/rules.md#c5) unless the total would pass 2^53 − 1: then it
+ * changes no row, and the caller refuses the settle (docs/design/rules.md#p7: refused, never
+ * clamped).
  */
 export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, minor_units)
   VALUES (@tenant, @period, @tokens, @minorUnits)
@@ -60,7 +61,7 @@ export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, mi
     minor_units = minor_units + excluded.minor_units
   WHERE tokens + excluded.tokens <= ${MAX} AND minor_units + excluded.minor_units <= ${MAX}`;
 
-/** Sum of the holds that count in one period (contract §6.6; DESIGN.md decision 15), read clamped (the books keep it ≤ 2^53 − 1). */
+/** Sum of the holds that count in one period, read clamped (the books keep it ≤ 2^53 − 1). */
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units
   FROM quota_reserved WHERE tenant = @tenant AND ${HOLD_IN_PERIOD}`;
 
@@ -71,17 +72,17 @@ export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, 
   VALUES (@tenant, @run, @period, @day, @tokens, @minorUnits, @agentName)`;
 /** Deletes the hold (release, or a concluding settle gives back what was never spent). */
 export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
-/** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (contract §6.11). */
+/** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (docs/design/rules.md#c13). */
 export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tokens, 0), minor_units = max(minor_units - @minorUnits, 0)
   WHERE tenant = @tenant AND run_id = @run`;
-/** Carry moves the hold whole in one write, so one period loses exactly what the other gains (§6.4). */
+/** Carry moves the hold whole in one write, so one period loses exactly what the other gains (docs/design/rules.md#c17). */
 export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period, day = @day
   WHERE tenant = @tenant AND run_id = @run`;
-/** Hold rows in ascending run-id order (contract §6.5). */
+/** Hold rows in ascending run-id order (docs/design/rules.md#c18). */
 export const LIST_HOLDS = `SELECT run_id, period, tokens, minor_units FROM quota_reserved
   WHERE tenant = @tenant ORDER BY run_id LIMIT @limit`;
 
-// ── per-agent and plane-wide figures (issue 12) ────────────────────────────
+// ── per-agent and plane-wide figures ────────────────────────────────────────
 
 /** The tenant's slots held by runs of agent `@agent`. */
 export const COUNT_AGENT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE agent_name = @agent AND tenant = @tenant';
@@ -120,7 +121,7 @@ export const SELECT_PLANE_CEILING = 'SELECT ceiling_json FROM quota_plane WHERE 
 export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) VALUES (1, @ceilingJson)
   ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`;
 
-// ── receipts (§2.4) ─────────────────────────────────────────────────────────
+// ── receipts ────────────────────────────────────────────────────────────────
 
 /**
  * The receipt of (run, epoch) as `stored_*` columns of pass `p` and `quota_settled` row `s` (all
@@ -143,28 +144,28 @@ export const SELECT_RECEIPT = `SELECT ${RECEIPT_COLUMNS}
 export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch, period, tokens, minor_units, release_slot, concludes)
   VALUES (@tenant, @run, @epoch, @period, @tokens, @minorUnits, @releaseSlot, @concludes)`;
 
-// ── halts (§2.5) ────────────────────────────────────────────────────────────
+// ── halts ───────────────────────────────────────────────────────────────────
 
-/** Every standing halt in one read, bytewise by scope key (BINARY collation; contract §6.10). */
+/** Every standing halt in one read, bytewise by scope key (BINARY collation; docs/design/rules.md#c23). */
 export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
   WHERE tenant = @tenant ORDER BY scope`;
-/** The halt row of one scope, for the compare-and-delete of liftHaltIf (contract §6.9). */
+/** The halt row of one scope, for the compare-and-delete of liftHaltIf (docs/design/rules.md#c28–#c30). */
 export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
   WHERE tenant = @tenant AND scope = @scope`;
-/** A re-throw replaces the row, never appends (contract §6.7). */
+/** A re-throw replaces the row, never appends (docs/design/rules.md#c22). */
 export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms)
   VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs)
   ON CONFLICT (tenant, scope) DO UPDATE SET
     reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`;
-/** Deletes one scope; other scopes stand (contract §6.8). */
+/** Deletes one scope; other scopes stand (docs/design/rules.md#c24–#c26). */
 export const DELETE_HALT = 'DELETE FROM quota_halted WHERE tenant = @tenant AND scope = @scope';
 
-// ── rate reservations (§2.6) ────────────────────────────────────────────────
+// ── rate reservations ───────────────────────────────────────────────────────
 
-/** Whether this dispatch key was already reserved: then it is neither judged nor inserted (§6.15). */
+/** Whether this dispatch key was already reserved: then it is neither judged nor inserted (docs/design/rules.md#c33). */
 export const RATE_KEY_EXISTS = `SELECT 1 AS present FROM quota_rate
   WHERE tenant = @tenant AND grant_ref = @grant AND run_id = @run AND dispatch = @dispatch`;
-/** Prunes one (tenant, grant) at the store-wide floor only, never by a caller's window (§4.5, C38). */
+/** Prunes one (tenant, grant) at the store-wide floor only, never by a caller's window (docs/design/rules.md#c38). */
 export const PRUNE_RATE = `DELETE FROM quota_rate
   WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms <= @floorMs`;
 /** The grant's latest ordinal and recorded instant; absent before its first dispatch. */

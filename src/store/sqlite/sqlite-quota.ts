@@ -5,7 +5,7 @@ import { decodeQuota } from './sqlite-rows.js';
 
 /**
  * The tenant's stored quota, or `null` when none was set; an unreadable one throws `STORE_CORRUPT`.
- * Inside a write it is read and decoded once while nothing writes it (`cachedInWrite`, issue 8).
+ * Inside a write it is read and decoded once while nothing writes it (`cachedInWrite`).
  */
 export function readStoredQuota(conn: SqliteConnection, tenant: string): TenantQuota | null {
   return conn.cachedInWrite(`quota:${tenant}`, () => {

@@ -29,9 +29,10 @@ function readGrant(conn: SqliteConnection, tenant: string, grant: string): RateG
 }
 
 /**
- * Judges `ceilings` against the stored dispatches of `(tenant, grant)` at `atMs` (contract §4.6)
- * with `judgeRateBoundaries` of `core/rate-ordinal.ts`: one point lookup by ordinal per ceiling,
- * and on a refusal one index seek for the true count, whatever the window holds. Read-only.
+ * Judges `ceilings` against the stored dispatches of `(tenant, grant)` at `atMs`
+ * (docs/design/rules.md#c39, #d7) with `judgeRateBoundaries` of `core/rate-ordinal.ts`: one point
+ * lookup by ordinal per ceiling, and on a refusal one index seek for the true count, whatever the
+ * window holds. Read-only.
  */
 export function judgeRate(
   conn: SqliteConnection,
@@ -65,12 +66,12 @@ export function judgeRate(
 }
 
 /**
- * The body of `reserveRate` (contract §6.15), inside the caller's `BEGIN IMMEDIATE` transaction,
- * which serialises every rate reservation on the file and so each `(tenant, grant)`. A present key
- * succeeds unjudged and unpruned; otherwise prune that grant's rows at or before the store-wide
- * floor (its counter row stays), judge unless exempt, and record the dispatch under the next
- * ordinal at `recordedRateInstantMs` (never before the grant's latest). A refusal inserts nothing
- * but returns normally, so the prune still commits, as the contract requires.
+ * The body of `reserveRate` (docs/design/rules.md#c31–#c37), inside the caller's `BEGIN IMMEDIATE`
+ * transaction, which serialises every rate reservation on the file and so each `(tenant, grant)`. A
+ * present key succeeds unjudged and unpruned; otherwise prune that grant's rows at or before the
+ * store-wide floor (its counter row stays), judge unless exempt, and record the dispatch under the
+ * next ordinal at `recordedRateInstantMs` (never before the grant's latest). A refusal inserts
+ * nothing but returns normally, so the prune still commits.
  */
 export function reserveRateInTransaction(conn: SqliteConnection, tenant: string, r: RateReservation): RateOutcome {
   const key = { tenant, grant: r.grant, run: r.run, dispatch: r.dispatch };

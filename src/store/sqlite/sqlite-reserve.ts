@@ -46,7 +46,7 @@ interface PeriodFiguresRow {
 
 /**
  * The stored plane-wide ceiling, read in the caller's transaction (`null`: none). Inside a write
- * it is read and decoded once while nothing writes it (`cachedInWrite`, issue 8).
+ * it is read and decoded once while nothing writes it (`cachedInWrite`).
  */
 export function readPlaneCeiling(conn: SqliteConnection): PlaneCeiling | null {
   return conn.cachedInWrite('plane', () => {
@@ -68,9 +68,9 @@ function periodFigures(conn: SqliteConnection, tenant: string, sql: string, para
 }
 
 /**
- * The body of `reserve` (contract §6.2) and of an admission's reserve (issue 12), run inside the
- * caller's `BEGIN IMMEDIATE` transaction so the decision and the insert are one (invariant 1): one
- * writer at a time across every process, so every count below, the plane-wide ones included, is
+ * The body of `reserve` (docs/design/rules.md#c1, #c12) and of an admission's reserve, run inside
+ * the caller's `BEGIN IMMEDIATE` transaction so the decision and the insert are one (invariant 1):
+ * one writer at a time across every process, so every count below, the plane-wide ones included, is
  * exact. Fast path: without any concurrency ceiling covering the run (tenant, agent, plane) or a
  * hold there is nothing to decide, so the slot is inserted if absent. Otherwise count what the
  * ceilings covering the run need, judge concurrency with `admissionConcurrencyRefusal`, judge spend
@@ -132,8 +132,8 @@ export function reserveTakingHold(
 /**
  * The `SpentOut` refusal `reserve` would answer for `hold` under `quota` (the agent's ceilings in
  * the tenant first, then the tenant's) from the period's figures as they stand, or `null` when it
- * fits. Read-only; a waiting admission asks it too (issue 12: a hold that would not fit either is
- * refused, never queued).
+ * fits. Read-only; a waiting admission asks it too (docs/design/rules.md#w4-1: a hold that would
+ * not fit either is refused, never queued).
  */
 export function spendRefusal(
   conn: SqliteConnection,

@@ -19,7 +19,7 @@ import type { SqliteConnection } from './sqlite-connection.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
- * Retention on SQLite (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`; issue 9 fault 6). The
+ * Retention on SQLite (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`). The
  * candidates are found in a read transaction (WAL readers never wait for the writer), a bounded
  * page at a time; each batch of removals is one decision on the group-commit writer that re-checks
  * every run under the write lock, so a run that was resumed, settled late or released meanwhile is

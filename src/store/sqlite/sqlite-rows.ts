@@ -6,7 +6,7 @@ import { parseStoredQuota, type TenantQuota } from '../../core/quota.js';
  * adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
 
-/** A stored quota, validated with `parseStoredQuota` like any untrusted input (DESIGN.md decision 5). */
+/** A stored quota, validated with `parseStoredQuota` like any untrusted input. */
 export function decodeQuota(tenant: string, quotaJson: string): TenantQuota {
   try {
     return parseStoredQuota(JSON.parse(quotaJson));

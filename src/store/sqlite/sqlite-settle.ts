@@ -52,8 +52,9 @@ function samePayload(row: ReceiptRow, s: QuotaSettlement): boolean {
 }
 
 /**
- * The answer to settling (run, epoch) again when `stored` is its receipt (contract §6.11): the same
- * payload answers `'already-settled'` and changes nothing; a different one throws `CONFLICT`.
+ * The answer to settling (run, epoch) again when `stored` is its receipt (docs/design/rules.md#c6,
+ * #c7): the same payload answers `'already-settled'` and changes nothing; a different one throws
+ * `CONFLICT`.
  */
 export function answerStoredReceipt(tenant: string, stored: ReceiptRow, s: QuotaSettlement): 'already-settled' {
   if (samePayload(stored, s)) return 'already-settled';
@@ -63,12 +64,12 @@ export function answerStoredReceipt(tenant: string, stored: ReceiptRow, s: Quota
 }
 
 /**
- * What a new receipt does to the books (contract §6.11), inside the caller's transaction: accrue
- * its spend to its period's month and day (`day` for a month key, when known; DESIGN.md decision
- * 15), to the agent's books too for a run of an agent (`agent`; `undefined`: look the run up), and
- * refused with INVALID_ARGUMENT, nothing written, when a total would pass 2^53 − 1; shrink the hold
- * by the spend floored at 0 (or delete it when concluding); release the slot when `releaseSlot`.
- * The caller writes the receipt itself.
+ * What a new receipt does to the books (docs/design/rules.md#c5, #c13, #c14), inside the caller's
+ * transaction: accrue its spend to its period's month and day (`day` for a month key, when known;
+ * docs/design/rules.md#l80–#l82), to the agent's books too for a run of an agent (`agent`;
+ * `undefined`: look the run up), and refused with INVALID_ARGUMENT, nothing written, when a total
+ * would pass 2^53 − 1; shrink the hold by the spend floored at 0 (or delete it when concluding);
+ * release the slot when `releaseSlot`. The caller writes the receipt itself.
  */
 export function applyReceipt(
   conn: SqliteConnection,
@@ -85,12 +86,12 @@ export function applyReceipt(
 }
 
 /**
- * The body of the port's `settle` (contract §6.11), inside the caller's `BEGIN IMMEDIATE`
- * transaction. A (run, epoch) that already has a receipt (written by this settle, or by the pass's
- * own `settlePass`) is answered by {@link answerStoredReceipt}: `'already-settled'`, or `CONFLICT`
- * for a different payload (the transaction rolls back, so nothing changes). A run id a prune
- * removed is refused with `CONFLICT` (issue 9 fault 6). Otherwise the receipt is applied once
- * ({@link applyReceipt}) and written to `quota_settled`.
+ * The body of the port's `settle` (docs/design/rules.md#c5–#c7, #c13–#c15), inside the caller's
+ * `BEGIN IMMEDIATE` transaction. A (run, epoch) that already has a receipt (written by this settle,
+ * or by the pass's own `settlePass`) is answered by {@link answerStoredReceipt}:
+ * `'already-settled'`, or `CONFLICT` for a different payload (the transaction rolls back, so
+ * nothing changes). A run id a prune removed is refused with `CONFLICT`. Otherwise the receipt is
+ * applied once ({@link applyReceipt}) and written to `quota_settled`.
  */
 export function settleInTransaction(
   conn: SqliteConnection,

@@ -30,10 +30,9 @@ export { SQLITE_MEMORY_PATH };
 /**
  * The page size of a store file quotaplane creates, in bytes (SQLite's default is 4,096). A WAL
  * commit writes every page it changed, whole, and a decision changes a few rows of several
- * B-trees, one page each: at 1 KiB a cycle (admit + settle) writes about a quarter of the bytes,
- * and the interleaved A/B runs on this project's bench machine gave 9–24 % more cycles a second
- * at one caller and 4–11 % at 64 (issue 8). Long rows (audit entries, large agent chains) spill
- * into overflow pages instead. A file created before keeps its page size: SQLite cannot change it
+ * B-trees, one page each: at 1 KiB a cycle (admit + settle) writes about a quarter of the bytes
+ * it writes at 4 KiB. Long rows (audit entries, large agent chains) spill into overflow pages
+ * instead. A file created before keeps its page size: SQLite cannot change it
  * in WAL mode.
  */
 export const SQLITE_PAGE_SIZE_BYTES = 1024;
@@ -63,13 +62,13 @@ export interface SqliteStoreOptions {
   readonly migrate?: boolean;
 }
 
-/** How often a waiting admission looks for a grant another process wrote on the same file, ms (issue 12). */
+/** How often a waiting admission looks for a grant another process wrote on the same file, ms. */
 export const SQLITE_WAIT_POLL_MS = 50;
 
 /**
  * The SQLite adapter of the store port (store.ts `QuotaStore`): one better-sqlite3 connection
  * serving every tenant through {@link SqliteTenantStore} handles. Exact across processes on one
- * host: every deciding transaction is `BEGIN IMMEDIATE` on a WAL-mode file (DESIGN.md decision 13).
+ * host: every deciding transaction is `BEGIN IMMEDIATE` on a WAL-mode file.
  * Open it with {@link openSqliteStore} or `openStore('sqlite:<path>')`.
  */
 export class SqliteQuotaStore implements QuotaStore {
@@ -112,7 +111,7 @@ export class SqliteQuotaStore implements QuotaStore {
   }
 
   /**
-   * Wakes waiting admissions (issue 12): a grant written through this store wakes its waiters at
+   * Wakes waiting admissions: a grant written through this store wakes its waiters at
    * once; a grant another process wrote on the file is found within {@link SQLITE_WAIT_POLL_MS}.
    */
   waiterWakes(): WaiterWakes {
@@ -133,7 +132,7 @@ export class SqliteQuotaStore implements QuotaStore {
     const granted = await this.#conn.write(() => {
       this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(valid) });
       appendAuditInTransaction(this.#conn, chain, entry);
-      // A raised (or removed) plane ceiling admits waiters in this transaction (issue 12).
+      // A raised (or removed) plane ceiling admits waiters in this transaction.
       return grantEveryQueueInTransaction(this.#conn, entry.atMs);
     });
     for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
@@ -165,8 +164,8 @@ export class SqliteQuotaStore implements QuotaStore {
  * `synchronous = FULL`: every acknowledged decision is on disk before the call returns (NORMAL
  * would survive a process crash but could lose the latest admissions and settlements to a power
  * cut, and the quota books must not forget a decision a caller already acted on). Decisions that
- * arrive together share one transaction and so one WAL sync (group commit, DESIGN.md decision 16;
- * see `SqliteConnection`).
+ * arrive together share one transaction and so one WAL sync (group commit; see
+ * `SqliteConnection`).
  * Throws `INVALID_ARGUMENT` for bad options, `STORE_UNAVAILABLE` when the file cannot be opened or
  * stays locked past the busy timeout, `STORE_CORRUPT` for a file that is not a SQLite database,
  * and `SCHEMA_TOO_NEW` for a database migrated by a newer quotaplane.

@@ -126,7 +126,7 @@ import { countPrunableRate, listPrunableRuns, pruneRateInTransaction, pruneRunsI
  * One tenant's handle on a SQLite store (store.ts `TenantStore`). Every method validates its
  * arguments first (`INVALID_ARGUMENT` naming the field), then runs on the shared connection:
  * anything that writes as one decision queued for group commit (undone alone if it throws, inside
- * a `BEGIN IMMEDIATE` batch, answered after the COMMIT; DESIGN.md decisions 13 and 16), every write
+ * a `BEGIN IMMEDIATE` batch, answered after the COMMIT), every write
  * awaited before the method returns; pure reads as a deferred read transaction. Every statement is
  * keyed by `tenant`.
  */
@@ -137,7 +137,7 @@ export class SqliteTenantStore implements TenantStore {
 
   /**
    * Use `SqliteQuotaStore.tenant()`; `tenant` must already be a validated identifier. `wakes` is
-   * told, after the commit, of every grant a write of this handle made (issue 12).
+   * told, after the commit, of every grant a write of this handle made.
    */
   constructor(conn: SqliteConnection, tenant: string, wakes?: LocalWaiterWakes) {
     this.#conn = conn;
@@ -161,7 +161,7 @@ export class SqliteTenantStore implements TenantStore {
     });
   }
 
-  // ── contract §6 ────────────────────────────────────────────────────────────
+  // ── store primitives (the C cases) ────────────────────────────────────────
 
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
     const record = requireObject('request', request);
@@ -348,7 +348,7 @@ export class SqliteTenantStore implements TenantStore {
     return row === undefined ? null : decodeRun(this.tenant, row);
   }
 
-  // ── sweep, listings and operator acts ────────────────────────────────────
+  // ── sweep, listings and operator acts ─────────────────────────────────────
 
   async runs(request: RunListRequest): Promise<RunSummary[]> {
     const valid = requireRunListRequest(request);
@@ -390,7 +390,7 @@ export class SqliteTenantStore implements TenantStore {
     return this.#freeing(valid.atMs, () => releaseRunInTransaction(this.#conn, this.tenant, valid));
   }
 
-  // ── waiting admissions ─────────────────────────────────────────────────────
+  // ── waiting admissions ────────────────────────────────────────────────────
 
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
     const valid = requireAdmitRequest(request);
@@ -419,7 +419,7 @@ export class SqliteTenantStore implements TenantStore {
     return this.#conn.read(() => readWaitQueue(this.#conn, this.tenant, atMs));
   }
 
-  // ── retention ───────────────────────────────────────────────────────────
+  // ── retention ─────────────────────────────────────────────────────────────
 
   async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
     const valid = requirePrunableRunsRequest(request);

@@ -21,7 +21,7 @@ import { readPlaneCeiling, spendRefusal } from './sqlite-reserve.js';
 import { tenantWeight, type PlaneCeiling } from '../../core/plane-ceiling.js';
 
 /*
- * Waiting admissions on SQLite (issue 12, DESIGN.md decision 18). Every body runs inside the
+ * Waiting admissions on SQLite. Every body runs inside the
  * caller's `BEGIN IMMEDIATE` transaction, so the queue, the slots and the grants are decided under
  * one write lock across every process on the file. A waiter holds no lock while it waits: it is a
  * row, and its caller comes back to collect.
@@ -105,7 +105,7 @@ function grantQueue(conn: SqliteConnection, tenant: string, atMs: number, limit:
   let after = 0;
   for (;;) {
     if (granted.length >= limit) return { granted, stop: 'limit' };
-    // The head of the queue is read once while nothing writes the queue (`cachedInWrite`, issue 8):
+    // The head of the queue is read once while nothing writes the queue (`cachedInWrite`):
     // most admissions and settles find it empty.
     const row =
       after === 0
@@ -155,7 +155,7 @@ function vtime(conn: SqliteConnection, tenant: string): number {
 }
 
 /**
- * The waiters of every tenant, in turn, while the plane-wide ceiling binds (issue 12 item 2):
+ * The waiters of every tenant, in turn, while the plane-wide ceiling binds:
  * start-time fair queueing over the tenants that have live waiters. The tenant whose turn starts
  * earliest (its virtual time, never below the plane's) gets the next grant, the first in its own
  * queue that fits (`grantQueue`, one grant); its virtual time then moves on by
@@ -195,7 +195,7 @@ function grantInTurn(conn: SqliteConnection, plane: PlaneCeiling, atMs: number):
 }
 
 /**
- * Serves the waiting queues at `atMs` after a slot of `tenant` freed or before it admits (issue 12):
+ * Serves the waiting queues at `atMs` after a slot of `tenant` freed or before it admits:
  * under a plane-wide `maxConcurrentRuns`, every tenant's waiters in turn (`grantInTurn`), since a
  * slot freed anywhere is a plane slot; otherwise the tenant's own queue, first come first served.
  * Answers, per grant, the tenant whose waiter it went to (to count them and wake their callers).
@@ -207,7 +207,7 @@ export function grantWaitersInTransaction(conn: SqliteConnection, tenant: string
 }
 
 /**
- * Serves every tenant's queue at `atMs` (a plane-wide ceiling changed, issue 12): in turn under a
+ * Serves every tenant's queue at `atMs` (a plane-wide ceiling changed): in turn under a
  * plane-wide `maxConcurrentRuns`, else each tenant's own queue in tenant order. Answers, per grant,
  * the tenant it went to.
  */
@@ -229,7 +229,8 @@ export function admitInTurnInTransaction(conn: SqliteConnection, tenant: string,
 function spendBehindConcurrency(conn: SqliteConnection, tenant: string, request: AdmitRequest): SpentOutRefusal | null {
   const quota = request.quota ?? readStoredQuota(conn, tenant) ?? UNLIMITED_QUOTA;
   const agent = request.agent?.name ?? null;
-  // Held as `admit` holds it: a unit its agent's spend ceiling bounds is held even when the tenant bounds none.
+  // Held as `admit` holds it: a unit its agent's spend ceiling bounds is held even when the tenant
+  // bounds none.
   const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
   if (!held.ok || held.hold === null) return null;
   return spendRefusal(conn, tenant, quota, agent, { period: periodKey(quota.period, request.atMs), amount: held.hold });
@@ -279,13 +280,13 @@ export function admitOrWaitInTransaction(
 
 /**
  * A waiter's caller comes back (store.ts `collectWaiter`): the queue is served first; a waiter
- * still waiting, when the caller's time is not up (`atMs` before `terms.untilMs`), has its lease renewed and hears its place.
- * Otherwise its row goes and the admission is answered as the books now stand, in this
- * transaction: a grant comes back as the admission's pass (a retry answered from the books);
- * a timed-out waiter gets the `TooManyRuns` refusal the store decides now, with its place and how
- * long it waited (or, if a slot freed in this very instant, the pass). A waiter whose row is gone
- * (its lease lapsed) is decided afresh, and waits again at the back when the caller's time is not up.
- * A waiter the grant loop refused is answered by `collectRefused`.
+ * still waiting, when the caller's time is not up (`atMs` before `terms.untilMs`), has its lease
+ * renewed and hears its place. Otherwise its row goes and the admission is answered as the books
+ * now stand, in this transaction: a grant comes back as the admission's pass (a retry answered from
+ * the books); a timed-out waiter gets the `TooManyRuns` refusal the store decides now, with its
+ * place and how long it waited (or, if a slot freed in this very instant, the pass). A waiter whose
+ * row is gone (its lease lapsed) is decided afresh, and waits again at the back when the caller's
+ * time is not up. A waiter the grant loop refused is answered by `collectRefused`.
  */
 export function collectWaiterInTransaction(
   conn: SqliteConnection,
@@ -357,12 +358,13 @@ function collectRefused(conn: SqliteConnection, tenant: string, request: AdmitRe
 }
 
 /**
- * A waiter's grant whose lease lapsed at `atMs` before its caller collected it (the caller was
- * away longer than the lease: a long GC pause, a starved CPU): the grant is withdrawn whole (slot
- * and hold given back, its run and pass erased, as if never admitted) and the waiter stands again
- * in its own place in the queue, `waiting`, its lease at least `leaseExpiresAtMs` (DESIGN.md
- * decision 18). Its caller is never told to settle a pass it never received. Answers whether
- * there was such a grant; the caller serves the queue afterwards (the room is free again).
+ * A waiter's grant whose lease lapsed at `atMs` before its caller collected it (the caller was away
+ * longer than the lease: a long GC pause, a starved CPU): the grant is withdrawn whole (slot and
+ * hold given back, its run and pass erased, as if never admitted) and the waiter stands again in
+ * its own place in the queue, `waiting`, its lease at least `leaseExpiresAtMs`
+ * (docs/design/rules.md#w18, #w19). Its caller is never told to settle a pass it never received.
+ * Answers whether there was such a grant; the caller serves the queue afterwards (the room is free
+ * again).
  */
 export function requeueLapsedGrant(conn: SqliteConnection, tenant: string, run: string, atMs: number, leaseExpiresAtMs: number): boolean {
   const key = { tenant, run };

@@ -2,9 +2,9 @@ import { closeSync, fdatasync, fstatSync, ftruncateSync, openSync, readSync, wri
 
 import type Database from 'better-sqlite3';
 
-/** Bytes of the WAL file's header (SQLite's file format, §4.1). */
+/** Bytes of the WAL file's header (SQLite's WAL file format). */
 export const WAL_HEADER_BYTES = 32;
-/** Bytes of each WAL frame's header, before its page (SQLite's file format, §4.1). */
+/** Bytes of each WAL frame's header, before its page (SQLite's WAL file format). */
 export const WAL_FRAME_HEADER_BYTES = 24;
 
 /** Bytes of one WAL frame of `db`: its header and one page. */
@@ -25,7 +25,7 @@ const ZEROS = Buffer.alloc(64 * 1024);
 
 /**
  * Keeps the WAL file of one database written ahead of its frames, so commits overwrite blocks the
- * file already has instead of growing it (issue 8). A commit that grows the file must also write
+ * file already has instead of growing it. A commit that grows the file must also write
  * the file's new size and block map in its sync (on a journaling file system, a journal commit);
  * one that overwrites syncs only its data. SQLite reuses its WAL file once the log starts over, and never shrinks it
  * while no `journal_size_limit` is set, so only a file's first lap appends, and that lap is the

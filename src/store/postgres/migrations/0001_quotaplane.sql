@@ -1,3 +1,23 @@
+-- Version 1 of the PostgreSQL schema, the first release's: the slots, holds, settled totals,
+-- receipts, halts and rate windows of the store primitives, plus the run registry, passes, tenant
+-- quotas, waiting admissions, retention tombstones, the audit log and the API keys, then the
+-- server-side decision functions. `:QUOTAPLANE_SCHEMA` stands for the quoted schema name.
+--
+-- Beside the authoritative sets, small tables keep figures as counters updated in place, so a
+-- decision never counts a set or sums a period: quota_figures.running (the size of the tenant's
+-- slot set) and the held_* columns of quota_spent (the sum of the tenant's holds in that period),
+-- with their per-agent counterparts. Only the counter functions (quota_slot_*, quota_hold_*) and
+-- quota_settle change a slot or a hold, and each moves its counter in the same transaction. Counter
+-- tables have a fillfactor of 50 and no index on a counted column, so their updates stay HOT (no
+-- index entries, little WAL). Every table leads with tenant, so every read is a range over one
+-- tenant's prefix. Instants are Unix ms in BIGINT; amounts are BIGINT checked to 0 … 2^53 − 1 (the
+-- domain quota_amount). Text keys use the "C" collation, which compares UTF-8 bytes: listings come
+-- out bytewise (docs/design/rules.md#c23) whatever the database's default collation is.
+--
+-- The decision functions, one per hot operation, make an admission, a settlement or a dispatch one
+-- round trip and one transaction. Each mirrors the SQLite adapter and the pure decisions of core/;
+-- the conformance suite proves the two backends answer alike. Later functions call earlier ones.
+-- A released migration is never edited: a changed function is CREATE OR REPLACE in a new file.
 
 -- Checked value kinds as domains, not table CHECK constraints. PostgreSQL evaluates a domain's
 -- check only on the columns a statement assigns, with the expression its type cache planned once
@@ -11,8 +31,8 @@ CREATE DOMAIN :QUOTAPLANE_SCHEMA.quota_ordinal AS BIGINT CHECK (VALUE >= 1);
 CREATE DOMAIN :QUOTAPLANE_SCHEMA.quota_run_status AS TEXT
   CHECK (VALUE IN ('running', 'paused', 'withheld', 'stranded', 'concluded', 'released'));
 
--- §2.1 the running set: membership, never a counter; the first admitted_at_ms is kept on retry.
--- agent_name is the agent of the run that took the slot (NULL without one; issue 12).
+-- The running set: membership, never a counter; the first admitted_at_ms is kept on retry.
+-- agent_name is the agent of the run that took the slot (NULL without one).
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_running (
   tenant          TEXT COLLATE "C" NOT NULL,
   run_id          TEXT COLLATE "C" NOT NULL,
@@ -22,13 +42,13 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_running (
 );
 
 -- The size of each tenant's running set, moved with every slot taken or given back. The
--- plane-wide running count is its sum over tenants, read only under the plane lock (issue 12).
+-- plane-wide running count is its sum over tenants, read only under the plane lock.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_figures (
   tenant   TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   running  :QUOTAPLANE_SCHEMA.quota_count NOT NULL
 ) WITH (fillfactor = 50);
 
--- The slots of each agent's runs per tenant (issue 12), moved with the slot like quota_figures;
+-- The slots of each agent's runs per tenant, moved with the slot like quota_figures;
 -- summed over tenants (by agent_name) for a plane-wide per-agent ceiling.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_agent_figures (
   tenant      TEXT COLLATE "C" NOT NULL,
@@ -38,7 +58,7 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_agent_figures (
 ) WITH (fillfactor = 50);
 CREATE INDEX quota_agent_figures_by_agent ON :QUOTAPLANE_SCHEMA.quota_agent_figures (agent_name);
 
--- Settled totals and hold sums per period of one agent's runs in a tenant (issue 12): the same
+-- Settled totals and hold sums per period of one agent's runs in a tenant: the same
 -- columns and rules as quota_spent, moved by the same functions in the same transactions.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_agent_spent (
   tenant            TEXT COLLATE "C" NOT NULL,
@@ -51,14 +71,14 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_agent_spent (
   PRIMARY KEY (tenant, agent_name, period)
 ) WITH (fillfactor = 50);
 
--- The plane-wide ceiling (issue 12): at most one row, validated with parsePlaneCeiling on every read.
+-- The plane-wide ceiling: at most one row, validated with parsePlaneCeiling on every read.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_plane (
   id            INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
   ceiling_json  JSONB NOT NULL
 );
 
--- §2.2 settled totals per billing period (tokens, minor_units: only settle adds, nothing ever
--- subtracts; a month's row includes what its days settled, DESIGN.md decision 15), and the sum of
+-- Settled totals per billing period (tokens, minor_units: only settle adds, nothing ever
+-- subtracts; a month's row includes what its days settled), and the sum of
 -- the holds counted in that period (a month's includes its days') (held_*: exact, in numeric, read
 -- clamped to 2^53 − 1), moved with every hold written, shrunk, carried or dropped.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_spent (
@@ -71,9 +91,9 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_spent (
   PRIMARY KEY (tenant, period)
 ) WITH (fillfactor = 50);
 
--- §2.3 one hold per run, in the period it is held against; day is the UTC day it was held or
+-- One hold per run, in the period it is held against; day is the UTC day it was held or
 -- carried on (its period when that is a day; NULL when unknown). A hold counts in its month and
--- in that day, whatever kind was in force (DESIGN.md decision 15).
+-- in that day, whatever kind was in force.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_reserved (
   tenant  TEXT COLLATE "C" NOT NULL,
   run_id  TEXT COLLATE "C" NOT NULL,
@@ -86,9 +106,9 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_reserved (
   PRIMARY KEY (tenant, run_id)
 );
 
--- §2.4 receipts written by the port's settle: the whole payload, so a retry can be compared field by
+-- Receipts written by the port's settle: the whole payload, so a retry can be compared field by
 -- field. A pass's own settle keeps its receipt in its quota_passes row instead (receipt_*), which
--- that settle updates anyway: a row and an index entry fewer per cycle (issue 8). A (run, epoch)
+-- that settle updates anyway: a row and an index entry fewer per cycle. A (run, epoch)
 -- has at most one receipt, here or there; each settle looks in both.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_settled (
   tenant        TEXT COLLATE "C" NOT NULL,
@@ -102,7 +122,7 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_settled (
   PRIMARY KEY (tenant, run_id, epoch)
 );
 
--- §2.5 standing halts: one independent row per scope key.
+-- Standing halts: one independent row per scope key.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_halted (
   tenant    TEXT COLLATE "C" NOT NULL,
   scope     TEXT COLLATE "C" NOT NULL,
@@ -113,10 +133,10 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_halted (
   PRIMARY KEY (tenant, scope)
 );
 
--- §2.6 one row per dispatch of a rate-ceilinged grant, numbered per (tenant, grant) from 1.
+-- One row per dispatch of a rate-ceilinged grant, numbered per (tenant, grant) from 1.
 -- reserved_at_ms is the recorded instant: never earlier than the grant's latest recorded one, so
--- instants grow with the ordinal, and the C-th most recent dispatch is one point lookup by ordinal
--- (DESIGN.md decision 16). The (run, dispatch) key is the idempotency.
+-- instants grow with the ordinal, and the C-th most recent dispatch is one point lookup by ordinal.
+-- The (run, dispatch) key is the idempotency.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_rate (
   tenant          TEXT COLLATE "C" NOT NULL,
   grant_ref       TEXT COLLATE "C" NOT NULL,
@@ -140,14 +160,14 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_rate_grants (
   PRIMARY KEY (tenant, grant_ref)
 ) WITH (fillfactor = 50);
 
--- A tenant's configured quota (DESIGN.md decision 5), validated with parseQuota on every read.
+-- A tenant's configured quota, validated with parseQuota on every read.
 -- JSONB so the admission function can read the ceilings without a second round trip.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_tenants (
   tenant      TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   quota_json  JSONB NOT NULL
 );
 
--- Waiting admissions (issue 12): one row per admission waiting for a slot of its tenant, served
+-- Waiting admissions: one row per admission waiting for a slot of its tenant, served
 -- first come, first served by seq (per tenant, assigned under the tenant's admission lock). The
 -- admission is kept as quota_admit takes it (without its instant), so the transaction that frees
 -- a slot can admit it; lease_expires_at_ms is renewed while its caller waits. state: 'waiting';
@@ -186,7 +206,7 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_waiters (
 -- The queue of one tenant in arrival order.
 CREATE UNIQUE INDEX quota_waiters_by_seq ON :QUOTAPLANE_SCHEMA.quota_waiters (tenant, seq);
 
--- The round robin of waiting tenants while the plane-wide ceiling binds (issue 12): start-time fair
+-- The round robin of waiting tenants while the plane-wide ceiling binds: start-time fair
 -- queueing. vtime is a tenant's virtual time (it grows by 1 000 000 / weight per grant it gets);
 -- the row of tenant '*' keeps the plane's virtual time (the start of the latest grant).
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_wait_turns (
@@ -227,11 +247,11 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_runs (
 );
 -- The sweep reads one tenant's running runs. Partial: a run leaves it when it stops running, so it
 -- stays as small as the set of running runs, and the settle that ends a run adds no entry to it
--- (an index over every status took one per status change, for every run ever admitted; issue 8).
+-- (an index over every status would take an entry per status change of every run ever admitted).
 -- Listings and the prune walk a tenant's runs by primary key instead (nearly every run is closed).
 CREATE INDEX quota_runs_running ON :QUOTAPLANE_SCHEMA.quota_runs (tenant, run_id) WHERE status = 'running';
 
--- Retention (issue 9 fault 6): a prune removes a closed run with its passes and receipts and leaves
+-- Retention: a prune removes a closed run with its passes and receipts and leaves
 -- this row, so a decision about that run id arriving later (a settle retried after a lost answer,
 -- an admission under the same id) is refused instead of applied as new. closed_at_ms is when the
 -- run concluded or was released, pruned_at_ms when the prune removed it (Unix ms).
@@ -265,7 +285,8 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_passes (
   receipt_concludes    BOOLEAN,
   PRIMARY KEY (tenant, run_id, epoch)
 );
--- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only those.
+-- Passes whose receipt is unwritten, by lease expiry: the sweep and unsettledPasses read only
+-- those.
 CREATE INDEX quota_passes_unsettled ON :QUOTAPLANE_SCHEMA.quota_passes (tenant, lease_expires_at_ms) WHERE settled_at_ms IS NULL;
 
 -- The append-only audit log, numbered and hash-chained per tenant.
@@ -288,7 +309,8 @@ CREATE INDEX quota_audit_by_action ON :QUOTAPLANE_SCHEMA.quota_audit (tenant, ac
 
 -- The API keys of the HTTP service. A key is not a tenant row (an operator key may cover every
 -- tenant, '*'), so this table does not lead with tenant. Only the SHA-256 of a key's secret is
--- stored, never the secret; revoked_at_ms stays NULL while the key is usable, a revoked key is kept.
+-- stored, never the secret; revoked_at_ms stays NULL while the key is usable, a revoked key is
+-- kept.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quotaplane_api_keys (
   key_id         TEXT COLLATE "C" NOT NULL PRIMARY KEY,
   key_hash       TEXT COLLATE "C" NOT NULL UNIQUE,
@@ -301,6 +323,19 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quotaplane_api_keys (
   CHECK (role = 'operator' OR tenant <> '*')
 );
 
+
+-- ── Row checks ──────────────────────────────────────────────────────────────────────────────
+-- Shared by the decision functions and a CHECK constraint. quota_json_ok mirrors what parseQuota
+-- accepts (known keys only; ceilings absent, null or a non-negative integer ≤ 2^53 − 1; period
+-- monthly/daily; rateCeilings an object of arrays of {count, windowSeconds} amounts; agents an
+-- object of agent name → ceilings). It guards quota_tenants.quota_json, so the admission and
+-- dispatch functions can read ceilings out of it without a round trip back to TypeScript and can
+-- never act on a quota parseQuota would call corrupt (grant keys are left to parseQuota when the
+-- quota is read: a bad key cannot change a decision about another grant). quota_halt_row_ok
+-- mirrors decodeHaltRow: a scope parseHaltScope accepts, a known operator basis and a safe-integer
+-- instant. Admission treats an unreadable halt like a covering one, hands every halt row to
+-- TypeScript, and decodeHaltRow throws STORE_CORRUPT. CASE, not AND/OR, guards each JSON
+-- function: SQL does not promise to evaluate operands in order.
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_json_amount_ok(p_value jsonb, p_required boolean) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
@@ -326,7 +361,7 @@ IMMUTABLE LANGUAGE sql AS $fn$
   END
 $fn$;
 
--- A map of agent name → object of ceilings named in p_fields (issue 12); absent or null is fine.
+-- A map of agent name → object of ceilings named in p_fields; absent or null is fine.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_json_agents_ok(p_agents jsonb, p_fields text[]) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
   SELECT CASE
@@ -370,7 +405,7 @@ IMMUTABLE LANGUAGE sql AS $fn$
   END
 $fn$;
 
--- The plane-wide ceiling's JSON (issue 12) as parsePlaneCeiling accepts it: known keys only, a
+-- The plane-wide ceiling's JSON as parsePlaneCeiling accepts it: known keys only, a
 -- ceiling amount, agents of { maxConcurrentRuns }, weights of amounts ≥ 1.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_plane_json_ok(p_plane jsonb) RETURNS boolean
 IMMUTABLE LANGUAGE sql AS $fn$
@@ -406,6 +441,14 @@ IMMUTABLE LANGUAGE sql AS $fn$
 $fn$;
 
 
+-- ── The bound on every figure of the books (docs/design/rules.md#p7) ─────────────────────────────────────────────
+-- quota_require_fits raises SQLSTATE QP001 when total + adding would pass 2^53 − 1, with the input
+-- field as the message, the figure's name as the detail and the two operands as the hint
+-- ('<total> <adding>'). Raised inside a decision function, it rolls the whole call back, so
+-- nothing is written; the TypeScript side turns it into the same INVALID_ARGUMENT the SQLite
+-- adapter throws. Callers test total + adding inline first and call it only when it will raise: a
+-- call is a statement of its own, a noticeable part of a decision's cost.
+
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_require_fits(p_field text, p_what text, p_total numeric, p_adding numeric) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
@@ -416,6 +459,21 @@ BEGIN
 END
 $fn$;
 
+
+-- ── The only writers of the running set and of holds ────────────────────────────────────────
+-- Each moves the matching counter in the same transaction (quota_figures.running, the held_*
+-- columns of quota_spent), so a decision reads one row instead of counting a set or summing a
+-- period. The slot set stays a set: a slot taken twice is one member and moves the counter once.
+-- quota_slot_take: the run joins the set (first admission instant kept); +1 when it was absent.
+-- quota_slot_give: the run leaves the set; −1 and true when it was a member.
+-- quota_held_move_counted: adds amounts of one sign to the hold sums of a hold's month and day.
+-- quota_hold_put: a new hold in a period. quota_hold_drop: the hold deleted; answers whether there
+-- was one. quota_hold_carry: the hold moved whole to another period (docs/design/rules.md#c17). A
+-- hold counts in its month and, when known, its day, so the hold sums of a month include its days'
+-- whatever period kind was in force (docs/design/rules.md#l82). The per-agent counterparts move in
+-- the same calls: a slot of an agent's run moves quota_agent_figures, a hold of an agent's run the
+-- held_* of quota_agent_spent. The hold row is locked before its period's figures, and a slot
+-- before the tenant's figures, the order every caller takes them in.
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_slot_take(p_tenant text, p_run text, p_at_ms bigint, p_agent text DEFAULT NULL) RETURNS void
 LANGUAGE plpgsql AS $fn$
@@ -450,7 +508,7 @@ BEGIN
 END
 $fn$;
 
--- The agent's hold sums of one period (issue 12), as quota_held_move_counted moves the tenant's. The
+-- The agent's hold sums of one period, as quota_held_move_counted moves the tenant's. The
 -- tenant's sums bound these (an agent's holds are among the tenant's), so no overflow check here.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_agent_held_move(p_tenant text, p_agent text, p_period text, p_tokens numeric, p_minor_units numeric)
 RETURNS void LANGUAGE plpgsql AS $fn$
@@ -485,13 +543,13 @@ IMMUTABLE LANGUAGE sql AS $q$
 $q$;
 
 -- Moves the hold sums of every period a hold of (p_period, p_day) counts in: its month, then its
--- day when known (DESIGN.md decision 15); then the same keys of the agent's sums when the hold is
--- an agent's (issue 12). Tenant month, tenant day, agent month, agent day: the order every caller
--- locks rows in. The amounts have one sign. The tenant's two rows move in one statement: a hold
--- that shrinks or leaves was added to them first, so they exist and are updated in place (an
--- upsert would not do: the domain check is applied to the proposed row before the conflict is
--- found); one that grows is upserted. The holds of a period never sum past 2^53 − 1 (DESIGN.md
--- decision 2): beyond that the call is refused and rolled back whole.
+-- day when known; then the same keys of the agent's sums when the hold is an agent's. Tenant month,
+-- tenant day, agent month, agent day: the order every caller locks rows in. The amounts have one
+-- sign. The tenant's two rows move in one statement: a hold that shrinks or leaves was added to
+-- them first, so they exist and are updated in place (an upsert would not do: the domain check is
+-- applied to the proposed row before the conflict is found); one that grows is upserted. The holds
+-- of a period never sum past 2^53 − 1 (docs/design/rules.md#p7): beyond that the call is refused
+-- and rolled back whole.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_held_move_counted(p_tenant text, p_period text, p_day text, p_tokens numeric, p_minor_units numeric,
   p_agent text DEFAULT NULL)
 RETURNS void LANGUAGE plpgsql AS $fn$
@@ -603,7 +661,8 @@ BEGIN
     RETURN;
   END IF;
   UPDATE :QUOTAPLANE_SCHEMA.quota_reserved SET period = p_period, day = v_day WHERE tenant = p_tenant AND run_id = p_run;
-  -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot deadlock.
+  -- Both periods' rows in one (sorted) order, so two carries in opposite directions cannot
+  -- deadlock.
   IF v_old.period < p_period THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_held_move_counted(p_tenant, v_old.period, v_old.day, -v_old.tokens::numeric, -v_old.minor_units::numeric, v_old.agent_name);
     PERFORM :QUOTAPLANE_SCHEMA.quota_held_move_counted(p_tenant, p_period, v_day, v_old.tokens, v_old.minor_units, v_old.agent_name);
@@ -615,6 +674,23 @@ END
 $fn$;
 
 
+-- ── reserve ─────────────────────────────────────────────────────────────────────────────────
+-- One function call, one round trip, one transaction, mirroring reserveInTransaction of the SQLite
+-- adapter and the pure admissionConcurrencyRefusal and admissionSpendRefusal of core/: the same
+-- fast path, the same order (concurrency with the full count, then spend from one snapshot, only
+-- when a hold is asked for and none is held), the same strict-greater comparison, done in numeric
+-- so nothing overflows. It answers the figures it decided on; the TypeScript caller rebuilds the
+-- refusal value with the core functions from them, so messages and fields come from one place.
+-- Admissions of one tenant serialise on a transaction-scoped advisory lock keyed by
+-- 'quota-admission:<byte length>:<tenant>' with seed 0 (the length prefix keeps acme apart from a
+-- tenant whose name merely begins with it); other tenants never wait. Under READ COMMITTED each
+-- statement after the lock reads a snapshot taken after it, so it sees everything the previous
+-- holder committed. Outcomes: ok, too-many-runs (with running), spent-out (with figures). The
+-- run's agent and the tenant's ceilings for it, and the stored plane-wide ceiling, cover the
+-- admission too. When a plane-wide ceiling covers it, the plane lock (quota_plane_lock, seed 3) is
+-- taken after the tenant's lock, so the plane-wide counts are exact across every tenant and
+-- instance; without one no such lock is taken.
+
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_admission_lock(p_tenant text) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
@@ -622,7 +698,7 @@ BEGIN
 END
 $fn$;
 
--- The plane lock (issue 12): taken, after the tenant's admission lock, by every admission that a
+-- The plane lock: taken, after the tenant's admission lock, by every admission that a
 -- plane-wide ceiling covers, so the plane-wide counts it reads are exact. Seed 3 keeps it apart
 -- from the admission (0), rate (1) and migration (2) locks.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_plane_lock() RETURNS void
@@ -656,7 +732,7 @@ BEGIN
   -- Whether this call inserted the hold asked for (then it is the run's hold): quota_admit reports
   -- it without reading it back.
   hold_taken := false;
-  -- The plane-wide ceilings covering this run (issue 12): the plane's, and the plane's for its agent.
+  -- The plane-wide ceilings covering this run: the plane's, and the plane's for its agent.
   SELECT p.ceiling_json INTO v_plane FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1;
   plane_max_runs := (v_plane ->> 'maxConcurrentRuns')::numeric::bigint;
   IF p_agent IS NOT NULL THEN
@@ -674,19 +750,20 @@ BEGIN
     PERFORM :QUOTAPLANE_SCHEMA.quota_slot_take(p_tenant, p_run, p_at_ms, p_agent);
     RETURN;
   END IF;
-  -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held already).
+  -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held
+  -- already).
   PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
   -- Lock order: the tenant's lock, then the plane's (a batch takes all its tenants' locks first).
   IF plane_max_runs IS NOT NULL OR plane_agent_max_runs IS NOT NULL THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_plane_lock();
   END IF;
-  -- Point reads only: the slot set's size and the period's figures are counters (decision 16).
+  -- Point reads only: the slot set's size and the period's figures are counters.
   SELECT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_running WHERE tenant = p_tenant AND run_id = p_run),
          EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_reserved WHERE tenant = p_tenant AND run_id = p_run),
          coalesce((SELECT f.running FROM :QUOTAPLANE_SCHEMA.quota_figures f WHERE f.tenant = p_tenant), 0)
     INTO v_slot_held, v_hold_held, running;
-  -- A run holding a slot is never counted against a ceiling; each is compared once, after
-  -- counting, narrowest first (core admissionConcurrencyRefusal): agent, tenant, plane-agent, plane.
+  -- A run holding a slot is never counted against a ceiling; each is compared once, after counting,
+  -- narrowest first (core admissionConcurrencyRefusal): agent, tenant, plane-agent, plane.
   IF NOT v_slot_held THEN
     IF p_agent IS NOT NULL AND p_agent_max_runs IS NOT NULL THEN
       agent_running := coalesce((SELECT a.running FROM :QUOTAPLANE_SCHEMA.quota_agent_figures a
@@ -738,7 +815,7 @@ BEGIN
         RETURN;
       END IF;
     END IF;
-    -- Settled and reserved from one row, so one snapshot (contract §7.1).
+    -- Settled and reserved from one row, so one snapshot.
     SELECT q.tokens, q.minor_units,
            least(q.held_tokens, 9007199254740991)::bigint, least(q.held_minor_units, 9007199254740991)::bigint
       INTO settled_tokens, settled_minor_units, reserved_tokens, reserved_minor_units
@@ -762,6 +839,20 @@ BEGIN
 END
 $fn$;
 
+
+-- ── settle ──────────────────────────────────────────────────────────────────────────────────
+-- Mirrors settleInTransaction of the SQLite adapter in one function call. A pass's own settle
+-- (quota_settle_pass) keeps its receipt in the pass row; quota_settle writes quota_settled, so it
+-- first looks at the pass row with the run locked (the pass's settle locks it too, so the two take
+-- turns). Its receipt goes in with ON CONFLICT DO NOTHING: a concurrent settle of the same pass
+-- waits for the first to commit and then finds its receipt. A receipt found either way answers
+-- already-settled when identical in all five payload fields, anything else conflict
+-- (docs/design/rules.md#c6, #c7); both changed nothing. Otherwise quota_receipt_apply applies it
+-- once: the hold shrinks by the spend floored at 0 (or goes when concluding), the spend accrues to
+-- its period with quota_accrue, which refuses (QP001, the whole call rolled back) a total beyond
+-- 2^53 − 1, and to the agent's books for a registered run of an agent, and the slot is released
+-- when asked. Settlement takes no advisory lock: it moves spend from a hold to the settled total
+-- inside one transaction, so any one-statement snapshot sees consistent totals.
 
 -- Adds a settle's spend to the settled totals of its month and, when known, its day (p_day, NULL
 -- otherwise), refusing a total beyond 2^53 − 1 before anything is written: both rows are read and
@@ -794,7 +885,7 @@ BEGIN
 END
 $fn$;
 
--- Adds a settle's spend to one agent's settled total of one period (issue 12). The tenant's total,
+-- Adds a settle's spend to one agent's settled total of one period. The tenant's total,
 -- accrued first by quota_accrue, bounds it (the agent's spend is part of it), so no check here.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_agent_accrue(p_tenant text, p_agent text, p_period text, p_tokens bigint, p_minor_units bigint) RETURNS void
 LANGUAGE plpgsql AS $fn$
@@ -806,11 +897,12 @@ BEGIN
 END
 $fn$;
 
--- What a new receipt does to the books (contract §6.11), for quota_settle and quota_settle_pass:
--- shrink the hold by the spend floored at 0 (or delete it when concluding), accrue the spend to its
--- period's month and, when known, its day (quota_accrue refuses a total beyond 2^53 − 1), and to the
--- agent's books for a run of an agent (p_agent, issue 12), then release the slot when asked. The
--- hold moves before the period's settled total, so its row is locked before the period's.
+-- What a new receipt does to the books (docs/design/rules.md#c5, #c13, #c14), for quota_settle and
+-- quota_settle_pass: shrink the hold by the spend floored at 0 (or delete it when concluding),
+-- accrue the spend to its period's month and, when known, its day (quota_accrue refuses a total
+-- beyond 2^53 − 1), and to the agent's books for a run of an agent (p_agent), then release the slot
+-- when asked. The hold moves before the period's settled total, so its row is locked before the
+-- period's.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_receipt_apply(
   p_tenant text, p_run text, p_period text, p_day text, p_tokens bigint, p_minor_units bigint,
   p_release_slot boolean, p_concludes boolean, p_agent text) RETURNS void
@@ -823,7 +915,8 @@ BEGIN
   ELSE
     PERFORM :QUOTAPLANE_SCHEMA.quota_hold_shrink(p_tenant, p_run, p_tokens, p_minor_units);
   END IF;
-  -- What a day settled also counts in its month (DESIGN.md decision 15): month row first, then the day's.
+  -- What a day settled also counts in its month (docs/design/rules.md#l80): month row first, then
+  -- the day's.
   IF p_period IS NOT NULL THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_accrue(p_tenant, left(p_period, 7), v_day, p_tokens, p_minor_units);
     IF p_agent IS NOT NULL THEN
@@ -839,9 +932,10 @@ BEGIN
 END
 $fn$;
 
--- Whether a stored receipt (p_stored_*) carries the payload of a settle asking again (contract
--- §6.11): all five fields the same, the period NULL on both counting as the same. Every settle
--- answers a retry with it, wherever the receipt is kept (a plain SQL function the planner inlines).
+-- Whether a stored receipt (p_stored_*) carries the payload of a settle asking again
+-- (docs/design/rules.md#c6, #c7): all five fields the same, the period NULL on both counting as the
+-- same. Every settle answers a retry with it, wherever the receipt is kept (a plain SQL function
+-- the planner inlines).
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_same_receipt(
   p_period text, p_tokens bigint, p_minor_units bigint, p_release_slot boolean, p_concludes boolean,
   p_stored_period text, p_stored_tokens bigint, p_stored_minor_units bigint, p_stored_release_slot boolean,
@@ -865,7 +959,7 @@ DECLARE
   v_own_minor_units bigint;
   v_own_concludes boolean;
 BEGIN
-  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  -- A receipt a prune removed is never written again as if new (docs/design/rules.md#r3).
   IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_pruned x WHERE x.tenant = p_tenant AND x.run_id = p_run) THEN
     RETURN 'pruned';
   END IF;
@@ -901,6 +995,27 @@ BEGIN
 END
 $fn$;
 
+
+-- ── Rate windows over numbered dispatches ───────────────────────────────────────────────────
+-- Each dispatch of a (tenant, grant) gets the next ordinal and is recorded at max(atMs, the grant's
+-- latest recorded instant), so recorded instants grow with the ordinal and a window always counts
+-- the newest dispatches (docs/design/rules.md#p9). A decision then reads one row per ceiling,
+-- whatever the window holds. quota_judge_rate mirrors judgeRateBoundaries and countedSince of core/
+-- (and so the answers of checkRate over the recorded instants): first, any ceiling whose window is
+-- outside 1 … 2 678 400 s answers uncountable (with its 1-based ceiling_index) before anything is
+-- read (docs/design/rules.md#d7); then a ceiling of count C and window W is full when C is 0, or
+-- the dispatch numbered latest − C + 1 is stored and recorded strictly after at − W × 1000 (a row
+-- counts when its instant is greater; future rows count: docs/design/rules.md#d6). The first full
+-- ceiling in list order answers limited with reached (its window's true count: one index seek for
+-- the oldest dispatch it counts) and retry_at_ms, the latest over every full ceiling of the instant
+-- its deciding dispatch leaves (boundary + W × 1000; at + W × 1000 for a count of 0), never before
+-- at. quota_reserve_rate is one serialised transaction per (tenant, grant): an advisory lock on
+-- 'quota-rate:<len>:<tenant>:<len>:<grant>' with seed 1 (never the admission lock's seed 0), then a
+-- present key answers present unjudged and unpruned (docs/design/rules.md#c33); otherwise prune
+-- that grant's rows at or before the store-wide floor (at − 2 678 400 s, never a caller's window:
+-- docs/design/rules.md#c38; the grant's counter row stays), judge unless exempt
+-- (docs/design/rules.md#c37), and record the dispatch under the next ordinal. A refusal returns
+-- normally, so the prune commits.
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_judge_rate(
   p_tenant text, p_grant text, p_counts bigint[], p_windows bigint[], p_at_ms bigint,
@@ -996,10 +1111,22 @@ END
 $fn$;
 
 
--- The subject-halt check of running work (DESIGN.md decision 9; pass-rules withheldBy): one read
--- of the tenant's halts. An unreadable halt row answers 'unreadable-halts' (TypeScript decodes the
--- rows and throws STORE_CORRUPT); a subject halt on a principal of the chain marks the run withheld
--- (the instant stays when it was withheld already) and answers 'withheld'; else 'clear'.
+-- ── The run lifecycle: leases, Withheld, the sweep ──────────────────────────────────────────
+-- quota_first_grant, quota_resume, quota_settle_pass, quota_heartbeat, quota_dispatch and
+-- quota_sweep_run each mirror the SQLite adapter's body of the same operation and the pure rules
+-- of store/pass-rules.ts. Every function that acts on an existing run locks its registry row first
+-- (FOR UPDATE), so the operations of one run serialise as they do on SQLite's single writer: a
+-- heartbeat and a sweep of one run cannot interleave (the sweep would strand a run whose lease was
+-- just renewed), and rows are always locked in one order (run, then hold and slot, then pass), so
+-- nothing deadlocks. Faults come back as outcome values with the facts they were decided on, and
+-- TypeScript throws the error with the shared wording (fencePass, closedRunError, withheldBy, …);
+-- nothing was written on those paths. A withheld answer's one write (the run marked withheld) is
+-- made here (docs/design/rules.md#l47).
+
+-- The subject-halt check of running work (docs/design/rules.md#l47; pass-rules withheldBy): one
+-- read of the tenant's halts. An unreadable halt row answers 'unreadable-halts' (TypeScript decodes
+-- the rows and throws STORE_CORRUPT); a subject halt on a principal of the chain marks the run
+-- withheld (the instant stays when it was withheld already) and answers 'withheld'; else 'clear'.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_withhold_check(p_tenant text, p_run text, p_chain jsonb, p_at_ms bigint,
   OUT verdict text, OUT halts json)
 LANGUAGE plpgsql AS $fn$
@@ -1048,9 +1175,9 @@ BEGIN
 END
 $fn$;
 
--- Resume (contract §8.4): never gated by concurrency, spend or workload halts; a subject halt on
--- the chain answers withheld and opens nothing. Otherwise the period of atMs under the stored
--- quota, the hold carried there whole, the next epoch, status running since atMs.
+-- Resume (docs/design/rules.md#l15–#l17): never gated by concurrency, spend or workload halts; a
+-- subject halt on the chain answers withheld and opens nothing. Otherwise the period of atMs under
+-- the stored quota, the hold carried there whole, the next epoch, status running since atMs.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_resume(
   p_tenant text, p_run text, p_at_ms bigint, p_lease_ms bigint, p_month_key text, p_day_key text,
   OUT outcome text, OUT run_status text, OUT chain_json text, OUT halts json,
@@ -1095,13 +1222,13 @@ BEGIN
 END
 $fn$;
 
--- The end of a pass (contract §8.3): the receipt from the pass row. A pass has one receipt: its own
--- (receipt_* in its row, written here) or one the port's quota_settle wrote; either is answered as a
--- retry (already-settled, or conflict for another payload). A new receipt is applied by
--- quota_receipt_apply, written into the pass row with the instant it was settled, and, when the pass
--- is the run's latest, moves the run's status (pass-rules statusAfterSettle: released stays
--- released, concluding concludes, withheld stays withheld, else paused; the instant moves only with
--- the status). The run row is locked first, so settles of one pass take turns.
+-- The end of a pass (docs/design/rules.md#l19–#l22): the receipt from the pass row. A pass has one
+-- receipt: its own (receipt_* in its row, written here) or one the port's quota_settle wrote;
+-- either is answered as a retry (already-settled, or conflict for another payload). A new receipt
+-- is applied by quota_receipt_apply, written into the pass row with the instant it was settled,
+-- and, when the pass is the run's latest, moves the run's status (pass-rules statusAfterSettle:
+-- released stays released, concluding concludes, withheld stays withheld, else paused; the instant
+-- moves only with the status). The run row is locked first, so settles of one pass take turns.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_settle_pass(
   p_tenant text, p_run text, p_epoch bigint, p_tokens bigint, p_minor_units bigint,
   p_concludes boolean, p_at_ms bigint,
@@ -1122,7 +1249,8 @@ DECLARE
 BEGIN
   SELECT r.status, r.agent_name INTO v_status, v_agent
     FROM :QUOTAPLANE_SCHEMA.quota_runs r WHERE r.tenant = p_tenant AND r.run_id = p_run FOR UPDATE;
-  -- The pass's receipt is its own (receipt_*) or the port's (x), never both: the stored one is whichever is there.
+  -- The pass's receipt is its own (receipt_*) or the port's (x), never both: the stored one is
+  -- whichever is there.
   SELECT p.period, p.takes_slot, p.started_at_ms, p.hold_tokens, p.hold_minor_units,
          CASE WHEN p.receipt_tokens IS NOT NULL THEN p.period ELSE x.period END,
          coalesce(p.receipt_tokens, x.tokens),
@@ -1150,7 +1278,7 @@ BEGIN
                     THEN 'already-settled' ELSE 'conflict' END;
     RETURN;
   END IF;
-  -- A receipt a prune removed is never written again as if new (issue 9 fault 6).
+  -- A receipt a prune removed is never written again as if new (docs/design/rules.md#r3).
   IF v_pruned THEN
     outcome := 'pruned';
     RETURN;
@@ -1168,7 +1296,7 @@ BEGIN
   END;
   UPDATE :QUOTAPLANE_SCHEMA.quota_runs r SET status = v_next, status_since_ms = p_at_ms
    WHERE r.tenant = p_tenant AND r.run_id = p_run AND r.last_epoch = p_epoch AND r.status <> v_next;
-  -- The slot this pass gives back goes to the tenant's waiters in this transaction (issue 12).
+  -- The slot this pass gives back goes to the tenant's waiters in this transaction.
   IF receipt_release_slot AND (EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.tenant = p_tenant AND w.state = 'waiting')
      OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json ->> 'maxConcurrentRuns' IS NOT NULL)) THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_grant_waiters(p_tenant, p_at_ms);
@@ -1177,9 +1305,9 @@ BEGIN
 END
 $fn$;
 
--- A heartbeat (DESIGN.md decision 7): fence the pass (pass-rules fencePass decides in TypeScript
--- from the facts returned), answer withheld under a subject halt, else renew the lease to
--- max(current, atMs + leaseMs) and set a withheld run whose halt is gone running again.
+-- A heartbeat (docs/design/rules.md#l42–#l44): fence the pass (pass-rules fencePass decides in
+-- TypeScript from the facts returned), answer withheld under a subject halt, else renew the lease
+-- to max(current, atMs + leaseMs) and set a withheld run whose halt is gone running again.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_heartbeat(
   p_tenant text, p_run text, p_epoch bigint, p_at_ms bigint, p_lease_ms bigint,
   OUT outcome text, OUT run_status text, OUT last_epoch bigint, OUT pass_found boolean,
@@ -1220,7 +1348,7 @@ BEGIN
 END
 $fn$;
 
--- A run's dispatch (DESIGN.md decisions 7, 9 and 11): the run must be open; with an epoch the pass
+-- A run's dispatch (docs/design/rules.md#l45, #l47): the run must be open; with an epoch the pass
 -- is fenced; a subject halt answers withheld and counts nothing; with an epoch the lease is
 -- renewed (also when the rate answer is a refusal: the pass is alive); then the caller's ceilings
 -- followed by the stored quota's for the grant go through quota_reserve_rate.
@@ -1286,7 +1414,7 @@ BEGIN
 END
 $fn$;
 
--- The sweep of one run (DESIGN.md decision 8): re-checks under the run's lock that it is
+-- The sweep of one run (docs/design/rules.md#l50, #l51): re-checks under the run's lock that it is
 -- registered and has no live pass (a heartbeat that won the race keeps its slot), then gives the
 -- slot back and strands a running run since its latest pass's lease lapsed. The hold stays.
 -- A waiter's grant nobody collected is not stranded: see quota_requeue_lapsed_grant.
@@ -1325,6 +1453,32 @@ BEGIN
 END
 $fn$;
 
+
+-- ── Admission ───────────────────────────────────────────────────────────────────────────────
+-- One function call, one round trip, one transaction, mirroring admitInTransaction of the SQLite
+-- adapter step for step:
+-- 0. A run id a prune removed (its tombstone in quota_pruned) answers pruned, nothing written
+--    (docs/design/rules.md#r4).
+-- 1. A registered run is a retry: its pass-1 grant comes back unchanged, with no new checks
+--    (existing, docs/design/rules.md#l13), unless it is closed (concluded or released: closed) or
+--    lost its first pass (first-pass-missing).
+-- 1½. The tenant's waiting admissions are served first (quota_grant_waiters,
+--     docs/design/rules.md#w2).
+-- 2. Halts: TypeScript passes the scope keys that would cover this run (tenant, agent:<name>,
+--    revision:<digest>, subject:<each principal>). If any of the tenant's halt rows has one of
+--    those keys, or cannot be read, every halt row comes back as JSON (halted) and TypeScript picks
+--    the narrowest with coveringHalt (docs/design/rules.md#l3) or throws STORE_CORRUPT.
+-- 3. The quota: the one given with the request, else the stored one, else none (unlimited); and
+--    the tenant's ceilings for the run's agent (agents[<name>]).
+-- 4. The hold formula (holdFor): per bounded unit ceiling + width × per-call in numeric
+--    (docs/design/rules.md#l6), refused (quota_require_fits, nothing written) beyond 2^53 − 1; a
+--    bounded unit the budget leaves open answers unbounded (docs/design/rules.md#l5).
+-- 5. quota_reserve in the period of atMs (TypeScript passes both the monthly and the daily key).
+-- 6. The run and pass 1 recorded. If a concurrent admission of the very same run id committed its
+--    run row first, this call answers as that admission's retry (existing).
+-- Every refusal returns before the first write. The figures a refusal was decided on come back
+-- with it (quota in force, requested hold, counts and sums), and TypeScript rebuilds the refusal
+-- value with the pure functions of core/, so one place words every refusal.
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_admit(
   p_tenant text, p_run text, p_agent_name text, p_agent_digest text, p_chain_json text, p_budget_json text,
@@ -1368,7 +1522,7 @@ BEGIN
          (EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.tenant = p_tenant AND w.state = 'waiting')
      OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json ->> 'maxConcurrentRuns' IS NOT NULL))
     INTO run_status, v_pruned, v_halted, v_quota, v_waiters;
-  -- A run id a prune removed is never admitted again as if new (issue 9 fault 6). A batched
+  -- A run id a prune removed is never admitted again as if new (docs/design/rules.md#r4). A batched
   -- admission holds the tenant's admission lock, as a prune batch does, so no prune commits between
   -- this read and the admission's own.
   IF v_pruned THEN
@@ -1385,7 +1539,8 @@ BEGIN
     RETURN;
   END IF;
 
-  -- Waiters first (issue 12): no later arrival takes a slot ahead of a waiter that fits.
+  -- Waiters first (docs/design/rules.md#w2): no later arrival takes a slot ahead of a waiter that
+  -- fits.
   IF v_waiters THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_grant_waiters(p_tenant, p_at_ms);
   END IF;
@@ -1419,7 +1574,7 @@ BEGIN
   END IF;
   grant_period := CASE WHEN v_period_kind = 'daily' THEN p_day_key ELSE p_month_key END;
 
-  -- A unit bounded by the tenant or by the run's agent is held (core holdQuotaFor, issue 12).
+  -- A unit bounded by the tenant or by the run's agent is held (core holdQuotaFor).
   v_bounds_tokens := limit_tokens IS NOT NULL OR agent_limit_tokens IS NOT NULL;
   v_bounds_minor_units := limit_minor_units IS NOT NULL OR agent_limit_minor_units IS NOT NULL;
   v_bounds_spend := v_bounds_tokens OR v_bounds_minor_units;
@@ -1493,8 +1648,8 @@ BEGIN
   END IF;
   run_status := 'running';
 
-  -- The grant reports the run's hold as it stands now (null when it holds none): the one just taken,
-  -- else whatever the run held before (an earlier reserve of the same run id), read back.
+  -- The grant reports the run's hold as it stands now (null when it holds none): the one just
+  -- taken, else whatever the run held before (an earlier reserve of the same run id), read back.
   IF NOT v_reserve.hold_taken THEN
     hold_tokens := NULL;
     hold_minor_units := NULL;
@@ -1509,6 +1664,26 @@ BEGIN
 END
 $fn$;
 
+
+-- ── Waiting admissions, mirroring sqlite-waiters.ts ─────────────────────────────────────────
+-- quota_grant_queue(tenant, at_ms, limit) grants up to limit of the tenant's waiters, first come
+-- first served: each live waiter in seq order is admitted by quota_admit exactly as its caller
+-- asked: admitted → granted; too-many-runs by the tenant's or the plane's ceiling → stop (nobody
+-- behind it goes first); by its own agent's ceiling (in the tenant or plane-wide) → it keeps its
+-- place and the next is tried (docs/design/rules.md#w14); any other answer (a halt, spend, a run id
+-- taken meanwhile, an amount beyond the bound) → refused, for its caller to hear on collect
+-- (docs/design/rules.md#w9). A waiter whose lease lapsed is removed. quota_grant_waiters(tenant,
+-- at_ms) serves the queues after a slot freed or before an admission: without a plane-wide
+-- maxConcurrentRuns, the tenant's own queue under its admission lock (taken again if the caller
+-- holds it: advisory locks are re-entrant); with one, every tenant with live waiters in turn
+-- (start-time fair queueing over quota_wait_turns, weighted by the plane ceiling's weights:
+-- docs/design/rules.md#w12, #w13), one grant per turn, until the plane is full or nobody fits.
+-- Another tenant's lock is only tried there, never waited for: a busy tenant is passed over this
+-- time. A transaction-local setting keeps quota_admit (which serves the queues before it decides)
+-- from recursing. Every tenant it granted to gets NOTIFY quotaplane_waiters, '<schema>:<tenant>',
+-- delivered when the transaction commits. Answers how many it granted. quota_withdraw_grant(tenant,
+-- run) takes back a grant nobody collected: slot and hold (with their counters), passes and run row
+-- go, as if it had never been admitted (docs/design/rules.md#w18).
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_grant_queue(p_tenant text, p_at_ms bigint, p_limit integer,
   OUT granted integer, OUT stop text)
@@ -1545,7 +1720,8 @@ BEGIN
         v_w.quota_given, v_w.given_max_runs, v_w.given_limit_tokens, v_w.given_limit_minor_units, v_w.given_period,
         v_w.given_agent_max_runs, v_w.given_agent_limit_tokens, v_w.given_agent_limit_minor_units);
     EXCEPTION WHEN OTHERS THEN
-      -- Raised before any write of this admission (an amount beyond the bound): its caller hears it on collect.
+      -- Raised before any write of this admission (an amount beyond the bound): its caller hears it
+      -- on collect.
       UPDATE :QUOTAPLANE_SCHEMA.quota_waiters w SET state = 'refused', decided_at_ms = p_at_ms
        WHERE w.tenant = p_tenant AND w.run_id = v_w.run_id;
       CONTINUE;
@@ -1689,6 +1865,27 @@ BEGIN
 END
 $fn$;
 
+
+-- ── quota_batch(items jsonb) → jsonb ────────────────────────────────────────────────────────
+-- Several decisions of one store instance in one round trip and one transaction. items is an array
+-- of {"op": <decision>, "args": [...]} (postgres-batch-ops.ts lists the decisions and their
+-- argument types); the answer is an array in the same order, each {"ok": <the function's row as
+-- JSON>} or {"error": {"code": <SQLSTATE>, "message": …}}. First, the admission lock (seed 0) of
+-- every tenant in the batch is taken in ascending key order. Every row quotaplane writes is keyed
+-- by tenant, so while a batch holds its tenants' locks no other batch can touch those tenants'
+-- rows: two batches never wait for each other's row locks in opposite orders, and the one lock
+-- order makes their advisory waits acyclic. A wait longer than lock_timeout fails the whole batch.
+-- An item asked without an instant of its own carries "wait": {"at", "month"?, "day"?, "askedMs",
+-- "maxMs"} (docs/design/rules.md#l93): its instant argument (index at) is the plane's clock as the
+-- batch was sent, and the time this batch waited for the tenant locks, in whole ms, is added to it
+-- (an uncontended batch adds 0; the period keys at month and day are derived again), so the
+-- decision is recorded at the instant it is applied. One that has waited longer than maxMs since it
+-- was asked (askedMs) is not applied: it raises SQLSTATE QPW01 (DETAIL the ms waited, HINT the
+-- bound), its own error like any other (docs/design/rules.md#l94). Its row gets applied_at_ms, the
+-- instant used. Then each decision runs in its own subtransaction (a BEGIN … EXCEPTION block): one
+-- that raises is rolled back alone, with its SQLSTATE reported for its caller, and the others go
+-- on. A cancellation (statement timeout) or a fault at commit fails the whole statement, and
+-- nothing in it commits. Keep batches within PostgreSQL's per-backend subtransaction cache (64).
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_batch(p_items jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
