@@ -36,7 +36,8 @@ export type DecodedProblem = { readonly kind: 'refused'; readonly refused: Refus
  * the problem's `detail`, the refusal fields its extension members); any other problem becomes the
  * `QuotaError` the plane would throw, with the problem's members (`field`, `requestId`, the HTTP
  * `status`) in `details`. HTTP-only codes map onto the plane's: 401 → `INVALID_ARGUMENT` on field
- * `key`, 413 → `INVALID_ARGUMENT` on `body`, 415 → `INTERNAL` (the client sent something it should not).
+ * `key`, 413 → `INVALID_ARGUMENT` on `body` (with the server's `limit` in bytes in `details.limit`), 415 →
+ * `INTERNAL` (the client sent something it should not).
  * A reply that is not a problem document becomes a fault by its status: 502, 503 and 504 →
  * `STORE_UNAVAILABLE` (a proxy in front of the server), anything else → `INTERNAL`.
  */

@@ -20,11 +20,12 @@ import { MERGE_PATCH_CONTENT_TYPE } from './route-options.js';
 import { ROUTES } from './routes/index.js';
 import { Problem } from './schemas/common.js';
 import { strictValidatorCompiler } from './validation.js';
-import { DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
+import { DEFAULT_BODY_DRAIN, DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
+import { drainBody, type BodyDrainBounds } from './body-drain.js';
 
 const { version } = createRequire(import.meta.url)('../../package.json') as { version: string };
 
-export { DEFAULT_BODY_LIMIT_BYTES };
+export { DEFAULT_BODY_DRAIN, DEFAULT_BODY_LIMIT_BYTES };
 
 /**
  * Options of {@link buildApp}.
@@ -32,7 +33,13 @@ export { DEFAULT_BODY_LIMIT_BYTES };
  *   store it runs on (only the readiness probe reads it); `keys` the API keys requests are checked against.
  * - `logger`: a pino logger for request logs and 500s; default none (silent).
  * - `clock`: the plane's clock, used to date refusals for `Retry-After`; default the wall clock.
- * - `bodyLimitBytes`: largest body accepted, bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}.
+ * - `bodyLimitBytes`: largest body accepted, bytes; default {@link DEFAULT_BODY_LIMIT_BYTES}. A
+ *   larger one answers 413 PAYLOAD_TOO_LARGE naming the limit (`limit`, bytes).
+ * - `bodyDrain`: a request answered before its body has all arrived (a 413 decided from the
+ *   `content-length` alone, a 401) has the rest of its body read and thrown away before the answer
+ *   goes out, so a caller still sending reads the answer instead of a reset connection; at most
+ *   `maxBytes` bytes more and `maxMs` ms, then the answer goes out and the connection is closed.
+ *   Default {@link DEFAULT_BODY_DRAIN}: 16 MiB and 10 000 ms.
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
  * - `dashboard`: serve the operator dashboard at `/ui/` (issue #11) with these options; default none.
@@ -49,6 +56,7 @@ export interface BuildAppOptions {
   readonly logger?: FastifyBaseLogger | undefined;
   readonly clock?: Clock | undefined;
   readonly bodyLimitBytes?: number | undefined;
+  readonly bodyDrain?: BodyDrainBounds | undefined;
   readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
   readonly routes?: readonly RouteModule[] | undefined;
   readonly dashboard?: DashboardOptions | undefined;
@@ -121,6 +129,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         requestId: request.id,
         retryAfter,
         logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly'),
+        bodyLimitBytes: request.routeOptions.bodyLimit,
       }),
     );
   });
@@ -154,7 +163,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // A request answered before its body has all arrived (a 413 from the content-length alone, a 401)
+  // has the rest read and thrown away first, within bounds: closing on a caller still sending
+  // resets the connection, and the caller never reads the answer (body-drain.ts).
+  const bodyDrain = options.bodyDrain ?? DEFAULT_BODY_DRAIN;
   app.addHook('onSend', async (request, reply, payload) => {
+    if (request.raw.complete === false && (await drainBody(request.raw, bodyDrain)) !== 'read') reply.header('connection', 'close');
     reply.header(REQUEST_ID_HEADER, request.id);
     if (closing) reply.header('connection', 'close');
     if (reply.statusCode >= 400 && typeof payload === 'string') request.problemCode = problemCodeOf(payload);

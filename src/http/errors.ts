@@ -258,12 +258,15 @@ export interface ErrorContext {
   readonly retryAfter: RetryAfterDefaults;
   /** Called for every 500, with the error, so it is logged under the request id. */
   readonly logInternal: (error: unknown) => void;
+  /** The largest body the route accepts, bytes: a 413 names it in its detail and its `limit` member. */
+  readonly bodyLimitBytes?: number | undefined;
 }
 
 /**
  * The reply for anything thrown while serving a request: an {@link HttpProblem}; a `QuotaError`
  * (its code decides the status; `INVALID_ARGUMENT` keeps its `field`); a Fastify error (schema
- * validation → 400 naming the field, body too large → 413, not JSON → 415, unreadable JSON → 400);
+ * validation → 400 naming the field, body too large → 413 naming `body` and the `limit` in bytes,
+ * not JSON → 415, unreadable JSON → 400);
  * anything else → 500 with {@link GENERIC_INTERNAL_DETAIL}, logged.
  */
 export function errorProblem(error: unknown, context: ErrorContext): ProblemReply {
@@ -283,9 +286,7 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
     if (fastify.code === 'FST_ERR_BAD_URL') {
       return envelope('INVALID_ARGUMENT', 'path: is not a valid URL path (check its percent-encoding)', { field: 'path' }, context);
     }
-    if (fastify.statusCode === 413) {
-      return envelope('PAYLOAD_TOO_LARGE', `body: ${fastify.message}; send a smaller body`, { field: 'body' }, context);
-    }
+    if (fastify.statusCode === 413) return tooLarge(context);
     if (fastify.statusCode === 415) {
       return envelope('UNSUPPORTED_MEDIA_TYPE', 'body: send JSON with content-type application/json', { field: 'body' }, context);
     }
@@ -294,6 +295,18 @@ export function errorProblem(error: unknown, context: ErrorContext): ProblemRepl
     }
   }
   return envelope('INTERNAL', GENERIC_INTERNAL_DETAIL, {}, context, error);
+}
+
+// The 413 of a body over the limit, naming the limit in bytes (`limit`) when the context knows it.
+function tooLarge(context: ErrorContext): ProblemReply {
+  const limit = context.bodyLimitBytes;
+  if (limit === undefined) return envelope('PAYLOAD_TOO_LARGE', 'body: is larger than this server accepts; send a smaller body', { field: 'body' }, context);
+  return envelope(
+    'PAYLOAD_TOO_LARGE',
+    `body: is larger than this server's limit of ${limit} bytes; send a smaller body (the limit is serve's --body-limit-bytes)`,
+    { field: 'body', limit },
+    context,
+  );
 }
 
 // The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; of a

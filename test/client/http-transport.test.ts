@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/create-client.js';
 import { undiciTransport } from '../../src/client/http-transport.js';
 import { QuotaError } from '../../src/core/errors.js';
+import { serviceFixture } from '../http/http-fixtures.js';
 
 describe("the client's default transport (undici request, no fetch given)", () => {
   it('sends the method, headers and body, and reads any status as an answer with its whole body', async () => {
@@ -45,5 +46,23 @@ describe("the client's default transport (undici request, no fetch given)", () =
     expect(error).toBeInstanceOf(QuotaError);
     expect((error as QuotaError).code).toBe('STORE_UNAVAILABLE');
     expect((error as QuotaError).message).toContain(`http://127.0.0.1:${port}`);
+  });
+
+  it("a body over the server's limit is INVALID_ARGUMENT naming the body and the limit in bytes, not a failed connection", async () => {
+    const fixture = await serviceFixture({ bodyLimitBytes: 4096 });
+    try {
+      await fixture.app.listen({ host: '127.0.0.1', port: 0 });
+      const client = createClient({ url: `http://127.0.0.1:${(fixture.app.server.address() as AddressInfo).port}`, key: fixture.key.opAll.secret });
+      // About 2 MB of quota: far past the 4 KiB this server accepts.
+      const agents = Object.fromEntries(Array.from({ length: 8000 }, (_, i) => [`agent-${i}-${'a'.repeat(200)}`, { maxConcurrentRuns: 1 }]));
+      const error = await client.setQuota('acme', { maxConcurrentRuns: 5, agents }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(QuotaError);
+      expect((error as QuotaError).code).toBe('INVALID_ARGUMENT');
+      expect((error as QuotaError).details).toMatchObject({ field: 'body', limit: 4096, status: 413 });
+      expect((error as QuotaError).message).toMatch(/^body: .*4096 bytes/);
+      expect(await client.getQuota('acme')).toBeNull();
+    } finally {
+      await fixture.close();
+    }
   });
 });

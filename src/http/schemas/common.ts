@@ -249,7 +249,7 @@ export const Problem = Type.Object(
     // The members of each refusal (core/refusal.ts), spread into the envelope.
     tenant: Type.Optional(Type.String()),
     running: Type.Optional(Type.Integer({ description: 'TooManyRuns: slots held under the ceiling named by bound' })),
-    limit: Type.Optional(Type.Integer({ description: 'TooManyRuns, SpentOut: the ceiling' })),
+    limit: Type.Optional(Type.Integer({ description: 'TooManyRuns, SpentOut: the ceiling; PAYLOAD_TOO_LARGE: the largest body the server accepts, bytes' })),
     bound: Type.Optional(
       Type.Union([Type.Literal('agent'), Type.Literal('tenant'), Type.Literal('plane-agent'), Type.Literal('plane')], { description: 'TooManyRuns, SpentOut, Unbounded: whose ceiling bound' }),
     ),
