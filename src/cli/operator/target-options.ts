@@ -10,6 +10,7 @@ import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { wholeNumberBetween } from '../options.js';
 import { UsageError } from '../usage-error.js';
+import { inCliTerms } from './new-tenant.js';
 import { planeOperatorTarget, type OperatorTarget } from './operator-target.js';
 import { STORE_ENV } from '../serve/serve-config.js';
 import { chooseTarget, KEY_ENV, URL_ENV, type TargetChoiceFlags } from './target-choice.js';
@@ -66,7 +67,7 @@ export function limitOption(): Option {
  * Opens the target a command acts on ({@link chooseTarget}) and runs `body` with it, closing it
  * afterwards. On a store, a command that writes needs `--actor`, checked before the store is
  * opened so a usage mistake never touches it. A malformed `--store` or `--url` is a usage error
- * naming the flag; a store or server that cannot be reached surfaces as `STORE_UNAVAILABLE`
+ * naming the flag; a tenant that does not exist is refused in the CLI's words (`inCliTerms`); a store or server that cannot be reached surfaces as `STORE_UNAVAILABLE`
  * (exit status 4).
  */
 export async function withTarget<T>(
@@ -79,6 +80,8 @@ export async function withTarget<T>(
   const target = choice.kind === 'server' ? await serverTarget(choice.url, choice.key) : await storeTarget(choice.url, storeOperator(flags, access));
   try {
     return await body(target);
+  } catch (error) {
+    throw inCliTerms(error, target.description);
   } finally {
     await target.close();
   }
