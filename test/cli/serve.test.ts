@@ -54,7 +54,7 @@ describe('quotaplane serve as a process', () => {
 
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/v1/tenants`)).status).toBe(401);
-    const put = await fetch(`${url}/v1/tenants/acme/quota`, {
+    const put = await fetch(`${url}/v1/tenants/acme/quota?newTenant=true`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ maxConcurrentRuns: 3 }),
