@@ -111,7 +111,7 @@ describe('SQLite background checkpoints', () => {
       `import { openStore } from ${JSON.stringify(storeModule)};
 import { createPlane } from ${JSON.stringify(planeModule)};
 const store = await openStore(${JSON.stringify(`sqlite:${path}`)});
-await createPlane({ store }).setQuota('acme', { period: 'daily', maxConcurrentRuns: 1 });
+await createPlane({ store }).setQuota('acme', { period: 'daily', maxConcurrentRuns: 1 }, { newTenant: true });
 await store.close();
 process.stdout.write('closed');
 `,
