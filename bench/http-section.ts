@@ -95,7 +95,7 @@ function figures(result: LoopResult): Pick<BenchRow, 'operations' | 'seconds' | 
 
 /** One cycle: admit (slot + hold) then settle with `concludes`, as a runner of `tenant` does it. */
 async function admissionCycle(verbs: PlaneVerbs, setup: Plane, tenant: string): Promise<Operation> {
-  await setup.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 });
+  await setup.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
   const budget = { maxTokens: 2_000, maxCallTokens: 1_000 };
   return async () => {
     const pass = await verbs.admit({ tenant, budget, width: 1 });

@@ -251,7 +251,7 @@ export async function admissionCycle(store: Awaited<ReturnType<typeof openPostgr
   const plane = createPlane({ store });
   const tenants = Array.from({ length: shape.tenants }, (_, index) => `bench-${tag}-${index}`);
   for (const tenant of tenants) {
-    await plane.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 8, maxTokensPerPeriod: 1_000_000_000_000 });
+    await plane.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 8, maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
   }
   const budget = { maxTokens: 2_000, maxCallTokens: 1_000 };
   return async (caller) => {

@@ -145,7 +145,7 @@ async function measurePrune(context: BenchContext, store: QuotaStore, backend: s
     };
     const plane = createPlane({ store: observed });
     const tenant = 'bench';
-    await plane.setQuota(tenant, { period: 'monthly', maxTokensPerPeriod: 1_000_000_000_000 });
+    await plane.setQuota(tenant, { period: 'monthly', maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
     const oldMs = Date.now() - 100 * DAY_MS;
     context.log(`prune ${backend}: seeding ${OLD_RUNS} runs concluded 100 days ago`);
     for (let start = 0; start < OLD_RUNS; start += 256) {

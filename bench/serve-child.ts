@@ -19,7 +19,7 @@ export const SERVE_TENANT = 'bench-serve';
 const directory = process.argv[2] as string;
 const store = await openStore(`sqlite:${join(directory, 'quotaplane.db')}`);
 const plane = createPlane({ store });
-await plane.setQuota(SERVE_TENANT, { period: 'daily', maxConcurrentRuns: 100_000, maxTokensPerPeriod: 1_000_000_000_000 }, { actor: 'bench', basis: 'asserted' });
+await plane.setQuota(SERVE_TENANT, { period: 'daily', maxConcurrentRuns: 100_000, maxTokensPerPeriod: 1_000_000_000_000 }, { by: { actor: 'bench', basis: 'asserted' }, newTenant: true });
 const keys = store.apiKeys?.();
 if (keys === undefined) throw new Error('the SQLite store keeps API keys');
 const runner = mintApiKey({ role: 'runner', tenant: SERVE_TENANT, name: 'bench-runner', atMs: Date.now() });

@@ -36,7 +36,7 @@ export const sqliteConcurrencySection: BenchSection = {
         const plane = createPlane({ store });
         const tenants = Array.from({ length: callers }, (_, caller) => `bench-${caller}`);
         for (const tenant of tenants) {
-          await plane.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 });
+          await plane.setQuota(tenant, { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
         }
         const budget = { maxTokens: 2_000, maxCallTokens: 1_000 };
         const cycle: CallerCall = async (caller) => {

@@ -74,7 +74,7 @@ function figures(result: LoopResult, decisions: number): Pick<BenchRow, 'operati
  */
 async function admissionCycle(store: QuotaStore): Promise<Operation> {
   const plane = createPlane({ store });
-  await plane.setQuota('bench', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 });
+  await plane.setQuota('bench', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
   const budget = { maxTokens: 2_000, maxCallTokens: 1_000 };
   return async () => {
     const pass = await plane.admit({ tenant: 'bench', budget, width: 1 });

@@ -146,8 +146,8 @@ async function measurePhase(context: BenchContext, store: QuotaStore, tag: strin
   const plane = createPlane({ store: observed });
   const lapsing = `lapsing-${tag}`;
   const load = `load-${tag}`;
-  await plane.setQuota(lapsing, { period: 'monthly', maxConcurrentRuns: 100_000, maxTokensPerPeriod: 1_000_000_000_000 });
-  await plane.setQuota(load, { period: 'monthly', maxTokensPerPeriod: 1_000_000_000_000 });
+  await plane.setQuota(lapsing, { period: 'monthly', maxConcurrentRuns: 100_000, maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
+  await plane.setQuota(load, { period: 'monthly', maxTokensPerPeriod: 1_000_000_000_000 }, { newTenant: true });
 
   const burners: ChildProcess[] = loaded
     ? Array.from({ length: BURNERS }, () => spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' }))

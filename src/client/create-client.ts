@@ -40,6 +40,8 @@ export type PlaneVerbs = Pick<Plane, 'admit' | 'settle' | 'resume' | 'dispatch' 
  * - `atMs` is accepted only from an operator key (the server refuses it from a runner key);
  * - `dispatch`'s `exempt` (a compensating dispatch that checks no ceiling) likewise: a runner key
  *   sending it gets `INVALID_ARGUMENT` naming `exempt`; compensate with an operator key or the library;
+ * - `newTenant` (of `halt`, `setQuota`, `updateQuota` and `keys.create`, rules.md#l95) travels as
+ *   the query `?newTenant=true`;
  * - every `leaseMs` is at most `MAX_LEASE_MS` (24 hours), as in the library;
  * - a server that cannot be reached throws `STORE_UNAVAILABLE` (fail closed): nothing is known to
  *   have been decided, so retry; pass your own `run` id to `admit` to make a retry idempotent.
@@ -171,16 +173,19 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       const { tenant, period } = requestBody(input);
       return value('GET', `/v1/usage${queryString({ tenant: tenant === undefined ? undefined : requireIdentifier('tenant', tenant), period })}`);
     },
-    setQuota: async (tenant, quota: TenantQuotaInput) => (await value<{ quota: TenantQuota }>('PUT', tenantPath(tenant, '/quota'), quota)).quota,
+    // The operator is the key's name, recorded by the server; `newTenant` travels as the query ?newTenant=true.
+    setQuota: async (tenant, quota: TenantQuotaInput, by) =>
+      (await value<{ quota: TenantQuota }>('PUT', `${tenantPath(tenant, '/quota')}${newTenantQuery(newTenantOf(by))}`, quota)).quota,
     getQuota: async (tenant) => (await value<{ quota: TenantQuota | null }>('GET', tenantPath(tenant, '/quota'))).quota,
-    updateQuota: async (tenant, patch) => (await value<{ quota: TenantQuota }>('PATCH', tenantPath(tenant, '/quota'), patch)).quota,
+    updateQuota: async (tenant, patch, by) =>
+      (await value<{ quota: TenantQuota }>('PATCH', `${tenantPath(tenant, '/quota')}${newTenantQuery(newTenantOf(by))}`, patch)).quota,
     getPlaneCeiling: async () => (await value<PlaneStatus>('GET', '/v1/plane')).ceiling,
     setPlaneCeiling: async (ceiling) => (await value<{ ceiling: PlaneCeiling }>('PUT', '/v1/plane/ceiling', ceiling)).ceiling,
     updatePlaneCeiling: async (patch) => (await value<{ ceiling: PlaneCeiling }>('PATCH', '/v1/plane/ceiling', patch)).ceiling,
     planeStatus: () => value<PlaneStatus>('GET', '/v1/plane'),
     halt: (input) => {
-      const { tenant, scope, reason, atMs } = requestBody(input);
-      return value('POST', tenantPath(tenant, '/halts'), { scope: scopeKey(scope), reason, atMs });
+      const { tenant, scope, reason, atMs, newTenant } = requestBody(input);
+      return value('POST', `${tenantPath(tenant, '/halts')}${newTenantQuery(newTenant)}`, { scope: scopeKey(scope), reason, atMs });
     },
     lift: (input) => {
       const { tenant, scope, atMs } = requestBody(input);
@@ -255,7 +260,10 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       return value('GET', `${tenantPath(tenant, '/rates')}${queryString({ atMs })}`);
     },
     keys: {
-      create: (input) => value<CreatedApiKey>('POST', '/v1/keys', requestBody(input)),
+      create: (input) => {
+        const { newTenant, ...body } = requestBody(input);
+        return value<CreatedApiKey>('POST', `/v1/keys${newTenantQuery(newTenant)}`, body);
+      },
       list: async () => (await value<{ keys: ApiKeyRecord[] }>('GET', '/v1/keys')).keys,
       revoke: async (id) => {
         try {
@@ -290,6 +298,19 @@ function requestBody(input: unknown): Record<string, unknown> {
     throw invalidArgument('request', `must be an object, got ${describe(input)}`);
   }
   return { ...(input as Record<string, unknown>) };
+}
+
+// The `newTenant` of a quota change's third argument: an operator (not sent) or `{ by, newTenant }`.
+function newTenantOf(by: unknown): unknown {
+  if (typeof by !== 'object' || by === null || 'actor' in by || 'basis' in by) return undefined;
+  return (by as { newTenant?: unknown }).newTenant;
+}
+
+// The query saying a tenant is new (rules.md#l95): `?newTenant=true` when `newTenant` is true,
+// nothing when it is false or absent; anything else is refused as the plane refuses it.
+function newTenantQuery(newTenant: unknown): string {
+  if (newTenant !== undefined && typeof newTenant !== 'boolean') throw invalidArgument('newTenant', `must be true or false, got ${describe(newTenant)}`);
+  return newTenant === true ? queryString({ newTenant: true }) : '';
 }
 
 // A HaltScope value travels as its key string, the HTTP spelling of a scope.

@@ -9,6 +9,7 @@ import type { Plane } from '../plane/plane.js';
 import { systemClock } from '../plane/system-clock.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
+import { keyCoversTenant } from '../store/api-keys.js';
 import { authenticate, authorize } from './auth.js';
 import { registerDashboard, type DashboardOptions } from './dashboard.js';
 import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults } from './errors.js';
@@ -130,6 +131,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         retryAfter,
         logInternal: (cause) => request.log.error({ err: cause }, 'request failed unexpectedly'),
         bodyLimitBytes: request.routeOptions.bodyLimit,
+        covers: (tenant) => request.apiKey !== null && keyCoversTenant(request.apiKey, tenant),
       }),
     );
   });

@@ -3,6 +3,7 @@ import type { FastifyError } from 'fastify';
 import { describe, saturatingAdd } from '../core/amounts.js';
 import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
 import { escapeHidden } from '../core/identifiers.js';
+import { unknownTenantDetails, unknownTenantMessage, unknownTenantOf } from '../core/known-tenant.js';
 import { periodEndMs } from '../core/period.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
 
@@ -260,18 +261,34 @@ export interface ErrorContext {
   readonly logInternal: (error: unknown) => void;
   /** The largest body the route accepts, bytes: a 413 names it in its detail and its `limit` member. */
   readonly bodyLimitBytes?: number | undefined;
+  /**
+   * Whether the caller's key covers a tenant: a 404 for a tenant that does not exist suggests the
+   * nearest known tenant only when the key covers it, so tenants cannot be discovered. Absent: no
+   * suggestion is shown.
+   */
+  readonly covers?: ((tenant: string) => boolean) | undefined;
 }
+
+/** How an HTTP caller says a tenant is new (rules.md#l95): the query member of the routes that may create one. */
+export const HTTP_NEW_TENANT_HINT = 'repeat the request with ?newTenant=true';
 
 /**
  * The reply for anything thrown while serving a request: an {@link HttpProblem}; a `QuotaError`
- * (its code decides the status; `INVALID_ARGUMENT` keeps its `field`); a Fastify error (schema
- * validation → 400 naming the field, body too large → 413 naming `body` and the `limit` in bytes,
- * not JSON → 415, unreadable JSON → 400);
+ * (its code decides the status; `INVALID_ARGUMENT` keeps its `field`; a `NOT_FOUND` for a tenant
+ * that does not exist keeps `field`, `tenant`, `act` and a `suggestion` the key covers, and says
+ * `?newTenant=true`); a Fastify error (schema validation → 400 naming the field, body too large →
+ * 413 naming `body` and the `limit` in bytes, not JSON → 415, unreadable JSON → 400);
  * anything else → 500 with {@link GENERIC_INTERNAL_DETAIL}, logged.
  */
 export function errorProblem(error: unknown, context: ErrorContext): ProblemReply {
   if (error instanceof HttpProblem) return envelope(error.code, error.message, error.members, context);
   if (error instanceof QuotaError) {
+    const unknown = unknownTenantOf(error);
+    if (unknown !== null) {
+      // Said the HTTP way, and suggesting only a tenant the key covers.
+      const shown = unknown.suggestion !== null && context.covers?.(unknown.suggestion) === true ? unknown : { ...unknown, suggestion: null };
+      return envelope('NOT_FOUND', unknownTenantMessage(shown, HTTP_NEW_TENANT_HINT), unknownTenantDetails(shown), context);
+    }
     return envelope(error.code, error.message, errorMembers(error), context, error);
   }
   const fastify = asFastifyError(error);

@@ -4,6 +4,7 @@ import type { Operator } from '../core/operator.js';
 import { ALL_TENANTS, requireNewApiKey, type ApiKeyRecord, type ApiKeyRole, type ApiKeyStore, type NewApiKey, type RevokeOutcome } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { storeCall } from './store-call.js';
+import { parseNewTenant, requireExistingTenant } from './known-tenant.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { KEYS_AUDIT_TENANT } from '../core/identifiers.js';
 
@@ -31,7 +32,12 @@ export interface RevokedApiKey {
  * chain of the key's tenant, or of {@link KEYS_AUDIT_TENANT} for a key of every tenant.
  */
 export interface ApiKeyAdmin {
-  create(input: { tenant: string; role: ApiKeyRole; name?: string | undefined }): Promise<CreatedApiKey>;
+  /**
+   * A key for `tenant`, which must exist (rules.md#l95) unless `newTenant` is true: otherwise
+   * `NOT_FOUND` naming it and the nearest known tenant, and nothing is written. A key of every
+   * tenant (`*`) names no tenant.
+   */
+  create(input: { tenant: string; role: ApiKeyRole; name?: string | undefined; newTenant?: boolean | undefined }): Promise<CreatedApiKey>;
   list(): Promise<ApiKeyRecord[]>;
   revoke(id: string): Promise<RevokedApiKey>;
 }
@@ -72,6 +78,8 @@ export function storeApiKeyAdmin(options: {
       // quotaplane's own audit chains are no tenant a key may act for.
       if (key.tenant !== ALL_TENANTS) requireCustomerTenant('tenant', key.tenant);
       if (!covers(key.tenant)) throw invalidArgument('tenant', `is not a tenant this key may manage keys for; use an operator key for '${key.tenant}' or for every tenant`);
+      const newTenant = parseNewTenant(input.newTenant);
+      if (key.tenant !== ALL_TENANTS) await requireExistingTenant(options.store, key.tenant, 'key', newTenant);
       await audit('key.create', key, by, atMs);
       await storeCall('createKey', () => options.keys.create(key));
       const { hash: _hash, ...record } = key;

@@ -5,6 +5,7 @@ import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseScope, requireReason, requireRecord } from './plane-input.js';
 import { storeCall, tenantHandle } from './store-call.js';
+import { parseNewTenant, requireExistingTenant } from './known-tenant.js';
 import type { AuditAction } from '../core/audit-actions.js';
 
 /**
@@ -16,7 +17,8 @@ export function haltReach(scope: HaltScope): HaltReach {
 }
 
 /**
- * `Plane.halt`: throws (or re-throws) a halt. The audit row goes first, so a halt that stands has
+ * `Plane.halt`: throws (or re-throws) a halt, on a tenant that exists or that `newTenant` says is
+ * new (rules.md#l95: otherwise `NOT_FOUND`, nothing written). The audit row goes first, so a halt that stands has
  * always been recorded; if the append fails, the fault propagates and the halt row is untouched.
  * The halt it replaces, if any, is the one read just before; a re-throw racing this one may be the
  * true predecessor, and its own audit row records it.
@@ -28,8 +30,10 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
   const reason = requireReason(request.reason);
   const by = parseOperator(request.by, 'by');
   const atMs = instantOf(context, request.atMs);
+  const newTenant = parseNewTenant(request.newTenant);
   const key = haltScopeKey(scope);
 
+  await requireExistingTenant(context.store, tenant, 'halt', newTenant);
   const handle = tenantHandle(context.store, tenant);
   const standing = await storeCall('halts', () => handle.halts());
   const replaced = standing.find((row) => haltScopeKey(row.scope) === key) ?? null;
@@ -49,7 +53,8 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
 /**
  * `Plane.lift`: journaled first, then compare-and-delete (docs/design/rules.md#c28, #c29;
  * docs/design/decisions.md "Lifting is journaled first, and everything an operator does is
- * audited"). Deleting only the row as read means a halt re-thrown between the read and the delete
+ * audited"), on a tenant that exists (docs/design/rules.md#l95: otherwise `NOT_FOUND`, nothing
+ * written). Deleting only the row as read means a halt re-thrown between the read and the delete
  * stays standing instead of vanishing under an audit row that names the older halt.
  */
 export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
@@ -60,6 +65,7 @@ export async function lift(context: PlaneContext, input: LiftInput): Promise<Lif
   const atMs = instantOf(context, request.atMs);
   const key = haltScopeKey(scope);
 
+  await requireExistingTenant(context.store, tenant, 'lift', false);
   const handle = tenantHandle(context.store, tenant);
   const standing = (await storeCall('halts', () => handle.halts())).find((row) => haltScopeKey(row.scope) === key);
   if (standing === undefined) return { wasStanding: false, removed: false };

@@ -235,6 +235,21 @@ export interface HaltInput {
   readonly reason: string;
   readonly by: Operator;
   readonly atMs?: number | undefined;
+  /** `true` when `tenant` is meant as a new tenant: without it, a tenant that does not exist is refused (rules.md#l95). */
+  readonly newTenant?: boolean | undefined;
+}
+
+/**
+ * The options of a quota change (`setQuota`, `updateQuota`), given in place of the operator:
+ * - `by`: who changes it (default `{ actor: 'library', basis: 'asserted' }`);
+ * - `newTenant: true`: the caller means a tenant that does not exist yet. Without it such a tenant
+ *   is refused `NOT_FOUND` naming it and the nearest known tenant, and nothing is written
+ *   (rules.md#l95), so a typo cannot create a tenant. `halt` and `keys.create` take the same
+ *   member in their input.
+ */
+export interface QuotaChangeOptions {
+  readonly by?: Operator | undefined;
+  readonly newTenant?: boolean | undefined;
 }
 
 /** Answer of `halt`: the standing halt as written (`scope` as its key string) and what it reaches. */
@@ -397,18 +412,24 @@ export interface Plane {
    * Replaces the tenant's quota (validated with `parseQuota`) and audits it as `quota.set` with
    * the old and new quota, in the store's transaction. `by` defaults to
    * `{ actor: 'library', basis: 'asserted' }`. Returns the normalised quota stored. It applies to
-   * the next admission on every instance (docs/design/rules.md#l11).
+   * the next admission on every instance (docs/design/rules.md#l11). The third argument is the
+   * operator, or {@link QuotaChangeOptions} (`{ by, newTenant }`). A tenant that does not exist (no
+   * quota and no history) is refused `NOT_FOUND` naming it and the nearest known tenant, and nothing
+   * is written, unless `newTenant` is true (docs/design/rules.md#l95):
+   * `setQuota('acme', quota, { newTenant: true })`.
    */
-  setQuota(tenant: string, quota: TenantQuotaInput, by?: Operator): Promise<TenantQuota>;
+  setQuota(tenant: string, quota: TenantQuotaInput, by?: Operator | QuotaChangeOptions): Promise<TenantQuota>;
   /** The tenant's stored quota, or `null` when none was set (then every ceiling is absent). */
   getQuota(tenant: string): Promise<TenantQuota | null>;
   /**
    * Changes part of the tenant's quota with JSON Merge Patch semantics
    * (`QuotaPatch`: an absent member is kept, `null` removes a ceiling, rate ceilings merge per
    * grant), validated as `setQuota` validates, and audits it as `quota.update` with the old and new
-   * quota and the patch. Returns the whole quota stored. Throws `INVALID_ARGUMENT` naming the field.
+   * quota and the patch. Returns the whole quota stored. The third argument is the operator, or
+   * {@link QuotaChangeOptions}. Throws `INVALID_ARGUMENT` naming the field, and `NOT_FOUND` for a
+   * tenant that does not exist unless `newTenant` is true (rules.md#l95).
    */
-  updateQuota(tenant: string, patch: QuotaPatch, by?: Operator): Promise<TenantQuota>;
+  updateQuota(tenant: string, patch: QuotaPatch, by?: Operator | QuotaChangeOptions): Promise<TenantQuota>;
   /** The tenant's spent, reserved and running figures for one period, with its quota (and per-agent figures where it sets agent ceilings). */
   usage(input: UsageInput): Promise<Usage>;
   /** The stored plane-wide ceiling, or `null` when none was set. */
@@ -430,13 +451,16 @@ export interface Plane {
   /**
    * Throws (or re-throws, replacing) a halt on a scope (docs/design/rules.md#c21, #c22). The audit
    * row (action `halt`) is appended before the halt row changes. Answers what the halt reaches.
+   * A tenant that does not exist is refused `NOT_FOUND` (naming it and the nearest known tenant)
+   * before anything is written, unless `input.newTenant` is true (docs/design/rules.md#l95).
    */
   halt(input: HaltInput): Promise<HaltResult>;
   /**
    * Lifts a halt, journaled first (docs/design/decisions.md "Lifting is journaled first, and
    * everything an operator does is audited"): reads the standing halt; if none,
    * answers `{ wasStanding: false, removed: false }` and writes nothing; otherwise appends the
-   * audit row (action `lift`) and then deletes the row only if it is still the halt read.
+   * audit row (action `lift`) and then deletes the row only if it is still the halt read. A
+   * tenant that does not exist is refused `NOT_FOUND`, naming the nearest known tenant (rules.md#l95).
    */
   lift(input: LiftInput): Promise<LiftResult>;
   /** Every standing halt of the tenant, bytewise by scope key (docs/design/rules.md#c23). */
@@ -457,7 +481,8 @@ export interface Plane {
   /**
    * An operator's release of a run: its slot and hold given back and the run closed as `released`,
    * audited as `run.release` in the same transaction. A run already concluded or released answers
-   * `'already-closed'` and writes nothing. Throws `NOT_FOUND` for a run that is unknown and holds nothing.
+   * `'already-closed'` and writes nothing. Throws `NOT_FOUND` for a run that is unknown and holds
+   * nothing, and for a tenant that does not exist, naming the nearest known tenant (rules.md#l95).
    */
   release(input: ReleaseInput): Promise<ReleaseRunOutcome>;
   /**

@@ -59,8 +59,19 @@ export interface QuotaStore {
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */
   tenant(tenant: string): TenantStore;
-  /** Tenants with a configured quota, a run (registered or holding a slot), a halt, or an audit row, in byte order. */
+  /**
+   * The known tenants, in byte order: those the store holds a record of, of any kind of
+   * `TENANT_RECORDS` (a quota, a run, a slot, a waiter, spend, a halt, an audit row or an API key;
+   * rules.md#l95).
+   */
   tenants(): Promise<string[]>;
+  /**
+   * Whether `tenant` is known (docs/design/rules.md#l95): the store holds a record of it of any
+   * kind of `TENANT_RECORDS`, exactly when `tenants()` would list it, read with one indexed look-up
+   * per kind instead of the whole listing. Read-only. Optional so a third-party store keeps
+   * compiling: without it the plane asks `tenants()`. Throws `INVALID_ARGUMENT` for a bad tenant id.
+   */
+  hasTenant?(tenant: string): Promise<boolean>;
   /**
    * The API keys of the HTTP service. Optional until every adapter has it: the SQLite
    * adapter does; `quotaplane serve` and `keys` refuse a store without it.

@@ -225,7 +225,7 @@ export const AI_SDK_SCENARIOS: readonly AiScenario[] = [
       const model = scriptedModel([
         async () => {
           // While the model thinks, an operator withdraws alice's authority.
-          await plane.halt({ tenant: 'acme', scope: 'subject:alice', reason: 'credential leaked', by: OPS });
+          await plane.halt({ tenant: 'acme', scope: 'subject:alice', reason: 'credential leaked', by: OPS, newTenant: true });
           return toolCall('call-1', 'refund', { order: 'A-1' }, usage(1000, 200));
         },
         () => text('never', usage(1, 1)),

@@ -63,7 +63,7 @@ export async function standardQuota(plane: Plane, tenant: string): Promise<void>
       maxMinorUnitsPerPeriod: 10_000_000,
       rateCeilings: { [REFUND]: [{ count: 2, windowSeconds: 60 }] },
     },
-    OPS,
+    { by: OPS, newTenant: true },
   );
 }
 

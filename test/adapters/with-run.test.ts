@@ -30,7 +30,7 @@ async function fixture(): Promise<{ plane: Plane; clock: ManualClock }> {
   stores.push(store);
   const clock = new ManualClock(T0);
   const plane = createPlane({ store, clock });
-  await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 }, OPS);
+  await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 }, { by: OPS, newTenant: true });
   return { plane, clock };
 }
 
@@ -74,7 +74,7 @@ describe('withRun', () => {
     const { plane } = await fixture();
     const thrown = await withRun(plane, { tenant: 'acme', run: 'run-1', chain: ['alice'], budget, heartbeatEveryMs: 10 }, async (run) => {
       run.record({ tokens: 7, minorUnits: 0 });
-      await plane.halt({ tenant: 'acme', scope: 'subject:alice', reason: 'left the company', by: OPS });
+      await plane.halt({ tenant: 'acme', scope: 'subject:alice', reason: 'left the company', by: OPS, newTenant: true });
       return untilAborted(run.signal);
     }).catch((error: unknown) => error);
     expect(thrown).toBeInstanceOf(RunWithheldError);

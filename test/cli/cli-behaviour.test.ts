@@ -91,6 +91,8 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect(unknown.status).toBe(1);
     expect(unknown.stdout).toBe('');
     expect(unknown.stderr).toMatch(/tenant 'acmee' is not in store .*check --tenant/);
+    // L95.3: the nearest tenant the store has is suggested.
+    expect(unknown.stderr).toContain("did you mean 'acme'? check --tenant");
     // With --json the failure is JSON too, on stderr, and stdout stays empty.
     const asJson = await runCli(['status', '--tenant', 'acmee', '--store', url, '--json']);
     expect([asJson.status, asJson.stdout]).toEqual([1, '']);

@@ -40,7 +40,7 @@ describe('quotaplane runs with a lease a Date cannot show', () => {
       const url = `sqlite:${join(dir.path, 'hostile.db')}`;
       const store = await openStore(url);
       const plane = createPlane({ store });
-      await plane.halt({ tenant: 'acme', scope: 'agent:esc', reason: 'ok \u001b[31mRED\u001b[0m\r\nforged row', by: { actor: 'ops', basis: 'asserted' } });
+      await plane.halt({ tenant: 'acme', scope: 'agent:esc', reason: 'ok \u001b[31mRED\u001b[0m\r\nforged row', by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
       await store.close();
       const result = await runCli(['halts', '--tenant', 'acme', '--store', url]);
       expect(result.status).toBe(0);

@@ -35,7 +35,7 @@ describe('API keys over HTTP, audited', () => {
     const { server, storeUrl, key } = await served();
     const through = ['--url', server.url, '--key', key];
 
-    const created = await json(['keys', 'create', '--tenant', 'acme', '--role', 'operator', '--name', 'ops-acme', ...through]);
+    const created = await json(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'operator', '--name', 'ops-acme', ...through]);
     expect(created.status).toBe(0);
     expect(created.body).toMatchObject({ name: 'ops-acme', role: 'operator', tenant: 'acme', revokedAtMs: null, key: expect.stringMatching(/^qp_/) });
     const acmeKey = created.body.key as string;
@@ -82,7 +82,7 @@ describe('API keys over HTTP, audited', () => {
   it('on a store, keys create and revoke need --actor and are audited as asserted', async () => {
     const { storeUrl } = await served();
     expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', storeUrl])).status).toBe(2);
-    const created = await json(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', storeUrl, '--actor', 'alice']);
+    const created = await json(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--store', storeUrl, '--actor', 'alice']);
     await json(['keys', 'revoke', created.body.id, '--store', storeUrl, '--actor', 'alice']);
     const store = await openStore(storeUrl);
     try {

@@ -17,7 +17,7 @@ describe('quotaplane keys', () => {
   afterEach(() => dir.remove());
 
   it('create prints the key once and stores only its hash; list shows the record without it', async () => {
-    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'acme-worker', '--store', store, '--actor', 'ops']);
+    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--name', 'acme-worker', '--store', store, '--actor', 'ops']);
     expect(created.status).toBe(0);
     const secret = /qp_[A-Za-z0-9_-]{43}/.exec(created.stdout)?.[0] as string;
     expect(secret).toBeDefined();
@@ -47,7 +47,7 @@ describe('quotaplane keys', () => {
   });
 
   it('revoke revokes once, says so again idempotently, and exits 1 for an id that names no key', async () => {
-    const created = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'operator', '--store', store, '--actor', 'ops', '--json'])).stdout) as {
+    const created = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'operator', '--store', store, '--actor', 'ops', '--json'])).stdout) as {
       id: string;
     };
     const revoked = await runCli(['keys', 'revoke', created.id, '--store', store, '--actor', 'ops']);
@@ -77,7 +77,7 @@ describe('quotaplane keys', () => {
       expect(missing.stderr).toContain(`no quotaplane store at ${path}; check --store, or create one with \`quotaplane migrate --store`);
     }
     expect(existsSync(path)).toBe(false);
-    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--store', `sqlite:${path}`, '--actor', 'ops'])).status).toBe(0);
+    expect((await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--store', `sqlite:${path}`, '--actor', 'ops'])).status).toBe(0);
     expect((await runCli(['keys', 'list', '--store', `sqlite:${path}`])).status).toBe(0);
   });
 });

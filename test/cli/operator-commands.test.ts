@@ -35,7 +35,7 @@ async function seed(): Promise<void> {
 
 async function seedStore(store: Awaited<ReturnType<typeof openStore>>): Promise<void> {
   const plane = createPlane({ store, clock: new ManualClock(T0) });
-  await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 });
+  await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
   for (const run of ['run-a', 'run-b']) {
     await plane.admit({ tenant: 'acme', run, chain: ['alice@example.com', 'svc-billing'], budget: BUDGET, leaseMs: 60_000 });
   }

@@ -74,7 +74,7 @@ describe('quota plane and per-agent quota flags', () => {
   });
 
   it('status leaves the plane section out while the plane-wide ceiling sets nothing ({}, every ceiling removed)', async () => {
-    await json(['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
+    await json(['quota', 'set', '--tenant', 'acme', '--new-tenant', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
     await json(['quota', 'plane', 'set', '--max-concurrent-runs', '3', '--store', url, '--actor', 'ops-alice']);
     expect(Object.keys((await json(['status', '--tenant', 'acme', '--store', url])).body)).toEqual(['tenants', 'plane']);
     const emptied = await json(['quota', 'plane', 'update', '--max-concurrent-runs', 'unlimited', '--store', url, '--actor', 'ops-alice']);
@@ -87,7 +87,7 @@ describe('quota plane and per-agent quota flags', () => {
 
   it('quota set and update carry per-agent ceilings; status shows the plane-wide ceiling and each agent', async () => {
     const set = await json([
-      'quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '5', '--agent-runs', 'refund-bot=2', '--agent-tokens', 'refund-bot=1000',
+      'quota', 'set', '--tenant', 'acme', '--new-tenant', '--max-concurrent-runs', '5', '--agent-runs', 'refund-bot=2', '--agent-tokens', 'refund-bot=1000',
       '--store', url, '--actor', 'ops-alice',
     ]);
     expect(set.body.quota).toEqual({ period: 'monthly', maxConcurrentRuns: 5, agents: { 'refund-bot': { maxConcurrentRuns: 2, maxTokensPerPeriod: 1000 } } });
@@ -112,7 +112,7 @@ describe('quota plane and per-agent quota flags', () => {
   });
 
   it('status without a plane-wide ceiling has no plane member, as before', async () => {
-    await json(['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
+    await json(['quota', 'set', '--tenant', 'acme', '--new-tenant', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
     const status = await json(['status', '--store', url]);
     expect(Object.keys(status.body)).toEqual(['tenants']);
     expect(status.body.tenants[0].agents).toBeUndefined();

@@ -91,7 +91,7 @@ describe('serve startup faults', () => {
 
   it('a store whose only usable keys are runner keys starts with a warning saying how to create an operator key', async () => {
     const storeUrl = `sqlite:${join(tempDir(), 'runners.db')}`;
-    const made = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--name', 'worker', '--actor', 'ops', '--store', storeUrl]);
+    const made = await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--name', 'worker', '--actor', 'ops', '--store', storeUrl]);
     expect(made.status).toBe(0);
     const result = await serveOnce(['--store', storeUrl, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
     expect(result.status).toBe(0);

@@ -54,7 +54,7 @@ describe('quotaplane serve as a process', () => {
 
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     expect((await fetch(`${url}/v1/tenants`)).status).toBe(401);
-    const put = await fetch(`${url}/v1/tenants/acme/quota`, {
+    const put = await fetch(`${url}/v1/tenants/acme/quota?newTenant=true`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       body: JSON.stringify({ maxConcurrentRuns: 3 }),
@@ -93,7 +93,7 @@ describe('startServer', () => {
     const server = await startServer({ storeUrl: `sqlite:${db}`, host: '127.0.0.1', port: 0, sweepIntervalMs: 20 });
     cleanups.push(() => server.close());
     const ops = createClient({ url: server.url, key: server.firstKey?.secret ?? '' });
-    await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { actor: 'ops', basis: 'asserted' });
+    await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
     // A lease of 1 ms has lapsed by the time the next sweep looks, however fast the machine.
     const pass = await ops.admit({ tenant: 'acme', run: 'run-dead', budget: { maxTokens: 100, maxCallTokens: 10 }, leaseMs: 1 });
     expect(pass.ok).toBe(true);

@@ -22,7 +22,7 @@ describe('status shows the waiting queue', () => {
     const joinedAtMs = Date.now() - 5_000;
     try {
       const plane = createPlane({ store });
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'acme', run: 'run-1' });
       const waiting = await store
         .tenant('acme')

@@ -67,7 +67,7 @@ describe('the HTTP client with an operator key', () => {
   afterEach(() => fixture.close());
 
   it('records halts under the key name, authenticated, whatever `by` it is given', async () => {
-    const thrown = await ops.halt({ tenant: 'acme', scope: { kind: 'agent', name: 'bot' }, reason: 'loop', by: { actor: 'someone-else', basis: 'asserted' } });
+    const thrown = await ops.halt({ tenant: 'acme', scope: { kind: 'agent', name: 'bot' }, reason: 'loop', by: { actor: 'someone-else', basis: 'asserted' }, newTenant: true });
     expect(thrown.by).toEqual({ actor: 'ops-acme', basis: 'authenticated' });
     expect(await ops.halts('acme')).toEqual([{ scope: { kind: 'agent', name: 'bot' }, reason: 'loop', by: { actor: 'ops-acme', basis: 'authenticated' }, atMs: T0 }]);
     await ops.lift({ tenant: 'acme', scope: 'agent:bot', by: { actor: 'x', basis: 'asserted' } });
@@ -79,7 +79,7 @@ describe('the HTTP client with an operator key', () => {
   });
 
   it('reads the listings: slot holders, runs, holds, recorded lifts, audit rows and tenants, with truncation read rather than guessed', async () => {
-    await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
+    await ops.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });
     for (const run of ['run-1', 'run-2', 'run-3']) await ops.admit({ tenant: 'acme', run, budget: { maxTokens: 10, maxCallTokens: 5 } });
     expect(await ops.slotHolders({ tenant: 'acme', limit: 2 })).toEqual({ runs: ['run-1', 'run-2'], truncated: true });
     expect(await ops.slotHolders({ tenant: 'acme' })).toEqual({ runs: ['run-1', 'run-2', 'run-3'], truncated: false });
@@ -98,7 +98,7 @@ describe('the HTTP client with an operator key', () => {
     ]);
     expect(await ops.auditLog({ tenant: 'acme', limit: 2 })).toEqual(await fixture.plane.auditLog({ tenant: 'acme', limit: 2 }));
     expect((await ops.auditLog({ tenant: 'acme', action: 'quota.set' })).rows.map((row) => row.action)).toEqual(['quota.set']);
-    await fixture.plane.setQuota('globex', { period: 'monthly' });
+    await fixture.plane.setQuota('globex', { period: 'monthly' }, { newTenant: true });
     expect(await ops.tenants()).toEqual(['acme']);
   });
 

@@ -39,7 +39,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'G6/G10 a ceiling of 0 refuses TooManyRuns with running 0 and takes no slot',
     async run(plane, record) {
-      record('quota', await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, OPS));
+      record('quota', await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, { by: OPS, newTenant: true }));
       const refused = await plane.admit({ tenant: 'acme', run: 'run-1' });
       expect(refused.ok).toBe(false);
       if (!refused.ok) expect(refused.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'tenant' });
@@ -52,7 +52,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'G7 under a ceiling of 1, three runs in sequence each admit and settle, leaving no slot',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, OPS);
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { by: OPS, newTenant: true });
       for (const run of ['run-1', 'run-2', 'run-3']) {
         const pass = await plane.admit({ tenant: 'acme', run });
         expect(pass.ok).toBe(true);
@@ -65,7 +65,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'C2 a second run under a ceiling of 1 refuses TooManyRuns naming the one running',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, OPS);
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { by: OPS, newTenant: true });
       record('first', await plane.admit({ tenant: 'acme', run: 'run-a', atMs: T0 + 10 }));
       const second = await plane.admit({ tenant: 'acme', run: 'run-b', atMs: T0 + 20 });
       expect(second.ok).toBe(false);
@@ -76,7 +76,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'C9 holds that fill the token ceiling exactly are admitted; one more token refuses SpentOut',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 }, OPS);
+      await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 }, { by: OPS, newTenant: true });
       record('a', await plane.admit({ tenant: 'acme', run: 'run-a', budget: { maxTokens: 500, maxCallTokens: 100 } }));
       record('c', await plane.admit({ tenant: 'acme', run: 'run-c', budget: { maxTokens: 300, maxCallTokens: 100 }, width: 1 }));
       const refused = await plane.admit({ tenant: 'acme', run: 'run-d', budget: { maxTokens: 0, maxCallTokens: 1 } });
@@ -101,7 +101,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'Unbounded: a run under a token ceiling without a per-call bound is refused naming maxCallTokens',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, OPS);
+      await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { by: OPS, newTenant: true });
       const refused = await plane.admit({ tenant: 'acme', run: 'run-u', budget: { maxTokens: 100 } });
       expect(refused.ok).toBe(false);
       if (!refused.ok) expect(refused.refusal).toEqual({ code: 'Unbounded', tenant: 'acme', unit: 'tokens', field: 'maxCallTokens', bound: 'tenant' });
@@ -111,7 +111,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'C5/C6/C7 settle accrues once: an identical retry is already-settled, a different payload is CONFLICT',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, OPS);
+      await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { by: OPS, newTenant: true });
       record('admit', await plane.admit({ tenant: 'acme', run: 'run-s', budget }));
       const settle = { tenant: 'acme', run: 'run-s', epoch: 1, spend: { tokens: 400, minorUnits: 7 }, concludes: true };
       const first = await plane.settle(settle);
@@ -142,7 +142,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'G14 adapted: a paused run resumes in the next daily period with its hold carried, then concludes',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1_000_000 }, OPS);
+      await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1_000_000 }, { by: OPS, newTenant: true });
       record('admit', await plane.admit({ tenant: 'acme', run: 'run-p', budget, atMs: T0 }));
       record('pause', await plane.settle({ tenant: 'acme', run: 'run-p', epoch: 1, spend: { tokens: 100, minorUnits: 0 }, concludes: false, atMs: T0 + 1000 }));
       const resumed = await plane.resume({ tenant: 'acme', run: 'run-p', atMs: T0 + 86_400_000 });
@@ -156,7 +156,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'RG2/D6 a full rate window refuses RateLimited with the count and when to retry; a retried dispatch key counts once',
     async run(plane, record) {
-      await plane.setQuota('acme', { period: 'monthly' }, OPS);
+      await plane.setQuota('acme', { period: 'monthly' }, { by: OPS, newTenant: true });
       await plane.admit({ tenant: 'acme', run: 'run-r' });
       const ceilings = [{ count: 2, windowSeconds: 3600 }];
       const dispatch = (key: string, atMs: number) =>
@@ -191,7 +191,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'G11/G13 a tenant halt refuses admission as Halted with its reason, and after the lift admission succeeds',
     async run(plane, record) {
-      const thrown = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0 });
+      const thrown = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0, newTenant: true });
       expect(thrown).toEqual({ scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0, reach: 'admission' });
       record('halt', thrown);
       const refused = await plane.admit({ tenant: 'acme', run: 'run-h' });
@@ -210,7 +210,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
   {
     name: 'D11 with a tenant and a subject halt standing, a run on that subject is refused naming the subject halt',
     async run(plane, record) {
-      await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'maintenance', by: OPS, atMs: T0 });
+      await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'maintenance', by: OPS, atMs: T0, newTenant: true });
       record('subject', await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'laptop lost', by: OPS, atMs: T0 + 1 }));
       const refused = await plane.admit({ tenant: 'acme', run: 'run-x', chain: ['user:alice', 'agent:helper'] });
       if (!refused.ok) expect(refused.refusal).toMatchObject({ code: 'Halted', scope: 'subject:user:alice' });
@@ -225,11 +225,39 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
       const stored = await plane.setQuota(
         'acme',
         { maxConcurrentRuns: 4, maxMinorUnitsPerPeriod: 0, period: 'daily', rateCeilings: { 'tool://mail/send': [{ count: 10, windowSeconds: 60 }] } },
-        OPS,
+        { by: OPS, newTenant: true },
       );
       record('stored', stored);
       expect(await plane.getQuota('acme')).toEqual(stored);
       record('read', await plane.getQuota('acme'));
+    },
+  },
+  {
+    name: 'L95.1/L95.2 a halt or quota change of a tenant that does not exist is NOT_FOUND suggesting the nearest; said new, it creates it',
+    async run(plane, record) {
+      await plane.setQuota('acme', { period: 'monthly' }, { by: OPS, newTenant: true });
+      const unknown = async (call: () => Promise<unknown>) => {
+        const error = await call().then(
+          () => null,
+          (caught: unknown) => caught,
+        );
+        expect(error).toBeInstanceOf(QuotaError);
+        const { code, details } = error as QuotaError;
+        return { code, field: details.field, tenant: details.tenant, act: details.act, suggestion: details.suggestion };
+      };
+      const expected = { code: 'NOT_FOUND', field: 'tenant', tenant: 'acmee', suggestion: 'acme' };
+      const halt = await unknown(() => plane.halt({ tenant: 'acmee', scope: 'tenant', reason: 'incident 42', by: OPS }));
+      expect(halt).toEqual({ ...expected, act: 'halt' });
+      record('halt', halt);
+      const quota = await unknown(() => plane.updateQuota('acmee', { maxConcurrentRuns: 0 }, OPS));
+      expect(quota).toEqual({ ...expected, act: 'quota' });
+      record('quota', quota);
+      const lift = await unknown(() => plane.lift({ tenant: 'acmee', scope: 'tenant', by: OPS }));
+      expect(lift).toEqual({ ...expected, act: 'lift' });
+      record('lift', lift);
+      record('created', await plane.setQuota('acmee', { period: 'monthly', maxConcurrentRuns: 0 }, { by: OPS, newTenant: true }));
+      record('halted', await plane.halt({ tenant: 'acmee', scope: 'tenant', reason: 'incident 42', by: OPS, atMs: T0 }));
+      record('halts', await plane.halts('acmee'));
     },
   },
   {

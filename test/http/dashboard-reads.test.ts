@@ -19,7 +19,7 @@ describe('dashboard reads', () => {
 
   it('GET /v1/tenants/{tenant}/spend answers settled and held spend per daily period, oldest first', async () => {
     const { plane, clock, app, key } = fixture;
-    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 }, { newTenant: true });
     // Day 1 (2026-01-05): one run settles 300 tokens and 40 minor units.
     const first = await plane.admit({ tenant: 'acme', run: 'run-1', budget });
     if (!first.ok) throw new Error(first.message);
@@ -62,7 +62,7 @@ describe('dashboard reads', () => {
 
   it('GET /v1/tenants/{tenant}/rates answers each configured ceiling with the dispatches its window holds now', async () => {
     const { plane, clock, app, key } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 5, windowSeconds: 60 }, { count: 50, windowSeconds: 3600 }] } });
+    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 5, windowSeconds: 60 }, { count: 50, windowSeconds: 3600 }] } }, { newTenant: true });
     const pass = await plane.admit({ tenant: 'acme', run: 'run-r' });
     if (!pass.ok) throw new Error(pass.message);
     for (const dispatch of ['d-1', 'd-2', 'd-3']) {
@@ -92,7 +92,7 @@ describe('dashboard reads', () => {
 
   it('the client reads the same spend history and rate windows as the plane', async () => {
     const { plane, app, key } = fixture;
-    await plane.setQuota('acme', { period: 'daily', rateCeilings: { [GRANT]: [{ count: 2, windowSeconds: 10 }] } });
+    await plane.setQuota('acme', { period: 'daily', rateCeilings: { [GRANT]: [{ count: 2, windowSeconds: 10 }] } }, { newTenant: true });
     const client = createClient({ url: 'http://quotaplane.test', key: key.opAll.secret, fetch: injectFetch(app) });
     expect(await client.spendHistory({ tenant: 'acme', periods: 2 })).toEqual(await plane.spendHistory({ tenant: 'acme', periods: 2 }));
     expect(await client.rateWindows({ tenant: 'acme' })).toEqual(await plane.rateWindows({ tenant: 'acme' }));

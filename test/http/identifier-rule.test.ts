@@ -56,7 +56,8 @@ describe('identifiers over HTTP', () => {
     expect(body).toMatchObject({ field: 'tenant', detail: libraryMessage });
     const path = expectProblem(await f.app.inject({ method: 'GET', url: `/v1/tenants/${encodeURIComponent(tenant)}/usage`, headers: bearer(f.key.opAll) }), 400, 'INVALID_ARGUMENT');
     expect(path).toMatchObject({ field: 'tenant', detail: libraryMessage });
-    expect(await f.store.tenants()).toEqual([]);
+    // Only the tenants of the fixture's keys (rules.md#l95): nothing under the refused name.
+    expect(await f.store.tenants()).toEqual(['acme', 'globex']);
   });
 
   it('lone surrogates and surrounding spaces are refused in an agent name and a chain, nothing admitted', async () => {

@@ -114,7 +114,7 @@ describe('operator acts and listings over HTTP', () => {
   });
 
   it("an operator's settle and release are audited under the key name, authenticated; a conflicting settle is 409", async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     await admit('run-1', { leaseMs: 1000 });
     await admit('run-2', { leaseMs: 1000 });
     f.clock.advance(2000);
@@ -167,7 +167,7 @@ describe('operator acts and listings over HTTP', () => {
   });
 
   it('every HTTP remedy that attention names is a route that answers 200 when sent as written, placeholders filled in', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     await admit('run-dead', { leaseMs: 1000 });
     await admit('run-withheld');
     await admit('run-idle');

@@ -81,7 +81,7 @@ describe('a server on SQLite never freezes', () => {
   });
 
   it('/healthz and reads answer while an admission waits for a write lock another process holds', async () => {
-    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4 }, { actor: 'ops', basis: 'asserted' });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
     const lock = await holdWriteLock(join(dir, 'serve.db'));
     let admitted = false;
     const admission = plane.admit({ tenant: 'acme', run: 'waits-for-the-lock', budget: {}, width: 1 }).then((result) => {
@@ -104,7 +104,7 @@ describe('a server on SQLite never freezes', () => {
   it('a new client is answered while 200 clients keep writing', async () => {
     const keys = store.apiKeys?.();
     if (keys === undefined) throw new Error('the SQLite store keeps API keys');
-    await plane.setQuota('busy', { period: 'daily', maxConcurrentRuns: 1000 }, { actor: 'ops', basis: 'asserted' });
+    await plane.setQuota('busy', { period: 'daily', maxConcurrentRuns: 1000 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
     const runner = await makeKey(keys, 'runner', 'busy', 'writer');
     const client = createClient({ url: `http://127.0.0.1:${port}`, key: runner.secret });
     let cycles = 0;

@@ -150,7 +150,7 @@ describe('every route answers what /openapi.json documents', () => {
     await call('rates', 'GET', '/v1/tenants/acme/rates', k.opAcme);
     await call('spend', 'GET', '/v1/tenants/acme/spend?periods=2', k.opAcme);
     // A waiter whose process is gone, in a tenant with one slot, for the sweep to remove.
-    await f.plane.setQuota('initech', { period: 'monthly', maxConcurrentRuns: 1 });
+    await f.plane.setQuota('initech', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     await f.plane.admit({ tenant: 'initech', run: 'holder', leaseMs: 86_400_000 });
     await f.store.tenant('initech').admitOrWait(
       { run: 'gone', budget: {}, width: 1, atMs: f.clock.nowMs(), leaseMs: 60_000 },

@@ -95,7 +95,7 @@ describe('operator routes', () => {
   });
 
   it('slots and reservations list slot holders and holds in run order, with truncated read from one extra row', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 100_000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 100_000 }, { newTenant: true });
     for (const run of ['run-c', 'run-a', 'run-b']) await f.plane.admit({ tenant: 'acme', run, budget: { maxTokens: 10, maxCallTokens: 1 } });
     expect((await get('/v1/tenants/acme/slots?limit=2')).json()).toEqual({ runs: ['run-a', 'run-b'], truncated: true });
     expect((await get('/v1/tenants/acme/slots?limit=3')).json()).toEqual({ runs: ['run-a', 'run-b', 'run-c'], truncated: false });
@@ -106,9 +106,9 @@ describe('operator routes', () => {
   });
 
   it('GET /v1/tenants lists what the key covers: every tenant for an all-tenant key, at most its own otherwise', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly' });
-    await f.plane.setQuota('globex', { period: 'monthly' });
-    await f.plane.setQuota('initech', { period: 'monthly' });
+    await f.plane.setQuota('acme', { period: 'monthly' }, { newTenant: true });
+    await f.plane.setQuota('globex', { period: 'monthly' }, { newTenant: true });
+    await f.plane.setQuota('initech', { period: 'monthly' }, { newTenant: true });
     expect((await get('/v1/tenants', f.key.opAll)).json()).toEqual({ tenants: ['acme', 'globex', 'initech'] });
     expect((await get('/v1/tenants', f.key.opAcme)).json()).toEqual({ tenants: ['acme'] });
   });

@@ -12,7 +12,7 @@ describe('overruns over HTTP', () => {
   afterEach(() => f.close());
 
   it('a run admitted with maxTokens 20000 that settles 90,000,000 answers its overrun and /metrics counts it once', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 }, { newTenant: true });
     const runner = bearer(f.key.runAcme);
     const admitted = await f.app.inject({
       method: 'POST',

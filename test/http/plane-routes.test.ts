@@ -76,7 +76,7 @@ describe('the plane-wide ceiling over HTTP', () => {
     expect(problem).toMatchObject({ tenant: 'acme', running: 1, limit: 1, bound: 'plane' });
     expect(String(problem.detail)).toContain('plane-wide limit is 1');
 
-    await f.plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': { maxConcurrentRuns: 0 } } });
+    await f.plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': { maxConcurrentRuns: 0 } } }, { newTenant: true });
     const client = createClient({ url: 'http://quotaplane.test', key: f.key.runAcme.secret, fetch: injectFetch(f.app) });
     const viaClient = await client.admit({ tenant: 'acme', run: 'run-b', agent: REFUND_BOT });
     expect(viaClient.ok === false && viaClient.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 0, limit: 0, bound: 'agent', agent: 'refund-bot' });
@@ -85,7 +85,7 @@ describe('the plane-wide ceiling over HTTP', () => {
   it('usage shows each agent with ceilings, and /metrics the plane-wide and per-agent gauges and refusals by bound', async () => {
     f = await serviceFixture();
     await f.plane.setPlaneCeiling({ maxConcurrentRuns: 5, agents: { 'refund-bot': { maxConcurrentRuns: 2 } } });
-    await f.plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': { maxConcurrentRuns: 1, maxTokensPerPeriod: 900 } } });
+    await f.plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': { maxConcurrentRuns: 1, maxTokensPerPeriod: 900 } } }, { newTenant: true });
     await f.plane.admit({ tenant: 'acme', run: 'run-1', agent: REFUND_BOT, budget: { maxTokens: 300, maxCallTokens: 0 } });
     const refused = await f.app.inject({
       method: 'POST',
@@ -116,7 +116,7 @@ describe('the plane-wide ceiling over HTTP', () => {
 
   it('without a plane-wide ceiling /metrics has no ceiling gauge value and usage has no agents member', async () => {
     f = await serviceFixture();
-    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3 }, { newTenant: true });
     await f.plane.admit({ tenant: 'acme', run: 'run-1' });
     const usage = await f.app.inject({ method: 'GET', url: '/v1/usage', headers: bearer(f.key.runAcme) });
     expect(Object.keys(usage.json()).sort()).toEqual(['period', 'queue', 'quota', 'reserved', 'running', 'spent', 'tenant']);

@@ -14,7 +14,7 @@ describe('replies as documented', () => {
   afterEach(() => f.close());
 
   it('POST /v1/sweep reports the waiters it removed (the serializer used to drop `waiters`)', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     await f.plane.admit({ tenant: 'acme', run: 'holder' });
     // A waiter whose process is gone: it joined the queue and never looked again.
     await f.store.tenant('acme').admitOrWait(
@@ -39,7 +39,7 @@ describe('replies as documented', () => {
       }
     }
     // A real refusal: its media type and its members are the documented ones.
-    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, { newTenant: true });
     const refused = await f.app.inject({ method: 'POST', url: '/v1/runs', headers: bearer(f.key.runAcme), payload: { run: 'r1' } });
     const problem = expectProblem(refused, 429, 'TooManyRuns');
     expect(refused.headers['retry-after']).toBe('1');

@@ -70,7 +70,8 @@ describe('reserved tenant names (quotaplane:…)', () => {
 
   it('listings, metrics and attention leave the reserved chains out; audit still reads and verifies them', async () => {
     const { plane, app } = fixture;
-    expect(await plane.tenants()).toEqual(['acme']);
+    // acme, and globex, a tenant of the fixture's keys (rules.md#l95); never a reserved chain.
+    expect(await plane.tenants()).toEqual(['acme', 'globex']);
     const listed = await app.inject({ method: 'GET', url: '/v1/tenants', headers: bearer(fixture.key.opAll) });
     expect(JSON.stringify(listed.json())).not.toContain('quotaplane:');
     const metrics = (await app.inject({ method: 'GET', url: '/metrics', headers: bearer(fixture.key.opAll) })).body;
@@ -111,7 +112,7 @@ describe('reserved tenant names (quotaplane:…)', () => {
     expect(String(problem.detail)).toContain("reserved for quotaplane's own audit chains");
     const key = await app.inject({ method: 'POST', url: '/v1/keys', headers, payload: { tenant: 'quotaplane:keys', role: 'operator', name: 'sneaky' } });
     expect(expectProblem(key, 400, 'INVALID_ARGUMENT').field).toBe('tenant');
-    expect(await fixture.plane.tenants()).toEqual(['acme']);
+    expect(await fixture.plane.tenants()).toEqual(['acme', 'globex']);
     const audit = await app.inject({ method: 'GET', url: '/v1/tenants/quotaplane:plane/audit', headers });
     expect(audit.statusCode, audit.body).toBe(200);
     expect(audit.body).toContain('plane.set');

@@ -15,7 +15,7 @@ describe('runner bounds over HTTP', () => {
   const post = (url: string, payload: unknown, key = f.key.runAcme) => f.app.inject({ method: 'POST', url, payload: payload as object, headers: bearer(key) });
 
   it('a runner key sending exempt on a dispatch gets 400 naming exempt, and nothing is counted', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 60 }] } });
+    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });
     expect((await post('/v1/runs', { run: 'run-1' })).statusCode).toBe(200);
     expect((await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-1', ceilings: [] })).statusCode).toBe(200);
     for (const exempt of [true, false]) {
@@ -28,7 +28,7 @@ describe('runner bounds over HTTP', () => {
   });
 
   it('an operator key may send exempt: a compensating dispatch counts past the ceiling', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 60 }] } });
+    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1' });
     await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-1', ceilings: [] });
     const response = await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'undo', ceilings: [], exempt: true }, f.key.opAcme);
@@ -48,7 +48,7 @@ describe('runner bounds over HTTP', () => {
   });
 
   it("under an agent's spend ceiling, Unbounded and a never-fitting SpentOut name the agent (bound 'agent'), not the tenant", async () => {
-    await f.plane.setQuota('acme', { period: 'daily', agents: { 'refund-bot': { maxTokensPerPeriod: 500 } } });
+    await f.plane.setQuota('acme', { period: 'daily', agents: { 'refund-bot': { maxTokensPerPeriod: 500 } } }, { newTenant: true });
     const agent = { name: 'refund-bot', digest: 'a'.repeat(64) };
     const unbounded = expectProblem(await post('/v1/runs', { run: 'run-1', agent }), 422, 'Unbounded');
     expect(unbounded).toMatchObject({ unit: 'tokens', field: 'maxTokens', bound: 'agent', agent: 'refund-bot' });
@@ -59,7 +59,7 @@ describe('runner bounds over HTTP', () => {
   });
 
   it('SpentOut whose hold alone exceeds the ceiling answers 422 without Retry-After', async () => {
-    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 });
+    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 }, { newTenant: true });
     const response = await post('/v1/runs', { run: 'run-1', budget: { maxTokens: 2000, maxCallTokens: 100 } });
     const problem = expectProblem(response, 422, 'SpentOut');
     expect(problem).toMatchObject({ settled: 0, reserved: 0, limit: 1000 });

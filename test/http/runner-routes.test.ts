@@ -36,7 +36,7 @@ describe('runner routes', () => {
   });
 
   it('TooManyRuns answers 429 with the refusal fields, its message as detail, and Retry-After 1', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1' });
     const response = await post('/v1/runs', { run: 'run-2' });
     const problem = expectProblem(response, 429, 'TooManyRuns');
@@ -46,7 +46,7 @@ describe('runner routes', () => {
   });
 
   it('SpentOut on settled spend answers 429 with Retry-After at the end of the period', async () => {
-    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 });
+    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1', budget });
     await post('/v1/runs/run-1/settle', { epoch: 1, spend: { tokens: 950, minorUnits: 0 }, concludes: true });
     const response = await post('/v1/runs', { run: 'run-2', budget });
@@ -55,7 +55,7 @@ describe('runner routes', () => {
   });
 
   it('Unbounded answers 422 and Halted 423, neither with Retry-After', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { newTenant: true });
     const unbounded = await post('/v1/runs', { run: 'run-1', budget: { maxTokens: 10 } });
     expect(expectProblem(unbounded, 422, 'Unbounded')).toMatchObject({ unit: 'tokens', field: 'maxCallTokens' });
     expect(unbounded.headers['retry-after']).toBeUndefined();
@@ -119,7 +119,7 @@ describe('runner routes', () => {
   });
 
   it('a dispatch body without ceilings is accepted and the quota’s configured ceilings for the grant still apply (issue #10 item 11)', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 3600 }] } });
+    await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 3600 }] } }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1' });
     expect((await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-1' })).json()).toEqual({ ok: true });
     expectProblem(await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-2' }), 429, 'RateLimited');
@@ -138,7 +138,7 @@ describe('runner routes', () => {
   });
 
   it('GET /v1/usage answers the figures of the key tenant', async () => {
-    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 5000 });
+    await f.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 5000 }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1', budget });
     const response = await f.app.inject({ method: 'GET', url: '/v1/usage?period=2026-01-05', headers: bearer(f.key.runAcme) });
     expect(response.json()).toEqual({

@@ -171,7 +171,7 @@ const ROUTE_CASES: readonly RouteCase[] = [
     hasBody: true,
     okStatus: 200,
     prepare: async (fixture) => {
-      await fixture.plane.halt({ tenant: 'acme', scope: 'agent:refunder', reason: 'refund loop', by: { actor: 'ops', basis: 'asserted' } });
+      await fixture.plane.halt({ tenant: 'acme', scope: 'agent:refunder', reason: 'refund loop', by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
       return { runs: [] };
     },
     request: { method: 'POST', url: '/v1/tenants/acme/halts/lift', payload: { scope: 'agent:refunder' } },

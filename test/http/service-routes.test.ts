@@ -76,7 +76,7 @@ describe('service routes', () => {
   });
 
   it('/metrics counts admissions, refusals by code, settle and dispatch outcomes and latencies, and reads running and reserved per tenant', async () => {
-    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 10_000 });
+    await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 10_000 }, { newTenant: true });
     const runner = bearer(f.key.runAcme);
     const budget = { maxTokens: 100, maxCallTokens: 10 };
     await f.app.inject({ method: 'POST', url: '/v1/runs', payload: { run: 'run-1', budget }, headers: runner });

@@ -21,7 +21,7 @@ async function listening(): Promise<{ f: ServiceFixture; url: string }> {
   fixture = f;
   await f.app.listen({ host: '127.0.0.1', port: 0 });
   const { port } = f.app.server.address() as AddressInfo;
-  await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+  await f.plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
   return { f, url: `http://127.0.0.1:${port}` };
 }
 

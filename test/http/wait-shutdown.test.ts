@@ -29,7 +29,7 @@ describe('waiting admissions when the server shuts down', () => {
     const key = server.firstKey?.secret;
     if (key === undefined) throw new Error('a new store should get a first key');
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const put = await fetch(`${server.url}/v1/tenants/acme/quota`, { method: 'PUT', headers, body: JSON.stringify({ maxConcurrentRuns: 1 }) });
+    const put = await fetch(`${server.url}/v1/tenants/acme/quota?newTenant=true`, { method: 'PUT', headers, body: JSON.stringify({ maxConcurrentRuns: 1 }) });
     expect(put.status).toBe(200);
     const holder = await fetch(`${server.url}/v1/runs`, { method: 'POST', headers, body: JSON.stringify({ tenant: 'acme', run: 'holder' }) });
     expect(holder.status).toBe(200);

@@ -17,7 +17,7 @@ describe('plane.admit on SQLite', () => {
   it('G6 with a ceiling of 0 a run is refused, running stays 0 and nothing is written', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, { newTenant: true });
     const probe = { periods: ['2026-01'], runs: ['run_g6'] };
     const before = await snapshotTenant(handle('acme'), probe);
 
@@ -31,7 +31,7 @@ describe('plane.admit on SQLite', () => {
   it('G7 with a ceiling of 1, three runs in sequence are each admitted and settled, and running is 0 after', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     for (let i = 0; i < 3; i += 1) {
       const pass = await plane.admit({ tenant: 'acme' });
       if (!pass.ok) throw new Error(`run ${i} was refused: ${pass.message}`);
@@ -46,7 +46,7 @@ describe('plane.admit on SQLite', () => {
   it('G10 a ceiling of 0 answers TooManyRuns with running 0 as a refusal value, not an exception', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 0 }, { newTenant: true });
     const answer = await plane.admit({ tenant: 'acme' });
     expect(answer).toEqual({
       ok: false,
@@ -58,7 +58,7 @@ describe('plane.admit on SQLite', () => {
   it('a second run past a ceiling of 1 is refused TooManyRuns with running 1', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     expect((await plane.admit({ tenant: 'acme' })).ok).toBe(true);
     const second = await plane.admit({ tenant: 'acme' });
     expect(second.ok === false && second.refusal).toEqual({ code: 'TooManyRuns', tenant: 'acme', running: 1, limit: 1, bound: 'tenant' });
@@ -67,7 +67,7 @@ describe('plane.admit on SQLite', () => {
   it('a quota that bounds tokens refuses a run declaring no maxTokens as Unbounded, and writes nothing', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });
     const probe = { periods: ['2026-01'], runs: ['run_unbounded'] };
     const before = await snapshotTenant(handle('acme'), probe);
 
@@ -81,7 +81,7 @@ describe('plane.admit on SQLite', () => {
   it('the hold is ceiling + width × per-call bound, and a hold that does not fit is refused SpentOut', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { newTenant: true });
     const budget = { maxTokens: 400, maxCallTokens: 50 };
     const first = await plane.admit({ tenant: 'acme', budget, width: 3 });
     expect(first.ok && first.hold).toEqual({ tokens: 550, minorUnits: 0 });
@@ -107,7 +107,7 @@ describe('plane.admit on SQLite', () => {
   it('width defaults to 1', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });
     const pass = await plane.admit({ tenant: 'acme', budget: { maxTokens: 100, maxCallTokens: 7 } });
     expect(pass.ok && pass.hold).toEqual({ tokens: 107, minorUnits: 0 });
   });
@@ -155,7 +155,7 @@ describe('plane.admit on SQLite', () => {
   it('an agent digest in upper case is matched by the revision halt on it', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST}`, reason: 'bad deploy', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST}`, reason: 'bad deploy', by: ALICE, newTenant: true });
     const answer = await plane.admit({ tenant: 'acme', agent: { name: 'clerk', digest: DIGEST.toUpperCase() } });
     expect(answer.ok === false && answer.refusal).toMatchObject({ code: 'Halted', scope: `revision:${DIGEST}`, reason: 'bad deploy' });
   });
@@ -173,7 +173,7 @@ describe('plane.admit retried', () => {
   it('a retried admission of the same run answers its first pass again and takes no second slot', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     const first = await plane.admit({ tenant: 'acme', run: 'order-1' });
     clock.advance(5000);
     const retry = await plane.admit({ tenant: 'acme', run: 'order-1' });

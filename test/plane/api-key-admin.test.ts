@@ -48,7 +48,7 @@ const auditOf = (tenant: string) => store.tenant(tenant).auditLog({ limit: 100 }
 
 describe('storeApiKeyAdmin.create', () => {
   it('mints the key at the clock, audits key.create in the key tenant’s chain first, stores it and answers the secret once', async () => {
-    const created = await admin().create({ tenant: 'acme', role: 'runner', name: 'ci-runner' });
+    const created = await admin().create({ tenant: 'acme', role: 'runner', name: 'ci-runner', newTenant: true });
     expect(minted).toEqual([{ role: 'runner', tenant: 'acme', name: 'ci-runner', atMs: T0 }]);
     expect(created).toEqual({
       id: expect.stringMatching(/^key_[0-9A-Z]{26}$/),
@@ -98,18 +98,18 @@ describe('storeApiKeyAdmin.create', () => {
     expect(await auditOf('globex')).toEqual([]);
     expect(await auditOf(KEYS_AUDIT_TENANT)).toEqual([]);
     // A covered tenant is allowed through the same filter.
-    expect((await admin({ covers: onlyAcme }).create({ tenant: 'acme', role: 'operator' })).tenant).toBe('acme');
+    expect((await admin({ covers: onlyAcme }).create({ tenant: 'acme', role: 'operator', newTenant: true })).tenant).toBe('acme');
   });
 
   it('writes the audit row before the key: an audit fault stores no key, a key fault leaves the row', async () => {
     const failingAudit: QuotaStore = { ...store, tenant: () => ({ appendAudit: async () => Promise.reject(new Error('disk gone')) }) as never };
-    const auditFault = await failure(admin({ store: failingAudit }).create({ tenant: 'acme', role: 'runner' }));
+    const auditFault = await failure(admin({ store: failingAudit }).create({ tenant: 'acme', role: 'runner', newTenant: true }));
     expect(auditFault.code).toBe('STORE_UNAVAILABLE');
     expect(auditFault.details).toEqual({ operation: 'appendAudit' });
     expect(await keys.list()).toEqual([]);
 
     const failingKeys: ApiKeyStore = { ...keys, create: async () => Promise.reject(new Error('disk gone')) };
-    const keyFault = await failure(admin({ keys: failingKeys }).create({ tenant: 'acme', role: 'runner' }));
+    const keyFault = await failure(admin({ keys: failingKeys }).create({ tenant: 'acme', role: 'runner', newTenant: true }));
     expect(keyFault.code).toBe('STORE_UNAVAILABLE');
     expect(keyFault.details).toEqual({ operation: 'createKey' });
     expect(await keys.list()).toEqual([]);
@@ -119,9 +119,9 @@ describe('storeApiKeyAdmin.create', () => {
 
 describe('storeApiKeyAdmin.list', () => {
   it('answers the keys the caller covers, revoked ones included, oldest first, never a hash', async () => {
-    const a = await admin().create({ tenant: 'acme', role: 'runner' });
+    const a = await admin().create({ tenant: 'acme', role: 'runner', newTenant: true });
     nowMs += 1000;
-    const g = await admin().create({ tenant: 'globex', role: 'runner' });
+    const g = await admin().create({ tenant: 'globex', role: 'runner', newTenant: true });
     nowMs += 1000;
     const all = await admin().create({ tenant: '*', role: 'operator' });
     await admin().revoke(a.id);
@@ -138,7 +138,7 @@ describe('storeApiKeyAdmin.list', () => {
 
 describe('storeApiKeyAdmin.revoke', () => {
   it('revokes a usable key at the clock after auditing key.revoke; answers already-revoked and not-found without a row', async () => {
-    const created = await admin().create({ tenant: 'acme', role: 'operator', name: 'ops' });
+    const created = await admin().create({ tenant: 'acme', role: 'operator', name: 'ops', newTenant: true });
     nowMs = T0 + 5000;
     expect(await admin({ by: { actor: 'ops-bob', basis: 'authenticated' } }).revoke(created.id)).toEqual({ id: created.id, outcome: 'revoked' });
     expect((await keys.list())[0]?.revokedAtMs).toBe(T0 + 5000);
@@ -159,7 +159,7 @@ describe('storeApiKeyAdmin.revoke', () => {
   });
 
   it('answers not-found for a key the caller does not cover, and leaves it usable', async () => {
-    const other = await admin().create({ tenant: 'globex', role: 'runner' });
+    const other = await admin().create({ tenant: 'globex', role: 'runner', newTenant: true });
     expect(await admin({ covers: (tenant) => tenant === 'acme' }).revoke(other.id)).toEqual({ id: other.id, outcome: 'not-found' });
     expect((await keys.list())[0]?.revokedAtMs).toBeNull();
     expect(await auditOf('globex')).toHaveLength(1);
@@ -175,7 +175,7 @@ describe('storeApiKeyAdmin.revoke', () => {
   });
 
   it('refuses without an operator, and lets a store fault through naming the call', async () => {
-    const created = await admin().create({ tenant: 'acme', role: 'runner' });
+    const created = await admin().create({ tenant: 'acme', role: 'runner', newTenant: true });
     const noOperator = await failure(admin({ by: null }).revoke(created.id));
     expect(noOperator.details.field).toBe('by');
     expect(noOperator.message).toContain('keys revoke');

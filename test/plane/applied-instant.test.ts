@@ -58,7 +58,7 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
 
   it('an admission that waited 1.5 s has its lease from when it was applied; the sweep leaves it be and the slot stays taken', async () => {
     const plane = createPlane({ store, clock });
-    await plane.setQuota('acme', ONE_SLOT);
+    await plane.setQuota('acme', ONE_SLOT, { newTenant: true });
     const admitted = await answerOf(whileLocked(1_500, () => plane.admit({ tenant: 'acme', run: 'r1', leaseMs: 1_000 })));
     expect(admitted).toMatchObject({ ok: true, run: 'r1', leaseExpiresAtMs: T0 + 1_500 + 1_000 });
     const run = await store.tenant('acme').runs({ limit: 10 });
@@ -89,7 +89,7 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
 
   it('a waiter granted by a settle that waited gets its lease from when the grant was applied', async () => {
     const plane = createPlane({ store, clock });
-    await plane.setQuota('acme', ONE_SLOT);
+    await plane.setQuota('acme', ONE_SLOT, { newTenant: true });
     await plane.admit({ tenant: 'acme', run: 'r1' });
     const waiting = plane.admit({ tenant: 'acme', run: 'r2', leaseMs: 1_000, waitMs: 60_000 });
     await until(async () => (await store.tenant('acme').waitQueue({ atMs: clock.nowMs() })).depth === 1, 'r2 waits');
@@ -101,7 +101,7 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
 
   it('a waiter granted by a sweep that waited is admitted when the sweep was applied', async () => {
     const plane = createPlane({ store, clock });
-    await plane.setQuota('acme', ONE_SLOT);
+    await plane.setQuota('acme', ONE_SLOT, { newTenant: true });
     await plane.admit({ tenant: 'acme', run: 'r1', leaseMs: 1_000 });
     const acme = store.tenant('acme');
     const r2 = { run: 'r2', budget: {}, width: 1, atMs: T0, leaseMs: 1_000 };
@@ -117,7 +117,7 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
 
   it('a decision that waited longer than maxDecisionWaitMs is STORE_UNAVAILABLE and holds nothing', async () => {
     const plane = createPlane({ store, clock, maxDecisionWaitMs: 1_000 });
-    await plane.setQuota('acme', ONE_SLOT);
+    await plane.setQuota('acme', ONE_SLOT, { newTenant: true });
     const { answer: late } = await whileLocked(1_500, () => plane.admit({ tenant: 'acme', run: 'r1', leaseMs: 1_000 }));
     const error = await failure(late);
     expect(error.code).toBe('STORE_UNAVAILABLE');
@@ -166,7 +166,7 @@ describe('PostgreSQL: a decision waiting for another transaction’s tenant lock
 
   it('an admission that waited 1.5 s has its lease from when it was applied; the sweep leaves it be and the slot stays taken', async () => {
     const plane: Plane = createPlane({ store: opened.store });
-    await plane.setQuota('ai-acme', ONE_SLOT);
+    await plane.setQuota('ai-acme', ONE_SLOT, { newTenant: true });
     const askedAtMs = Date.now();
     const admitted = await answerOf(whileTenantLocked('ai-acme', 1_500, () => plane.admit({ tenant: 'ai-acme', run: 'r1', leaseMs: 1_000 })));
     const answeredAtMs = Date.now();
@@ -192,7 +192,7 @@ describe('PostgreSQL: a decision waiting for another transaction’s tenant lock
 
   it('a decision that waited longer than maxDecisionWaitMs is STORE_UNAVAILABLE and holds nothing', async () => {
     const plane: Plane = createPlane({ store: opened.store, maxDecisionWaitMs: 500 });
-    await plane.setQuota('ai-gamma', ONE_SLOT);
+    await plane.setQuota('ai-gamma', ONE_SLOT, { newTenant: true });
     const { answer: late } = await whileTenantLocked('ai-gamma', 1_000, () => plane.admit({ tenant: 'ai-gamma', run: 'r1', leaseMs: 1_000 }));
     const error = await failure(late);
     expect(error.code).toBe('STORE_UNAVAILABLE');

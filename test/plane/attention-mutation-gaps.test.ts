@@ -57,7 +57,7 @@ describe('attention summaries', () => {
   it('says what each condition is, with its figures', async () => {
     fixture = await memoryPlane({ leaseMs: LEASE_MS });
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000, maxMinorUnitsPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000, maxMinorUnitsPerPeriod: 1_000_000 }, { newTenant: true });
     const budget = { maxTokens: 100, maxCallTokens: 10, maxMinorUnits: 50, maxCallMinorUnits: 5 };
     expect((await plane.admit({ tenant: 'acme', run: 'run-dead', budget })).ok).toBe(true);
     expect((await plane.admit({ tenant: 'acme', run: 'run-idle', budget })).ok).toBe(true);

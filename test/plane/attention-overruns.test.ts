@@ -19,7 +19,7 @@ describe('plane.attention reports overruns (issue 9 fault 2)', () => {
   it('maxTokens 20000 settling 90,000,000: run.overran names the pass, spend.overrun the period and by how much', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 }, { newTenant: true });
     await plane.admit({ tenant: 'acme', run: 'run-big', budget: { maxTokens: 20_000, maxCallTokens: 0 } });
     const settled = await plane.settle({ tenant: 'acme', run: 'run-big', epoch: 1, spend: { tokens: 90_000_000, minorUnits: 0 }, concludes: true });
     expect(settled.overrun).toEqual({ tokens: 89_980_000, minorUnits: 0 });
@@ -41,7 +41,7 @@ describe('plane.attention reports overruns (issue 9 fault 2)', () => {
   it('nothing over its hold or its ceiling raises neither kind', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 2_000_000 }, { newTenant: true });
     await plane.admit({ tenant: 'acme', run: 'run-ok', budget: { maxTokens: 20_000, maxCallTokens: 0 } });
     await plane.settle({ tenant: 'acme', run: 'run-ok', epoch: 1, spend: { tokens: 20_000, minorUnits: 0 }, concludes: true });
     const report = await plane.attention({ tenant: 'acme' });

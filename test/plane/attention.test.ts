@@ -29,7 +29,7 @@ describe('plane.attention lists what needs a person (issue #5)', () => {
   it('names every kind with its run, since when it stands, how long, and the commands that end it', async () => {
     fixture = await memoryPlane({ leaseMs: LEASE_MS });
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     await plane.admit({ tenant: 'acme', run: 'run-dead', budget: BUDGET });
     await plane.admit({ tenant: 'acme', run: 'run-idle', budget: BUDGET });
     await plane.settle({ tenant: 'acme', run: 'run-idle', epoch: 1, spend: tokens(100), concludes: false });

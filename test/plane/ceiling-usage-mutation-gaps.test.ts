@@ -20,14 +20,14 @@ describe('usage with per-agent ceilings', () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     const ceilings = { maxConcurrentRuns: 2, maxTokensPerPeriod: 1000 };
-    await plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': ceilings } });
+    await plane.setQuota('acme', { period: 'monthly', agents: { 'refund-bot': ceilings } }, { newTenant: true });
     const pass = await plane.admit({ tenant: 'acme', run: 'r1', agent: { name: 'refund-bot', digest: DIGEST }, budget: { maxTokens: 100, maxCallTokens: 0 } });
     expect(pass.ok).toBe(true);
     const usage = await plane.usage({ tenant: 'acme' });
     expect(usage.agents).toEqual([
       { agent: 'refund-bot', running: 1, spent: { tokens: 0, minorUnits: 0 }, reserved: { tokens: 100, minorUnits: 0 }, ceilings },
     ]);
-    await plane.setQuota('globex', { period: 'monthly', maxConcurrentRuns: 3 });
+    await plane.setQuota('globex', { period: 'monthly', maxConcurrentRuns: 3 }, { newTenant: true });
     expect(Object.keys(await plane.usage({ tenant: 'globex' }))).not.toContain('agents');
   });
 });

@@ -50,7 +50,7 @@ describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name 
     shared = await fresh('kill');
     store = await openStore(shared.url, shared.options);
     plane = createPlane({ store });
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1_000_000 }, ALICE);
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2, maxTokensPerPeriod: 1_000_000 }, { by: ALICE, newTenant: true });
   });
   afterEach(async () => {
     await store.close();

@@ -44,7 +44,7 @@ describe('plane.spendHistory', () => {
   it('answers settled and held spend per daily period, oldest first, ending with the period of atMs', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 }, { newTenant: true });
     const first = await plane.admit({ tenant: 'acme', run: 'run-1', budget });
     if (!first.ok) throw new Error(first.message);
     await plane.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 300, minorUnits: 40 }, concludes: true });
@@ -126,7 +126,7 @@ describe('plane.rateWindows', () => {
     await plane.setQuota('acme', {
       period: 'monthly',
       rateCeilings: { [SEARCH]: [{ count: 9, windowSeconds: 10 }], [REFUND]: [{ count: 5, windowSeconds: 60 }, { count: 50, windowSeconds: 3600 }] },
-    });
+    }, { newTenant: true });
     const pass = await plane.admit({ tenant: 'acme', run: 'run-r' });
     if (!pass.ok) throw new Error(pass.message);
     for (const dispatch of ['d-1', 'd-2', 'd-3']) {
@@ -161,7 +161,7 @@ describe('plane.rateWindows', () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     expect(await plane.rateWindows({ tenant: 'acme' })).toEqual({ tenant: 'acme', atMs: T0, windows: [] });
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 2 }, { newTenant: true });
     expect(await plane.rateWindows({ tenant: 'acme' })).toEqual({ tenant: 'acme', atMs: T0, windows: [] });
   });
 
@@ -205,7 +205,7 @@ describe('plane.rateWindows', () => {
       expect(error).toBeInstanceOf(QuotaError);
       expect((error as QuotaError).details.field).toBe(field);
     }
-    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 5, windowSeconds: 60 }] } });
+    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 5, windowSeconds: 60 }] } }, { newTenant: true });
     for (const method of ['getQuota', 'rateRoom'] as const) {
       const store = storeWith(fixture.store, { [method]: async () => Promise.reject(new Error('disk gone')) });
       const error = await createPlane({ store, clock: fixture.clock }).rateWindows({ tenant: 'acme' }).catch((caught: unknown) => caught);

@@ -37,7 +37,7 @@ describe('plane.dispatch on SQLite', () => {
   it('a dispatch without ceilings is counted against the quota’s configured ceilings for the grant (issue #10 item 11)', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } });
+    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });
     const { run } = await openRun();
     expect(await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k0' })).toEqual({ ok: true });
     const refused = await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k1' });
@@ -55,7 +55,7 @@ describe('plane.dispatch on SQLite', () => {
   it('the tenant’s configured ceilings for the grant apply besides the caller’s (DESIGN.md decision 11)', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } });
+    await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });
     const { run } = await openRun();
     expect(await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k0', ceilings: [] })).toEqual({ ok: true });
     const refused = await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k1', ceilings: [{ count: 10, windowSeconds: 60 }] });

@@ -28,7 +28,7 @@ describe('revision halts match an agent digest in either case', () => {
   it('an upper-case digest at admission meets a lower-case revision: halt', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST}`, reason: 'bad deploy', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST}`, reason: 'bad deploy', by: ALICE, newTenant: true });
     const answer = await plane.admit({ tenant: 'acme', agent: { name: 'clerk', digest: DIGEST.toUpperCase() } });
     expect(answer.ok === false && answer.refusal).toMatchObject({ code: 'Halted', scope: `revision:${DIGEST}` });
     // Another revision of the same agent is not halted.
@@ -39,7 +39,7 @@ describe('revision halts match an agent digest in either case', () => {
   it('a lower-case digest meets a revision: halt thrown with an upper-case key', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    const thrown = await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST.toUpperCase()}`, reason: 'bad deploy', by: ALICE });
+    const thrown = await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST.toUpperCase()}`, reason: 'bad deploy', by: ALICE, newTenant: true });
     expect(thrown.scope).toBe(`revision:${DIGEST}`);
     const answer = await plane.admit({ tenant: 'acme', agent: { name: 'clerk', digest: DIGEST } });
     expect(answer.ok === false && answer.refusal).toMatchObject({ code: 'Halted', scope: `revision:${DIGEST}` });
@@ -97,7 +97,7 @@ describe('agent: and subject: scopes obey the identifier rules', () => {
     const { plane } = fixture;
     const name = 'n'.repeat(200);
     const principal = 'p'.repeat(200);
-    expect((await plane.halt({ tenant: 'acme', scope: `agent:${name}`, reason: 'x', by: ALICE })).scope).toBe(`agent:${name}`);
+    expect((await plane.halt({ tenant: 'acme', scope: `agent:${name}`, reason: 'x', by: ALICE, newTenant: true })).scope).toBe(`agent:${name}`);
     expect((await plane.halt({ tenant: 'acme', scope: { kind: 'subject', principal }, reason: 'x', by: ALICE })).scope).toBe(`subject:${principal}`);
   });
 });
@@ -111,7 +111,7 @@ describe('object-form halt scopes are thrown and lifted like their keys', () => 
   ] as const)('%j stands as %s, stops admission, and lifts', async (scope, key) => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    const thrown = await plane.halt({ tenant: 'acme', scope, reason: 'stop', by: ALICE });
+    const thrown = await plane.halt({ tenant: 'acme', scope, reason: 'stop', by: ALICE, newTenant: true });
     expect(thrown).toMatchObject({ scope: key, reason: 'stop' });
     const refused = await plane.admit({ tenant: 'acme', agent: { name: 'clerk', digest: DIGEST }, chain: ['user:alice'] });
     expect(refused.ok === false && refused.refusal).toMatchObject({ code: 'Halted', scope: key });
@@ -132,7 +132,7 @@ describe('what a halt audit row says it replaced', () => {
   it('a halt on one scope while another stands replaces nothing', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: BOB });
     await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'laptop lost', by: BOB });
     const audit = await handle('acme').auditLog({ limit: 10 });
@@ -147,7 +147,7 @@ describe('what a halt audit row says it replaced', () => {
   it('a re-thrown halt names the one it replaced, and only that one', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: ALICE, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, atMs: T0 + 1 });
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 43', by: BOB, atMs: T0 + 2 });
     const [latest] = await handle('acme').auditLog({ limit: 1 });

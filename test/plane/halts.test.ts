@@ -14,7 +14,7 @@ describe('plane halts and lifts on SQLite', () => {
   it('halt answers the standing halt and what it reaches: admission, or admission and running work for a subject', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    const tenant = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    const tenant = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     expect(tenant).toEqual({ scope: 'tenant', reason: 'incident 42', by: ALICE, atMs: T0, reach: 'admission' });
     const agent = await plane.halt({ tenant: 'acme', scope: { kind: 'agent', name: 'clerk' }, reason: 'looping', by: ALICE });
     expect(agent).toMatchObject({ scope: 'agent:clerk', reach: 'admission' });
@@ -38,7 +38,7 @@ describe('plane halts and lifts on SQLite', () => {
     const observed = observedStore(store);
     const plane = createPlane({ store: observed.store, clock });
 
-    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     expect(observed.calls).toEqual(['halts', 'appendAudit', 'setHalt']);
     clock.advance(60_000);
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 43', by: BOB });
@@ -66,7 +66,7 @@ describe('plane halts and lifts on SQLite', () => {
     const { store, clock, handle } = fixture;
     const observed = observedStore(store);
     const plane = createPlane({ store: observed.store, clock });
-    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'agent 12 is looping', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'agent 12 is looping', by: ALICE, newTenant: true });
     observed.calls.length = 0;
     clock.advance(HOUR_MS);
 
@@ -85,14 +85,17 @@ describe('plane halts and lifts on SQLite', () => {
     expect(await plane.halts('acme')).toEqual([]);
   });
 
-  it('a lift of a scope that is not standing answers wasStanding false and writes nothing', async () => {
+  it('a lift of a scope that is not standing answers wasStanding false and writes nothing; L95.1 of a tenant that does not exist, NOT_FOUND', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     const auditBefore = await handle('acme').auditLog({ limit: 100 });
 
     expect(await plane.lift({ tenant: 'acme', scope: 'agent:clerk', by: BOB })).toEqual({ wasStanding: false, removed: false });
-    expect(await plane.lift({ tenant: 'globex', scope: 'tenant', by: BOB })).toEqual({ wasStanding: false, removed: false });
+    await expect(plane.lift({ tenant: 'globex', scope: 'tenant', by: BOB })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+      details: { field: 'tenant', tenant: 'globex', act: 'lift' },
+    });
 
     expect(await handle('acme').auditLog({ limit: 100 })).toEqual(auditBefore);
     expect(await handle('globex').auditLog({ limit: 100 })).toEqual([]);
@@ -110,7 +113,7 @@ describe('plane halts and lifts on SQLite', () => {
       },
     });
     const lifter = createPlane({ store: observed.store, clock });
-    await other.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await other.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
 
     expect(await lifter.lift({ tenant: 'acme', scope: 'tenant', by: ALICE })).toEqual({ wasStanding: true, removed: false });
     expect((await other.halts('acme')).map((halt) => [halt.reason, halt.by.actor])).toEqual([['incident 42, widened', 'ops-bob']]);
@@ -121,7 +124,7 @@ describe('plane halts and lifts on SQLite', () => {
   it('D11 a subject halt is reported over tenant and agent halts covering the same run', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'credential withdrawn: laptop lost', by: BOB });
+    await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'credential withdrawn: laptop lost', by: BOB, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
     await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'agent 12 is looping', by: ALICE });
 
@@ -152,7 +155,7 @@ describe('plane halts and lifts on SQLite', () => {
   it('halts are independent rows: lifting one scope leaves the others standing', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: ALICE });
     await plane.lift({ tenant: 'acme', scope: 'agent:clerk', by: ALICE });
     expect((await plane.halts('acme')).map((halt) => halt.reason)).toEqual(['incident 42']);

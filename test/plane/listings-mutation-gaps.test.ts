@@ -17,7 +17,7 @@ describe('liftedHalts', () => {
   it('reads each lift back: scope, who lifted it and when, and the halt it ended', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: BOB });
+    await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'looping', by: BOB, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
     clock.advance(HOUR_MS);
     await plane.lift({ tenant: 'acme', scope: 'agent:clerk', by: ALICE });
@@ -64,7 +64,7 @@ describe('slotHolders, reservations and auditLog', () => {
   it('list slot holders and holds, paged with truncated as a fact', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     for (const run of ['run-a', 'run-b']) {
       await plane.admit({ tenant: 'acme', run, budget: { maxTokens: 100, maxCallTokens: 10 } });
     }
@@ -89,7 +89,7 @@ describe('slotHolders, reservations and auditLog', () => {
   it('lists the newest audit rows first, optionally of one action', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'daily' }, ALICE);
+    await plane.setQuota('acme', { period: 'daily' }, { by: ALICE, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: BOB });
     await plane.lift({ tenant: 'acme', scope: 'tenant', by: BOB });
     const all = await plane.auditLog({ tenant: 'acme' });
@@ -112,7 +112,7 @@ describe('slotHolders, reservations and auditLog', () => {
   it('names the quota change with who made it, and the old quota beside the new', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { maxConcurrentRuns: 2 } as never);
+    await plane.setQuota('acme', { maxConcurrentRuns: 2 } as never, { newTenant: true });
     await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 3 }, BOB);
     const rows = (await plane.auditLog({ tenant: 'acme' })).rows;
     expect(rows.map((row) => [row.by, row.subject, row.detail])).toEqual([
@@ -127,7 +127,7 @@ describe('slotHolders, reservations and auditLog', () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     expect((await plane.usage({ tenant: 'acme' })).period).toBe('2026-01');
-    await plane.setQuota('acme', { period: 'daily' });
+    await plane.setQuota('acme', { period: 'daily' }, { newTenant: true });
     const today = await plane.usage({ tenant: 'acme' });
     expect(today).toMatchObject({ tenant: 'acme', period: '2026-01-05', running: 0, quota: { period: 'daily' } });
     await plane.admit({ tenant: 'acme', run: 'run-a' });

@@ -32,7 +32,7 @@ describe('sweep pages through every lapsed run', () => {
   it('frees more lapsed runs than one page holds (100), and exactly a page', async () => {
     fixture = await memoryPlane({ leaseMs: LEASE_MS });
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1000 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1000 }, { newTenant: true });
     const ids = Array.from({ length: 250 }, (_, index) => `run-${String(index).padStart(3, '0')}`);
     for (const run of ids) expect((await plane.admit({ tenant: 'acme', run })).ok).toBe(true);
     for (const run of ['run-x0', 'run-x1']) expect((await plane.admit({ tenant: 'globex', run, atMs: T0 + LEASE_MS })).ok).toBe(true);
@@ -70,7 +70,7 @@ describe('attention on withheld runs', () => {
     const made = await memoryPlane({ leaseMs: LEASE_MS });
     const { plane, clock } = made;
     expect((await plane.admit({ tenant: 'acme', run: 'run-w', chain: ['user:alice', 'svc:mail'] })).ok).toBe(true);
-    await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'laptop lost', by: ALICE });
+    await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'laptop lost', by: ALICE, newTenant: true });
     clock.advance(1000);
     const beat = await plane.heartbeat({ tenant: 'acme', run: 'run-w', epoch: 1 });
     expect(beat.ok === false && beat.refusal.code).toBe('Withheld');
@@ -109,7 +109,7 @@ describe('attention on withheld runs', () => {
   it('after the subject halt was lifted: no halt, and resume or release as the remedy', async () => {
     fixture = await withheldRun();
     const { plane } = fixture;
-    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'unrelated', by: BOB });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'unrelated', by: BOB, newTenant: true });
     await plane.lift({ tenant: 'acme', scope: 'subject:user:alice', by: BOB });
     const report = await plane.attention({ tenant: 'acme' });
     const withheld = report.conditions.filter((condition) => condition.kind === 'run.withheld');

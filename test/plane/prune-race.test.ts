@@ -35,7 +35,7 @@ describe.each(BACKENDS)('a prune racing admissions and settle retries across OS 
     shared = await fresh('prune-race');
     store = await openStore(shared.url, shared.options);
     plane = createPlane({ store });
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: OLD_RUNS.length * SPEND }, ALICE);
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: OLD_RUNS.length * SPEND }, { by: ALICE, newTenant: true });
     for (const run of OLD_RUNS) {
       const grant = await plane.admit({ tenant: 'acme', run, budget: { maxTokens: SPEND, maxCallTokens: 0 }, atMs: OLD_MS });
       expect(grant.ok).toBe(true);

@@ -42,7 +42,7 @@ describe.each(BACKENDS)('Plane.prune on $name (issue 9 fault 6)', ({ fresh }) =>
     store = await openStore(shared.url, shared.options);
     clock = new ManualClock(NOW_MS);
     plane = createPlane({ store, clock });
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, ALICE);
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { by: ALICE, newTenant: true });
     // January: five runs concluded 100 days ago. April: one concluded today, one still open.
     for (let index = 0; index < 5; index += 1) await concluded(plane, 'acme', `jan-${index}`, T0 + index, 100);
     await concluded(plane, 'acme', 'apr-done', NOW_MS - DAY_MS, 400);
@@ -56,7 +56,7 @@ describe.each(BACKENDS)('Plane.prune on $name (issue 9 fault 6)', ({ fresh }) =>
   });
 
   it('a released run whose pass never settled survives the prune, its late settle is booked, and the refusal after a later prune is true', async () => {
-    await plane.setQuota('initech', { period: 'monthly', maxTokensPerPeriod: 5000 }, ALICE);
+    await plane.setQuota('initech', { period: 'monthly', maxTokensPerPeriod: 5000 }, { by: ALICE, newTenant: true });
     const grant = await plane.admit({ tenant: 'initech', run: 'r2', budget: { maxTokens: 1000, maxCallTokens: 100 }, atMs: NOW_MS - 5000 });
     expect(grant.ok).toBe(true);
     expect(await plane.release({ tenant: 'initech', run: 'r2', by: ALICE, atMs: NOW_MS - 4000 })).toMatchObject({ outcome: 'released' });
@@ -138,7 +138,7 @@ describe.each(BACKENDS)('Plane.prune on $name (issue 9 fault 6)', ({ fresh }) =>
   });
 
   it('rate instants go only when no window can count them: a window of the last 31 days keeps its dispatches', async () => {
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000, rateCeilings: { 'tool://mail/send': [{ count: 2, windowSeconds: 2_678_400 }] } }, ALICE);
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000, rateCeilings: { 'tool://mail/send': [{ count: 2, windowSeconds: 2_678_400 }] } }, { by: ALICE, newTenant: true });
     const recent = NOW_MS - 20 * DAY_MS;
     for (const key of ['a', 'b']) {
       expect(await plane.dispatch({ tenant: 'acme', run: 'apr-open', grant: 'tool://mail/send', dispatch: key, atMs: recent })).toEqual({ ok: true });

@@ -16,7 +16,7 @@ describe('plane quota and usage on SQLite', () => {
     expect(await plane.getQuota('acme')).toBeNull();
 
     // The period may be left out (TenantQuotaInput): the quota answered names it.
-    const first = await plane.setQuota('acme', { maxConcurrentRuns: 4 });
+    const first = await plane.setQuota('acme', { maxConcurrentRuns: 4 }, { newTenant: true });
     expect(first).toEqual({ period: 'monthly', maxConcurrentRuns: 4 });
     clock.advance(1000);
     await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 5000 }, ALICE);
@@ -44,7 +44,7 @@ describe('plane quota and usage on SQLite', () => {
   it('usage reports spent, reserved, running and the quota for the current period of the quota', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 10_000, maxMinorUnitsPerPeriod: 500_000 });
+    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 10_000, maxMinorUnitsPerPeriod: 500_000 }, { newTenant: true });
     const budget = { maxTokens: 1000, maxCallTokens: 100, maxMinorUnits: 20_000, maxCallMinorUnits: 1000 };
     const a = await plane.admit({ tenant: 'acme', budget, width: 2 });
     const b = await plane.admit({ tenant: 'acme', budget, width: 0 });

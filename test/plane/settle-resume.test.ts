@@ -21,7 +21,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
   it('G14 a run settles 100 and pauses; resumed an hour later and concluded with 0, spent stays 100', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const first = admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 1000, maxCallTokens: 100 } }));
     expect(first.hold).toEqual(tokens(1100));
 
@@ -41,7 +41,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
     clock.set(Date.UTC(2026, 0, 5, 23, 30));
-    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const first = admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 1000, maxCallTokens: 100 } }));
     expect(first.period).toBe('2026-01-05');
     await plane.settle({ tenant: 'acme', run: first.run, epoch: 1, spend: tokens(100), concludes: false });
@@ -61,7 +61,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
   it('a resume is never refused for concurrency, spend or a workload halt, and takes no slot', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 1000 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 1000 }, { newTenant: true });
     const paused = admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 400, maxCallTokens: 100 } }));
     await plane.settle({ tenant: 'acme', run: paused.run, epoch: 1, spend: tokens(100), concludes: false });
     admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 500, maxCallTokens: 0 } })); // the slot, and the period full
@@ -77,7 +77,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
   it('settle is idempotent: an identical retry answers already-settled and changes nothing', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });
     const pass = admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 1000, maxCallTokens: 10 } }));
     const request = { tenant: 'acme', run: pass.run, epoch: 1, spend: tokens(300), concludes: true };
 
@@ -97,7 +97,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
   it('a conflicting retry of the same pass rejects with CONFLICT and changes nothing (contract §6.11)', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });
     const pass = admitted(await plane.admit({ tenant: 'acme', budget: { maxTokens: 1000, maxCallTokens: 10 } }));
     await plane.settle({ tenant: 'acme', run: pass.run, epoch: 1, spend: tokens(300), concludes: false });
     const before = await plane.usage({ tenant: 'acme' });

@@ -17,10 +17,11 @@ function brokenStore(fault: () => unknown): { store: QuotaStore; calls: string[]
       };
     },
   });
+  // The store knows acme (rules.md#l95), so every verb reaches the handle's failing methods.
   const store: QuotaStore = {
     backend: 'broken',
     tenant: () => handle,
-    tenants: async () => [],
+    tenants: async () => ['acme'],
     close: async () => {},
   };
   return { store, calls };
@@ -92,6 +93,25 @@ describe('plane: a store that cannot answer fails closed (DESIGN.md decision 12)
     const plane = createPlane({ store: { ...store, tenant: () => answering }, clock });
     await expectUnavailable(plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: operator }));
     expect(calls).toEqual(['halts', 'appendAudit']);
+  });
+
+  it('L95.1 a store that cannot say whether the tenant exists fails closed: the halt, lift, quota change and release are unavailable, never refused NOT_FOUND or done', async () => {
+    const { store, calls } = brokenStore(() => new Error('disk on fire'));
+    const unsure: QuotaStore = {
+      ...store,
+      hasTenant: async () => Promise.reject(new Error('disk on fire')),
+      tenants: async () => Promise.reject(new Error('disk on fire')),
+    };
+    const plane = createPlane({ store: unsure, clock });
+    const checks = [
+      plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: operator }),
+      plane.lift({ tenant: 'acme', scope: 'tenant', by: operator }),
+      plane.setQuota('acme', { period: 'monthly' }),
+      plane.updateQuota('acme', { maxConcurrentRuns: 1 }),
+      plane.release({ tenant: 'acme', run: 'run_01JB0000000000000000000000', by: operator }),
+    ];
+    for (const check of checks) expect((await expectUnavailable(check)).details).toEqual({ operation: 'hasTenant' });
+    expect(calls).toEqual([]);
   });
 
   it('a store whose tenant() throws a plain error is unavailable too', async () => {

@@ -41,7 +41,7 @@ async function runToEnd(plane: Plane, tenant: string): Promise<void> {
 describe('two planes on one SQLite file', () => {
   it('G11 a tenant halt thrown through plane one refuses admission on both planes, naming the reason', async () => {
     await runToEnd(one, 'acme');
-    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42: runaway spend', by: ALICE });
+    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42: runaway spend', by: ALICE, newTenant: true });
     for (const plane of [one, two]) {
       const answer = await plane.admit({ tenant: 'acme' });
       expect(answer.ok).toBe(false);
@@ -53,14 +53,14 @@ describe('two planes on one SQLite file', () => {
   });
 
   it('G12 another tenant on the same store is still admitted while acme is halted', async () => {
-    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     const globex = await two.admit({ tenant: 'globex' });
     expect(globex.ok).toBe(true);
     expect((await one.admit({ tenant: 'acme' })).ok).toBe(false);
   });
 
   it('G13 a lift through plane one lets plane two admit', async () => {
-    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE });
+    await one.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
     expect((await two.admit({ tenant: 'acme' })).ok).toBe(false);
     expect(await one.lift({ tenant: 'acme', scope: 'tenant', by: ALICE })).toEqual({ wasStanding: true, removed: true });
     await runToEnd(two, 'acme');
@@ -69,7 +69,7 @@ describe('two planes on one SQLite file', () => {
 
   it('a quota set through one plane applies to the very next admission through the other (DESIGN.md decision 5)', async () => {
     expect((await two.admit({ tenant: 'acme' })).ok).toBe(true);
-    await one.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+    await one.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     const refused = await two.admit({ tenant: 'acme' });
     expect(refused.ok === false && refused.refusal).toMatchObject({ code: 'TooManyRuns', running: 1, limit: 1 });
   });

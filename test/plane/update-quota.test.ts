@@ -16,7 +16,7 @@ describe('plane.updateQuota', () => {
   it('merges the patch into the stored quota, stores it and audits quota.update with old, new and patch', async () => {
     fixture = await memoryPlane();
     const { plane, clock, handle } = fixture;
-    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 5000 });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 5000 }, { newTenant: true });
     clock.advance(1000);
 
     const next = await plane.updateQuota('acme', { maxConcurrentRuns: null, maxMinorUnitsPerPeriod: 900 }, ALICE);
@@ -40,7 +40,7 @@ describe('plane.updateQuota', () => {
   it('patches a tenant with no quota as one with no ceilings, and names the library when no operator is given', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    expect(await plane.updateQuota('globex', { maxConcurrentRuns: 2 })).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
+    expect(await plane.updateQuota('globex', { maxConcurrentRuns: 2 }, { newTenant: true })).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
     const [row] = await handle('globex').auditLog({ limit: 5 });
     expect(row).toMatchObject({
       by: { actor: 'library', basis: 'asserted' },
@@ -52,7 +52,7 @@ describe('plane.updateQuota', () => {
   it('refuses a bad tenant, patch or operator, naming the field, and writes nothing', async () => {
     fixture = await memoryPlane();
     const { plane, handle } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 4 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 4 }, { newTenant: true });
     const before = await handle('acme').auditLog({ limit: 10 });
 
     expect((await failure(plane.updateQuota('*', { maxConcurrentRuns: 1 }))).details.field).toBe('tenant');
@@ -82,7 +82,7 @@ describe('plane.updateQuota', () => {
           });
         },
       };
-      const error = await failure(createPlane({ store, clock: fixture.clock }).updateQuota('acme', { maxConcurrentRuns: 1 }));
+      const error = await failure(createPlane({ store, clock: fixture.clock }).updateQuota('acme', { maxConcurrentRuns: 1 }, { newTenant: true }));
       expect(error.code).toBe('STORE_UNAVAILABLE');
       expect(error.details).toEqual({ operation: method });
     }

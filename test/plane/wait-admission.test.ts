@@ -8,7 +8,7 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
   it('a waiter is admitted by the settle that frees a slot, in the same transaction', async () => {
     const { plane, handle, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       const first = await plane.admit({ tenant: 'acme', run: 'run-1' });
       expect(first.ok).toBe(true);
       const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 5_000 });
@@ -28,7 +28,7 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
   it('a waiter whose time runs out gets TooManyRuns with its place and how long it waited, and holds nothing', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'acme', run: 'run-1' });
       const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 200 });
       await new Promise((resolve) => setTimeout(resolve, 20));
@@ -50,7 +50,7 @@ describe('waiting admissions are visible (issue 12 item 4)', () => {
   it('usage shows the queue depth and the oldest wait', async () => {
     const { plane, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'acme', run: 'run-1' });
       const gone = new AbortController();
       const waiting = plane.admit({ tenant: 'acme', run: 'run-2', waitMs: 60_000, signal: gone.signal });
@@ -68,7 +68,7 @@ describe('waiting admissions are visible (issue 12 item 4)', () => {
   it('a sweep removes a waiter whose process died and reports it', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'acme', run: 'run-1' });
       // A waiter whose process is gone: it joined and never looked again.
       await handle('acme').admitOrWait(
@@ -95,7 +95,7 @@ describe('waiting admissions: findings of the first trial', () => {
   it('a cancelled duplicate waiter of the same run id leaves the original its place and its enqueuedAtMs', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'f', run: 'h' });
       const p = plane.admit({ tenant: 'f', run: 'p', waitMs: 30_000 });
       await sleep(20);
@@ -127,7 +127,7 @@ describe('waiting admissions: findings of the first trial', () => {
   it('a caller of a run whose wait runs out while a retry of the same run waits on leaves the retry its place', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'f', run: 'h' });
       const shortCaller = plane.admit({ tenant: 'f', run: 'p', waitMs: 300 });
       await sleep(20);
@@ -155,7 +155,7 @@ describe('waiting admissions: findings of the first trial', () => {
   it('the last of two callers waiting on one run id to give up cancels its place', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'f', run: 'h' });
       const first = new AbortController();
       const second = new AbortController();
@@ -178,7 +178,7 @@ describe('waiting admissions: findings of the first trial', () => {
   it('atMs together with waitMs is INVALID_ARGUMENT naming waitMs, in the past and in the future, and nothing waits', async () => {
     const { plane, handle, clock, close } = await memoryPlane();
     try {
-      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota('f', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await plane.admit({ tenant: 'f', run: 'h' });
       for (const atMs of [clock.nowMs() - 60_000, clock.nowMs() + 60_000]) {
         await expect(plane.admit({ tenant: 'f', run: 'w', atMs, waitMs: 1_000 })).rejects.toMatchObject({

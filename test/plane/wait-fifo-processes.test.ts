@@ -50,7 +50,7 @@ describe.each(BACKENDS)('waiting admissions across $name processes', ({ name, fr
     const children: ChildProcess[] = [];
     try {
       const plane = createPlane({ store });
-      await plane.setQuota(TENANT, { period: 'monthly', maxConcurrentRuns: 1 });
+      await plane.setQuota(TENANT, { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       const blocker = await plane.admit({ tenant: TENANT, run: 'run-blocker' });
       expect(blocker.ok).toBe(true);
       for (let p = 0; p < PROCESSES; p += 1) {

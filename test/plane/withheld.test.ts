@@ -43,7 +43,7 @@ describe.each(BACKENDS)('a subject halt reaches running work on $name (DESIGN.md
   it('withholds a running run at its next heartbeat; the run pauses, and a resume after the lift continues it', async () => {
     fixture = await backendPlane();
     const { plane, clock, handle } = fixture;
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 }, { newTenant: true });
     const pass = admitted(await plane.admit({ tenant: 'acme', run: 'run-a', chain: CHAIN, budget: { maxTokens: 1000, maxCallTokens: 100 } }));
     clock.advance(1000);
     expect(await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: pass.epoch })).toEqual({

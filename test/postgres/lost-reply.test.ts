@@ -84,7 +84,7 @@ function granted(result: AdmitResult): Extract<AdmitResult, { ok: true }> {
 
 describe('PostgreSQL: a decision whose reply never came', () => {
   it('is STORE_UNAVAILABLE with an unknown outcome (not "nothing was decided"); once the server commits it, retries are answered from the books: the admission is told its pass, the settle is already-settled', async () => {
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const before = granted(await plane.admit({ tenant: 'acme', run: 'settled-in-freeze', budget: BUDGET }));
 
     freeze();
@@ -141,7 +141,7 @@ describe('PostgreSQL: a decision whose reply never came', () => {
   }, 90_000);
 
   it('a statement the server itself cancelled (statement_timeout, an ERROR it answered) still says nothing was decided', async () => {
-    await plane.setQuota('slow', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('slow', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const admin = new pg.Client({ connectionString: server.url });
     await admin.connect();
     try {

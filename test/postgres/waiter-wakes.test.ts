@@ -24,7 +24,7 @@ describe('PostgreSQL waiter wakes', () => {
       expect(wakes.pollMs()).toBe(LISTENING_POLL_MS);
 
       const planeOther = createPlane({ store: other });
-      await planeOther.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 });
+      await planeOther.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
       await planeOther.admit({ tenant: 'acme', run: 'run-1' });
       const planeWaiting = createPlane({ store: waiting });
       const granted = planeWaiting.admit({ tenant: 'acme', run: 'run-2', waitMs: 30_000 });

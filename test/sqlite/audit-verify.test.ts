@@ -23,10 +23,10 @@ describe('plane.verifyAudit recomputes every hash chain (issue #5)', () => {
     path = join(dir.dir, 'quota.db');
     store = await openStore(`sqlite:${path}`);
     plane = createPlane({ store, clock: new ManualClock(T0) });
-    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 4 }, ALICE);
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 4 }, { by: ALICE, newTenant: true });
     await plane.halt({ tenant: 'acme', scope: 'agent:payments-clerk', reason: 'agent 12 loops', by: BOB });
     await plane.lift({ tenant: 'acme', scope: 'agent:payments-clerk', by: ALICE });
-    await plane.halt({ tenant: 'globex', scope: 'tenant', reason: 'incident 7', by: BOB });
+    await plane.halt({ tenant: 'globex', scope: 'tenant', reason: 'incident 7', by: BOB, newTenant: true });
   });
   afterEach(async () => {
     await store.close();

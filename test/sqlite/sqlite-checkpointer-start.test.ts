@@ -35,7 +35,7 @@ describe('SQLite store whose checkpoint thread cannot start', () => {
   it('answers the decisions of the commit that tried to start it, keeps deciding, and closes', async () => {
     const store = await openStore(`sqlite:${join(dir, 'quotaplane.db')}`);
     const plane = createPlane({ store });
-    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 2, maxTokensPerPeriod: 100_000 });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 2, maxTokensPerPeriod: 100_000 }, { newTenant: true });
     const budget = { maxTokens: 1_000, maxCallTokens: 500 };
     const [first, second] = await Promise.all([plane.admit({ tenant: 'acme', budget, width: 1 }), plane.admit({ tenant: 'acme', budget, width: 1 })]);
     if (!first.ok || !second.ok) throw new Error(`an admission was refused: ${JSON.stringify([first, second])}`);

@@ -83,7 +83,7 @@ describe('SQLite background checkpoints', () => {
   it('a store on a file checkpoints its commits in the background, far below SQLite\'s own threshold', async () => {
     const store = await openStore(`sqlite:${path}`);
     const plane = createPlane({ store });
-    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const budget = { maxTokens: 100, maxCallTokens: 0 };
     // A few dozen decisions write far fewer WAL pages than SQLite's automatic checkpoint (1,000).
     for (let n = 0; n < 20; n += 1) {
@@ -111,7 +111,7 @@ describe('SQLite background checkpoints', () => {
       `import { openStore } from ${JSON.stringify(storeModule)};
 import { createPlane } from ${JSON.stringify(planeModule)};
 const store = await openStore(${JSON.stringify(`sqlite:${path}`)});
-await createPlane({ store }).setQuota('acme', { period: 'daily', maxConcurrentRuns: 1 });
+await createPlane({ store }).setQuota('acme', { period: 'daily', maxConcurrentRuns: 1 }, { newTenant: true });
 await store.close();
 process.stdout.write('closed');
 `,

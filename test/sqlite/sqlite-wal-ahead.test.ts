@@ -155,7 +155,7 @@ describe('SQLite WAL written ahead', () => {
     const path = join(dir, 'store.db');
     const store = await openStore(`sqlite:${path}`);
     const plane = createPlane({ store });
-    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000 });
+    await plane.setQuota('acme', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const budget = { maxTokens: 100, maxCallTokens: 0 };
     try {
       for (let n = 0; n < 5; n += 1) {

@@ -49,7 +49,7 @@ describe('the write cache and another connection on the same file', () => {
   });
 
   it("a quota another connection lowered binds this connection's next admission", async () => {
-    await createPlane({ store: first }).setQuota('acme', { period: 'monthly', maxConcurrentRuns: 5 }, OPERATOR);
+    await createPlane({ store: first }).setQuota('acme', { period: 'monthly', maxConcurrentRuns: 5 }, { by: OPERATOR, newTenant: true });
     expect((await first.tenant('acme').admit(admission('r1'))).ok).toBe(true);
     await secondPlane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, OPERATOR);
     const refused = await first.tenant('acme').admit(admission('r2'));
@@ -58,7 +58,7 @@ describe('the write cache and another connection on the same file', () => {
 
   it("a halt another connection threw refuses this connection's next admission", async () => {
     expect((await first.tenant('acme').admit(admission('r1'))).ok).toBe(true);
-    await secondPlane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: OPERATOR });
+    await secondPlane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: OPERATOR, newTenant: true });
     expect(await first.tenant('acme').admit(admission('r2'))).toMatchObject({ ok: false, refusal: { code: 'Halted' } });
   });
 
@@ -69,7 +69,7 @@ describe('the write cache and another connection on the same file', () => {
   });
 
   it("a waiter another connection queued is granted by this connection's next settle that frees a slot", async () => {
-    await secondPlane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, OPERATOR);
+    await secondPlane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { by: OPERATOR, newTenant: true });
     const pass = await first.tenant('acme').admit(admission('r1'));
     expect(pass.ok).toBe(true);
     // This connection's settles and admissions have read the (empty) queue head before.

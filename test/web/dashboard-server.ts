@@ -107,7 +107,7 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
     maxTokensPerPeriod: 1_000_000,
     maxMinorUnitsPerPeriod: 25_000_000,
     rateCeilings: { [REFUND_GRANT]: [{ count: 5, windowSeconds: 600 }, { count: 100, windowSeconds: 86_400 }] },
-  });
+  }, { newTenant: true });
   // Spend settled in each of the last five months, so the chart has history.
   for (let back = 5; back >= 1; back -= 1) {
     const atMs = monthsBefore(nowMs, back);
@@ -126,7 +126,7 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
     if (!counted.ok) throw new Error(`seed dispatch ${dispatch} refused: ${counted.message}`);
   }
 
-  await plane.setQuota('globex', { period: 'daily', maxTokensPerPeriod: 200_000, maxMinorUnitsPerPeriod: 2_000_000 });
+  await plane.setQuota('globex', { period: 'daily', maxTokensPerPeriod: 200_000, maxMinorUnitsPerPeriod: 2_000_000 }, { newTenant: true });
   for (let i = 0; i < 3; i += 1) {
     await admitted({ tenant: 'globex', run: `run-g-${i}`, budget: { ...budget, maxTokens: 60_000 } });
     await plane.settle({ tenant: 'globex', run: `run-g-${i}`, epoch: 1, spend: { tokens: 50_000, minorUnits: 380_000 }, concludes: true });
@@ -135,7 +135,7 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
   await admitted({ tenant: 'initech', run: 'run-i-1' });
   await plane.settle({ tenant: 'initech', run: 'run-i-1', epoch: 1, spend: { tokens: 3_200, minorUnits: 41_000 }, concludes: true });
 
-  await plane.setQuota('umbrella', { period: 'monthly', maxConcurrentRuns: 10 });
+  await plane.setQuota('umbrella', { period: 'monthly', maxConcurrentRuns: 10 }, { newTenant: true });
   await plane.halt({ tenant: 'umbrella', scope: 'tenant', reason: 'billing dispute: stop new work until finance clears it', by: { actor: 'ops-bob', basis: 'asserted' } });
 }
 

@@ -11,6 +11,8 @@ import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
 import { instant } from '../../core/instant.js';
 import { renderTable } from '../operator/format.js';
+import { inCliTerms, newTenantOption } from '../operator/new-tenant.js';
+import { redactStoreUrl } from '../../store/store-url.js';
 import { chooseTarget, KEY_ENV, URL_ENV } from '../operator/target-choice.js';
 import { DEFAULT_STORE_URL, STORE_ENV, type Environment } from '../serve/serve-config.js';
 import { storeApiKeys } from '../serve/store-api-keys.js';
@@ -28,6 +30,7 @@ interface CreateFlags extends TargetFlags {
   tenant: string;
   role: ApiKeyRole;
   name?: string;
+  newTenant: boolean;
 }
 
 /**
@@ -65,9 +68,15 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
     keys
       .command('create')
       .summary('create a key and print it once (audited as key.create)')
+      .description(
+        'Create an API key and print it once (audited as key.create). A key for a tenant with no quota and no\n' +
+          "history is refused (exit 1, naming the nearest known tenant) unless --new-tenant says it is new; a key\n" +
+          `of every tenant ('${ALL_TENANTS}') names no tenant.`,
+      )
       .requiredOption('--tenant <tenant>', `the tenant it acts for; '${ALL_TENANTS}' for every tenant (operator keys only)`)
       .addOption(new Option('--role <role>', 'runner (run lifecycle of its tenant) or operator (quotas, halts, listings)').choices(['runner', 'operator']).makeOptionMandatory())
-      .option('--name <name>', 'who acts with it, recorded on halts, lifts and quota changes (default: the key id)'),
+      .option('--name <name>', 'who acts with it, recorded on halts, lifts and quota changes (default: the key id)')
+      .addOption(newTenantOption()),
     true,
   )
     .addHelpText('after', `\n${EXIT_STATUS_HELP}\n`)
@@ -77,7 +86,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
         throw new UsageError(`--tenant: a runner key acts for one tenant; name it, or use --role operator for '${ALL_TENANTS}'`);
       }
       await withKeyAdmin(flags, env, 'create', async (admin) => {
-        const created = await admin.create({ tenant: flags.tenant, role: flags.role, name: flags.name });
+        const created = await admin.create({ tenant: flags.tenant, role: flags.role, name: flags.name, newTenant: flags.newTenant });
         if (flags.json) {
           io.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
         } else {
@@ -154,7 +163,9 @@ async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create'
       if (isQuotaError(error, 'INVALID_ARGUMENT')) throw new UsageError(`--${error.details.field === 'key' ? 'key' : 'url'}: ${error.message}`);
       throw error;
     }
-    await body(client.keys);
+    await body(client.keys).catch((error: unknown) => {
+      throw inCliTerms(error, `server ${client.url}`);
+    });
     return;
   }
   let by = null;
@@ -167,6 +178,8 @@ async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create'
   const store = verb === 'create' ? await openStore(choice.url) : await openExistingStore(choice.url);
   try {
     await body(storeApiKeyAdmin({ store, keys: storeApiKeys(store), by, mint: mintApiKey, nowMs: () => Date.now() }));
+  } catch (error) {
+    throw inCliTerms(error, `store ${redactStoreUrl(choice.url)}`);
   } finally {
     await store.close();
   }

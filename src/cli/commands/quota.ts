@@ -8,6 +8,7 @@ import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, amountOrUnlimited, tenantName } from '../options.js';
 import { writeAnswer } from '../operator/format.js';
+import { newTenantOption } from '../operator/new-tenant.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
 import { collectPair, pairsOf, registerQuotaPlane } from './quota-plane.js';
@@ -51,6 +52,7 @@ function withAgentOptions(command: Command, removable: boolean): Command {
 
 interface QuotaSetFlags extends TargetFlags, AgentFlags {
   readonly tenant: string;
+  readonly newTenant: boolean;
   readonly period: 'monthly' | 'daily';
   readonly maxConcurrentRuns?: number;
   readonly maxTokensPerPeriod?: number;
@@ -118,7 +120,8 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
     .description(
       "Replace the tenant's quota as a whole: a ceiling not given is unlimited, 0 allows nothing.\n" +
         'It applies to the next admission on every instance. The change is audited with the old and\n' +
-        'the new quota.',
+        'the new quota. A tenant with no quota and no history is refused (exit 1, naming the nearest\n' +
+        'known tenant) unless --new-tenant says it is new.',
     )
     .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .addOption(new Option('--period <period>', 'billing period (UTC)').choices(['monthly', 'daily']).default('monthly'))
@@ -126,6 +129,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
     .addOption(new Option('--max-tokens-per-period <tokens>', 'token ceiling per period').argParser(amount))
     .addOption(new Option('--max-minor-units-per-period <minorUnits>', 'money ceiling per period, in minor units').argParser(amount))
     .addOption(new Option('--rate <grant=count/windowSeconds>', 'a rate ceiling of a grant (repeatable)').argParser(rateCeiling).default([]))
+    .addOption(newTenantOption())
     .action(async (flags: QuotaSetFlags) => {
       const next = parseQuota(
         {
@@ -138,7 +142,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
         },
         'quota',
       );
-      const stored = await withTarget(flags, 'writes', (target) => target.setQuota(flags.tenant, next));
+      const stored = await withTarget(flags, 'writes', (target) => target.setQuota(flags.tenant, next, { newTenant: flags.newTenant }));
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `set the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
       setExitStatus(EXIT.OK);
     });
@@ -157,6 +161,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
       new Option('--max-minor-units-per-period <minorUnits|unlimited>', 'money ceiling per period, in minor units').argParser(amountOrUnlimited),
     )
     .addOption(new Option('--rate <grant=count/windowSeconds|grant=none>', "a grant's rate ceilings to replace, or none to remove (repeatable)").argParser(rateCeiling).default([]))
+    .addOption(newTenantOption())
     .action(async (flags: QuotaUpdateFlags) => {
       const patch = quotaPatch(flags);
       if (Object.keys(patch).length === 0) {
@@ -164,7 +169,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
           'quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period, --rate or --agent-*)',
         );
       }
-      const stored = await withTarget(flags, 'writes', (target) => target.updateQuota(flags.tenant, patch));
+      const stored = await withTarget(flags, 'writes', (target) => target.updateQuota(flags.tenant, patch, { newTenant: flags.newTenant }));
       writeAnswer(io, flags.json, { tenant: flags.tenant, quota: stored }, () => `updated the quota of tenant '${flags.tenant}':\n${quotaText(flags.tenant, stored)}`);
       setExitStatus(EXIT.OK);
     });
@@ -173,6 +178,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
 
 interface QuotaUpdateFlags extends TargetFlags, AgentFlags {
   readonly tenant: string;
+  readonly newTenant: boolean;
   readonly period?: 'monthly' | 'daily';
   readonly maxConcurrentRuns?: number | 'unlimited';
   readonly maxTokensPerPeriod?: number | 'unlimited';

@@ -36,7 +36,8 @@ export interface OperatorTarget {
   readonly description: string;
   /** Every tenant with rows (on a server: those the key covers), in byte order. */
   tenants(): Promise<string[]>;
-  halt(input: { tenant: string; scope: string; reason: string }): Promise<HaltResult>;
+  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  halt(input: { tenant: string; scope: string; reason: string; newTenant?: boolean }): Promise<HaltResult>;
   lift(input: { tenant: string; scope: string }): Promise<LiftResult>;
   halts(tenant: string): Promise<Halt[]>;
   /** Recorded lifts of a tenant, newest first, at most `limit` (one more is read to know `truncated`). */
@@ -48,9 +49,10 @@ export interface OperatorTarget {
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
-  setQuota(tenant: string, quota: TenantQuotaInput): Promise<TenantQuota>;
+  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  setQuota(tenant: string, quota: TenantQuotaInput, options?: { newTenant?: boolean }): Promise<TenantQuota>;
   /** Changes part of the quota (JSON Merge Patch, issue #10 item 13), audited as `quota.update`. */
-  updateQuota(tenant: string, patch: QuotaPatch): Promise<TenantQuota>;
+  updateQuota(tenant: string, patch: QuotaPatch, options?: { newTenant?: boolean }): Promise<TenantQuota>;
   /** The plane-wide ceiling with every tenant's running slots against it (issue 12). */
   planeStatus(): Promise<PlaneStatus>;
   /** Replaces the plane-wide ceiling, audited as `plane.set`. */
@@ -94,8 +96,8 @@ export function planeOperatorTarget(
     settle: (input) => plane.settle({ ...input, by: operator('settle') }),
     attention: (input) => plane.attention(input),
     getQuota: (tenant) => plane.getQuota(tenant),
-    setQuota: (tenant, quota) => plane.setQuota(tenant, quota, operator('quota set')),
-    updateQuota: (tenant, patch) => plane.updateQuota(tenant, patch, operator('quota update')),
+    setQuota: (tenant, quota, options) => plane.setQuota(tenant, quota, { by: operator('quota set'), newTenant: options?.newTenant }),
+    updateQuota: (tenant, patch, options) => plane.updateQuota(tenant, patch, { by: operator('quota update'), newTenant: options?.newTenant }),
     planeStatus: () => plane.planeStatus(),
     setPlaneCeiling: (ceiling) => plane.setPlaneCeiling(ceiling, operator('quota plane set')),
     updatePlaneCeiling: (patch) => plane.updatePlaneCeiling(patch, operator('quota plane update')),

@@ -2,6 +2,7 @@ import { type Command, Option } from 'commander';
 
 import { isQuotaError, QuotaError } from '../../core/errors.js';
 import { identifierProblem, isReservedTenant, RESERVED_TENANT_PREFIX } from '../../core/identifiers.js';
+import { nearestTenant } from '../../core/known-tenant.js';
 import type { Operator } from '../../core/operator.js';
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { redactStoreUrl } from '../../store/store-url.js';
@@ -10,6 +11,7 @@ import { EXIT_STATUS_HELP } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { wholeNumberBetween } from '../options.js';
 import { UsageError } from '../usage-error.js';
+import { inCliTerms } from './new-tenant.js';
 import { planeOperatorTarget, type OperatorTarget } from './operator-target.js';
 import { STORE_ENV } from '../serve/serve-config.js';
 import { chooseTarget, KEY_ENV, URL_ENV, type TargetChoiceFlags } from './target-choice.js';
@@ -66,7 +68,7 @@ export function limitOption(): Option {
  * Opens the target a command acts on ({@link chooseTarget}) and runs `body` with it, closing it
  * afterwards. On a store, a command that writes needs `--actor`, checked before the store is
  * opened so a usage mistake never touches it. A malformed `--store` or `--url` is a usage error
- * naming the flag; a store or server that cannot be reached surfaces as `STORE_UNAVAILABLE`
+ * naming the flag; a tenant that does not exist is refused in the CLI's words (`inCliTerms`); a store or server that cannot be reached surfaces as `STORE_UNAVAILABLE`
  * (exit status 4).
  */
 export async function withTarget<T>(
@@ -79,6 +81,8 @@ export async function withTarget<T>(
   const target = choice.kind === 'server' ? await serverTarget(choice.url, choice.key) : await storeTarget(choice.url, storeOperator(flags, access));
   try {
     return await body(target);
+  } catch (error) {
+    throw inCliTerms(error, target.description);
   } finally {
     await target.close();
   }
@@ -86,7 +90,8 @@ export async function withTarget<T>(
 
 /**
  * Throws `NOT_FOUND` (exit status 1) naming `--tenant` when the target has never seen `tenant`:
- * no quota, run, halt or audit row (or, through a server, a tenant the key does not cover). A
+ * no quota, run, halt or audit row (or, through a server, a tenant the key does not cover),
+ * suggesting the nearest tenant it has (`nearestTenant`, rules.md#l95-3). A
  * mistyped tenant would otherwise read as an empty one: no halts, no runs, nothing to sweep.
  * quotaplane's own audit chains (`quotaplane:…`) are tenants only to `audit` (`auditChains`).
  */
@@ -99,11 +104,14 @@ export async function requireKnownTenant(target: OperatorTarget, tenant: string,
       { details: { field: 'tenant' } },
     );
   }
-  if ((await target.tenants()).includes(tenant)) return;
+  const known = await target.tenants();
+  if (known.includes(tenant)) return;
+  const suggestion = nearestTenant(tenant, known);
   throw new QuotaError(
     'NOT_FOUND',
-    `tenant '${tenant}' is not in ${target.description}: it has no quota, run or halt there (check --tenant; 'quotaplane status' lists every tenant)`,
-    { details: { field: 'tenant' } },
+    `tenant '${tenant}' is not in ${target.description}: it has no quota, run or halt there ` +
+      `(${suggestion === null ? '' : `did you mean '${suggestion}'? `}check --tenant; 'quotaplane status' lists every tenant)`,
+    { details: suggestion === null ? { field: 'tenant' } : { field: 'tenant', suggestion } },
   );
 }
 

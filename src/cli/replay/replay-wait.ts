@@ -83,7 +83,8 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
     await rows.return?.(undefined);
     throw error;
   });
-  for (const tenant of names) await plane.setQuota(tenant, quota, REPLAY_OPERATOR);
+  // The replay's tenants are its own, new by name: it says so (rules.md#l95).
+  for (const tenant of names) await plane.setQuota(tenant, quota, { by: REPLAY_OPERATOR, newTenant: true });
   await applyPlaneCeiling(plane, options);
 
   const ledgers = new Map<string, TenantLedger>(names.map((tenant) => [tenant, newLedger(tenant)]));

@@ -1,5 +1,6 @@
 import { QuotaError } from '../../core/errors.js';
 import type { ApiKeyRecord, ApiKeyStore, NewApiKey, RevokeOutcome } from '../../store/api-keys.js';
+import { storeHasTenant } from '../../store/known-tenants.js';
 import type { QuotaStore, TenantStore } from '../../store/store.js';
 import type { WaiterWakes } from '../../store/waiter-wakes.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
@@ -50,6 +51,11 @@ export class PendingStore implements QuotaStore {
 
   async tenants(): Promise<string[]> {
     return this.#ready().tenants();
+  }
+
+  /** The real store's answer (rules.md#l95). */
+  async hasTenant(tenant: string): Promise<boolean> {
+    return storeHasTenant(this.#ready(), tenant);
   }
 
   apiKeys(): ApiKeyStore {

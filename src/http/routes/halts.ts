@@ -4,7 +4,7 @@ import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { InstantMs, ListingLimit, Operator, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
+import { InstantMs, ListingLimit, NewTenantQuery, Operator, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
 
 /** Longest halt reason accepted, in characters. */
 export const MAX_HALT_REASON_LENGTH = 2000;
@@ -61,7 +61,8 @@ export const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Ty
  * Emergency halts (issue #4 item 2, contract §9.2): `GET /v1/tenants/{tenant}/halts` lists the
  * standing halts (`?state=lifted` the recorded lifts, newest first, `limit` per page);
  * `POST …/halts` throws one (`{ scope, reason }`, no actor field: the operator is the key's name,
- * basis `authenticated`); `POST …/halts/lift` lifts one (`{ scope }`), journaled first.
+ * basis `authenticated`; `?newTenant=true` for a tenant that does not exist yet, rules.md#l95);
+ * `POST …/halts/lift` lifts one (`{ scope }`), journaled first.
  */
 export const haltRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof HaltsQuery> }>(
@@ -94,12 +95,13 @@ export const haltRoutes: RouteModule = (app, context) => {
     },
   );
 
-  app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof HaltBody> }>(
+  app.post<{ Params: Static<typeof TenantParams>; Body: Static<typeof HaltBody>; Querystring: Static<typeof NewTenantQuery> }>(
     '/v1/tenants/:tenant/halts',
     protectedRoute('operator', {
       operationId: 'halt',
-      summary: 'Throw (or re-throw) a halt on a scope; audited before it stands',
+      summary: 'Throw (or re-throw) a halt on a scope; audited before it stands (a tenant that does not exist needs ?newTenant=true)',
       params: TenantParams,
+      querystring: NewTenantQuery,
       body: HaltBody,
       reply: HaltReply,
     }),
@@ -110,6 +112,7 @@ export const haltRoutes: RouteModule = (app, context) => {
         reason: request.body.reason,
         by: operatorOf(request),
         atMs: callerInstant(request, request.body.atMs),
+        newTenant: request.query.newTenant,
       }),
   );
 

@@ -7,7 +7,7 @@ import { operatorOf, requestKey } from '../auth.js';
 import { HttpProblem, notFoundProblem } from '../errors.js';
 import type { RouteContext, RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { described, Identifier, NoQuery, strictObject } from '../schemas/common.js';
+import { described, Identifier, NewTenantQuery, NoQuery, strictObject } from '../schemas/common.js';
 import type { FastifyRequest } from 'fastify';
 
 const Role = Type.Union([Type.Literal('runner'), Type.Literal('operator')], {
@@ -55,16 +55,18 @@ function adminFor(request: FastifyRequest, context: RouteContext): ApiKeyAdmin {
  * answers its secret once (201); `GET /v1/keys` lists the keys of the tenants the calling key
  * covers (never a secret); `POST /v1/keys/{id}/revoke` revokes one. A key for a tenant the caller
  * does not cover, or for every tenant from a one-tenant operator key, answers 404 as any uncovered
- * tenant does. Creation and revocation are audited (`key.create`, `key.revoke`) under the calling
- * key's name, authenticated, before the key changes.
+ * tenant does. A key for a tenant that does not exist answers 404 naming it and the nearest known
+ * tenant, unless `?newTenant=true` (rules.md#l95). Creation and revocation are audited
+ * (`key.create`, `key.revoke`) under the calling key's name, authenticated, before the key changes.
  */
 export const keyRoutes: RouteModule = (app, context) => {
-  app.post<{ Body: Static<typeof CreateKeyBody> }>(
+  app.post<{ Body: Static<typeof CreateKeyBody>; Querystring: Static<typeof NewTenantQuery> }>(
     '/v1/keys',
     {
       ...protectedRoute('operator', {
         operationId: 'createKey',
-        summary: 'Create an API key; its secret is in this answer only (audited as key.create)',
+        summary: 'Create an API key; its secret is in this answer only (audited as key.create; a tenant that does not exist needs ?newTenant=true)',
+        querystring: NewTenantQuery,
         body: CreateKeyBody,
         reply: CreatedKey,
         replyStatus: 201,
@@ -72,7 +74,7 @@ export const keyRoutes: RouteModule = (app, context) => {
     },
     async (request, reply) => {
       if (!keyCoversTenant(requestKey(request), request.body.tenant)) throw notFoundProblem();
-      const created = await adminFor(request, context).create(request.body);
+      const created = await adminFor(request, context).create({ ...request.body, newTenant: request.query.newTenant });
       return reply.code(201).send(created);
     },
   );

@@ -9,6 +9,7 @@ import {
   MAX_AGENT_CEILINGS,
   MAX_CONFIGURED_GRANTS,
   MAX_DECLARED_CEILINGS,
+  NewTenantQuery,
   NoQuery,
   RateCeiling,
   strictObject,
@@ -58,7 +59,8 @@ const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([Tena
  * none was set: no ceilings, monthly periods); `PUT` replaces it, audited as `quota.set` under the
  * key's name with basis `authenticated`, and it applies to the very next admission (DESIGN.md decision 5);
  * `PATCH` changes part of it (JSON Merge Patch, `application/merge-patch+json` or `application/json`),
- * audited as `quota.update` (issue #10 item 13).
+ * audited as `quota.update` (issue #10 item 13). `PUT` and `PATCH` of a tenant that does not exist
+ * answer 404 naming it and the nearest known tenant, unless `?newTenant=true` (rules.md#l95).
  */
 export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(
@@ -73,12 +75,13 @@ export const quotaRoutes: RouteModule = (app, context) => {
     async (request) => ({ tenant: request.params.tenant, quota: await context.plane.getQuota(request.params.tenant) }),
   );
 
-  app.put<{ Params: Static<typeof TenantParams>; Body: Static<typeof TenantQuotaInput> }>(
+  app.put<{ Params: Static<typeof TenantParams>; Body: Static<typeof TenantQuotaInput>; Querystring: Static<typeof NewTenantQuery> }>(
     '/v1/tenants/:tenant/quota',
     protectedRoute('operator', {
       operationId: 'setQuota',
-      summary: "Replace a tenant's quota (audited); absent ceilings are unlimited, 0 allows nothing",
+      summary: "Replace a tenant's quota (audited); absent ceilings are unlimited, 0 allows nothing (a tenant that does not exist needs ?newTenant=true)",
       params: TenantParams,
+      querystring: NewTenantQuery,
       body: TenantQuotaInput,
       reply: QuotaReply,
     }),
@@ -86,26 +89,27 @@ export const quotaRoutes: RouteModule = (app, context) => {
       const quota = await context.plane.setQuota(
         request.params.tenant,
         { ...request.body, period: request.body.period ?? 'monthly' },
-        operatorOf(request),
+        { by: operatorOf(request), newTenant: request.query.newTenant },
       );
       return { tenant: request.params.tenant, quota };
     },
   );
 
-  app.patch<{ Params: Static<typeof TenantParams>; Body: Static<typeof QuotaPatchBody> }>(
+  app.patch<{ Params: Static<typeof TenantParams>; Body: Static<typeof QuotaPatchBody>; Querystring: Static<typeof NewTenantQuery> }>(
     '/v1/tenants/:tenant/quota',
     protectedRoute('operator', {
       operationId: 'updateQuota',
       summary:
         "Change part of a tenant's quota (JSON Merge Patch, RFC 7396; audited as quota.update with the old and new quota): " +
-        'members left out are kept, null removes a ceiling, rate ceilings merge per grant',
+        'members left out are kept, null removes a ceiling, rate ceilings merge per grant (a tenant that does not exist needs ?newTenant=true)',
       params: TenantParams,
+      querystring: NewTenantQuery,
       body: QuotaPatchBody,
       consumes: MERGE_PATCH_CONSUMES,
       reply: QuotaReply,
     }),
     async (request) => {
-      const quota = await context.plane.updateQuota(request.params.tenant, request.body, operatorOf(request));
+      const quota = await context.plane.updateQuota(request.params.tenant, request.body, { by: operatorOf(request), newTenant: request.query.newTenant });
       return { tenant: request.params.tenant, quota };
     },
   );

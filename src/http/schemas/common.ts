@@ -217,6 +217,17 @@ export const Usage = strictObject({
 /** The query of a route that takes none: any member is refused, naming it. */
 export const NoQuery = strictObject({});
 
+/**
+ * The query of an act that may create its tenant (a halt, a quota change, a key): `newTenant=true`
+ * says the tenant is meant to be new. Without it, a tenant that does not exist answers 404 naming
+ * it and the nearest known tenant, and nothing is written (rules.md#l95).
+ */
+export const NewTenantQuery = strictObject({
+  newTenant: Type.Optional(
+    Type.Boolean({ description: 'true: the tenant is new, create it; without it a tenant with no quota and no history answers 404 (NOT_FOUND, with suggestion)' }),
+  ),
+});
+
 /** The `{tenant}` path parameter. */
 export const TenantParams = strictObject({ tenant: described(Identifier, 'the tenant, which the key must cover (404 otherwise)') });
 
@@ -244,10 +255,21 @@ export const Problem = Type.Object(
     code: Type.Union(PROBLEM_CODES.map((code) => Type.Literal(code)), { description: 'the stable code: a refusal, a fault, or an HTTP-only code' }),
     requestId: Type.String({ description: 'the x-request-id of the request, under which the server logged it' }),
     field: Type.Optional(
-      Type.String({ description: 'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open' }),
+      Type.String({
+        description:
+          'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open; NOT_FOUND: `tenant` for a tenant that does not exist',
+      }),
     ),
     // The members of each refusal (core/refusal.ts), spread into the envelope.
-    tenant: Type.Optional(Type.String()),
+    tenant: Type.Optional(Type.String({ description: 'the tenant refused; NOT_FOUND with field tenant: the tenant that does not exist' })),
+    // The members of a NOT_FOUND for a tenant that does not exist (core/known-tenant.ts).
+    act: Type.Optional(
+      Type.Union(
+        [Type.Literal('halt'), Type.Literal('quota'), Type.Literal('key'), Type.Literal('lift'), Type.Literal('release')],
+        { description: 'NOT_FOUND of a tenant that does not exist: the act refused; halt, quota and key create the tenant when repeated with ?newTenant=true' },
+      ),
+    ),
+    suggestion: Type.Optional(Type.String({ description: 'NOT_FOUND of a tenant that does not exist: the known tenant nearest its name, when one is near' })),
     running: Type.Optional(Type.Integer({ description: 'TooManyRuns: slots held under the ceiling named by bound' })),
     limit: Type.Optional(Type.Integer({ description: 'TooManyRuns, SpentOut: the ceiling; PAYLOAD_TOO_LARGE: the largest body the server accepts, bytes' })),
     bound: Type.Optional(

@@ -1,3 +1,4 @@
+import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
@@ -139,16 +140,10 @@ export function postgresQueries(s: string) {
       WHERE tenant = $1 AND action = $3 ORDER BY seq DESC LIMIT $2`,
 
     // ── store-wide ──────────────────────────────────────────────────────────
-    /**
-     * Tenants with a quota, a run (registered or holding a slot), a halt or an audit row (a halt
-     * thrown and lifted leaves only its audit rows); UNION dedupes, "C" sorts bytewise.
-     */
-    listTenants: `SELECT tenant FROM ${s}.quota_tenants
-      UNION SELECT tenant FROM ${s}.quota_runs
-      UNION SELECT tenant FROM ${s}.quota_running
-      UNION SELECT tenant FROM ${s}.quota_halted
-      UNION SELECT tenant FROM ${s}.quota_audit
-      ORDER BY tenant`,
+    /** Every known tenant (rules.md#l95, known-tenants.ts); UNION dedupes, "C" sorts bytewise. */
+    listTenants: listTenantsSql(`${s}.`),
+    /** Whether the store holds a record of each kind that makes tenant $1 known: one indexed EXISTS per kind. */
+    tenantRecords: tenantRecordsSql(`${s}.`, '$1'),
   } as const;
 }
 

@@ -8,6 +8,7 @@ import { MAX_AMOUNT } from '../../core/amounts.js';
 import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
 import { requireAuditEntry } from '../lifecycle-arguments.js';
 import { decodePlaneCeiling } from '../plane-rows.js';
+import { knownTenantOf } from '../known-tenants.js';
 import { requireAgentNames } from '../store-arguments.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
@@ -93,9 +94,16 @@ export class PostgresQuotaStore implements QuotaStore {
     return new PostgresTenantStore(this.#db, this.#q, this.#batch, requireTenant('tenant', tenant));
   }
 
+  /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
   async tenants(): Promise<string[]> {
     const rows = await this.#db.rows<{ tenant: string }>(this.#q.listTenants, []);
     return rows.map((row) => row.tenant);
+  }
+
+  /** Whether `tenant` is known (rules.md#l95): one indexed EXISTS per kind of record, decided by `isKnownTenant`. */
+  async hasTenant(tenant: string): Promise<boolean> {
+    const id = requireTenant('tenant', tenant);
+    return knownTenantOf(await this.#db.row<Record<string, unknown>>(this.#q.tenantRecords, [id]));
   }
 
   /** The API keys (table `quotaplane_api_keys`), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */

@@ -1,10 +1,11 @@
+import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
+
 /**
  * Every SQL statement of the SQLite adapter, as named constants with named placeholders (`@tenant`,
  * `@run`, …); nothing is interpolated. Each statement is confined to one tenant by its leading key
  * (docs/design/rules.md#l34–#l37). Sums clamp at 2^53 − 1 so amounts saturate instead of losing
  * precision.
  */
-
 const MAX = '9007199254740991';
 
 // ── running set (slots) ─────────────────────────────────────────────────────
@@ -254,13 +255,10 @@ export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, su
 // ── store-wide ──────────────────────────────────────────────────────────────
 
 /**
- * Tenants with a quota, a run (registered or holding a slot), a halt or an audit row (a halt thrown
- * and lifted leaves only its audit rows, and they must still be verifiable); UNION dedupes, BINARY
- * sorts bytewise.
+ * Every known tenant in byte order (BINARY collation; rules.md#l95): those with a record of any
+ * kind that makes a tenant known (known-tenants.ts). A halt thrown and lifted leaves only its
+ * audit rows, and they must still be verifiable.
  */
-export const LIST_TENANTS = `SELECT tenant FROM quota_tenants
-  UNION SELECT tenant FROM quota_runs
-  UNION SELECT tenant FROM quota_running
-  UNION SELECT tenant FROM quota_halted
-  UNION SELECT tenant FROM quota_audit
-  ORDER BY tenant`;
+export const LIST_TENANTS = listTenantsSql('');
+/** Whether the store holds a record of each kind that makes `@tenant` known: one indexed EXISTS per kind. */
+export const TENANT_RECORDS = tenantRecordsSql('', '@tenant');

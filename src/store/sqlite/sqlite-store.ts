@@ -14,7 +14,8 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
 import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
-import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, TENANT_RECORDS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import { knownTenantOf } from '../known-tenants.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
 import { requireAuditEntry } from '../lifecycle-arguments.js';
@@ -93,7 +94,7 @@ export class SqliteQuotaStore implements QuotaStore {
     return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant), this.#wakes);
   }
 
-  /** Tenants with a configured quota, a run (registered or holding a slot), or a halt, in byte order. */
+  /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
   async tenants(): Promise<string[]> {
     const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
     return rows.map((row) => {
@@ -102,6 +103,12 @@ export class SqliteQuotaStore implements QuotaStore {
       }
       return row.tenant;
     });
+  }
+
+  /** Whether `tenant` is known (rules.md#l95): one indexed EXISTS per kind of record, decided by `isKnownTenant`. */
+  async hasTenant(tenant: string): Promise<boolean> {
+    const id = requireTenant('tenant', tenant);
+    return knownTenantOf(await this.#conn.read(() => this.#conn.get<Record<string, unknown>>(TENANT_RECORDS, { tenant: id })));
   }
 
   /** The API keys (`quotaplane_api_keys`), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 
+import { EVERY_TENANT, PLANE_AUDIT_TENANT } from '../../core/identifiers.js';
 import type { TenantQuota } from '../../core/quota.js';
 import { AUDIT_GENESIS_HASH, auditRowHash } from '../../store/audit-hash.js';
+import { storeHasTenant } from '../../store/known-tenants.js';
 import type { AuditEntry, AuditRecord } from '../../store/types.js';
 import { assertOk } from './assertions.js';
-import { ACME, admission, auditEntry, GLOBEX, JAN_MS, OPS_ALICE, OPS_CAROL, runId } from './fixtures.js';
+import { ACME, admission, auditEntry, configure, GLOBEX, JAN_MS, OPS_ALICE, OPS_CAROL, runId } from './fixtures.js';
 import type { ConformanceContext, ConformanceGroup } from './types.js';
 
 // Tenant configuration (getQuota/setQuota), the audit log, and the tenant listing of store.ts.
@@ -120,9 +122,9 @@ export const quotaAndAudit: ConformanceGroup = {
   ],
 };
 
-/** L33: the tenant listing. */
+/** L33, L95: the tenant listing, and which tenants exist. */
 export const tenantListing: ConformanceGroup = {
-  title: 'tenants() lists the tenants that have something stored',
+  title: 'tenants() lists the tenants that have something stored, and hasTenant agrees',
   steps: [
     {
       id: 'L33',
@@ -140,6 +142,72 @@ export const tenantListing: ConformanceGroup = {
         await store.tenant(ACME).setHalt(halt);
         // Byte order puts upper case before lower case.
         assert.deepEqual(await store.tenants(), ['Zeta', ACME, GLOBEX]);
+      },
+    },
+    {
+      id: 'L95',
+      title:
+        'a tenant exists iff the store holds a record of it (a quota, a run, a slot, a waiter, a halt, an audit row, a key of its own); ' +
+        'hasTenant answers as tenants() lists, and reads create none',
+      async run(context) {
+        const { store } = context;
+        const known = (tenant: string) => storeHasTenant(store, tenant);
+        const before = await store.tenants();
+
+        // Reads of a tenant nobody used leave it unknown.
+        const ghost = store.tenant('ghost');
+        await ghost.getQuota();
+        await ghost.halts();
+        await ghost.auditLog({ limit: 10 });
+        await ghost.running();
+        await ghost.runs({ limit: 10 });
+        await ghost.reservations(10);
+        assert.equal(await known('ghost'), false, 'a tenant only read is unknown');
+
+        // One record of one kind is enough.
+        const halt = { scope: { kind: 'tenant' }, reason: 'incident 43', by: OPS_ALICE, atMs: JAN_MS } as const;
+        await store.tenant('by-halt').setHalt(halt);
+        await store.tenant('by-audit').appendAudit(auditEntry('lift', 'tenant', JAN_MS, { reason: 'before this store' }));
+        await configure(store.tenant('by-quota'), { period: 'monthly' });
+        assertOk(await store.tenant('by-run').admit(admission(runId(2))), 'admit in by-run');
+        const made = ['by-audit', 'by-halt', 'by-quota', 'by-run'];
+
+        const keys = store.apiKeys?.();
+        if (keys !== undefined) {
+          const key = (n: number, tenant: string) => ({
+            id: `key_01JQ0000000000000000000KY${n}`,
+            name: `key-${n}`,
+            role: 'operator' as const,
+            tenant,
+            createdAtMs: JAN_MS,
+            hash: String(n).repeat(64),
+          });
+          await keys.create(key(1, 'by-key'));
+          await keys.create(key(2, EVERY_TENANT));
+          made.push('by-key');
+        }
+
+        // A waiter is the only record of a tenant whose first admission waits for a plane slot.
+        if (store.setPlaneCeiling !== undefined && store.planeUsage !== undefined) {
+          const { running } = await store.planeUsage([]);
+          const plane = { maxConcurrentRuns: running };
+          await store.setPlaneCeiling(plane, auditEntry('plane.set', 'plane', JAN_MS, { new: plane }), PLANE_AUDIT_TENANT);
+          const waiting = await store.tenant('by-waiter').admitOrWait(admission(runId(3)), { untilMs: JAN_MS + 60_000, leaseMs: 60_000 });
+          assert.ok(!waiting.ok && 'waiting' in waiting, `by-waiter waits, got ${JSON.stringify(waiting)}`);
+          made.push('by-waiter', PLANE_AUDIT_TENANT);
+        }
+
+        const listed = await store.tenants();
+        assert.deepEqual(listed, [...before, ...made].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'tenants() lists every tenant with a record, once');
+        assert.ok(!listed.includes(EVERY_TENANT), "a key of every tenant ('*') makes no tenant");
+        for (const tenant of listed) assert.equal(await known(tenant), true, `hasTenant('${tenant}') as listed`);
+        assert.equal(await known('ghost'), false, 'ghost stays unknown');
+        assert.equal(await known('by-hal'), false, 'a name near a known one is not known');
+
+        // A tenant whose only record goes is unknown again: the rule is "iff".
+        assert.equal(await store.tenant('by-halt').liftHaltIf({ ...halt, scope: { kind: 'tenant' } }), true, 'the halt-only tenant loses its halt');
+        assert.equal(await known('by-halt'), false, 'with no record left, by-halt is unknown');
+        assert.ok(!(await store.tenants()).includes('by-halt'), 'and no longer listed');
       },
     },
   ],

@@ -6,7 +6,7 @@ import { MockLanguageModelV3 } from 'ai/test';
 export async function meteredWithoutANetwork() {
   const store = await openStore('sqlite::memory:'); // private to this test, gone on close
   const plane = createPlane({ store });
-  await plane.setQuota('acme', { maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
+  await plane.setQuota('acme', { maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 }, { newTenant: true });
   const model = new MockLanguageModelV3({
     modelId: 'test-model',
     doGenerate: async () => ({
