@@ -14,6 +14,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { freshPostgresDatabase } from '../plane/backends.js';
 import { pagesContaining } from '../docs/markdown.js';
+import { describeOn } from '../test-backends.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
 // Every operator verb against a store and through a server (issue #5), in process through
@@ -432,7 +433,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
   });
 });
 
-describe('quotaplane operator commands on a PostgreSQL store named by URL, and through a server over one', () => {
+describeOn('postgres', 'quotaplane operator commands on a PostgreSQL store named by URL, and through a server over one', () => {
   it('every verb works both ways and answers the same JSON, a script can read', async () => {
     const database = await freshPostgresDatabase();
     const served = await freshPostgresDatabase();

@@ -3,10 +3,11 @@ import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
 import pg from 'pg';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 
 import { openStore } from '../../src/store/open-store.js';
 import { freshSchemaName, testPgUrl } from '../postgres/pg-test-support.js';
+import { describeOn } from '../test-backends.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
 // Issue #10 items 3 and 4: a command that only reads never creates, migrates or alters a store,
@@ -34,7 +35,7 @@ async function schemaExists(url: string, schema: string): Promise<boolean> {
   }
 }
 
-describe('read-only commands on SQLite', () => {
+describeOn('sqlite', 'read-only commands on SQLite', () => {
   it("status on another application's SQLite file exits 3 naming it, and the file is byte for byte as it was", async () => {
     const path = join(tempDir(), 'other-app.db');
     const other = new Database(path);
@@ -87,7 +88,7 @@ describe('read-only commands on SQLite', () => {
   });
 });
 
-describe('read-only commands and configuration errors on PostgreSQL', () => {
+describeOn('postgres', 'read-only commands and configuration errors on PostgreSQL', () => {
   it("status with ?schema=typo_schema exits 3 and creates no schema", async () => {
     const url = testPgUrl();
     const schema = freshSchemaName('typo');

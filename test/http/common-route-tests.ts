@@ -1,5 +1,5 @@
 import type { InjectOptions } from 'fastify';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { bearer, expectProblem, type FixtureKey, type ServiceFixture, serviceFixture, stateSnapshot } from './http-fixtures.js';
 
@@ -39,18 +39,23 @@ export interface RouteCase {
  * that does not parse → 400 and an oversized body → 413, each with the problem envelope; and after
  * every one of those refusals, nothing in the store changed. Last, the request succeeds with a
  * key that may make it, proving the case itself is sound.
+ *
+ * The tests of one route share one service, built and prepared once: each refusal is checked
+ * against the state just before it (and so, refusal after refusal, against the prepared state),
+ * and the one test that changes the store, the success, is registered last and runs last.
  */
 export function runCommonRouteTests(route: RouteCase): void {
-  describe(`${route.name}: shared security and input tests`, () => {
+  // In the order registered, even under `--sequence.shuffle`: the success comes last.
+  describe(`${route.name}: shared security and input tests`, { concurrent: false, shuffle: false }, () => {
     let fixture: ServiceFixture;
     let prepared: Prepared;
 
-    beforeEach(async () => {
+    beforeAll(async () => {
       fixture = await serviceFixture();
       prepared = (await route.prepare?.(fixture)) ?? { runs: [] };
     });
-    afterEach(async () => {
-      await fixture.close();
+    afterAll(async () => {
+      await fixture?.close();
     });
 
     const refusedWithoutChange = async (options: InjectOptions, status: number, code: string) => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 
 import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
@@ -9,6 +9,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { closeSchemaStore, openSchemaStore, type SchemaStore } from '../postgres/pg-test-support.js';
+import { describeOn } from '../test-backends.js';
 import { until } from '../until.js';
 import { failure, T0, tempDir } from './plane-fixtures.js';
 
@@ -24,7 +25,7 @@ async function answerOf<T>(pending: Promise<{ answer: Promise<T> }>): Promise<T>
   return (await pending).answer;
 }
 
-describe('SQLite: a decision waiting for another process’s write lock is recorded when it is applied', () => {
+describeOn('sqlite', 'SQLite: a decision waiting for another process’s write lock is recorded when it is applied', () => {
   let dir: ReturnType<typeof tempDir>;
   let store: QuotaStore;
   let other: Database.Database;
@@ -134,7 +135,7 @@ describe('SQLite: a decision waiting for another process’s write lock is recor
   });
 });
 
-describe('PostgreSQL: a decision waiting for another transaction’s tenant lock is recorded when it is applied', () => {
+describeOn('postgres', 'PostgreSQL: a decision waiting for another transaction’s tenant lock is recorded when it is applied', () => {
   let opened: SchemaStore;
 
   beforeEach(async () => {

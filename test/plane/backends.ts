@@ -5,6 +5,7 @@ import pg from 'pg';
 
 import type { OpenStoreOptions } from '../../src/store/open-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from '../postgres/pg-test-support.js';
+import { testsBackend, type TestBackend } from '../test-backends.js';
 import { tempDir } from './plane-fixtures.js';
 
 /**
@@ -18,8 +19,8 @@ export interface SharedStore {
   remove(): Promise<void>;
 }
 
-/** The backends the cross-process scenarios run on. */
-export const BACKENDS: readonly { name: string; fresh: (label: string) => Promise<SharedStore> }[] = [
+/** How to make a fresh store on each backend. */
+const EVERY_BACKEND: readonly { name: TestBackend; fresh: (label: string) => Promise<SharedStore> }[] = [
   {
     name: 'sqlite',
     fresh: async () => {
@@ -36,6 +37,12 @@ export const BACKENDS: readonly { name: string; fresh: (label: string) => Promis
     },
   },
 ];
+
+/**
+ * The backends the cross-process scenarios run on: those `QUOTAPLANE_TEST_BACKENDS` selects
+ * (test-backends.ts; both by default).
+ */
+export const BACKENDS = EVERY_BACKEND.filter((backend) => testsBackend(backend.name));
 
 /**
  * A PostgreSQL database of its own on the test server, so a URL alone (as the CLI takes it) names

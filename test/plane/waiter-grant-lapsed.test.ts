@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
@@ -7,6 +7,7 @@ import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import type { AdmitRequest } from '../../src/store/types.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { openFreshStore } from '../postgres/pg-test-support.js';
+import { describeOn, type TestBackend } from '../test-backends.js';
 import { T0 } from './plane-fixtures.js';
 
 // A waiting admission granted while its caller is away (a long GC pause, a starved CPU) for longer
@@ -23,7 +24,7 @@ const request = (run: string, atMs: number, leaseMs = 1_000): AdmitRequest => ({
 // The caller's wait: a minute, its place kept 10 s from its last look.
 const TERMS = { untilMs: T0 + 60_000, leaseMs: 10_000 };
 
-const BACKENDS: readonly { name: string; open: () => Promise<{ store: QuotaStore; close: () => Promise<void> }> }[] = [
+const BACKENDS: readonly { name: TestBackend; open: () => Promise<{ store: QuotaStore; close: () => Promise<void> }> }[] = [
   {
     name: 'sqlite',
     open: async () => {
@@ -35,7 +36,7 @@ const BACKENDS: readonly { name: string; open: () => Promise<{ store: QuotaStore
 ];
 
 for (const backend of BACKENDS) {
-  describe(`${backend.name}: a waiter whose grant lapsed while it was away`, () => {
+  describeOn(backend.name, `${backend.name}: a waiter whose grant lapsed while it was away`, () => {
     let store: QuotaStore;
     let close: () => Promise<void>;
     let handle: TenantStore;
