@@ -10,7 +10,8 @@ import { z } from 'zod';
 import { BUDGET, metered, MODEL_ID, priceOf, PRICES, scriptedModel, text, toolCall, usage } from './ai-sdk-scenarios.js';
 import { planeTarget, REFUND, standardQuota, type Target } from './run-fixtures.js';
 
-// Issue #13 item 2: the usage a call books, whatever its provider reported (DESIGN.md decision 19).
+// The usage a call books, whatever its provider reported (docs/design/decisions.md "Usage never
+// reads as zero by absence").
 
 type Usage = ReturnType<typeof usage>;
 type StreamPart = Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AI_SDK_SCENARIOS } from './ai-sdk-scenarios.js';
 import { clientTarget, planeTarget, type Target } from './run-fixtures.js';
 
-// Issue #13 "Done when": each scenario runs with the AI SDK's own mock model on the in-process
+// Each scenario runs with the AI SDK's own mock model on the in-process
 // plane and through the HTTP client of the service, and leaves the same books.
 
 const targets: Target[] = [];

@@ -7,7 +7,8 @@ import { QuotaError } from '../../src/core/errors.js';
 import { BUDGET, FakeModel, message, MODEL_NAME, priceOf, PRICES, usage } from './openai-agents-scenarios.js';
 import { planeTarget, standardQuota, type Target } from './run-fixtures.js';
 
-// Issue #13 item 2 for the Agents SDK: the usage a turn books (DESIGN.md decision 19).
+// For the Agents SDK: the usage a turn books (docs/design/decisions.md "Usage never reads as zero
+// by absence").
 
 const targets: Target[] = [];
 afterEach(async () => {

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 
 import { describe, expect, it } from 'vitest';
 
-// Issue #13 item 4: `ai` and `@openai/agents` are optional peers, so the main entry must load in a
+// `ai` and `@openai/agents` are optional peers, so the main entry must load in a
 // project that installed neither. Each check runs in a fresh Node process whose module resolution
 // refuses both SDKs (and their packages); the entries are loaded from source through tsx.
 
