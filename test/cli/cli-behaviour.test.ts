@@ -9,7 +9,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { CapturedStream, REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue #10 item 10: a CLI that behaves in pipes and catches typos.
+// A CLI that behaves in pipes and catches typos.
 
 let dir: { path: string; remove: () => void };
 let url: string;

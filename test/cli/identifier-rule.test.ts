@@ -4,7 +4,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue 9 fault 5: the CLI refuses a deceptive name with the library's sentence and exit 2.
+// The CLI refuses a deceptive name with the library's sentence and exit 2.
 let dir: { path: string; remove: () => void };
 beforeEach(() => {
   dir = temporaryDirectory();

@@ -7,7 +7,7 @@ import { KEYS_AUDIT_TENANT } from '../../src/core/identifiers.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue #10 item 9: operator routes create (secret shown once), list and revoke API keys; the
+// Operator routes create (secret shown once), list and revoke API keys; the
 // CLI's keys verbs work through a server as on a store; every creation and revocation is an audit
 // row (who, key id, name, role, tenant) that audit --verify checks.
 

@@ -17,7 +17,7 @@ import { pagesContaining } from '../docs/markdown.js';
 import { describeOn } from '../test-backends.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Every operator verb against a store and through a server (issue #5), in process through
+// Every operator verb against a store and through a server, in process through
 // main(argv, io), with --json output parsed and the two answers compared. Runs are admitted long
 // ago with one-minute leases, so by the wall clock the CLI reads they have lapsed, as the leases
 // of a crashed runner have.
@@ -149,7 +149,7 @@ async function everyVerb(server: Served): Promise<void> {
   const set = await bothWays(server, ['quota', 'set', '--tenant', 'acme', '--max-concurrent-runs', '2', '--max-tokens-per-period', '1000000', '--rate', 'tool://payments/refund=20/3600'], 'ops-alice');
   expect(set.store).toMatchObject({ status: 0, body: { tenant: 'acme', quota: { period: 'monthly', maxConcurrentRuns: 2, rateCeilings: { 'tool://payments/refund': [{ count: 20, windowSeconds: 3600 }] } } } });
   expect((await bothWays(server, ['quota', 'get', '--tenant', 'acme'])).store.body.quota.maxConcurrentRuns).toBe(2);
-  // quota update changes the ceilings named and keeps the rest; 'unlimited' removes one (issue #10 item 13).
+  // quota update changes the ceilings named and keeps the rest; 'unlimited' removes one.
   const update = await bothWays(server, ['quota', 'update', '--tenant', 'acme', '--max-concurrent-runs', '3', '--max-tokens-per-period', 'unlimited'], 'ops-alice');
   expect(update.store).toMatchObject({ status: 0, body: { tenant: 'acme', quota: { period: 'monthly', maxConcurrentRuns: 3, rateCeilings: { 'tool://payments/refund': [{ count: 20, windowSeconds: 3600 }] } } } });
   expect(update.store.body.quota.maxTokensPerPeriod).toBeUndefined();

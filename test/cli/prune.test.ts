@@ -10,7 +10,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue 9 fault 6: `quotaplane prune --older-than` on a store and through a server. Runs are
+// `quotaplane prune --older-than` on a store and through a server. Runs are
 // concluded on 2026-01-05, long before the wall clock the CLI reads, so 90d covers them.
 
 const T0 = Date.UTC(2026, 0, 5, 8);
@@ -36,7 +36,7 @@ async function json(args: readonly string[]) {
   return { status, body: stdout === '' ? undefined : JSON.parse(stdout), stderr };
 }
 
-describe('quotaplane prune (issue 9 fault 6)', () => {
+describe('quotaplane prune', () => {
   it('--dry-run needs no --actor, says what would go and changes nothing; the prune then removes exactly that', async () => {
     const dry = await json(['prune', '--older-than', '90d', '--dry-run', '--store', url]);
     expect(dry.status, dry.stderr).toBe(0);

@@ -9,7 +9,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue 12 from the CLI: `quota plane show|set|update`, the --agent-* flags of `quota set|update`,
+// From the CLI: `quota plane show|set|update`, the --agent-* flags of `quota set|update`,
 // and `status` with the plane-wide ceiling and per-agent figures; on a store and through a server.
 
 const T0 = Date.UTC(2026, 0, 5, 8);

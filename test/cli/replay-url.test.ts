@@ -6,7 +6,7 @@ import type { ReplayReport } from '../../src/cli/replay/replay-types.js';
 import { serviceFixture, type ServiceFixture } from '../http/http-fixtures.js';
 import { HEADER, runCli, temporaryDirectory, writeTrace } from './cli-helpers.js';
 
-// `quotaplane replay … --url --key` drives the replay through a running server (issue #4 item 6)
+// `quotaplane replay … --url --key` drives the replay through a running server
 // and must find what the same replay finds on a store of its own, with every invariant true.
 
 let dir: { path: string; remove: () => void };
@@ -84,7 +84,7 @@ describe('quotaplane replay --url', () => {
     expect(badUrl.stderr).toContain('--url');
   });
 
-  it('when a slot was freed early, the report says a sweeper is the likely cause and every server on the store needs it off (issue #10 item 12)', async () => {
+  it('when a slot was freed early, the report says a sweeper is the likely cause and every server on the store needs it off', async () => {
     const remote = await runCli(['replay', busyTrace(), ...FLAGS, '--url', url, '--key', fixture.key.opAll.secret]);
     const report = JSON.parse(remote.stdout) as ReplayReport;
     expect(renderReplayTable(report)).not.toContain('sweeper');

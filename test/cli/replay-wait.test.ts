@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReplayReport } from '../../src/cli/replay/replay-types.js';
 import { HEADER, runCli, temporaryDirectory, writeTrace } from './cli-helpers.js';
 
-// Issue 12 item 5: `replay --wait MS` replays waiting admissions in the trace's virtual time.
+// `replay --wait MS` replays waiting admissions in the trace's virtual time.
 
 let dir: { path: string; remove: () => void };
 beforeEach(() => {

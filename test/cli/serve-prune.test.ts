@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import { UsageError } from '../../src/cli/usage-error.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue 9 fault 6: `serve --prune-older-than` (off by default) prunes on an interval.
+// `serve --prune-older-than` (off by default) prunes on an interval.
 
 const T0 = Date.UTC(2026, 0, 5, 8);
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -33,7 +33,7 @@ async function storeWithOldRuns(): Promise<string> {
   return url;
 }
 
-describe('serve --prune-older-than (issue 9 fault 6)', () => {
+describe('serve --prune-older-than', () => {
   it('is off by default; the flag or QUOTAPLANE_PRUNE_OLDER_THAN takes an age with a unit, and a bare number is refused naming the variable', () => {
     expect(resolveServeConfig({}, {}).pruneOlderThanMs).toBeUndefined();
     expect(resolveServeConfig({}, { QUOTAPLANE_PRUNE_OLDER_THAN: '90d', QUOTAPLANE_PRUNE_INTERVAL_MS: '60000' })).toMatchObject({

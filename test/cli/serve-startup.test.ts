@@ -99,7 +99,7 @@ describe('serve startup faults', () => {
     expect(result.stderr).not.toContain('every API key in this store is revoked');
   });
 
-  it('--first-key-file writes the first key to a file created with mode 0600, and no output channel shows it (issue #10 item 1)', async () => {
+  it('--first-key-file writes the first key to a file created with mode 0600, and no output channel shows it', async () => {
     const dir = tempDir();
     const keyFile = join(dir, 'first-key');
     const result = await serveOnce(['--store', `sqlite:${join(dir, 'q.db')}`, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'info', '--first-key-file', keyFile]);

@@ -67,7 +67,7 @@ describe('quotaplane serve as a process', () => {
     expect(stderr).toContain('sweeping lapsed leases every 5000 ms');
     expect(stderr).toContain('SIGTERM: no new connections; finishing requests in flight, then closing the store');
     expect(stderr).toMatch(/quotaplane: stopped\n$/);
-    // Stdout is JSON log lines only (issue #10 item 7), one per request, and never holds the key (item 1).
+    // Stdout is JSON log lines only, one per request, and never holds the key.
     const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
     expect(lines.filter((line) => line.msg === 'request').map((line) => [line.method, line.route, line.status])).toEqual([
       ['GET', '/healthz', 200],

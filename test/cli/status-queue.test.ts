@@ -6,7 +6,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue 12 item 4: `quotaplane status` shows a tenant's waiting admissions.
+// `quotaplane status` shows a tenant's waiting admissions.
 
 let dir: { path: string; remove: () => void } | null = null;
 afterEach(() => {

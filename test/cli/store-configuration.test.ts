@@ -10,7 +10,7 @@ import { freshSchemaName, testPgUrl } from '../postgres/pg-test-support.js';
 import { describeOn } from '../test-backends.js';
 import { runCli, temporaryDirectory } from './cli-helpers.js';
 
-// Issue #10 items 3 and 4: a command that only reads never creates, migrates or alters a store,
+// A command that only reads never creates, migrates or alters a store,
 // and a store that cannot be used as configured is a configuration error (exit 3) naming what is
 // wrong, never the password, and never "unreachable, retry later" (exit 4).
 
