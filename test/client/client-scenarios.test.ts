@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import { injectFetch, serviceFixture, type ServiceFixture } from '../http/http-fixtures.js';
 import { PLANE_SCENARIOS, T0, type PlaneScenario } from './plane-scenarios.js';
 
-// The same plane scenarios run three ways (issue #4 item 5): on `createPlane`, and on a client of
+// The same plane scenarios run three ways: on `createPlane`, and on a client of
 // `buildApp`, once through `app.inject` and once through a real listening port. The answers must
 // be the same values, answer by answer.
 

@@ -32,7 +32,7 @@ export async function fault(call: () => Promise<unknown>): Promise<{ error: stri
 const budget = { maxTokens: 500, maxCallTokens: 100 };
 
 /**
- * The plane scenarios run both ways (issue #4 item 5): against `createPlane` and against a client
+ * The plane scenarios run both ways: against `createPlane` and against a client
  * of `buildApp`. Each names the acceptance case it adapts.
  */
 export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
