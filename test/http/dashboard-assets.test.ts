@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DASHBOARD_CSP, requireMoneyDisplay } from '../../src/http/dashboard.js';
 import { type ServiceFixture, serviceFixture } from './http-fixtures.js';
 
-// Serving the dashboard's files (issue #11 item 1): from the built directory only, with the CSP.
+// Serving the dashboard's files: from the built directory only, with the CSP.
 
 describe('dashboard assets at /ui/', () => {
   let fixture: ServiceFixture;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/create-client.js';
 import { bearer, expectProblem, GRANT, injectFetch, type ServiceFixture, serviceFixture, T0 } from './http-fixtures.js';
 
-// The reads the dashboard adds (issue #11): the spend of recent periods, the rate windows, and who a key is.
+// The reads the dashboard adds: the spend of recent periods, the rate windows, and who a key is.
 
 const DAY_MS = 86_400_000;
 const budget = { maxTokens: 1000, maxCallTokens: 100, maxMinorUnits: 5000, maxCallMinorUnits: 500 };

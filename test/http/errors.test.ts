@@ -15,7 +15,7 @@ import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './ht
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 
-describe('the code → status switch (issue #4 item 4)', () => {
+describe('the code → status switch', () => {
   it('maps every code to the status the issue names', () => {
     const expected: Record<ProblemCode, number> = {
       TooManyRuns: 429,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
-// Thousands of random bodies and paths (issue #4 "Done when"): whatever arrives, the service
+// Thousands of random bodies and paths: whatever arrives, the service
 // answers a 4xx or a 2xx, never a 5xx, and every error is the problem envelope.
 
 let f: ServiceFixture;
@@ -33,7 +33,7 @@ const segment = fc.oneof(
 
 function expectEnvelopeUnless2xx(status: number, headers: Record<string, unknown>, body: string): void {
   expect(status, body).toBeLessThan(500);
-  // Every answer carries its request id, the ones Fastify makes before a route runs too (issue #10 item 7).
+  // Every answer carries its request id, the ones Fastify makes before a route runs too.
   expect(headers['x-request-id'], body).toMatch(/^req_/);
   if (status >= 400) {
     expect(headers['content-type']).toMatch(/^application\/problem\+json/);

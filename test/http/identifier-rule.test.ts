@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
-// DESIGN.md decision 14 and issue 9 fault 5: one identifier rule for every surface, with the same
+// docs/design/decisions.md "Identifiers": one identifier rule for every surface, with the same
 // sentence from the library and from HTTP, and a length every route accepts.
 describe('identifiers over HTTP', () => {
   let f: ServiceFixture;

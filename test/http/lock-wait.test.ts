@@ -17,7 +17,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { makeKey } from './http-fixtures.js';
 
-// Issue #8 item 2: the server never freezes. A SQLite write lock held by another process is
+// The server never freezes. A SQLite write lock held by another process is
 // waited for on timers, and group commit leaves the event loop free between batches, so the
 // process keeps accepting connections and answering while decisions wait or pile up.
 

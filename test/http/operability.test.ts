@@ -6,7 +6,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
-// Issue #10 items 7 and 8: one log line per request, x-request-id on every answer (the 400s
+// One log line per request, x-request-id on every answer (the 400s
 // Fastify makes before a route runs included), 415 for a body that is not JSON, store faults
 // logged with their cause, and per-tenant metrics bounded however many tenants appear.
 

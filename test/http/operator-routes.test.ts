@@ -22,7 +22,7 @@ describe('operator routes', () => {
     expect(audit).toMatchObject({ action: 'quota.set', by: { actor: 'ops-acme', basis: 'authenticated' } });
   });
 
-  it('PATCH quota (JSON Merge Patch) changes one ceiling and keeps the rest; null removes one; audited as quota.update with old and new (issue #10 item 13)', async () => {
+  it('PATCH quota (JSON Merge Patch) changes one ceiling and keeps the rest; null removes one; audited as quota.update with old and new', async () => {
     const grant = 'tool://payments/refund';
     await send('PUT', '/v1/tenants/acme/quota', { period: 'daily', maxConcurrentRuns: 4, maxTokensPerPeriod: 2_000_000, rateCeilings: { [grant]: [{ count: 20, windowSeconds: 3600 }] } });
     const patched = await f.app.inject({

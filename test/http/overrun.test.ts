@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
-// Issue 9 fault 2: an overrun is recorded whole, answered in the settle reply and counted in /metrics.
+// An overrun is recorded whole, answered in the settle reply and counted in /metrics.
 
 describe('overruns over HTTP', () => {
   let f: ServiceFixture;

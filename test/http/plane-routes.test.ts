@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/create-client.js';
 import { bearer, expectProblem, injectFetch, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
-// Issue 12 over HTTP: the plane-wide ceiling (GET /v1/plane, PUT/PATCH /v1/plane/ceiling) for
+// Over HTTP: the plane-wide ceiling (GET /v1/plane, PUT/PATCH /v1/plane/ceiling) for
 // operator keys of every tenant, the bound of a refusal in its problem details and through the
 // client, per-agent figures in usage, and the plane-wide and per-agent gauges on /metrics.
 

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createClient } from '../../src/client/create-client.js';
 import { bearer, expectProblem, injectFetch, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 
-// Issue 9 fault 6 over HTTP: POST /v1/prune takes an operator key, validates its body with the
+// Over HTTP: POST /v1/prune takes an operator key, validates its body with the
 // route schema, prunes what the key covers, and records the key's name in the audit log.
 
 const DAY_MS = 86_400_000;
@@ -22,7 +22,7 @@ afterEach(async () => {
   await fixture.close();
 });
 
-describe('POST /v1/prune (issue 9 fault 6)', () => {
+describe('POST /v1/prune', () => {
   it('an operator key of every tenant prunes every tenant, audited under its name', async () => {
     const response = await fixture.app.inject({ method: 'POST', url: '/v1/prune', headers: bearer(fixture.key.opAll), payload: { olderThanMs: 90 * DAY_MS } });
     expect(response.statusCode, response.body).toBe(200);

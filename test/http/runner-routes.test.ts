@@ -118,7 +118,7 @@ describe('runner routes', () => {
     expect(await f.store.tenant('acme').runningRuns(10)).toEqual(['run-1']);
   });
 
-  it('a dispatch body without ceilings is accepted and the quota’s configured ceilings for the grant still apply (issue #10 item 11)', async () => {
+  it('a dispatch body without ceilings is accepted and the quota’s configured ceilings for the grant still apply', async () => {
     await f.plane.setQuota('acme', { period: 'monthly', rateCeilings: { [GRANT]: [{ count: 1, windowSeconds: 3600 }] } }, { newTenant: true });
     await post('/v1/runs', { run: 'run-1' });
     expect((await post('/v1/runs/run-1/dispatches', { grant: GRANT, dispatch: 'd-1' })).json()).toEqual({ ok: true });

@@ -1,8 +1,8 @@
 import { runCommonRouteTests, type RouteCase } from './common-route-tests.js';
 import { GRANT, type ServiceFixture } from './http-fixtures.js';
 
-// Every authenticated route of the service runs the same security and input tests (issue #4,
-// "Done when"): the cases below only say what a valid request looks like and what state it needs.
+// Every authenticated route of the service runs the same security and input tests:
+// the cases below only say what a valid request looks like and what state it needs.
 
 const budget = { maxTokens: 1000, maxCallTokens: 100 };
 

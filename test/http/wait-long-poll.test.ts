@@ -8,7 +8,7 @@ import { MAX_HTTP_WAIT_MS } from '../../src/http/routes/runs.js';
 import { bearer, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 import { until } from '../until.js';
 
-// Issue 12 over HTTP: `POST /v1/runs` with `wait` is a long poll.
+// Over HTTP: `POST /v1/runs` with `wait` is a long poll.
 
 let fixture: ServiceFixture | null = null;
 afterEach(async () => {

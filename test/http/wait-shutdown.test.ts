@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startServer } from '../../src/cli/serve/start-server.js';
 import { openStore } from '../../src/store/open-store.js';
 
-// Issue 12 finding: a long poll open when the server shuts down (serve's SIGTERM calls close()).
+// A long poll open when the server shuts down (serve's SIGTERM calls close()).
 
 const cleanups: (() => void | Promise<void>)[] = [];
 afterEach(async () => {
