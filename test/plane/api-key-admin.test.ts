@@ -9,9 +9,9 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { ALICE, failure, T0 } from './plane-fixtures.js';
 
-// storeApiKeyAdmin (issue #10 item 9) over a SQLite store in this process: who may do what, the
+// storeApiKeyAdmin over a SQLite store in this process: who may do what, the
 // audit row written before each change, and store faults. The CLI and HTTP suites drive it through
-// commands and routes; `npm run mutate` runs neither, so these reach it there (issue #14).
+// commands and routes; `npm run mutate` runs neither, so these reach it there.
 
 let store: QuotaStore;
 let keys: ApiKeyStore;

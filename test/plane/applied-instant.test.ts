@@ -13,11 +13,11 @@ import { describeOn } from '../test-backends.js';
 import { until } from '../until.js';
 import { failure, T0, tempDir } from './plane-fixtures.js';
 
-// DESIGN.md decision 23: every instant a decision records is the instant it is applied, not the
-// instant it was asked for. A decision that waited for another process's write lock (SQLite) or
-// for another transaction's tenant lock (PostgreSQL) is recorded when it got the lock, so its lease
-// has not lapsed when it is answered; one that waited longer than `maxDecisionWaitMs` is
-// `STORE_UNAVAILABLE` and holds nothing.
+// docs/design/decisions.md "Every acknowledgement is true": every instant a decision records is the
+// instant it is applied, not the instant it was asked for. A decision that waited for another
+// process's write lock (SQLite) or for another transaction's tenant lock (PostgreSQL) is recorded
+// when it got the lock, so its lease has not lapsed when it is answered; one that waited longer
+// than `maxDecisionWaitMs` is `STORE_UNAVAILABLE` and holds nothing.
 
 const ONE_SLOT = { period: 'monthly', maxConcurrentRuns: 1 } as const;
 

@@ -4,7 +4,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { staleHoldRemedy, strandedRemedy, unsettledPassRemedy, withheldRemedy } from '../../src/plane/attention-remedies.js';
 import { memoryPlane, observedStore, T0, HOUR_MS, type MemoryPlane } from './plane-fixtures.js';
 
-// Attention's exact summaries and remedies for every kind, and the read it skips (issue #14).
+// Attention's exact summaries and remedies for every kind, and the read it skips.
 
 const LEASE_MS = 10_000;
 
@@ -81,7 +81,7 @@ describe('attention summaries', () => {
     await plane.admit({ tenant: 'acme', run: 'run-a' });
     observed.calls.length = 0;
     await plane.attention({ tenant: 'acme' });
-    // Overruns (issue 9 fault 2) read the overrun passes and the quota; the halts are never read.
+    // Overruns read the overrun passes and the quota; the halts are never read.
     expect(observed.calls).toEqual(['runs', 'runs', 'idleHolds', 'unsettledPasses', 'overranPasses', 'getQuota']);
   });
 });

@@ -8,14 +8,14 @@ import type { TenantStore } from '../../src/store/store.js';
 import type { OverranPass } from '../../src/store/types.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// Issue 9 fault 2: a pass that ran over its hold and a period over its ceiling are in attention.
+// A pass that ran over its hold and a period over its ceiling are in attention.
 
 let fixture: MemoryPlane;
 afterEach(async () => {
   await fixture.close();
 });
 
-describe('plane.attention reports overruns (issue 9 fault 2)', () => {
+describe('plane.attention reports overruns', () => {
   it('maxTokens 20000 settling 90,000,000: run.overran names the pass, spend.overrun the period and by how much', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
@@ -50,7 +50,7 @@ describe('plane.attention reports overruns (issue 9 fault 2)', () => {
 });
 
 // The two overrun kinds on their own, over a handle that answers fixed rows, so every figure and
-// filter of the conditions is pinned (issue #14).
+// filter of the conditions is pinned.
 describe('overranRuns and overrunPeriods over fixed store answers', () => {
   const pass = (run: string, period: string | null, settledAtMs = T0): OverranPass => ({
     run,
@@ -165,7 +165,7 @@ describe('overranRuns and overrunPeriods over fixed store answers', () => {
   });
 });
 
-describe('overrun conditions name the store read that failed (issue #14)', () => {
+describe('overrun conditions name the store read that failed', () => {
   it.each([
     ['overranPasses', () => overranRuns('acme', failingHandle('overranPasses'), 5, T0)],
     ['getQuota', () => overrunPeriods('acme', failingHandle('getQuota'), 5, T0)],

@@ -12,7 +12,7 @@ afterEach(async () => {
   await fixture.close();
 });
 
-describe('plane.attention lists what needs a person (issue #5)', () => {
+describe('plane.attention lists what needs a person', () => {
   it('reports nothing on a healthy plane', async () => {
     fixture = await memoryPlane();
     await fixture.plane.admit({ tenant: 'acme', run: 'run-ok' });

@@ -4,8 +4,9 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { failure, memoryPlane, type MemoryPlane } from './plane-fixtures.js';
 
-// Issue 12 code the mutation run found unreached in process (README, "Mutation testing"): the
-// per-agent figures of `usage`, and a store that cannot keep a plane-wide ceiling.
+// Plane-wide and per-agent ceiling code the mutation run found unreached in process (README,
+// "Mutation testing"): the per-agent figures of `usage`, and a store that cannot keep a plane-wide
+// ceiling.
 
 const DIGEST = 'b'.repeat(64);
 

@@ -41,7 +41,7 @@ async function admitAndKill(job: RunnerJob): Promise<RunnerReport> {
   }
 }
 
-describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name (DESIGN.md decision 8)', ({ fresh }) => {
+describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name (docs/design/decisions.md "A dead process strands its run")', ({ fresh }) => {
   let shared: SharedStore;
   let store: QuotaStore;
   let plane: Plane;
@@ -161,7 +161,7 @@ async function lockerFor(shared: SharedStore, tenant: string): Promise<Locker> {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions are in flight, on $name (DESIGN.md decision 23)', ({ fresh }) => {
+describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions are in flight, on $name (docs/design/decisions.md "Every acknowledgement is true")', ({ fresh }) => {
   let shared: SharedStore;
   let store: QuotaStore;
   let locker: Locker;

@@ -10,7 +10,7 @@ import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import { invalidArgumentOf } from '../invalid-argument.js';
 import { memoryPlane } from './plane-fixtures.js';
 
-// createPlane's option checks, the sweep's reporting filter, and small plane pieces (issue #14).
+// createPlane's option checks, the sweep's reporting filter, and small plane pieces.
 
 function fieldOf(fn: () => unknown): string {
   const error = invalidArgumentOf(fn);

@@ -5,9 +5,9 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// The plane's dashboard reads (issue #11), `spendHistory` and `rateWindows`, on SQLite in this
+// The plane's dashboard reads, `spendHistory` and `rateWindows`, on SQLite in this
 // process. test/http/dashboard-reads.test.ts checks the same answers through the HTTP routes; these
-// are here so `npm run mutate` (which runs no HTTP test) reaches the plane code (issue #14).
+// are here so `npm run mutate` (which runs no HTTP test) reaches the plane code.
 
 const DAY_MS = 86_400_000;
 const REFUND = 'tool://payments/refund';

@@ -34,7 +34,7 @@ describe('plane.dispatch on SQLite', () => {
     expect(await plane.dispatch({ tenant: 'acme', run, grant: REFUND, dispatch: 'k0', ceilings })).toEqual({ ok: true });
   });
 
-  it('a dispatch without ceilings is counted against the quota’s configured ceilings for the grant (issue #10 item 11)', async () => {
+  it('a dispatch without ceilings is counted against the quota’s configured ceilings for the grant', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });
@@ -52,7 +52,7 @@ describe('plane.dispatch on SQLite', () => {
     expect(answer.ok === false && answer.message).toContain('2678400 seconds');
   });
 
-  it('the tenant’s configured ceilings for the grant apply besides the caller’s (DESIGN.md decision 11)', async () => {
+  it('the tenant’s configured ceilings for the grant apply besides the caller’s (docs/design/decisions.md "Rate ceilings come from configuration and from the caller")', async () => {
     fixture = await memoryPlane();
     const { plane, clock } = fixture;
     await plane.setQuota('acme', { period: 'monthly', rateCeilings: { [REFUND]: [{ count: 1, windowSeconds: 60 }] } }, { newTenant: true });

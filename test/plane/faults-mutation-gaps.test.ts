@@ -7,7 +7,7 @@ import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 
 // Every plane verb names the store operation that could not answer (STORE_UNAVAILABLE's
 // details.operation and message), and every verb names the request, tenant and run fields it
-// refuses (issue #14: these names were unasserted).
+// refuses (these names were unasserted).
 
 // A store that answers the methods in `answers` and fails every other handle call with a plain Error.
 function storeFailing(answers: Partial<Record<keyof TenantStore, unknown>> = {}, tenants: () => Promise<string[]> = async () => ['acme']): QuotaStore {

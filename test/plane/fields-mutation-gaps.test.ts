@@ -5,7 +5,7 @@ import { RUN_STATUSES } from '../../src/store/types.js';
 import { ALICE, failure, type MemoryPlane, memoryPlane } from './plane-fixtures.js';
 
 // Fields the plane's own checks name before any store call, and small plane rules only a direct
-// plane call reaches (issue #14).
+// plane call reaches.
 
 let fixture: MemoryPlane;
 afterEach(async () => {

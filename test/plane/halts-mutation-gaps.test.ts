@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { ALICE, BOB, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// Halt rules mutation testing found unasserted (issue #14): digest case, the identifier rules of
-// agent names and principals, object-form scopes end to end, and what a halt's audit row says it replaced.
+// Halt rules mutation testing found unasserted: digest case, the identifier rules of agent names
+// and principals, object-form scopes end to end, and what a halt's audit row says it replaced.
 
 const DIGEST = 'c0ffee'.padEnd(64, '7');
 

@@ -20,8 +20,8 @@ import { MAX_LIST_LIMIT } from '../../src/plane/operator-types.js';
 import { invalidArgumentOf } from '../invalid-argument.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// Bounds and shapes of the plane's input rules that mutation testing found unasserted (issue #14):
-// each test fails when the rule it names is changed (a bound moved by one, an integer check dropped).
+// Bounds and shapes of the plane's input rules that mutation testing found unasserted: each test
+// fails when the rule it names is changed (a bound moved by one, an integer check dropped).
 
 function fieldOf(fn: () => unknown): string {
   const error = invalidArgumentOf(fn);

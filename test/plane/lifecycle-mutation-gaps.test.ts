@@ -5,7 +5,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { DEFAULT_LEASE_MS } from '../../src/plane/create-plane.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// Run-lifecycle details of the plane that mutation testing found unasserted (issue #14).
+// Run-lifecycle details of the plane that mutation testing found unasserted.
 
 let fixture: MemoryPlane | undefined;
 afterEach(async () => {
@@ -90,7 +90,7 @@ describe('settle and release answers', () => {
       ok: true,
       outcome: 'settled',
       receipt: { run: 'run-a', epoch: 1, period: '2026-01', spend: { tokens: 4, minorUnits: 2 }, releaseSlot: true, concludes: true },
-      // A run that held no spend has nothing to run over (issue 9 fault 2).
+      // A run that held no spend has nothing to run over.
       overrun: { tokens: 0, minorUnits: 0 },
     });
     expect(await plane.settle(request)).toEqual({ ...first, outcome: 'already-settled' });

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { liftedHaltOf } from '../../src/plane/lifted-halts.js';
 import { ALICE, BOB, HOUR_MS, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// The plane's read-only listings, which only the HTTP and client suites reached (issue #14): lifted
+// The plane's read-only listings, which only the HTTP and client suites reached: lifted
 // halts read back from the audit log, slot holders, holds and the audit log, each paged by one
 // row more than the page.
 

@@ -4,7 +4,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { pooledRandom } from '../../src/plane/pooled-random.js';
 import { ALICE, BOB, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
-// Operator-side rules mutation testing found unasserted (issue #14): a sweep pages through every
+// Operator-side rules mutation testing found unasserted: a sweep pages through every
 // lapsed run, attention on a withheld run whose halt is gone, listings refuse bad statuses, and
 // generated run ids carry real randomness.
 

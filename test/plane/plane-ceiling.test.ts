@@ -5,7 +5,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import { PLANE_AUDIT_TENANT } from '../../src/core/identifiers.js';
 import { ALICE, memoryPlane, type MemoryPlane } from './plane-fixtures.js';
 
-// Issue 12 in the library: the plane-wide ceiling set, changed and audited like a quota, its
+// In the library: the plane-wide ceiling set, changed and audited like a quota, its
 // status, refusals naming their bound, and stores that keep no plane-wide ceiling.
 
 let m: MemoryPlane | undefined;

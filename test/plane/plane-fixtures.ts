@@ -11,7 +11,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 
-/** 2026-01-05T08:00:00Z, the contract's first §4.1 instant, in ms. */
+/** 2026-01-05T08:00:00Z in ms. */
 export const T0 = 1_767_600_000_000;
 export const HOUR_MS = 3_600_000;
 export const ALICE = { actor: 'ops-alice', basis: 'asserted' } as const;

@@ -12,7 +12,7 @@ import { ALICE, T0 } from './plane-fixtures.js';
 import type { PruneRaceJob, PruneRaceReport } from './prune-race-worker.js';
 import { raceWorkers } from '../sqlite/race-harness.js';
 
-// Issue 9 fault 6: a prune racing admissions, settles and settle retries of the very runs it
+// A prune racing admissions, settles and settle retries of the very runs it
 // removes, each in its own OS process on one real database, never changes a decision.
 
 const WORKER = fileURLToPath(new URL('./prune-race-worker.ts', import.meta.url));
@@ -26,7 +26,7 @@ function race(jobs: readonly PruneRaceJob[]): Promise<PruneRaceReport[]> {
   return raceWorkers<PruneRaceJob, PruneRaceReport>(WORKER, jobs);
 }
 
-describe.each(BACKENDS)('a prune racing admissions and settle retries across OS processes, on $name (issue 9 fault 6)', ({ name, fresh }) => {
+describe.each(BACKENDS)('a prune racing admissions and settle retries across OS processes, on $name', ({ name, fresh }) => {
   let shared: SharedStore;
   let store: QuotaStore;
   let plane: Plane;

@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import { BACKENDS, type SharedStore } from './backends.js';
 import { ALICE, T0 } from './plane-fixtures.js';
 
-// Issue 9 fault 6: Plane.prune by age, in batches, audited; nothing a decision reads changes.
+// Plane.prune by age, in batches, audited; nothing a decision reads changes.
 
 const DAY_MS = 86_400_000;
 const NOW_MS = T0 + 100 * DAY_MS; // 2026-04-15: the prune runs then
@@ -31,7 +31,7 @@ async function rejection(promise: Promise<unknown>) {
   );
 }
 
-describe.each(BACKENDS)('Plane.prune on $name (issue 9 fault 6)', ({ fresh }) => {
+describe.each(BACKENDS)('Plane.prune on $name', ({ fresh }) => {
   let shared: SharedStore;
   let store: QuotaStore;
   let plane: Plane;

@@ -6,7 +6,7 @@ import type { PruneInput, PruneResult } from '../../src/plane/prune-types.js';
 import { DEFAULT_PRUNE_INTERVAL_MS, startPruner } from '../../src/plane/pruner.js';
 import { memoryPlane, type MemoryPlane } from './plane-fixtures.js';
 
-// startPruner (retention, issue 9 fault 6): its bounds, its schedule, who it prunes as, and that
+// startPruner (retention): its bounds, its schedule, who it prunes as, and that
 // stopping ends a prune in flight. The HTTP `serve --prune-older-than` tests reach it through a
 // server; these reach it in process, so the mutation set sees it too.
 

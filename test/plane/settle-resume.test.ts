@@ -94,7 +94,7 @@ describe('plane.settle and plane.resume on SQLite', () => {
     expect(await plane.usage({ tenant: 'acme' })).toMatchObject({ spent: tokens(300), reserved: ZERO, running: 0 });
   });
 
-  it('a conflicting retry of the same pass rejects with CONFLICT and changes nothing (contract §6.11)', async () => {
+  it('a conflicting retry of the same pass rejects with CONFLICT and changes nothing (docs/design/rules.md#l22)', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 10_000 }, { newTenant: true });

@@ -43,7 +43,7 @@ async function expectUnavailable(promise: Promise<unknown>): Promise<QuotaError>
   return error as QuotaError;
 }
 
-describe('plane: a store that cannot answer fails closed (DESIGN.md decision 12)', () => {
+describe('plane: a store that cannot answer fails closed (docs/design/decisions.md "Fail closed")', () => {
   it('an unclassified store error on admit becomes STORE_UNAVAILABLE with the cause kept, never an admission', async () => {
     const cause = new Error('connection reset by peer');
     const { store } = brokenStore(() => cause);

@@ -6,7 +6,7 @@ import type { Plane } from '../../src/plane/plane.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS, startSweeper } from '../../src/plane/sweeper.js';
 import { memoryPlane, type MemoryPlane } from './plane-fixtures.js';
 
-// startSweeper's bounds, defaults and tenant option (issue #14).
+// startSweeper's bounds, defaults and tenant option.
 
 let fixture: MemoryPlane | undefined;
 afterEach(async () => {

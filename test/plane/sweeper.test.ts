@@ -9,7 +9,7 @@ afterEach(async () => {
   await fixture.close();
 });
 
-describe('startSweeper sweeps lapsed leases on an interval (DESIGN.md decision 8)', () => {
+describe('startSweeper sweeps lapsed leases on an interval (docs/design/decisions.md "A dead process strands its run")', () => {
   it('sweeps at the plane clock, again after each interval, and stops when told', async () => {
     fixture = await memoryPlane({ leaseMs: 1000 });
     const { plane, clock } = fixture;

@@ -67,7 +67,7 @@ describe('two planes on one SQLite file', () => {
     expect(await two.halts('acme')).toEqual([]);
   });
 
-  it('a quota set through one plane applies to the very next admission through the other (DESIGN.md decision 5)', async () => {
+  it('a quota set through one plane applies to the very next admission through the other (docs/design/decisions.md "The quota is read where the decision is made")', async () => {
     expect((await two.admit({ tenant: 'acme' })).ok).toBe(true);
     await one.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 1 }, { newTenant: true });
     const refused = await two.admit({ tenant: 'acme' });

@@ -4,7 +4,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { ALICE, failure, type MemoryPlane, memoryPlane, T0 } from './plane-fixtures.js';
 
-// `plane.updateQuota` (issue #10 item 13) on SQLite in this process: the merge patch, its audit
+// `plane.updateQuota` on SQLite in this process: the merge patch, its audit
 // row and its refusals. The HTTP and CLI suites reach it too, but `npm run mutate` runs neither.
 
 let fixture: MemoryPlane;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { WAITER_LEASE_MS } from '../../src/plane/wait-admission.js';
 import { memoryPlane, T0 } from './plane-fixtures.js';
 
-// Waiting admissions through the plane on one in-memory SQLite store (issue 12 item 1).
+// Waiting admissions through the plane on one in-memory SQLite store.
 describe('waiting admissions (plane, SQLite in memory)', () => {
   it('a waiter is admitted by the settle that frees a slot, in the same transaction', async () => {
     const { plane, handle, close } = await memoryPlane();
@@ -46,7 +46,7 @@ describe('waiting admissions (plane, SQLite in memory)', () => {
   });
 });
 
-describe('waiting admissions are visible (issue 12 item 4)', () => {
+describe('waiting admissions are visible', () => {
   it('usage shows the queue depth and the oldest wait', async () => {
     const { plane, clock, close } = await memoryPlane();
     try {
@@ -88,7 +88,7 @@ describe('waiting admissions are visible (issue 12 item 4)', () => {
   });
 });
 
-// Faults found by a new user (issue 12 follow-up): each test is named after its finding.
+// Faults found by a new user: each test is named after its finding.
 describe('waiting admissions: findings of the first trial', () => {
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -16,7 +16,7 @@ const PROCESSES = 4;
 const RUNS_PER_PROCESS = 3;
 const TENANT = 'acme';
 
-// Issue 12, "FIFO within a tenant across 4 processes (SQLite) and 4 instances (PostgreSQL)": twelve
+// "FIFO within a tenant across 4 processes (SQLite) and 4 instances (PostgreSQL)": twelve
 // waiters from four OS processes race into one tenant's queue behind a ceiling of 1, and the
 // grants must follow the order they joined, across every process, never beyond the ceiling; an
 // admission that does not wait, made while they wait, never goes first.

@@ -1,4 +1,4 @@
-// A waiter process for wait-fifo-processes.test.ts (issue 12): forked as its own OS process with
+// A waiter process for wait-fifo-processes.test.ts: forked as its own OS process with
 // its own store (its own SQLite connection, or its own PostgreSQL pool and LISTEN connection) on
 // the shared store. It joins the tenant's queue with each of its runs at once (racing the other
 // processes), reports the places it got, then on "go" waits for each grant through the plane;

@@ -12,8 +12,9 @@ import { T0 } from './plane-fixtures.js';
 
 // A waiting admission granted while its caller is away (a long GC pause, a starved CPU) for longer
 // than the grant's lease: the grant is withdrawn whole (slot and hold given back at once) and the
-// waiter stands again in its own place in the queue (DESIGN.md decision 18), so the caller, when
-// it comes back, is served afresh: never told to settle a pass it never received.
+// waiter stands again in its own place in the queue (docs/design/decisions.md "Waiting for a
+// slot"), so the caller, when it comes back, is served afresh: never told to settle a pass it never
+// received.
 
 const TENANT = 'wgl-acme';
 const BY = { actor: 'ops', basis: 'asserted' } as const;

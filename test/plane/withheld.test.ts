@@ -21,7 +21,7 @@ function admitted(answer: { ok: boolean; message?: string }): PassGrant {
   return answer as PassGrant;
 }
 
-describe.each(BACKENDS)('a subject halt reaches running work on $name (DESIGN.md decision 9)', ({ fresh }) => {
+describe.each(BACKENDS)('a subject halt reaches running work on $name (docs/design/decisions.md "Subject halts reach running work")', ({ fresh }) => {
   // A plane on a fresh store of this backend, with a manual clock at T0.
   async function backendPlane(): Promise<MemoryPlane> {
     const shared = await fresh('withheld');
