@@ -6,10 +6,10 @@ import { until } from '../until.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
-// Faults inside one batch of decisions (DESIGN.md decision 16), each on a real server: a decision
-// that trips lock_timeout or raises a domain violation is rolled back alone and its caller alone
-// hears it; a statement_timeout or a terminated backend fails the whole batch, and then none of
-// it is on the books. After each, the books agree (books-agree.ts).
+// Faults inside one batch of decisions (docs/design/decisions.md "Group commit"), each on a real
+// server: a decision that trips lock_timeout or raises a domain violation is rolled back alone and
+// its caller alone hears it; a statement_timeout or a terminated backend fails the whole batch, and
+// then none of it is on the books. After each, the books agree (books-agree.ts).
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
 const BY = { actor: 'batch-faults', basis: 'asserted' } as const;

@@ -2,15 +2,16 @@ import pg from 'pg';
 
 /*
  * A check of the PostgreSQL books for tests: every figure the store keeps beside an authoritative
- * set (DESIGN.md decision 16) is recomputed from that set, all in one REPEATABLE READ snapshot,
- * and each disagreement comes back as one line of text. No lines means the books agree.
+ * set (docs/design/decisions.md "Group commit") is recomputed from that set, all in one REPEATABLE
+ * READ snapshot, and each disagreement comes back as one line of text. No lines means the books
+ * agree.
  *
  * What is recomputed:
  * - quota_figures.running: the members of quota_running per tenant;
  * - quota_agent_figures.running: the members per (tenant, agent_name);
  * - quota_spent.held_* and quota_agent_spent.held_*: the holds of quota_reserved counted as
  *   quota_held_move_counted counts them, in the hold's month and in its day when that day is known
- *   and lies in the hold's period (DESIGN.md decision 15);
+ *   and lies in the hold's period (docs/design/decisions.md "Period figures are lossless");
  * - quota_rate_grants.last_ordinal/last_at_ms: no stored dispatch above the grant's last ordinal,
  *   none recorded after its last instant, the dispatch numbered last_ordinal (when a prune left it)
  *   recorded at last_at_ms, recorded instants never falling as ordinals grow, and a grant row for

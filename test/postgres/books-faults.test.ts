@@ -8,14 +8,14 @@ import type { TenantStore } from '../../src/store/store.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
-// The books under real faults (DESIGN.md decisions 12 and 16): a mixed workload of admissions,
-// waiting admissions, resumes, both settles, dispatches, heartbeats, sweeps, releases, prunes and
-// quota changes runs through two store instances (two pools, one with tight timeouts) on the same
-// tenants, while the server's backends are terminated mid-batch, rows and tenant locks are held
-// long enough to trip lock_timeout and statement_timeout inside batches, decisions raise domain
-// violations (amounts past 2^53 − 1) beside others in the same batch, and the server is stopped
-// and started. After every round the derived figures must agree with the rows they summarise, every
-// acknowledged decision must be on the books, and no run may be there in part.
+// The books under real faults (docs/design/decisions.md "Fail closed" and "Group commit"): a mixed
+// workload of admissions, waiting admissions, resumes, both settles, dispatches, heartbeats,
+// sweeps, releases, prunes and quota changes runs through two store instances (two pools, one with
+// tight timeouts) on the same tenants, while the server's backends are terminated mid-batch, rows
+// and tenant locks are held long enough to trip lock_timeout and statement_timeout inside batches,
+// decisions raise domain violations (amounts past 2^53 − 1) beside others in the same batch, and
+// the server is stopped and started. After every round the derived figures must agree with the rows
+// they summarise, every acknowledged decision must be on the books, and no run may be there in part.
 // This file stops and starts a server, so it has one of its own.
 
 const SEED = Number(process.env.QUOTAPLANE_FAULT_SEED ?? 20261201);
@@ -286,7 +286,7 @@ class Workload {
         await t.pruneRate({ atOrBeforeMs: cut, limit: 20, atMs, by: BY });
       } else if (roll < 0.92) {
         label = 'setPlaneCeiling';
-        // The plane-wide ceiling switches the waiters' grant loop to every tenant in turn (issue 12).
+        // The plane-wide ceiling switches the waiters' grant loop to every tenant in turn.
         const ceiling = this.random() < 0.4 ? {} : { maxConcurrentRuns: 6 + Math.floor(this.random() * 8), agents: { bot: { maxConcurrentRuns: 4 } } };
         await store.setPlaneCeiling!(ceiling, { atMs, by: BY, action: 'plane.set', subject: 'plane', detail: {} }, 'quotaplane:plane');
       } else if (roll < 0.95) {

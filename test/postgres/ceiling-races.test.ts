@@ -8,7 +8,7 @@ import { RaceCluster } from './race-cluster.js';
 import type { RaceOp, RaceResult } from './race-protocol.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 
-// Issue 12, exactness across instances on a real server: four OS processes, each with its own
+// Exactness across instances on a real server: four OS processes, each with its own
 // store, pool (4 connections) and batcher, fire at the same moment against the plane-wide ceiling,
 // the plane-wide ceiling per agent and a tenant's per-agent ceilings. Each race is repeated.
 
@@ -60,7 +60,7 @@ async function setQuota(tenant: string, quota: TenantQuota): Promise<void> {
   await store.tenant(tenant).setQuota(quota, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
 }
 
-describe('PostgreSQL ceilings of issue 12 raced over 4 processes', () => {
+describe('PostgreSQL plane-wide and per-agent ceilings raced over 4 processes', () => {
   it(`K11-pg 36 admissions of 36 tenants under a plane-wide ceiling of 6 admit exactly 6; settles racing new admissions never pass it (${REPETITIONS} repetitions)`, async () => {
     await setPlane({ maxConcurrentRuns: 6 });
     for (let rep = 0; rep < REPETITIONS; rep += 1) {

@@ -6,7 +6,7 @@ import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 
-// The PostgreSQL adapter against the whole conformance battery (contract §10.5 X2): every C, G
+// The PostgreSQL adapter against the whole conformance battery (docs/design/rules.md#x2): every C, G
 // and lifecycle case, each group in a fresh schema of the run's server. When a group is done, its
 // derived figures must agree with the rows they summarise (books-agree.ts).
 

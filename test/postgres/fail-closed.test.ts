@@ -8,7 +8,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 import { until } from '../until.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 
-// Fail closed (DESIGN.md decision 12, contract §13 invariant 8): while the database is down, every
+// Fail closed (docs/design/decisions.md "Fail closed"): while the database is down, every
 // admission, dispatch and settlement answers STORE_UNAVAILABLE and nothing is admitted on a guess;
 // when the server is back, the very same store object answers again, without being reopened.
 // This file stops and starts a server, so it has one of its own rather than the run's.

@@ -43,7 +43,7 @@ function shared(): Shared {
 }
 
 /**
- * Vitest global setup: one PostgreSQL server for the whole test run (issue #3), shared by every
+ * Vitest global setup: one PostgreSQL server for the whole test run, shared by every
  * project that names this file and stopped when the last of them tears down. With
  * `QUOTAPLANE_TEST_PG_URL` set, that server is used and none is started. Otherwise an embedded
  * server is started in a fresh temp directory on a fresh port; the teardown stops it and kills it

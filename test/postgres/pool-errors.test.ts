@@ -4,11 +4,11 @@ import { PostgresConnection } from '../../src/store/postgres/postgres-connection
 import { createPool } from '../../src/store/postgres/postgres-pool.js';
 import { testPgUrl } from './pg-test-support.js';
 
-// Fail closed without falling over (DESIGN.md decision 12): a connection the server ends at any
-// moment answers STORE_UNAVAILABLE to the call using it and never reaches the process as an
-// unhandled 'error'. Found by books-faults.test.ts: a server stopping (or pg_terminate_backend)
-// just as a new connection was handed to a transaction ended the test process with
-// "terminating connection due to administrator command".
+// Fail closed without falling over (docs/design/decisions.md "Fail closed"): a connection the
+// server ends at any moment answers STORE_UNAVAILABLE to the call using it and never reaches the
+// process as an unhandled 'error'. Found by books-faults.test.ts: a server stopping (or
+// pg_terminate_backend) just as a new connection was handed to a transaction ended the test process
+// with "terminating connection due to administrator command".
 
 const pools: { end(): Promise<void> }[] = [];
 

@@ -10,7 +10,7 @@ import { RaceCluster } from './race-cluster.js';
 import type { RaceOp } from './race-protocol.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 
-// Batched decisions on PostgreSQL (issue #8 item 3, DESIGN.md decision 16), on a real server:
+// Batched decisions on PostgreSQL (docs/design/decisions.md "Group commit"), on a real server:
 // concurrent decisions of one store share one transaction, each in its own subtransaction; a
 // decision that raises rolls back alone; a batch whose commit fails acknowledges nothing; and the
 // concurrency ceiling stays exact under batching, in one process and across four.

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { decisionFault, toQuotaError } from '../../src/store/postgres/postgres-errors.js';
 
-// The one place pg's errors become the port's faults (issue #3 item 3): no server needed.
+// The one place pg's errors become the port's faults: no server needed.
 
 function pgError(code: string, message = 'server said no'): Error {
   return Object.assign(new Error(message), { code });

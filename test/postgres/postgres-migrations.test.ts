@@ -8,9 +8,9 @@ import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 
 // Opening a PostgreSQL store: numbered forward-only migrations in a configurable schema, a
-// concurrent migrator that waits instead of failing, a newer schema refused (issue #3 item 1).
+// concurrent migrator that waits instead of failing, a newer schema refused.
 
-const RECORDED = [{ version: 1, name: 'quotaplane' }]; // one migration per backend until a release (issue 8 item 4)
+const RECORDED = [{ version: 1, name: 'quotaplane' }]; // one migration per backend until a release
 
 let url: string;
 let admin: pg.Client;

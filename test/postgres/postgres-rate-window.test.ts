@@ -6,7 +6,7 @@ import type { RateCeiling } from '../../src/core/rate.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 
-// Rate ceilings at any count on PostgreSQL (issue #8 item 7): a dispatch is judged from one row per
+// Rate ceilings at any count on PostgreSQL: a dispatch is judged from one row per
 // ceiling, so a window holding 100,000 dispatches answers exactly what checkRate answers over all
 // of them (behaviour; the cost is measured by the bench).
 

@@ -70,7 +70,7 @@ describe('PostgreSQL admission lock', () => {
 });
 
 describe('PostgreSQL amounts', () => {
-  it('settled totals reach 2^53 − 1 exactly, come back as numbers, and one more is INVALID_ARGUMENT (issue 9 fault 4)', async () => {
+  it('settled totals reach 2^53 − 1 exactly, come back as numbers, and one more is INVALID_ARGUMENT', async () => {
     const acme = store.tenant('amounts');
     const huge = { tokens: MAX_AMOUNT, minorUnits: MAX_AMOUNT - 1 };
     await acme.settle({ run: 'r-huge', epoch: 1, period: '2999-01', spend: huge, releaseSlot: false, concludes: false });

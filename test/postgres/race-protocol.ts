@@ -17,7 +17,7 @@ export type RaceOp =
       readonly tenant: string;
       readonly run: string;
       readonly atMs: number;
-      /** Issue 12: the agent name the admission carries, its budget, and whether a refusal reports `code:bound`. */
+      /** The agent name the admission carries, its budget, and whether a refusal reports `code:bound`. */
       readonly agent?: string;
       readonly budget?: { readonly maxTokens?: number; readonly maxCallTokens?: number };
       readonly withBound?: boolean;

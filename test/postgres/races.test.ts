@@ -6,9 +6,9 @@ import { RaceCluster } from './race-cluster.js';
 import type { RaceOp, RaceResult } from './race-protocol.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 
-// Exactness across instances (contract §7.1, DESIGN.md decision 13), proven on a real server:
-// four OS processes, each with its own store and pool, fire at the same moment. Every race is
-// repeated REPETITIONS times, each on a fresh tenant.
+// Exactness across instances (docs/design/decisions.md "Exact across instances"), proven on a real
+// server: four OS processes, each with its own store and pool, fire at the same moment. Every race
+// is repeated REPETITIONS times, each on a fresh tenant.
 
 const REPETITIONS = 20;
 const WORKERS = 4;
@@ -81,7 +81,7 @@ describe('PostgreSQL races over 4 processes', () => {
       const results = await cluster.fire(deal(ops));
       expect(tally(results), `repetition ${rep}`).toEqual({ ok: 10, SpentOut: 10 });
       expect(await store.tenant(tenant).reserved('2997-01'), `repetition ${rep}`).toEqual({ tokens: 1000, minorUnits: 0 });
-      // A refused hold takes no slot (contract §6.2): only the ten admitted runs hold one.
+      // A refused hold takes no slot (docs/design/rules.md#c12): only the ten admitted runs hold one.
       expect(await store.tenant(tenant).running(), `repetition ${rep}`).toBe(10);
     }
   });

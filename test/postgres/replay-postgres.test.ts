@@ -7,7 +7,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { AZURE_TRACE_DIR, HEADER, runCli, temporaryDirectory, writeTrace } from '../cli/cli-helpers.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 
-// `quotaplane replay … --store postgres://…` (issue #3 item 7): the same replay and the same five
+// `quotaplane replay … --store postgres://…`: the same replay and the same five
 // invariants, measured from a PostgreSQL store. The schema is named in the URL (`?schema=`).
 
 let url: string;

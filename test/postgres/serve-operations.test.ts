@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../cli/cli-helpers.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
-// Issue #10 items 1, 5 and 6 against a real PostgreSQL server of this file's own (it is stopped,
+// Operations of `serve` against a real PostgreSQL server of this file's own (it is stopped,
 // frozen and thawed, so it cannot be the suite's shared one): no output channel of a start, a
 // failed start or a store fault holds the password; a start waits for a server that is not up
 // yet; and SIGTERM stops accepting connections at once while the server is frozen.

@@ -7,7 +7,7 @@ import { FALLBACK_POLL_MS, LISTENING_POLL_MS } from '../../src/store/postgres/po
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { until } from '../until.js';
 
-// Issue 12: waiters on PostgreSQL wake by LISTEN/NOTIFY on a dedicated connection; a lost one is
+// Waiters on PostgreSQL wake by LISTEN/NOTIFY on a dedicated connection; a lost one is
 // re-established, with polling as the fallback meanwhile.
 
 describe('PostgreSQL waiter wakes', () => {
