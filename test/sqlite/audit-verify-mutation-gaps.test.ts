@@ -11,7 +11,7 @@ import { ManualClock } from '../../src/testing/manual-clock.js';
 import { ALICE, T0, tempDir } from '../plane/plane-fixtures.js';
 
 // verifyAudit names the first bad row of a chain by its sequence number, whether it was deleted or
-// can no longer be read, and whichever comes first when both happened (issue #14).
+// can no longer be read, and whichever comes first when both happened.
 
 describe('plane.verifyAudit: unreadable and missing rows, each with its sequence number', () => {
   let dir: { dir: string; remove: () => void };

@@ -12,7 +12,7 @@ import { ALICE, BOB, T0, tempDir } from '../plane/plane-fixtures.js';
 
 // Tampering with the audit log behind the store's back, on the SQLite file itself, and finding it.
 
-describe('plane.verifyAudit recomputes every hash chain (issue #5)', () => {
+describe('plane.verifyAudit recomputes every hash chain', () => {
   let dir: { dir: string; remove: () => void };
   let path: string;
   let store: QuotaStore;

@@ -6,7 +6,7 @@ import { failure } from '../plane/plane-fixtures.js';
 
 // The SQLite adapter's run lifecycle and operator acts, called on the handle directly (no plane
 // in front to refuse first): what each refusal names, and the branches only a direct call reaches
-// (issue #14).
+//.
 
 const T0 = 1_760_000_000_000; // 2025-10-09T08:53:20Z
 const DAY_MS = 86_400_000;

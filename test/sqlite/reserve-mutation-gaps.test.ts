@@ -7,7 +7,7 @@ import type { AdmitRequest } from '../../src/store/types.js';
 
 // The SQLite adapter's reserve (docs/concepts/ceilings.md): each kind of
 // concurrency ceiling on its own, with no other ceiling and no hold beside it, so the decision
-// cannot lean on the tenant's ceiling the conformance K cases always set (issue #14).
+// cannot lean on the tenant's ceiling the conformance K cases always set.
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };

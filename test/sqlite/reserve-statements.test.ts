@@ -19,9 +19,9 @@ import {
 import { reserveInTransaction } from '../../src/store/sqlite/sqlite-reserve.js';
 import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
-// What a reserve reads (issue 8, cheaper decisions): only the counts and figures a ceiling covering
-// the run needs. Each count skipped is a statement less in every admission; the answers do not change
-// (the core decision ignores a figure no ceiling bounds), so only the statements show it.
+// What a reserve reads (cheaper decisions): only the counts and figures a ceiling covering the run
+// needs. Each count skipped is a statement less in every admission; the answers do not change (the
+// core decision ignores a figure no ceiling bounds), so only the statements show it.
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 const BOT = 'refund-bot';

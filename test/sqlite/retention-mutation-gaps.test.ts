@@ -3,9 +3,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 
-// The SQLite adapter's retention (issue 9 fault 6; README "Retention: pruning what is old"), called
+// The SQLite adapter's retention (README "Retention: pruning what is old"), called
 // on the store directly: the page walk, the audit rows and the rate batches at their boundaries
-// (issue #14). Conformance R1–R9 cover the rules; these pin what they leave open.
+//. Conformance R1–R9 cover the rules; these pin what they leave open.
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 const DAY_MS = 86_400_000;

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 
-// A receipt retried with a different payload is CONFLICT naming the pass (contract §6.11; issue #14).
+// A receipt retried with a different payload is CONFLICT naming the pass (docs/design/rules.md#l22).
 
 describe('SQLite settle: a conflicting retry', () => {
   it('is CONFLICT with the tenant, run and epoch in its details, and changes nothing', async () => {

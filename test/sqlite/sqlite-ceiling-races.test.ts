@@ -10,7 +10,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { RaceReport } from './sqlite-race-worker.js';
 import { raceProcesses } from './race-harness.js';
 
-// Issue 12, exactness across processes on one SQLite file: the plane-wide ceiling, the plane-wide
+// Exactness across processes on one SQLite file: the plane-wide ceiling, the plane-wide
 // ceiling per agent and a tenant's per-agent ceilings, raced by real OS processes released together
 // from a barrier, each with its own connection and its admissions sent at once (group commit).
 const BY = { actor: 'ops', basis: 'asserted' as const };
@@ -24,7 +24,7 @@ function runsOf(prefix: string, count: number): string[] {
   return Array.from({ length: count }, (_, index) => `${prefix}-${String(index).padStart(2, '0')}`);
 }
 
-describe('SQLite ceilings of issue 12 raced by several OS processes', () => {
+describe('SQLite plane-wide and per-agent ceilings raced by several OS processes', () => {
   let dir: string;
   let url: string;
 

@@ -11,7 +11,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { WalCheckpointer } from '../../src/store/sqlite/sqlite-checkpointer.js';
 import { until } from '../until.js';
 
-// Background checkpoints (issue 8): the copy of committed WAL pages into the database file runs on a
+// Background checkpoints: the copy of committed WAL pages into the database file runs on a
 // worker thread with its own connection, not inside a writer's COMMIT on the event loop.
 
 // The rows of `table` in the database file alone, as a copy without its WAL sees them: only what a

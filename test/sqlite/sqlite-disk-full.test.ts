@@ -13,7 +13,7 @@ import { WAL_AHEAD_MIN_FRAMES, WAL_FRAME_HEADER_BYTES, WAL_HEADER_BYTES, WalAhea
 import { until } from '../until.js';
 import { extendUnderLock, walWriter } from './wal-test-support.js';
 
-// A full disk under the WAL written ahead (issue 8). A real full disk needs a small file system of
+// A full disk under the WAL written ahead. A real full disk needs a small file system of
 // its own (a tmpfs or a loop device), which takes privileges a test cannot count on, so the disk is
 // filled here at the narrowest seam the code has: the `writeSync` the WAL-ahead writes its zeros
 // with, which answers ENOSPC once `disk.freeBytes` are used up, as a write on a full file system does.

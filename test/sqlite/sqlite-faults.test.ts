@@ -112,7 +112,7 @@ describe('SQLite store faults', () => {
     }
   });
 
-  it('a file that is not a SQLite database is STORE_MISCONFIGURED (foreign) on open, and is left as it was (issue #10 item 4)', async () => {
+  it('a file that is not a SQLite database is STORE_MISCONFIGURED (foreign) on open, and is left as it was', async () => {
     const text = 'this is not a database, just some text long enough to fill a header page '.repeat(20);
     writeFileSync(path, text);
     const error = await failure(openStore(`sqlite:${path}`));

@@ -10,7 +10,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { SqliteConnection } from '../../src/store/sqlite/sqlite-connection.js';
 import { deal, raceProcesses } from './race-harness.js';
 
-// Group commit (DESIGN.md decision 16, issue #8 item 1): writes queued in one turn share one
+// Group commit (docs/design/decisions.md "Group commit"): writes queued in one turn share one
 // BEGIN IMMEDIATE … COMMIT, each undone alone if it throws, answered only after that COMMIT.
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };

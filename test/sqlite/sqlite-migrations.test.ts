@@ -9,7 +9,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // Every migration this build knows, as the schema table records them; each helper adds its own.
-const RECORDED = [{ version: 1, name: 'quota_schema' }]; // one migration per backend until a release (issue 8 item 4)
+const RECORDED = [{ version: 1, name: 'quota_schema' }]; // one migration per backend until a release
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('SQLite migrations', () => {

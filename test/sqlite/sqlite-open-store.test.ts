@@ -69,7 +69,7 @@ describe('openStore with SQLite URLs', () => {
     }
   }
 
-  it('creates a store file with SQLITE_PAGE_SIZE_BYTES pages (issue 8: a commit writes whole pages)', async () => {
+  it('creates a store file with SQLITE_PAGE_SIZE_BYTES pages (a commit writes whole pages)', async () => {
     const path = join(dir, 'new.db');
     const store = await openStore(`sqlite:${path}`);
     await store.tenant('acme').reserve({ run: 'r1', quota: { period: 'monthly' }, atMs: 1 });

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 
-// A pass's own settle keeps its receipt in the pass row (issue 8). These cases pin, on the rows
+// A pass's own settle keeps its receipt in the pass row. These cases pin, on the rows
 // themselves, where it goes and that a tombstone still refuses it.
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z

@@ -5,7 +5,7 @@ import { overranPassesSql } from '../../src/store/overran-passes.js';
 import { SELECT_PASS_LEASE } from '../../src/store/sqlite/sqlite-lease-queries.js';
 import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
-// The passes' unique index leads with the run id (issue 8: entries of one group commit share the
+// The passes' unique index leads with the run id (entries of one group commit share the
 // index's last page, whatever their tenants), so no read may walk it for one tenant's passes:
 // such a read would visit every tenant's passes. These plans pin what each read uses instead.
 

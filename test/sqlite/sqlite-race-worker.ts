@@ -12,7 +12,7 @@ export interface RaceJob {
   readonly runs: readonly string[];
   /** Issue this racer's admissions all at once instead of one after another (group commit batches them). */
   readonly concurrent?: boolean;
-  /** The agent name every admission of this racer carries (issue 12 per-agent ceilings). */
+  /** The agent name every admission of this racer carries (per-agent ceilings). */
   readonly agent?: string;
   /** The budget every admission of this racer declares (default none). */
   readonly budget?: { readonly maxTokens?: number; readonly maxCallTokens?: number };

@@ -9,8 +9,9 @@ import { openStore } from '../../src/store/open-store.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/sqlite-migrations.js';
 import { deal, raceProcesses } from './race-harness.js';
 
-// Exactness across processes on one file (DESIGN.md decision 13): real OS processes, released
-// together from a barrier, each with its own connection, decide against one SQLite file.
+// Exactness across processes on one file (docs/design/decisions.md "Exact across instances"): real
+// OS processes, released together from a barrier, each with its own connection, decide against one
+// SQLite file.
 const PROCESSES = 4;
 
 describe('SQLite store raced by several OS processes', () => {

@@ -11,8 +11,8 @@ import { BACKSTOP_WAL_AUTOCHECKPOINT_PAGES } from '../../src/store/sqlite/sqlite
 import { WAL_AHEAD_MAX_BYTES_PER_EXTENSION, WAL_AHEAD_MIN_FRAMES, WalAhead } from '../../src/store/sqlite/sqlite-wal-ahead.js';
 import { extendUnderLock, walWriter } from './wal-test-support.js';
 
-// The WAL written ahead of its frames (issue 8): zeros past the end of the WAL file, written by the
-// writer under its own write lock, so a fresh file's first lap of commits overwrites instead of growing.
+// The WAL written ahead of its frames: zeros past the end of the WAL file, written by the writer
+// under its own write lock, so a fresh file's first lap of commits overwrites instead of growing.
 
 // A WAL file of `frames` frames of `pageBytes` pages: its 32-byte header, then 24 bytes and a page each.
 const walBytes = (frames: number, pageBytes: number): number => 32 + frames * (24 + pageBytes);

@@ -16,7 +16,7 @@ import { SELECT_QUOTA, UPSERT_QUOTA } from '../../src/store/sqlite/sqlite-querie
 import { readStoredQuota } from '../../src/store/sqlite/sqlite-quota.js';
 import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
-// The connection's write cache (issue 8): inside write transactions a tenant's quota, its halts, the
+// The connection's write cache: inside write transactions a tenant's quota, its halts, the
 // plane ceiling and the head of its waiting queue are read once and then answered from memory. These
 // cases pin what must clear it, or a decision would judge by configuration that no longer stands.
 

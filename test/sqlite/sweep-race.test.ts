@@ -37,7 +37,7 @@ async function race(jobs: readonly SweepRaceJob[]): Promise<SweepRaceReport[]> {
   }
 }
 
-describe('sweeps racing each other and the runners they sweep, across OS processes (DESIGN.md decision 8)', () => {
+describe('sweeps racing each other and the runners they sweep, across OS processes (docs/design/decisions.md "A dead process strands its run")', () => {
   let dir: { dir: string; remove: () => void };
   let url: string;
 

@@ -10,7 +10,7 @@ import type { WaitOutcome } from '../../src/store/waiters.js';
 import { tempDir } from '../plane/plane-fixtures.js';
 import { failure } from '../plane/plane-fixtures.js';
 
-// The SQLite adapter's waiting admissions, the answers themselves (issue 12; issue #14): the exact
+// The SQLite adapter's waiting admissions, the answers themselves: the exact
 // waiting answer (`waiting: true`, not merely a `waiting` key), a refused waiter that is still
 // halted when it collects, cancels that wake nobody, and a waiter row the store cannot read.
 

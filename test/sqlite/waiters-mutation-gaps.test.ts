@@ -7,9 +7,9 @@ import type { AdmitRequest } from '../../src/store/types.js';
 import type { WaitOutcome, WaitTerms } from '../../src/store/waiters.js';
 import { failure } from '../plane/plane-fixtures.js';
 
-// The SQLite adapter's waiting admissions (issue 12, DESIGN.md decision 18; README "Waiting for a
-// slot"), called on the store directly: the boundaries and branches the conformance battery's
-// W cases leave open (issue #14). Every figure below is exact: queue places, the order of grants,
+// The SQLite adapter's waiting admissions (docs/design/decisions.md "Waiting for a slot"; README
+// "Waiting for a slot"), called on the store directly: the boundaries and branches the conformance
+// battery's W cases leave open. Every figure below is exact: queue places, the order of grants,
 // lease instants, and which tenants a grant wakes.
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
