@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { launchChromium } from './browser.js';
 import { type DashboardServer, HOSTILE_AGENT, startDashboardServer } from './dashboard-server.js';
 
-// The operator dashboard (issue #11) in a real Chromium against a real `quotaplane serve` on a
+// The operator dashboard in a real Chromium against a real `quotaplane serve` on a
 // SQLite file. Every wait is for an element or an answer, bounded by ACTION_TIMEOUT_MS; none sleeps.
 
 const ACTION_TIMEOUT_MS = 30_000;
