@@ -8,7 +8,7 @@ import type { QuotaStore } from '../src/store/store.js';
 import type { OpenedStore } from '../src/testing/index.js';
 import { describeConformance } from '../src/testing/vitest.js';
 
-// The SQLite adapter against the whole conformance battery (contract §10.1 G8), once in memory
+// The SQLite adapter against the whole conformance battery (docs/design/rules.md#g8), once in memory
 // and once on a file, each group on its own fresh database.
 
 // Some groups close the store themselves (L38), so closing again must not fail the group.
