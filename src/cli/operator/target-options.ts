@@ -122,7 +122,7 @@ export async function tenantsOf(target: OperatorTarget, tenant: string | undefin
   return [tenant];
 }
 
-// On a store nothing verifies who acts, so a command that writes must be told (contract §9.1).
+// On a store nothing verifies who acts, so a command that writes must be told who does.
 function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | null {
   if (access === 'reads') return null;
   if (flags.actor === undefined) {
@@ -157,7 +157,7 @@ async function serverTarget(url: string, key: string): Promise<OperatorTarget> {
 }
 
 /**
- * The target flags a remedy printed for a person carries (issue #10 item 10): the ones the command
+ * The target flags a remedy printed for a person carries: the ones the command
  * was given, so the line runs as is. Never a secret: a key travels as `"$QUOTAPLANE_KEY"` and a
  * store URL with a password as `"$QUOTAPLANE_STORE"`. `writes` is what a remedy that writes adds
  * on a store (`--actor <name>`; a server records the key's name).
