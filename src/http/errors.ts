@@ -269,7 +269,7 @@ export interface ErrorContext {
   readonly covers?: ((tenant: string) => boolean) | undefined;
 }
 
-/** How an HTTP caller says a tenant is new (rules.md#l95): the query member of the routes that may create one. */
+/** How an HTTP caller says a tenant is new (docs/design/rules.md#l95): the query member of the routes that may create one. */
 export const HTTP_NEW_TENANT_HINT = 'repeat the request with ?newTenant=true';
 
 /**

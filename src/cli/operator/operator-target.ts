@@ -36,7 +36,7 @@ export interface OperatorTarget {
   readonly description: string;
   /** Every tenant with rows (on a server: those the key covers), in byte order. */
   tenants(): Promise<string[]>;
-  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  /** `newTenant`: the tenant is meant to be new (docs/design/rules.md#l95); otherwise one that does not exist is refused. */
   halt(input: { tenant: string; scope: string; reason: string; newTenant?: boolean }): Promise<HaltResult>;
   lift(input: { tenant: string; scope: string }): Promise<LiftResult>;
   halts(tenant: string): Promise<Halt[]>;
@@ -49,7 +49,7 @@ export interface OperatorTarget {
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
-  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  /** `newTenant`: the tenant is meant to be new (docs/design/rules.md#l95); otherwise one that does not exist is refused. */
   setQuota(tenant: string, quota: TenantQuotaInput, options?: { newTenant?: boolean }): Promise<TenantQuota>;
   /** Changes part of the quota (JSON Merge Patch), audited as `quota.update`. */
   updateQuota(tenant: string, patch: QuotaPatch, options?: { newTenant?: boolean }): Promise<TenantQuota>;

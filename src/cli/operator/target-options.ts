@@ -91,7 +91,7 @@ export async function withTarget<T>(
 /**
  * Throws `NOT_FOUND` (exit status 1) naming `--tenant` when the target has never seen `tenant`:
  * no quota, run, halt or audit row (or, through a server, a tenant the key does not cover),
- * suggesting the nearest tenant it has (`nearestTenant`, rules.md#l95-3). A
+ * suggesting the nearest tenant it has (`nearestTenant`, docs/design/rules.md#l95-3). A
  * mistyped tenant would otherwise read as an empty one: no halts, no runs, nothing to sweep.
  * quotaplane's own audit chains (`quotaplane:…`) are tenants only to `audit` (`auditChains`).
  */

@@ -90,7 +90,7 @@ export async function runReplay(
   try {
     // A wrong header or first row fails here, before any quota is written to the store.
     item = await rows.next();
-    // The replay's tenants are its own, new by name (a unique prefix): it says so (rules.md#l95).
+    // The replay's tenants are its own, new by name (a unique prefix): it says so (docs/design/rules.md#l95).
     for (const tenant of names) await plane.setQuota(tenant, quota, { by: REPLAY_OPERATOR, newTenant: true });
     await applyPlaneCeiling(plane, options);
   } catch (error) {

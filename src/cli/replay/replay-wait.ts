@@ -83,7 +83,7 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
     await rows.return?.(undefined);
     throw error;
   });
-  // The replay's tenants are its own, new by name: it says so (rules.md#l95).
+  // The replay's tenants are its own, new by name: it says so (docs/design/rules.md#l95).
   for (const tenant of names) await plane.setQuota(tenant, quota, { by: REPLAY_OPERATOR, newTenant: true });
   await applyPlaneCeiling(plane, options);
 

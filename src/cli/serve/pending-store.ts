@@ -53,7 +53,7 @@ export class PendingStore implements QuotaStore {
     return this.#ready().tenants();
   }
 
-  /** The real store's answer (rules.md#l95). */
+  /** The real store's answer (docs/design/rules.md#l95). */
   async hasTenant(tenant: string): Promise<boolean> {
     return storeHasTenant(this.#ready(), tenant);
   }

@@ -60,7 +60,7 @@ const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([Tena
  * key's name with basis `authenticated`, and it applies to the very next admission (docs/design/decisions.md "The quota is read where the decision is made");
  * `PATCH` changes part of it (JSON Merge Patch, `application/merge-patch+json` or `application/json`),
  * audited as `quota.update`. `PUT` and `PATCH` of a tenant that does not exist
- * answer 404 naming it and the nearest known tenant, unless `?newTenant=true` (rules.md#l95).
+ * answer 404 naming it and the nearest known tenant, unless `?newTenant=true` (docs/design/rules.md#l95).
  */
 export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(

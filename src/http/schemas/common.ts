@@ -220,7 +220,7 @@ export const NoQuery = strictObject({});
 /**
  * The query of an act that may create its tenant (a halt, a quota change, a key): `newTenant=true`
  * says the tenant is meant to be new. Without it, a tenant that does not exist answers 404 naming
- * it and the nearest known tenant, and nothing is written (rules.md#l95).
+ * it and the nearest known tenant, and nothing is written (docs/design/rules.md#l95).
  */
 export const NewTenantQuery = strictObject({
   newTenant: Type.Optional(
