@@ -3,7 +3,7 @@
 import { main } from './main.js';
 
 // A reader that stops reading (`quotaplane runs | head -1`) closes the pipe: end quietly with the
-// status decided so far instead of a stack trace (issue #10 item 10).
+// status decided so far instead of a stack trace.
 const endQuietlyOnClosedPipe = (error: NodeJS.ErrnoException): void => {
   if (error.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : 0);
   throw error;

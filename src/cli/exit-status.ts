@@ -1,6 +1,6 @@
 /**
  * Exit statuses of every `quotaplane` command. Scripts branch on these, so they are part of the
- * CLI's contract (contract §9.1 keeps one shared table for every verb).
+ * CLI's contract: one shared table for every verb.
  */
 export const EXIT = Object.freeze({
   /** The command did what was asked and found nothing wrong. */
@@ -16,7 +16,7 @@ export const EXIT = Object.freeze({
   /**
    * Configuration: the store named cannot be used as configured, and retrying will not help (a
    * wrong password, no such database, schema or file, no quotaplane store there, a path that cannot
-   * be created or written, a store that needs `quotaplane migrate`; issue #10 item 4).
+   * be created or written, a store that needs `quotaplane migrate`).
    */
   CONFIGURATION: 3,
   /**

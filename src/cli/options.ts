@@ -30,7 +30,7 @@ export function wholeNumberBetween(min: number, max: number): (value: string) =>
   };
 }
 
-/** An amount: a non-negative safe integer (DESIGN.md decision 2; 0 means nothing is allowed). */
+/** An amount: a non-negative safe integer (docs/design/decisions.md "Amounts are safe integers, and nothing saturates"; 0 means nothing is allowed). */
 export const amount = wholeNumber(0);
 
 /**
@@ -64,7 +64,7 @@ export function seed(value: string): number {
 
 /**
  * One tenant's name for an act or listing (`--tenant`): an identifier other than `*`, which only
- * API keys use, to mean every tenant (DESIGN.md decision 14; `keys create` parses its own).
+ * API keys use, to mean every tenant (docs/design/decisions.md "Identifiers"; `keys create` parses its own).
  */
 export function tenantName(value: string): string {
   try {

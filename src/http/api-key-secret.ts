@@ -6,7 +6,7 @@ import type { ApiKeyRole, NewApiKey } from '../store/api-keys.js';
 /** What every key secret starts with, so a leaked one is recognisable (secret scanners, logs). */
 export const API_KEY_PREFIX = 'qp_';
 
-/** Random bytes in a key secret: 32 (256 bits), as issue #4 asks ("at least 32 bytes"). */
+/** Random bytes in a key secret: 32 (256 bits): at least 32 bytes. */
 export const API_KEY_SECRET_BYTES = 32;
 
 /**

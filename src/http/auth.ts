@@ -6,14 +6,14 @@ import { API_KEY_PREFIX, hashApiKey } from './api-key-secret.js';
 import { badInput, HttpProblem, notFoundProblem } from './errors.js';
 
 /**
- * Who may call a route (issue #4 item 3), set per route as `config.access`:
+ * Who may call a route, set per route as `config.access`:
  * - `public`: anyone (`/healthz`, `/readyz`, `/openapi.json`);
  * - `runner`: any key; a runner key acts for its own tenant only, an operator key for a tenant it covers;
  * - `operator`: operator keys only, for a `{tenant}` they cover;
  * - `operator-all-tenants`: operator keys for every tenant (`/metrics`, which names every tenant).
  * A key that may not use a route gets 404, the same answer as a tenant it does not cover, so a
- * runner key cannot even learn which operator paths exist behind it (issue #4: "404 or 403, as
- * documented"; we document 404).
+ * runner key cannot even learn which operator paths exist behind it (404 rather than
+ * 403, and documented so).
  */
 export type RouteAccess = 'public' | 'runner' | 'operator' | 'operator-all-tenants';
 
@@ -86,8 +86,8 @@ export function requestKey(request: FastifyRequest): ApiKeyRecord {
 }
 
 /**
- * The tenant a runner route acts for (issue #4 item 3: "the tenant comes from the key, never from
- * the body"). A runner key's tenant is its own; a body or query `tenant` may repeat it, and any
+ * The tenant a runner route acts for: the tenant comes from the key, never from
+ * the body. A runner key's tenant is its own; a body or query `tenant` may repeat it, and any
  * other tenant is 404. An operator key acts for the `tenant` named, which it must cover (404
  * otherwise); an operator key of one tenant defaults to it, an all-tenant key must name one (400).
  */

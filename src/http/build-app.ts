@@ -43,7 +43,7 @@ export { DEFAULT_BODY_DRAIN, DEFAULT_BODY_LIMIT_BYTES };
  *   Default {@link DEFAULT_BODY_DRAIN}: 16 MiB and 10 000 ms.
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
- * - `dashboard`: serve the operator dashboard at `/ui/` (issue #11) with these options; default none.
+ * - `dashboard`: serve the operator dashboard at `/ui/` with these options; default none.
  * - `readiness`: why the service is not ready now (the store is not open yet, the server is
  *   stopping), or `null` when it is; `/readyz` answers 503 with that reason before it reads the
  *   store. Default: always ready as far as the caller knows.
@@ -66,7 +66,7 @@ export interface BuildAppOptions {
 }
 
 /**
- * Builds the HTTP service (issue #4): a Fastify app with every route, authentication by API key,
+ * Builds the HTTP service: a Fastify app with every route, authentication by API key,
  * strict TypeBox validation, one problem+json error envelope, request ids, `/metrics` and
  * `/openapi.json`. It never listens by itself: `quotaplane serve` calls `listen`, tests call
  * `app.inject()`. Resolves once the app is ready; close it with `app.close()` (the store is the

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 
 /**
- * How the dashboard shows money (issue #11 item 7). Amounts are stored in the deployment's minor
- * unit (DESIGN.md glossary: spend); the dashboard divides by `minorUnitsPerUnit` and formats the
+ * How the dashboard shows money. Amounts are stored in the deployment's minor
+ * unit (docs/concepts/glossary.md, spend); the dashboard divides by `minorUnitsPerUnit` and formats the
  * result as `currency`. Default {@link DEFAULT_MONEY_DISPLAY}: micro-USD (1 000 000 minor units
  * to the dollar).
  * - `currency`: an ISO 4217 code, three capital letters (`USD`, `EUR`);
@@ -17,7 +17,7 @@ export interface MoneyDisplay {
   readonly minorUnitsPerUnit: number;
 }
 
-/** Micro-USD: the minor unit DESIGN.md names as the example. */
+/** Micro-USD: the minor unit docs/concepts/glossary.md names as the default (spend). */
 export const DEFAULT_MONEY_DISPLAY: MoneyDisplay = Object.freeze({ currency: 'USD', minorUnitsPerUnit: 1_000_000 });
 
 /** How often the dashboard re-reads what it shows, ms. */
@@ -27,7 +27,7 @@ export const DASHBOARD_REFRESH_MS = 5000;
 export const DEFAULT_DASHBOARD_DIR = fileURLToPath(new URL('../../dist/web/', import.meta.url));
 
 /**
- * Options of the dashboard (issue #11): `assetsDir`, the directory of built assets (default
+ * Options of the dashboard: `assetsDir`, the directory of built assets (default
  * {@link DEFAULT_DASHBOARD_DIR}), and `money`, how amounts are shown (default {@link DEFAULT_MONEY_DISPLAY}).
  */
 export interface DashboardOptions {
@@ -85,7 +85,7 @@ export function requireMoneyDisplay(money: MoneyDisplay): MoneyDisplay {
 }
 
 /**
- * Serves the operator dashboard at `/ui/` (issue #11 item 1): the built files of `assetsDir`, read
+ * Serves the operator dashboard at `/ui/`: the built files of `assetsDir`, read
  * once when the app is built and kept in memory (a request path only ever selects one of them, so
  * nothing outside that directory can be reached), each with {@link DASHBOARD_CSP} and the other
  * security headers; `/ui/config.json` tells the page how to show money and how often to refresh.

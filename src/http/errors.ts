@@ -8,7 +8,7 @@ import { periodEndMs } from '../core/period.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
 
 /*
- * The one error envelope of the HTTP service (issue #4 item 4): RFC 9457 problem details
+ * The one error envelope of the HTTP service: RFC 9457 problem details
  * (`application/problem+json`) with a stable `code`, built here and nowhere else. One exhaustive
  * switch maps every code to its status (code-anchors, unkey `errors/http.ts`).
  */
@@ -26,7 +26,7 @@ export type HttpOnlyCode = 'UNAUTHENTICATED' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTE
 export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
 
 /**
- * The status of each code (issue #4 item 4):
+ * The status of each code:
  * - back-pressure refusals `TooManyRuns`, `SpentOut`, `RateLimited`: 429, with `Retry-After`
  *   (except a `SpentOut` whose hold alone exceeds the ceiling: 422, see {@link refusalStatus});
  * - `Halted`: 423 (the operator's stop stands until lifted); `Withheld` too: a subject halt
@@ -36,7 +36,7 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
  *   tenant the key does not cover, so tenants cannot be discovered; `CONFLICT`: 409 (a settle retry
  *   with a different payload, a resume of a concluded run); `PAYLOAD_TOO_LARGE`: 413;
  *   `UNSUPPORTED_MEDIA_TYPE`: 415;
- * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; DESIGN.md decision 12),
+ * - `STORE_UNAVAILABLE`: 503 with `Retry-After` (nothing was decided; docs/design/decisions.md "Fail closed"),
  *   except with the member `outcome: 'unknown'`: the decision was sent and may stand, so retry the
  *   same call (under `run`, when the reply names one) and the books answer it;
  * - `STORE_CORRUPT`, `SCHEMA_TOO_NEW`, `STORE_MISCONFIGURED`, `INTERNAL`: 500 with a generic message, logged.
@@ -123,13 +123,13 @@ export interface ProblemReply {
 /** The members of the envelope itself; every other member of an error reply is an extension member. */
 export const PROBLEM_MEMBERS: readonly string[] = Object.freeze(['type', 'title', 'status', 'detail', 'code', 'requestId', 'instance']);
 
-/** The `type` URI of a code: a stable name (RFC 9457 §3.1.1 allows a URI that is not dereferenced). */
+/** The `type` URI of a code: a stable name (RFC 9457, section 3.1.1, allows a URI that is not dereferenced). */
 export function problemType(code: ProblemCode): string {
   return `urn:quotaplane:problem:${code}`;
 }
 
 /**
- * `Retry-After` defaults (seconds) where the state does not say when to retry (issue #4 item 4).
+ * `Retry-After` defaults (seconds) where the state does not say when to retry.
  * - `backPressureSeconds`: `TooManyRuns` (a slot frees when some run settles, which nobody can
  *   foresee) and `SpentOut` while held spend may still be given back; default 1.
  * - `unavailableSeconds`: a store that could not answer; default 2.
@@ -269,7 +269,7 @@ export interface ErrorContext {
   readonly covers?: ((tenant: string) => boolean) | undefined;
 }
 
-/** How an HTTP caller says a tenant is new (rules.md#l95): the query member of the routes that may create one. */
+/** How an HTTP caller says a tenant is new (docs/design/rules.md#l95): the query member of the routes that may create one. */
 export const HTTP_NEW_TENANT_HINT = 'repeat the request with ?newTenant=true';
 
 /**

@@ -1,5 +1,5 @@
 // The `quotaplane/http` entry: the HTTP service for embedders who run it inside their own
-// process (issue #4). Listed name by name, like the package entry. `quotaplane serve` is the
+// process. Listed name by name, like the package entry. `quotaplane serve` is the
 // ready-made server; this is the same app without the process around it.
 export { buildApp, DEFAULT_BODY_LIMIT_BYTES, type BuildAppOptions } from './build-app.js';
 export { API_KEY_PREFIX, generateApiKeySecret, hashApiKey, mintApiKey, type MintedApiKey } from './api-key-secret.js';

@@ -11,7 +11,7 @@ import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
 export const METRIC_PREFIX = 'quotaplane_';
 
 /**
- * The service's Prometheus metrics (issue #4 item 2, `GET /metrics`), in a registry of their own
+ * The service's Prometheus metrics (`GET /metrics`), in a registry of their own
  * per app, so two apps in one process (tests, an embedder) never mix their counts.
  * - `quotaplane_admissions_total{outcome}`: admissions answered, `admitted` or `refused`;
  * - `quotaplane_refusals_total{operation, code}`: refusals by verb and refusal code;
@@ -22,16 +22,16 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_http_request_duration_seconds{method, route, status_code}`: latency of each request;
  * - `quotaplane_tenant_running_runs{tenant}`, `quotaplane_tenant_reserved_tokens{tenant}`,
  *   `quotaplane_tenant_reserved_minor_units{tenant}`: read from the store on each scrape, for the
- *   tenant's current period. Bounded (issue #10 item 8): only the busiest `tenantSeries` tenants
+ *   tenant's current period. Bounded: only the busiest `tenantSeries` tenants
  *   (most running runs, then most reserved tokens, then minor units, then name) get their own
  *   series; every other tenant is summed into one `tenant="other"` series (a tenant literally
  *   named `other` is always summed there), so a flood of tenant names cannot grow `/metrics`;
  * - `quotaplane_tenant_waiting_admissions{tenant}` and `quotaplane_tenant_oldest_wait_seconds{tenant}`:
- *   the tenant's queue of waiting admissions (issue 12), read likewise (`other` sums the queues and
+ *   the tenant's queue of waiting admissions, read likewise (`other` sums the queues and
  *   shows the longest wait);
  * - `quotaplane_tenant_agent_running_runs{tenant, agent}`: per agent the tenant's quota sets ceilings
- *   for, its slots (tenants with their own series only; issue 12);
- * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`, issue 12);
+ *   for, its slots (tenants with their own series only);
+ * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`);
  * - `quotaplane_sweep_lag_seconds` and `quotaplane_sweep_duration_seconds`: per sweep of the
  *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took
  *   (`sweep-metrics.ts`; fed by {@link ServiceMetrics.observeSweep});
@@ -146,7 +146,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     "Minor units held by open runs in the tenant's current period, read on scrape.",
     (usage) => usage.reserved.minorUnits,
   );
-  // Per agent with ceilings in its tenant's quota (issue 12), for the tenants shown on their own.
+  // Per agent with ceilings in its tenant's quota, for the tenants shown on their own.
   new Gauge({
     name: `${METRIC_PREFIX}tenant_agent_running_runs`,
     help: "Runs of an agent holding a slot in a tenant, for agents the tenant's quota sets ceilings for, read on scrape.",

@@ -4,7 +4,7 @@ import { hasOverrun } from '../core/overrun.js';
 import type { SettleResult } from '../plane/plane.js';
 
 /**
- * `quotaplane_overruns_total{unit}` (issue 9 fault 2): passes newly settled for more than their
+ * `quotaplane_overruns_total{unit}` (docs/design/rules.md#l90): passes newly settled for more than their
  * hold, counted once per unit that ran over (`tokens`, `minor_units`), so an alert can fire on any
  * increase. An identical retry (`already-settled`) is not counted again. Labels are bounded: no
  * tenant or run (those are in `attention` as `run.overran`).

@@ -3,7 +3,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Plane, PlaneStatus } from '../plane/plane.js';
 
 /**
- * The plane-wide figures of `/metrics` (issue 12), read from the store on each scrape:
+ * The plane-wide figures of `/metrics`, read from the store on each scrape:
  * - `quotaplane_plane_running_runs{agent}`: slots held across every tenant, `agent=""` all of them,
  *   `agent="<name>"` those of each agent with a plane-wide ceiling;
  * - `quotaplane_plane_max_concurrent_runs{agent}`: the plane-wide ceilings, the same way (absent

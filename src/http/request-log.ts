@@ -10,7 +10,7 @@ declare module 'fastify' {
 }
 
 /**
- * The one log line of a finished request (issue #10 item 7), beside the `reqId` pino's child
+ * The one log line of a finished request, beside the `reqId` pino's child
  * logger already carries: the tenant it acted for (path, body or the key's own tenant), the key's
  * id (never its secret), the method and route pattern (never the raw URL, which may hold ids of
  * any length), the status, the refusal or fault code of an error answer, and the latency in ms.

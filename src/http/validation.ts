@@ -4,13 +4,13 @@ import type { FastifySchemaCompiler } from 'fastify';
 import { identifierProblem } from '../core/identifiers.js';
 
 /**
- * The schema keyword that checks a string against quotaplane's identifier rule (DESIGN.md decision
- * 14), so a request answers with the library's own message, naming the field and the code point.
+ * The schema keyword that checks a string against quotaplane's identifier rule
+ * (docs/design/decisions.md "Identifiers"), so a request answers with the library's own message, naming the field and the code point.
  */
 export const IDENTIFIER_KEYWORD = 'x-quotaplane-identifier';
 
 /*
- * Request validation (issue #4 item 1). Fastify's default Ajv removes unknown members and coerces
+ * Request validation. Fastify's default Ajv removes unknown members and coerces
  * types, which would turn `{ "epoch": "1", "epohc": 2 }` into a valid settle. Bodies here are
  * checked as sent: nothing removed, nothing coerced, so an unknown member or a string where a
  * number belongs is a 400 naming the field. Query strings and path parameters arrive as text, so

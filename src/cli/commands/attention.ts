@@ -15,7 +15,7 @@ interface AttentionFlags extends TargetFlags {
   readonly holdStaleAfterMs: number;
 }
 
-/** Registers `quotaplane attention [--tenant T] [--limit N] [--hold-stale-after-ms MS]` (issue #5). */
+/** Registers `quotaplane attention [--tenant T] [--limit N] [--hold-stale-after-ms MS]`. */
 export function registerAttention(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'attention', io, 'reads')
     .summary('does anything need a person now? exit 1 when it does')

@@ -17,7 +17,7 @@ interface AuditFlags extends TargetFlags {
   readonly verify: boolean;
 }
 
-/** Registers `quotaplane audit [--tenant T] [--action A] [--limit N] [--verify]` (issue #5). */
+/** Registers `quotaplane audit [--tenant T] [--action A] [--limit N] [--verify]`. */
 export function registerAudit(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'audit', io, 'reads')
     .summary('list the audit log, or --verify its hash chains (exit 1 when a row does not match)')

@@ -17,7 +17,7 @@ interface HaltFlags extends TargetFlags {
   readonly newTenant: boolean;
 }
 
-/** Registers `quotaplane halt <scope> --tenant T --reason R` (contract §9.1, issue #5). */
+/** Registers `quotaplane halt <scope> --tenant T --reason R`. */
 export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'halt', io, 'writes')
     .summary('throw an emergency halt on a scope of a tenant (audited)')

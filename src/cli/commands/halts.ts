@@ -16,7 +16,7 @@ interface HaltsFlags extends TargetFlags {
   readonly limit: number;
 }
 
-/** Registers `quotaplane halts [--tenant T] [--lifted] [--limit N]` (contract §9.1 `halt list`). */
+/** Registers `quotaplane halts [--tenant T] [--lifted] [--limit N]`. */
 export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'halts', io, 'reads')
     .summary('list standing halts, or with --lifted the recorded lifts (newest first)')

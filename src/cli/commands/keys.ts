@@ -34,7 +34,7 @@ interface CreateFlags extends TargetFlags {
 }
 
 /**
- * Registers `quotaplane keys create|list|revoke` (issue #4 item 3, issue #10 item 9): API keys of
+ * Registers `quotaplane keys create|list|revoke`: API keys of
  * the HTTP service, kept in the store as SHA-256 hashes, managed on a store (`--store`, who acts
  * named by `--actor`) or through a server (`--url`/`--key` with an operator key, recorded as the
  * key's name). `create` prints the key once. Creation and revocation are audit rows. `env` is

@@ -9,7 +9,7 @@ import { cliScope } from '../operator/scope-argument.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 
-/** Registers `quotaplane lift <scope> --tenant T`: journaled first, then compare-and-delete (DESIGN.md decision 10). */
+/** Registers `quotaplane lift <scope> --tenant T`: journaled first, then compare-and-delete (docs/design/decisions.md "Lifting is journaled first, and everything an operator does is audited"). */
 export function registerLift(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'lift', io, 'writes')
     .summary('lift the halt on a scope of a tenant (audited); exit 1 when none stood')

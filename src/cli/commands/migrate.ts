@@ -8,7 +8,7 @@ import { type CliIo, writeLine } from '../io.js';
 import { resolveStoreUrl, STORE_ENV, type Environment } from '../serve/serve-config.js';
 
 /**
- * Registers `quotaplane migrate [--store URL] [--json]` (issue #10 item 3): the one explicit way,
+ * Registers `quotaplane migrate [--store URL] [--json]`: the one explicit way,
  * besides `serve`'s start, to create a store or bring one an older quotaplane wrote up to this
  * build's schema. Read-only commands never do either; they refuse such a store with exit 3 and
  * name this command. Prints the versions found and reached and the migrations applied.

@@ -24,7 +24,7 @@ interface PruneFlags extends TargetFlags {
 
 /**
  * Registers `quotaplane prune --older-than DURATION [--tenant T] [--dry-run] [--batch-size N]`:
- * retention (issue 9 fault 6). Removes closed runs older than the age, with their passes and
+ * retention (docs/design/rules.md#r1). Removes closed runs older than the age, with their passes and
  * receipts, and rate-dispatch instants no window counts; prints what went (or, with `--dry-run`,
  * what would go). Progress goes to stderr while it works; the answer to stdout.
  */

@@ -70,7 +70,7 @@ interface PlaneUpdateFlags extends TargetFlags {
 }
 
 /**
- * Registers `quotaplane quota plane show|set|update` (issue 12): the plane-wide ceiling over every
+ * Registers `quotaplane quota plane show|set|update` (docs/design/rules.md#k3): the plane-wide ceiling over every
  * tenant, read with its current usage, replaced, or changed in part; both writes are audited in
  * the `quotaplane:plane` chain.
  */

@@ -25,7 +25,7 @@ interface AgentFlags {
   readonly agentMinorUnits: string[];
 }
 
-// Per-agent ceilings (issue 12) from the --agent-* flags: agent → { ceiling: value }; with
+// Per-agent ceilings from the --agent-* flags: agent → { ceiling: value }; with
 // `removable`, `unlimited` gives null (a merge patch then removes that ceiling).
 function agentCeilingsOf(flags: AgentFlags, removable: boolean): Record<string, Record<string, number | null>> | undefined {
   const agents: Record<string, Record<string, number | null>> = {};

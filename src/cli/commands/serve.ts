@@ -50,11 +50,10 @@ export const processStopSignal: StopSignal = () =>
   });
 
 /**
- * Registers `quotaplane serve` with every setting of `SERVE_SETTINGS` (issue #10 item 2): a flag,
+ * Registers `quotaplane serve` with every setting of `SERVE_SETTINGS`: a flag,
  * an environment variable read from `env` (default `process.env`) when the flag is absent, and a
  * default. `stopSignal` says when to stop (default: SIGTERM or SIGINT). Stdout carries only the
- * JSON log lines; every notice for a person, the first key included, goes to stderr (issue #10
- * items 1 and 7).
+ * JSON log lines; every notice for a person, the first key included, goes to stderr.
  */
 export function registerServe(
   program: Command,

@@ -25,7 +25,7 @@ function ceilings(quota: TenantQuota | null): Record<string, number | null> {
   };
 }
 
-/** By how much a period's settled spend is over its ceilings (issue 9 fault 2), or `null` when within. */
+/** By how much a period's settled spend is over its ceilings (docs/design/rules.md#l90), or `null` when within. */
 interface OverCeiling {
   readonly tokens: number;
   readonly minorUnits: number;
@@ -38,7 +38,7 @@ function overCeiling(usage: Usage): OverCeiling | null {
   return tokens === 0 && minorUnits === 0 ? null : { tokens, minorUnits };
 }
 
-// The plane-wide ceiling with its usage (issue 12), or null where the caller may not read it (a
+// The plane-wide ceiling with its usage, or null where the caller may not read it (a
 // key that does not cover every tenant is answered NOT_FOUND by the server).
 async function planeOrNull(target: OperatorTarget): Promise<PlaneStatus | null> {
   try {

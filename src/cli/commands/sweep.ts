@@ -8,7 +8,7 @@ import { writeAnswer } from '../operator/format.js';
 import { operatorCommand, requireKnownTenant, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 
-/** Registers `quotaplane sweep [--tenant T]`: one sweep of lapsed leases (DESIGN.md decision 8). */
+/** Registers `quotaplane sweep [--tenant T]`: one sweep of lapsed leases (docs/design/decisions.md "A dead process strands its run"). */
 export function registerSweep(program: Command, io: CliIo, setExitStatus: SetExitStatus): void {
   operatorCommand(program, 'sweep', io, 'reads')
     .summary('sweep lapsed leases once: free the slots of dead runs, keep their holds')

@@ -13,7 +13,7 @@ import type { CliIo } from '../io.js';
 /**
  * Columns padded to their widest cell, two spaces apart; the header row first. No trailing
  * spaces. Widths are display widths (`string-width`: a CJK character or an emoji takes two
- * columns, a combining mark none), so names in any script line up on a terminal (issue #10 item 10).
+ * columns, a combining mark none), so names in any script line up on a terminal.
  */
 export function renderTable(header: readonly string[], givenRows: readonly (readonly string[])[]): string {
   // Every cell on one line, whatever it holds: a line break in a halt reason cannot forge a row.

@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { QuotaError } from '../../core/errors.js';
 import { unknownTenantMessage, unknownTenantOf } from '../../core/known-tenant.js';
 
-/** How the CLI says a tenant is new (rules.md#l95). */
+/** How the CLI says a tenant is new (docs/design/rules.md#l95). */
 export const CLI_NEW_TENANT_HINT = 'pass --new-tenant';
 
 /**

@@ -21,7 +21,7 @@ import { UsageError } from '../usage-error.js';
 import type { PruneInput, PruneResult } from '../../plane/prune-types.js';
 
 /**
- * What the operator commands act on (issue #5): the plane's operator verbs with the acting
+ * What the operator commands act on: the plane's operator verbs with the acting
  * operator already bound. Two implementations, one code path: a plane on a store (`--store URL`,
  * the operator named by `--actor` and recorded as `asserted`) and the HTTP client of a server
  * (`--url URL --key KEY`, recorded by the server as the key's name, `authenticated`). Both are
@@ -36,7 +36,7 @@ export interface OperatorTarget {
   readonly description: string;
   /** Every tenant with rows (on a server: those the key covers), in byte order. */
   tenants(): Promise<string[]>;
-  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  /** `newTenant`: the tenant is meant to be new (docs/design/rules.md#l95); otherwise one that does not exist is refused. */
   halt(input: { tenant: string; scope: string; reason: string; newTenant?: boolean }): Promise<HaltResult>;
   lift(input: { tenant: string; scope: string }): Promise<LiftResult>;
   halts(tenant: string): Promise<Halt[]>;
@@ -49,11 +49,11 @@ export interface OperatorTarget {
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
-  /** `newTenant`: the tenant is meant to be new (rules.md#l95); otherwise one that does not exist is refused. */
+  /** `newTenant`: the tenant is meant to be new (docs/design/rules.md#l95); otherwise one that does not exist is refused. */
   setQuota(tenant: string, quota: TenantQuotaInput, options?: { newTenant?: boolean }): Promise<TenantQuota>;
-  /** Changes part of the quota (JSON Merge Patch, issue #10 item 13), audited as `quota.update`. */
+  /** Changes part of the quota (JSON Merge Patch), audited as `quota.update`. */
   updateQuota(tenant: string, patch: QuotaPatch, options?: { newTenant?: boolean }): Promise<TenantQuota>;
-  /** The plane-wide ceiling with every tenant's running slots against it (issue 12). */
+  /** The plane-wide ceiling with every tenant's running slots against it. */
   planeStatus(): Promise<PlaneStatus>;
   /** Replaces the plane-wide ceiling, audited as `plane.set`. */
   setPlaneCeiling(ceiling: PlaneCeiling): Promise<PlaneCeiling>;
@@ -62,7 +62,7 @@ export interface OperatorTarget {
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
-  /** Retention (issue 9 fault 6); a dry run needs no operator, a prune is attributed to the bound one. */
+  /** Retention (docs/design/rules.md#r1); a dry run needs no operator, a prune is attributed to the bound one. */
   prune(input: Omit<PruneInput, 'by' | 'atMs'>): Promise<PruneResult>;
   /** Releases what the target holds open (the store connection; nothing for a server). */
   close(): Promise<void>;

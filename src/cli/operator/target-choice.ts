@@ -21,7 +21,7 @@ export interface TargetChoiceFlags {
 const given = (value: string | undefined): value is string => value !== undefined && value !== '';
 
 /**
- * Chooses the target of an operator command (issue #5 item 5), flags first, then the environment:
+ * Chooses the target of an operator command, flags first, then the environment:
  * - `--store URL` → that store; `--url URL` → that server, with `--key` or `$QUOTAPLANE_KEY`;
  * - neither flag: `$QUOTAPLANE_STORE` or `$QUOTAPLANE_URL`, whichever is set.
  * Usage errors (status 2), each naming the flags: `--store` with `--url`, both variables set and

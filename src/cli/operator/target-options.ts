@@ -91,7 +91,7 @@ export async function withTarget<T>(
 /**
  * Throws `NOT_FOUND` (exit status 1) naming `--tenant` when the target has never seen `tenant`:
  * no quota, run, halt or audit row (or, through a server, a tenant the key does not cover),
- * suggesting the nearest tenant it has (`nearestTenant`, rules.md#l95-3). A
+ * suggesting the nearest tenant it has (`nearestTenant`, docs/design/rules.md#l95-3). A
  * mistyped tenant would otherwise read as an empty one: no halts, no runs, nothing to sweep.
  * quotaplane's own audit chains (`quotaplane:…`) are tenants only to `audit` (`auditChains`).
  */
@@ -122,7 +122,7 @@ export async function tenantsOf(target: OperatorTarget, tenant: string | undefin
   return [tenant];
 }
 
-// On a store nothing verifies who acts, so a command that writes must be told (contract §9.1).
+// On a store nothing verifies who acts, so a command that writes must be told who does.
 function storeOperator(flags: TargetFlags, access: CommandAccess): Operator | null {
   if (access === 'reads') return null;
   if (flags.actor === undefined) {
@@ -157,7 +157,7 @@ async function serverTarget(url: string, key: string): Promise<OperatorTarget> {
 }
 
 /**
- * The target flags a remedy printed for a person carries (issue #10 item 10): the ones the command
+ * The target flags a remedy printed for a person carries: the ones the command
  * was given, so the line runs as is. Never a secret: a key travels as `"$QUOTAPLANE_KEY"` and a
  * store URL with a password as `"$QUOTAPLANE_STORE"`. `writes` is what a remedy that writes adds
  * on a store (`--actor <name>`; a server records the key's name).

@@ -4,7 +4,7 @@ import { createClient } from '../../client/create-client.js';
 import type { OpenedReplayTarget } from './replay-store.js';
 
 /**
- * A replay target on a running `quotaplane serve` (issue #4 item 6): the replay drives a client
+ * A replay target on a running `quotaplane serve`: the replay drives a client
  * of the server instead of a plane on a store, with the same invariants, read through the same
  * client. Tenant names get the prefix `replay-<ULID>-`, as on any shared store.
  *

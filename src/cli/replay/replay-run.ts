@@ -17,9 +17,9 @@ import type { RefusalCounts, ReplayOptions, ReplayReport, TenantReport } from '.
 import { openTrace, type TraceRow } from './trace-reader.js';
 import { zipfSampler } from './zipf.js';
 
-/** Virtual run time before the first token (issue #2 item 5). */
+/** Virtual run time before the first token. */
 export const RUN_BASE_MS = 250;
-/** Virtual run time per generated token (issue #2 item 5). */
+/** Virtual run time per generated token. */
 export const RUN_MS_PER_GENERATED_TOKEN = 20;
 /**
  * Lease a replayed pass gets beyond its own virtual duration. Replayed runs never heartbeat, so
@@ -32,7 +32,7 @@ export const LEASE_MARGIN_MS = 60_000;
  * does so after every admission.
  */
 const PIPELINED_CHECK_ROWS = 100;
-/** The epoch of the pass an admission opens (DESIGN.md decision 7). */
+/** The epoch of the pass an admission opens (docs/design/decisions.md "Passes and leases"). */
 const ADMISSION_EPOCH = 1;
 
 /** The operator recorded on the quota changes a replay makes (audited like any other). */
@@ -43,7 +43,7 @@ export type ReplayPlane = Pick<Plane, 'admit' | 'settle' | 'usage' | 'setQuota' 
 
 /**
  * Where the replay runs, and where that is (for the report): an opened `store` the replay drives
- * with its own plane, or `remote`, a plane-shaped client of a running server (issue #4 item 6).
+ * with its own plane, or `remote`, a plane-shaped client of a running server.
  */
 export interface ReplayTarget {
   readonly store?: QuotaStore | undefined;
@@ -57,7 +57,7 @@ export interface ReplayTarget {
 
 /**
  * Drives every row of the trace through a plane on `target.store` under a virtual clock taken from
- * the trace (issue #2 item 5), then measures the invariants from the store.
+ * the trace, then measures the invariants from the store.
  *
  * For each row, in file order: first settle (with `concludes`) every admitted run whose virtual end
  * (`arrival + 250 ms + 20 ms × GeneratedTokens`) is at or before the row's arrival, at its end
@@ -90,7 +90,7 @@ export async function runReplay(
   try {
     // A wrong header or first row fails here, before any quota is written to the store.
     item = await rows.next();
-    // The replay's tenants are its own, new by name (a unique prefix): it says so (rules.md#l95).
+    // The replay's tenants are its own, new by name (a unique prefix): it says so (docs/design/rules.md#l95).
     for (const tenant of names) await plane.setQuota(tenant, quota, { by: REPLAY_OPERATOR, newTenant: true });
     await applyPlaneCeiling(plane, options);
   } catch (error) {
@@ -221,7 +221,7 @@ export async function runReplay(
   return replayReport({ plane, options, target, ledgers: [...ledgers.values()], settledRuns, rowCount, wallMs });
 }
 
-/** `--plane-max-concurrent`: sets the store's plane-wide ceiling (issue 12) before the first row. */
+/** `--plane-max-concurrent`: sets the store's plane-wide ceiling before the first row. */
 export async function applyPlaneCeiling(plane: Pick<Plane, 'setPlaneCeiling'>, options: ReplayOptions): Promise<void> {
   if (options.planeMaxConcurrent !== undefined) {
     await plane.setPlaneCeiling({ maxConcurrentRuns: options.planeMaxConcurrent }, REPLAY_OPERATOR);

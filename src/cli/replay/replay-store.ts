@@ -15,7 +15,7 @@ export interface OpenedReplayTarget {
 }
 
 /**
- * Opens where a replay runs (issue #2 item 5):
+ * Opens where a replay runs:
  * - no `storeUrl`: a fresh durable SQLite file, `replay.db`, in a new temporary directory, removed
  *   by `close()` unless `keepStore`; tenants are named plainly;
  * - a `storeUrl`: that store, migrated on open, and every tenant name gets the prefix

@@ -2,8 +2,8 @@ import type { Period } from '../../core/period.js';
 import type { Spend } from '../../core/spend.js';
 
 /**
- * How to replay a trace (issue #2 item 5). Amounts are non-negative safe integers; an absent
- * ceiling is unlimited (DESIGN.md decision 3).
+ * How to replay a trace. Amounts are non-negative safe integers; an absent
+ * ceiling is unlimited (docs/design/decisions.md "Absent means unlimited, 0 means nothing").
  */
 export interface ReplayOptions {
   /** The trace file (`TIMESTAMP,ContextTokens,GeneratedTokens`). */
@@ -37,20 +37,20 @@ export interface ReplayOptions {
   /** Keep the temporary store instead of removing it (ignored with `storeUrl`). */
   readonly keepStore: boolean;
   /**
-   * `--wait MS` (issue 12): each admission may wait up to this long (virtual ms) for a slot; a
+   * `--wait MS`: each admission may wait up to this long (virtual ms) for a slot; a
    * waiting request starts when granted and keeps its duration. Absent: nobody waits (the
    * figures of a replay without it are unchanged).
    */
   readonly waitMs?: number | undefined;
   /**
-   * `--plane-max-concurrent N` (issue 12): the store's plane-wide ceiling on concurrent runs across
+   * `--plane-max-concurrent N`: the store's plane-wide ceiling on concurrent runs across
    * every tenant is set to N before the first row (it replaces the store's plane-wide ceiling).
    */
   readonly planeMaxConcurrent?: number | undefined;
 }
 
 /**
- * What waiting did for one tenant under `--wait` (issue 12): how many admissions joined the queue
+ * What waiting did for one tenant under `--wait`: how many admissions joined the queue
  * (`waited`), how many of those were granted and how many timed out, and the percentiles of the
  * wait of the granted ones, in virtual ms (`null` when none was granted after waiting).
  */

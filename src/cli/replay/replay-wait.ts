@@ -51,7 +51,7 @@ interface WaitBook {
 }
 
 /**
- * `replay --wait MS` (issue 12 item 5): the trace replayed as in `runReplay`, except that every
+ * `replay --wait MS` (docs/design/rules.md#w1): the trace replayed as in `runReplay`, except that every
  * admission may wait up to `options.waitMs` virtual ms for a slot. The replay drives the store's
  * waiting verbs in the trace's virtual time (a real wait would stall a virtual clock): an arrival
  * refused only `TooManyRuns` joins its tenant's queue (`admitOrWait`); each settle at a run's end
@@ -83,7 +83,7 @@ export async function runWaitingReplay(options: ReplayOptions, target: ReplayTar
     await rows.return?.(undefined);
     throw error;
   });
-  // The replay's tenants are its own, new by name: it says so (rules.md#l95).
+  // The replay's tenants are its own, new by name: it says so (docs/design/rules.md#l95).
   for (const tenant of names) await plane.setQuota(tenant, quota, { by: REPLAY_OPERATOR, newTenant: true });
   await applyPlaneCeiling(plane, options);
 

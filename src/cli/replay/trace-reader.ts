@@ -125,8 +125,8 @@ function parseRow(name: string, line: number, record: readonly string[], bytesRe
 const TIMESTAMP = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
 
 /**
- * `YYYY-MM-DD HH:MM:SS[.fraction]` read as UTC, truncated to whole milliseconds (DESIGN.md
- * decision 1). Impossible dates such as February 30 are rejected, not rolled over.
+ * `YYYY-MM-DD HH:MM:SS[.fraction]` read as UTC, truncated to whole milliseconds
+ * (docs/design/decisions.md "Time in milliseconds"). Impossible dates such as February 30 are rejected, not rolled over.
  */
 function parseTimestamp(name: string, line: number, text: string): number {
   const match = TIMESTAMP.exec(text);

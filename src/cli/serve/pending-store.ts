@@ -7,7 +7,7 @@ import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { AuditEntry, PlaneUsage } from '../../store/types.js';
 
 /**
- * A store `serve` listens in front of before the real one is open (issue #10 item 5): every call
+ * A store `serve` listens in front of before the real one is open: every call
  * fails closed with `STORE_UNAVAILABLE` ("not open yet") until {@link PendingStore.open} hands it
  * the store, and then passes straight through. So the port answers `/healthz` at once and every
  * other request a 503, while the start waits for a store that is not reachable yet.
@@ -53,7 +53,7 @@ export class PendingStore implements QuotaStore {
     return this.#ready().tenants();
   }
 
-  /** The real store's answer (rules.md#l95). */
+  /** The real store's answer (docs/design/rules.md#l95). */
   async hasTenant(tenant: string): Promise<boolean> {
     return storeHasTenant(this.#ready(), tenant);
   }
@@ -62,7 +62,7 @@ export class PendingStore implements QuotaStore {
     return this.#keys;
   }
 
-  /** The real store's wakes of waiting admissions (issue 12); before it opens, none (callers poll). */
+  /** The real store's wakes of waiting admissions; before it opens, none (callers poll). */
   waiterWakes(): WaiterWakes {
     return this.#store?.waiterWakes?.() ?? { subscribe: () => () => undefined, pollMs: () => 100 };
   }

@@ -8,7 +8,7 @@ export const DEFAULT_STORE_URL = 'sqlite:./quotaplane.db';
 export const STORE_ENV = 'QUOTAPLANE_STORE';
 
 /**
- * Where and how `serve` runs (issue #10 item 2; every setting is in `SERVE_SETTINGS`): the store
+ * Where and how `serve` runs (every setting is in `SERVE_SETTINGS`): the store
  * URL, the host and port it listens on (0 = any free port), the time from the start of one sweep
  * of lapsed leases to the next in ms (0 = no sweeper in this process), and, optional with their defaults, how long a
  * start waits for the store (`startupTimeoutMs`, 30 000), how long a stop drains
@@ -26,11 +26,11 @@ export interface ServeConfig {
   readonly bodyLimitBytes?: number | undefined;
   readonly metricsTenants?: number | undefined;
   readonly firstKeyFile?: string | undefined;
-  /** The dashboard's currency, ISO 4217 (issue #11); default USD. */
+  /** The dashboard's currency, ISO 4217; default USD. */
   readonly currency?: string | undefined;
   /** Minor units per currency unit the dashboard divides by, a power of ten; default 1 000 000 (micro-USD). */
   readonly minorUnitsPerUnit?: number | undefined;
-  /** Retention (issue 9 fault 6): prune what closed longer ago than this many ms; absent: never prune. */
+  /** Retention (docs/design/rules.md#r1): prune what closed longer ago than this many ms; absent: never prune. */
   readonly pruneOlderThanMs?: number | undefined;
   /** The pause between prunes, ms; default 3 600 000. */
   readonly pruneIntervalMs?: number | undefined;
@@ -51,7 +51,7 @@ export function flagAttribute(flag: string): string {
 }
 
 /**
- * Resolves `serve`'s configuration (issue #10 item 2): each setting from its flag, else its
+ * Resolves `serve`'s configuration: each setting from its flag, else its
  * environment variable (when set and not empty), else its default. Pure: the caller passes the
  * environment. Throws `UsageError` naming the variable and what it takes when one is malformed.
  */

@@ -17,7 +17,7 @@ export const DEFAULT_STARTUP_TIMEOUT_MS = 30_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 
 /**
- * One setting of `quotaplane serve` (issue #10 item 2): its flag, the environment variable that
+ * One setting of `quotaplane serve`: its flag, the environment variable that
  * sets it when the flag is absent, its default and unit as the help and the docs show them, and
  * how its text is read (`null` for a value it refuses; `expected` says what it takes). docs/guides/operating.md
  * carries one table of these, checked against `serve --help` by a test.

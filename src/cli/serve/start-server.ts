@@ -38,7 +38,7 @@ export interface StartedServer {
   /** True when usable keys exist but none is an operator's: the dashboard and operator routes are closed to everyone. */
   readonly noOperatorKey: boolean;
   /**
-   * Stops (issue #10 item 6): `/readyz` answers 503 and the listener stops accepting connections
+   * Stops: `/readyz` answers 503 and the listener stops accepting connections
    * at once, whatever the store is doing; requests in flight get up to `config.shutdownTimeoutMs`
    * (default 10 000) to finish, then their connections are cut; the sweeper is stopped and the
    * store closed within the same limit (a store that does not close in time is left behind, with
@@ -59,7 +59,7 @@ export interface StartOptions {
 
 /**
  * Starts the HTTP service: builds the app in front of a store that is not open yet, listens (so
- * `/healthz` answers at once and `/readyz` 503 until the store is usable; issue #10 item 5), then
+ * `/healthz` answers at once and `/readyz` 503 until the store is usable), then
  * opens and migrates the store, retrying a store that is not reachable yet (`STORE_UNAVAILABLE`)
  * with backoff (250 ms doubling to 5 s) for up to `config.startupTimeoutMs` (default 30 000),
  * logging each attempt at `warn`. A configuration error (`STORE_MISCONFIGURED`), a corrupt store
@@ -117,7 +117,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   try {
     first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
     created = await keys.createFirst(first.key);
-    // The first key is audited as every key creation is (issue #10 item 9), by this start.
+    // The first key is audited as every key creation is, by this start.
     if (created) {
       await store.tenant(KEYS_AUDIT_TENANT).appendAudit({
         atMs: first.key.createdAtMs,

@@ -16,7 +16,7 @@ const SUMMARY =
   'What needs a person: run.stranded, run.withheld, hold.stale, pass.unsettled, run.overran, spend.overrun, each with the commands that end it';
 
 /**
- * What needs a person (issue #5 item 4): `GET /v1/tenants/{tenant}/attention` for one tenant and
+ * What needs a person: `GET /v1/tenants/{tenant}/attention` for one tenant and
  * `GET /v1/attention` for every tenant the key covers (all of them for an operator key of every
  * tenant). `limit` caps each kind (`truncatedKinds` names the kinds cut), `holdStaleAfterMs` is
  * the age a paused run's hold becomes `hold.stale`. Read-only.

@@ -13,7 +13,7 @@ const AuditQuery = strictObject({
 export const AuditReply = strictObject({ rows: Type.Array(AuditRecord), truncated: Type.Boolean() });
 
 /**
- * A tenant's audit log (issue #5 item 6): `GET /v1/tenants/{tenant}/audit?limit=&action=` lists
+ * A tenant's audit log: `GET /v1/tenants/{tenant}/audit?limit=&action=` lists
  * its rows newest first (every halt, lift, quota change, operator release and settle, with who,
  * when, the basis, what changed and the row's hash); `GET …/audit/verify` recomputes the tenant's
  * SHA-256 chain and names the first row that does not match (`ok: false`, still 200: the finding

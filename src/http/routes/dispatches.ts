@@ -35,12 +35,12 @@ const DispatchBody = strictObject({
 const DispatchReply = strictObject({ ok: Type.Literal(true) });
 
 /**
- * `POST /v1/runs/{run}/dispatches` (issue #4 item 2): counts one dispatch of a granted tool against
+ * `POST /v1/runs/{run}/dispatches`: counts one dispatch of a granted tool against
  * its sliding windows (the caller's ceilings and the tenant's configured ones). `RateLimited`
  * answers 429 with `Retry-After` until the oldest counted dispatch leaves the window;
  * `UncountableRate` answers 422. With the dispatching pass's `epoch` (and optionally `leaseMs`) the
  * dispatch also renews that pass's lease, fenced as a heartbeat is: a stale epoch answers 409, and
- * a subject halt on the run's chain answers `Withheld` 423 without counting (issue #5). `exempt`
+ * a subject halt on the run's chain answers `Withheld` 423 without counting. `exempt`
  * (a compensating dispatch that checks no ceiling) and `atMs` are accepted only from an operator
  * key; a runner key sending either gets 400 naming it.
  */

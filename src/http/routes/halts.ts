@@ -58,10 +58,10 @@ const LiftBody = strictObject({ scope: ScopeKey, atMs: Type.Optional(InstantMs) 
 export const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Type.Boolean() });
 
 /**
- * Emergency halts (issue #4 item 2, contract §9.2): `GET /v1/tenants/{tenant}/halts` lists the
+ * Emergency halts: `GET /v1/tenants/{tenant}/halts` lists the
  * standing halts (`?state=lifted` the recorded lifts, newest first, `limit` per page);
  * `POST …/halts` throws one (`{ scope, reason }`, no actor field: the operator is the key's name,
- * basis `authenticated`; `?newTenant=true` for a tenant that does not exist yet, rules.md#l95);
+ * basis `authenticated`; `?newTenant=true` for a tenant that does not exist yet, docs/design/rules.md#l95);
  * `POST …/halts/lift` lifts one (`{ scope }`), journaled first.
  */
 export const haltRoutes: RouteModule = (app, context) => {

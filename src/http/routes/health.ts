@@ -13,7 +13,7 @@ const ReadyReply = strictObject({ status: Type.Literal('ready'), backend: Type.S
 
 /**
  * `GET /healthz` (the process answers) and `GET /readyz` (the store answers a read; otherwise 503
- * `STORE_UNAVAILABLE` with `Retry-After`), issue #4 item 2. Both public: they name no tenant.
+ * `STORE_UNAVAILABLE` with `Retry-After`). Both public: they name no tenant.
  */
 export const healthRoutes: RouteModule = (app, context) => {
   app.get(

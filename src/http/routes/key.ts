@@ -13,7 +13,7 @@ const KeyReply = strictObject({
 });
 
 /**
- * `GET /v1/key` (issue #11): who the request's key is (`id`, `name`, `role`, `tenant`, `'*'` for
+ * `GET /v1/key`: who the request's key is (`id`, `name`, `role`, `tenant`, `'*'` for
  * every tenant), never the secret. Any valid key may ask about itself; it tells the key nothing it
  * could not learn by calling the routes. The dashboard reads it at sign-in to refuse a runner key
  * with a clear message and to know which tenant an operator key of one tenant covers.

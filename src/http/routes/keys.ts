@@ -51,12 +51,12 @@ function adminFor(request: FastifyRequest, context: RouteContext): ApiKeyAdmin {
 }
 
 /**
- * API keys over HTTP (issue #10 item 9), operator keys only: `POST /v1/keys` creates one and
+ * API keys over HTTP, operator keys only: `POST /v1/keys` creates one and
  * answers its secret once (201); `GET /v1/keys` lists the keys of the tenants the calling key
  * covers (never a secret); `POST /v1/keys/{id}/revoke` revokes one. A key for a tenant the caller
  * does not cover, or for every tenant from a one-tenant operator key, answers 404 as any uncovered
  * tenant does. A key for a tenant that does not exist answers 404 naming it and the nearest known
- * tenant, unless `?newTenant=true` (rules.md#l95). Creation and revocation are audited
+ * tenant, unless `?newTenant=true` (docs/design/rules.md#l95). Creation and revocation are audited
  * (`key.create`, `key.revoke`) under the calling key's name, authenticated, before the key changes.
  */
 export const keyRoutes: RouteModule = (app, context) => {

@@ -2,7 +2,7 @@ import type { RouteModule } from '../route-context.js';
 import { PROBLEM_REPLIES } from '../schemas/common.js';
 
 /**
- * `GET /metrics` (issue #4 item 2): Prometheus text from the app's own registry. It names every
+ * `GET /metrics`: Prometheus text from the app's own registry. It names every
  * tenant (the per-tenant gauges), so it takes an operator key for every tenant; point Prometheus
  * at it with `authorization: { credentials: <key> }` in the scrape config.
  */

@@ -1,6 +1,6 @@
 import type { RouteModule } from '../route-context.js';
 
-/** `GET /openapi.json` (issue #4 item 2): the OpenAPI 3 document generated from the route schemas. Public. */
+/** `GET /openapi.json`: the OpenAPI 3 document generated from the route schemas. Public. */
 export const openApiRoutes: RouteModule = (app) => {
   app.get(
     '/openapi.json',

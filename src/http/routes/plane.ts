@@ -37,7 +37,7 @@ export const PlaneStatusReply = strictObject({
 });
 
 /**
- * The plane-wide ceiling (issue 12), for operator keys of every tenant only (it bounds them all):
+ * The plane-wide ceiling (docs/design/rules.md#k3), for operator keys of every tenant only (it bounds them all):
  * `GET /v1/plane` answers the ceiling (`null`: none) with every tenant's running slots against it
  * and each bounded agent's; `PUT /v1/plane/ceiling` replaces it, audited as `plane.set` in the
  * `quotaplane:plane` chain under the key's name; `PATCH /v1/plane/ceiling` changes part of it (JSON

@@ -34,7 +34,7 @@ export const PruneReply = strictObject({
 });
 
 /**
- * `POST /v1/prune` (issue 9 fault 6): retention now, of the `tenant` named or, without one, of
+ * `POST /v1/prune` (docs/design/rules.md#r1): retention now, of the `tenant` named or, without one, of
  * every tenant the operator key covers; recorded under the key's name. The server prunes in
  * batches and answers when it is done (or, with `dryRun`, what would go). `quotaplane prune --url …`
  * calls it; `serve --prune-older-than` prunes on an interval instead.

@@ -34,7 +34,7 @@ const QuotaPatchBody = strictObject({
     }),
     "grant → its rate ceilings, merged per grant (a grant's list replaces the old one; null removes the grant)",
   ),
-  /** Per agent (issue 12): merged two levels deep; `null` removes an agent or one of its ceilings. */
+  /** Per agent: merged two levels deep; `null` removes an agent or one of its ceilings. */
   agents: nullable(
     Type.Record(
       Identifier,
@@ -55,12 +55,12 @@ const QuotaPatchBody = strictObject({
 const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([TenantQuota, Type.Null()]) });
 
 /**
- * A tenant's quota (issue #4 item 2): `GET /v1/tenants/{tenant}/quota` answers it (`null` when
+ * A tenant's quota: `GET /v1/tenants/{tenant}/quota` answers it (`null` when
  * none was set: no ceilings, monthly periods); `PUT` replaces it, audited as `quota.set` under the
- * key's name with basis `authenticated`, and it applies to the very next admission (DESIGN.md decision 5);
+ * key's name with basis `authenticated`, and it applies to the very next admission (docs/design/decisions.md "The quota is read where the decision is made");
  * `PATCH` changes part of it (JSON Merge Patch, `application/merge-patch+json` or `application/json`),
- * audited as `quota.update` (issue #10 item 13). `PUT` and `PATCH` of a tenant that does not exist
- * answer 404 naming it and the nearest known tenant, unless `?newTenant=true` (rules.md#l95).
+ * audited as `quota.update`. `PUT` and `PATCH` of a tenant that does not exist
+ * answer 404 naming it and the nearest known tenant, unless `?newTenant=true` (docs/design/rules.md#l95).
  */
 export const quotaRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams> }>(

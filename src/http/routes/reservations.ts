@@ -8,7 +8,7 @@ import { Held } from '../schemas/operator.js';
 const ReservationsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
 const ReservationsReply = strictObject({ reservations: Type.Array(Held), truncated: Type.Boolean() });
 
-/** `GET /v1/tenants/{tenant}/reservations?limit=` (issue #4 item 2): the tenant's holds, ascending run id. */
+/** `GET /v1/tenants/{tenant}/reservations?limit=`: the tenant's holds, ascending run id. */
 export const reservationRoutes: RouteModule = (app, context) => {
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof ReservationsQuery> }>(
     '/v1/tenants/:tenant/reservations',

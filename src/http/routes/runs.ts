@@ -68,9 +68,9 @@ const HeartbeatBody = strictObject({
 });
 
 /**
- * The run lifecycle for runners (issue #4 item 2, issue #5 item 1): `POST /v1/runs` (admit),
+ * The run lifecycle for runners: `POST /v1/runs` (admit),
  * `POST /v1/runs/{run}/settle`, `POST /v1/runs/{run}/resume`, `POST /v1/runs/{run}/heartbeat`.
- * Each is one plane call; an admission with `wait` is a long poll (issue 12); refusals answer their problem reply (429 with Retry-After, 423, 422),
+ * Each is one plane call; an admission with `wait` is a long poll (docs/design/rules.md#w1); refusals answer their problem reply (429 with Retry-After, 423, 422),
  * faults their status (400, 404, 409 for a stale epoch or a conflicting settle, 503).
  */
 export const runRoutes: RouteModule = (app, context) => {

@@ -9,7 +9,7 @@ const SlotsQuery = strictObject({ limit: Type.Optional(ListingLimit) });
 export const SlotsReply = strictObject({ runs: Type.Array(Type.String()), truncated: Type.Boolean() });
 
 /**
- * `GET /v1/tenants/{tenant}/slots?limit=` (issue #4 item 2, contract §6.14): the runs holding one
+ * `GET /v1/tenants/{tenant}/slots?limit=`: the runs holding one
  * of the tenant's slots (the running set), ascending run id. The run registry, with statuses and
  * leases, is `GET /v1/tenants/{tenant}/runs`.
  */

@@ -28,7 +28,7 @@ export const RateWindowsReply = strictObject({
 });
 
 /**
- * Reads the dashboard needs (issue #11), operator-only like every tenant route:
+ * Reads the dashboard needs, operator-only like every tenant route:
  * `GET /v1/tenants/{tenant}/spend?periods=` the settled and held spend of the tenant's recent
  * billing periods, oldest first (kind from its quota now; default 12, at most 36), and
  * `GET /v1/tenants/{tenant}/rates` its configured rate ceilings with each window's count now.

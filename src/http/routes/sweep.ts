@@ -12,7 +12,7 @@ const SweepBody = strictObject({
 });
 
 /**
- * `POST /v1/sweep` (issue #5 item 2): one sweep of lapsed leases now, of the `tenant` named or,
+ * `POST /v1/sweep`: one sweep of lapsed leases now, of the `tenant` named or,
  * without one, of every tenant the key covers. `serve` already sweeps on an interval; this is for
  * an operator who will not wait for it (`quotaplane sweep --url …`).
  */

@@ -12,7 +12,7 @@ const OperatorSettleBody = strictObject(SETTLE_FIELDS);
 const ReleaseBody = strictObject({ atMs: Type.Optional(InstantMs) });
 
 /**
- * A tenant's runs for operators (issue #5): `GET /v1/tenants/{tenant}/runs?status=&after=&limit=`
+ * A tenant's runs for operators: `GET /v1/tenants/{tenant}/runs?status=&after=&limit=`
  * pages the run registry (`status` a comma-separated list such as `stranded,withheld`; `next` is
  * the `after` of the following page), and the two acts the attention remedies name:
  * `POST …/runs/{run}/settle` settles a pass with its real spend (`{ epoch, spend, concludes }`) and

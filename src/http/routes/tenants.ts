@@ -9,7 +9,7 @@ import { NoQuery, strictObject } from '../schemas/common.js';
 const TenantsReply = strictObject({ tenants: Type.Array(Type.String()) });
 
 /**
- * `GET /v1/tenants` (issue #4 item 2): tenants with a quota, a run or a halt, in byte order, as
+ * `GET /v1/tenants`: tenants with a quota, a run or a halt, in byte order, as
  * far as the operator key covers them (an operator of one tenant sees at most that one).
  */
 export const tenantRoutes: RouteModule = (app, context) => {

@@ -9,7 +9,7 @@ const RunnerUsageQuery = strictObject({ tenant: Type.Optional(ActingTenant), per
 const TenantUsageQuery = strictObject({ period: Type.Optional(PeriodKey) });
 
 /**
- * A tenant's figures for one period (spent, reserved, running, quota), issue #4 item 2:
+ * A tenant's figures for one period (spent, reserved, running, quota):
  * `GET /v1/usage?period=` for runners (their own tenant) and `GET /v1/tenants/{tenant}/usage?period=`
  * for operators. The period defaults to the tenant's current one on the server's clock.
  */

@@ -9,7 +9,7 @@ import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
 
 /*
- * TypeBox schemas shared by the routes (issue #4): one schema gives request validation, reply
+ * TypeBox schemas shared by the routes: one schema gives request validation, reply
  * serialisation and the OpenAPI document. Every object refuses members it does not name
  * (`additionalProperties: false`). The schemas check shape and range; the plane still checks
  * meaning (printable identifiers, halt scope forms, …) and answers INVALID_ARGUMENT naming the
@@ -39,15 +39,15 @@ export const MAX_CONFIGURED_GRANTS = 256;
 
 /**
  * A tenant, run, grant, agent or principal id: 1–200 characters of well-formed Unicode, with no
- * control or format character and no surrounding space (DESIGN.md decision 14). The custom keyword
+ * control or format character and no surrounding space (docs/design/decisions.md "Identifiers"). The custom keyword
  * answers with the library's own message.
  */
 export const Identifier = Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, [IDENTIFIER_KEYWORD]: true });
 
-/** A non-negative safe integer (DESIGN.md decision 2). */
+/** A non-negative safe integer (docs/design/decisions.md "Amounts are safe integers, and nothing saturates"). */
 export const Amount = Type.Integer({ minimum: 0, maximum: MAX_AMOUNT });
 
-/** An instant, integer Unix ms (DESIGN.md decision 1). Accepted from operator keys only (see auth). */
+/** An instant, integer Unix ms (docs/design/decisions.md "Time in milliseconds"). Accepted from operator keys only (see auth). */
 export const InstantMs = Type.Integer({
   minimum: 0,
   maximum: MAX_INSTANT_MS,
@@ -86,10 +86,10 @@ export const RateCeiling = strictObject({
   windowSeconds: described(Amount, 'the window, in seconds; 1 to 2678400 (31 days) can be counted, any other is refused'),
 });
 
-/** The most agents one quota or the plane-wide ceiling may name ceilings for (issue 12). */
+/** The most agents one quota or the plane-wide ceiling may name ceilings for. */
 export const MAX_AGENT_CEILINGS = 1000;
 
-/** One agent's ceilings inside a tenant's quota (issue 12; core AgentCeilings). */
+/** One agent's ceilings inside a tenant's quota (core AgentCeilings; docs/design/rules.md#k7). */
 export const AgentCeilings = strictObject({
   maxConcurrentRuns: Type.Optional(described(Amount, "most of this agent's runs holding a slot at once")),
   maxTokensPerPeriod: Type.Optional(described(Amount, 'most tokens settled and held by this agent per billing period')),
@@ -152,7 +152,7 @@ function planeCeilingSchema(requestBound: boolean) {
 }
 
 /**
- * The plane-wide ceiling as stored and answered (issue 12; core PlaneCeiling): across every
+ * The plane-wide ceiling as stored and answered (core PlaneCeiling): across every
  * tenant, `maxConcurrentRuns`, per agent name `{ maxConcurrentRuns }`, and per tenant a weight ≥ 1
  * for waiting admissions.
  */
@@ -193,7 +193,7 @@ export const PassGrant = strictObject({
   leaseExpiresAtMs: Type.Integer(),
 });
 
-/** A tenant's waiting admissions (plane.ts `QueueFigures`, issue 12): how many wait, and the oldest's wait in ms. */
+/** A tenant's waiting admissions (plane.ts `QueueFigures`): how many wait, and the oldest's wait in ms. */
 export const QueueFigures = strictObject({
   depth: Type.Integer({ minimum: 0 }),
   oldestWaitMs: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
@@ -208,7 +208,7 @@ export const Usage = strictObject({
   running: Type.Integer(),
   quota: Type.Union([TenantQuota, Type.Null()]),
   queue: QueueFigures,
-  /** Per agent with ceilings in the quota (issue 12): slots now, spend of the period, its ceilings. */
+  /** Per agent with ceilings in the quota: slots now, spend of the period, its ceilings. */
   agents: Type.Optional(
     Type.Array(strictObject({ agent: Type.String(), running: Type.Integer(), spent: Spend, reserved: Spend, ceilings: AgentCeilings })),
   ),
@@ -220,7 +220,7 @@ export const NoQuery = strictObject({});
 /**
  * The query of an act that may create its tenant (a halt, a quota change, a key): `newTenant=true`
  * says the tenant is meant to be new. Without it, a tenant that does not exist answers 404 naming
- * it and the nearest known tenant, and nothing is written (rules.md#l95).
+ * it and the nearest known tenant, and nothing is written (docs/design/rules.md#l95).
  */
 export const NewTenantQuery = strictObject({
   newTenant: Type.Optional(
