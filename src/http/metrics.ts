@@ -160,7 +160,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
   });
   const ceilingRefusals = createPlaneMetrics(registry, METRIC_PREFIX, options.plane);
 
-  tenantGauge('tenant_waiting_admissions', 'Admissions waiting for a slot, per tenant, read on scrape (issue 12).', (usage) => usage.queue.depth);
+  tenantGauge('tenant_waiting_admissions', 'Admissions waiting for a slot, per tenant, read on scrape.', (usage) => usage.queue.depth);
   tenantGauge(
     'tenant_oldest_wait_seconds',
     'How long the oldest waiting admission of the tenant has waited, in seconds (0 when none), read on scrape; "other" shows the longest.',

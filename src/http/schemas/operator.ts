@@ -5,7 +5,7 @@ import { RUN_STATUSES } from '../../store/types.js';
 import { AgentIdentity, described, Identifier, InstantMs, ListingLimit, Operator, Spend, strictObject } from './common.js';
 
 /*
- * Reply and query schemas of the issue-#5 operator routes: the run registry, leases, the sweep,
+ * Reply and query schemas of the operator routes: the run registry, leases, the sweep,
  * attention, releases and the audit log. Shapes mirror the plane's (operator-types.ts,
  * store/types.ts) member for member, so the client hands back exactly what the plane answers.
  */
