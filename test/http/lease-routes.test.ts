@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { bearer, expectProblem, type FixtureKey, GRANT, serviceFixture, T0, type ServiceFixture } from './http-fixtures.js';
 
-// The issue-#5 routes: leases (heartbeat, dispatch with epoch), Withheld, the sweep, the operator's
+// The operator routes: leases (heartbeat, dispatch with epoch), Withheld, the sweep, the operator's
 // settle and release, the run registry, attention and the audit log, each one plane call.
 
 const CHAIN = ['user:alice', 'svc-billing'];
