@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { CapturedStream, REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
 
 // A CLI that behaves in pipes and catches typos.
@@ -29,7 +30,7 @@ async function seed(runs: { tenant: string; run: string }[]): Promise<void> {
 describe('the quotaplane CLI in pipes and with typos', () => {
   it('quotaplane runs | head -1 ends quietly: no EPIPE stack trace, exit 0 under pipefail', async () => {
     await seed(Array.from({ length: 1000 }, (_, index) => ({ tenant: 'acme', run: `run-${String(index).padStart(4, '0')}-${'x'.repeat(60)}` })));
-    const bin = `node --import tsx ${JSON.stringify(join(REPO_ROOT, 'src', 'cli', 'bin.ts'))}`;
+    const bin = `node ${JSON.stringify(await compiledEntry(join(REPO_ROOT, 'src', 'cli', 'bin.ts')))}`;
     const result = spawnSync('bash', ['-c', `set -o pipefail; ${bin} runs --limit 1000 --store ${JSON.stringify(url)} | head -1`], { cwd: REPO_ROOT, encoding: 'utf8' });
     expect(result.stdout.split('\n').filter((line) => line !== '')).toHaveLength(1);
     expect(result.stderr).not.toMatch(/EPIPE|Error|at /);

@@ -8,6 +8,7 @@ import { FIRST_KEY_NAME, startServer } from '../../src/cli/serve/start-server.js
 import { UsageError } from '../../src/cli/usage-error.js';
 import { openStore } from '../../src/store/open-store.js';
 import { createClient } from '../../src/client/create-client.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { REPO_ROOT, runCli, temporaryDirectory } from './cli-helpers.js';
 
 const cleanups: (() => void | Promise<void>)[] = [];
@@ -25,7 +26,7 @@ describe('quotaplane serve as a process', () => {
   it('starts on a new SQLite file, shows the first operator key once on stderr only, logs only JSON on stdout, serves, and stops on SIGTERM closing the store', async () => {
     const dir = tempDir();
     const db = join(dir, 'served.db');
-    const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'bin.ts'), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'info'], {
+    const child = spawn(process.execPath, [await compiledEntry(join(REPO_ROOT, 'src', 'cli', 'bin.ts')), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'info'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, QUOTAPLANE_PROT: '8080' },

@@ -9,6 +9,7 @@ import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { BACKENDS, type SharedStore } from './backends.js';
 import { ALICE, T0 } from './plane-fixtures.js';
 import type { RunnerJob, RunnerReport } from './runner-worker.js';
@@ -26,7 +27,7 @@ const tokens = (n: number) => ({ tokens: n, minorUnits: 0 });
  * handler can run, no settle can be sent) and resolves once the OS reports it dead.
  */
 async function admitAndKill(job: RunnerJob): Promise<RunnerReport> {
-  const child = fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+  const child = fork(await compiledEntry(WORKER), [JSON.stringify(job)], { execArgv: [], stdio: 'inherit' });
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
   try {
     const report = await new Promise<RunnerReport>((resolve, reject) => {
@@ -182,7 +183,7 @@ describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions 
     const inFlightAtKill: number[] = [];
     for (let kill = 0; kill < KILLS; kill += 1) {
       const job: LoadJob = { url: shared.url, options: shared.options, tenant: 'load-acme', lanes: 32, leaseMs: LOAD_LEASE_MS };
-      const child = fork(LOAD_WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' });
+      const child = fork(await compiledEntry(LOAD_WORKER), [JSON.stringify(job)], { execArgv: [], stdio: 'inherit' });
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
       const mine: LoadAnswer[] = [];
       let asked = 0;

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { BACKENDS } from './backends.js';
 import { tempDir } from './plane-fixtures.js';
 import type { FifoJob, FifoReport } from './wait-fifo-worker.js';
@@ -62,7 +63,7 @@ describe.each(BACKENDS)('waiting admissions across $name processes', ({ name, fr
           log,
           holdMs: 15,
         };
-        children.push(fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+        children.push(fork(await compiledEntry(WORKER), [JSON.stringify(job)], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
       }
       const joined = await Promise.all(children.map((child) => message(child)));
       const places = joined.flatMap((body) => body.places as { run: string; position: number }[]);

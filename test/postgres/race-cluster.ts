@@ -1,6 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import { compiledEntry } from '../compiled-entry.js';
 import type { FromWorker, RaceOp, RaceResult, ToWorker } from './race-protocol.js';
 
 const WORKER = fileURLToPath(new URL('./race-worker.ts', import.meta.url));
@@ -33,9 +34,8 @@ export class RaceCluster {
 
   /** Forks `count` workers and opens a store in each on `url`, schema `schema`. */
   static async start(count: number, url: string, schema: string): Promise<RaceCluster> {
-    const workers = Array.from({ length: count }, () =>
-      fork(WORKER, [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }),
-    );
+    const compiled = await compiledEntry(WORKER);
+    const workers = Array.from({ length: count }, () => fork(compiled, [], { execArgv: [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
     const cluster = new RaceCluster(workers);
     await cluster.#everyone({ type: 'open', url, schema }, 'opened');
     return cluster;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { compiledEntry } from '../compiled-entry.js';
 import { REPO_ROOT } from '../cli/cli-helpers.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
@@ -15,7 +16,9 @@ import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
 let pg: EmbeddedServer;
 let password: string;
+let bin: string;
 beforeAll(async () => {
+  bin = await compiledEntry(join(REPO_ROOT, 'src', 'cli', 'bin.ts'));
   pg = await startEmbeddedServer('serve-ops');
   password = decodeURIComponent(new URL(pg.url).password);
 }, 120_000);
@@ -35,7 +38,7 @@ interface Served {
 }
 
 function serve(args: readonly string[]): Served {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'src', 'cli', 'bin.ts'), 'serve', '--port', '0', '--log-level', 'info', ...args], {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--log-level', 'info', ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,7 @@
 import { fork } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
+import { compiledEntry } from '../compiled-entry.js';
 import type { RaceJob, RaceReport } from './sqlite-race-worker.js';
 
 const WORKER = fileURLToPath(new URL('./sqlite-race-worker.ts', import.meta.url));
@@ -19,7 +20,8 @@ export async function raceProcesses(jobs: readonly RaceJob[]): Promise<RaceRepor
  * `'ready'` once its store is open, waits for `'go'`, and answers one report (or `{ error }`).
  */
 export async function raceWorkers<Job, Report>(worker: string, jobs: readonly Job[]): Promise<Report[]> {
-  const children = jobs.map((job) => fork(worker, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+  const compiled = await compiledEntry(worker);
+  const children = jobs.map((job) => fork(compiled, [JSON.stringify(job)], { execArgv: [], stdio: 'inherit' }));
   const ready = children.map(
     (child) =>
       new Promise<void>((resolve, reject) => {

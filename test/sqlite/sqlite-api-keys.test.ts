@@ -7,6 +7,7 @@ import { QuotaError } from '../../src/core/errors.js';
 import { hashApiKey, mintApiKey } from '../../src/http/api-key-secret.js';
 import type { ApiKeyStore } from '../../src/store/api-keys.js';
 import { openSqliteStore, type SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { tempDir } from '../plane/plane-fixtures.js';
 
 const T0 = 1_767_600_000_000;
@@ -123,7 +124,8 @@ describe('SQLite API keys: the first key across processes', () => {
       // Create and migrate the file first, so the race is about the key, not the schema.
       await (await openSqliteStore(`${dir.dir}/race.db`)).close();
       const worker = fileURLToPath(new URL('./sqlite-first-key-worker.ts', import.meta.url));
-      const children = Array.from({ length: 4 }, () => fork(worker, [url], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+      const compiled = await compiledEntry(worker);
+      const children = Array.from({ length: 4 }, () => fork(compiled, [url], { execArgv: [], stdio: 'inherit' }));
       const answers = children.map(
         (child) =>
           new Promise<{ created?: boolean; error?: string }>((resolve, reject) => {

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore } from '../../src/store/open-store.js';
+import { compiledEntry } from '../compiled-entry.js';
 import { tempDir, T0 } from '../plane/plane-fixtures.js';
 import type { SweepRaceJob, SweepRaceReport } from './sweep-race-worker.js';
 
@@ -15,7 +16,8 @@ const RUNS = Array.from({ length: 24 }, (_, index) => `run-${String(index).padSt
 
 // Forks one OS process per job, releases them together from a barrier, and collects their reports.
 async function race(jobs: readonly SweepRaceJob[]): Promise<SweepRaceReport[]> {
-  const children = jobs.map((job) => fork(WORKER, [JSON.stringify(job)], { execArgv: ['--import', 'tsx'], stdio: 'inherit' }));
+  const compiled = await compiledEntry(WORKER);
+  const children = jobs.map((job) => fork(compiled, [JSON.stringify(job)], { execArgv: [], stdio: 'inherit' }));
   try {
     const ready = children.map((child) => new Promise<void>((resolve, reject) => {
       child.once('message', (message) => (message === 'ready' ? resolve() : reject(new Error(`racer said ${JSON.stringify(message)}`))));
