@@ -124,8 +124,11 @@ describe.each(BACKENDS)('a runner killed with SIGKILL after admission, on $name 
 
 const LOAD_WORKER = fileURLToPath(new URL('./lease-load-worker.ts', import.meta.url));
 const LOAD_LEASE_MS = 1_000;
-// Longer than the lease, shorter than the plane's default bound on a decision's wait (2 000 ms).
-const LOCK_HELD_MS = 1_500;
+// Longer than the lease, and far shorter than the runner's bound on a decision's wait, so that a
+// loaded machine (a slow fork, a late timer) cannot turn every waiting decision into a
+// waited-too-long fault and leave no ok answer that waited past its lease.
+const LOCK_HELD_MS = 2_000;
+const LOAD_MAX_DECISION_WAIT_MS = 30_000;
 const KILLS = 3;
 
 /** Another writer holding the store's lock: the SQLite write lock, or a PostgreSQL tenant's admission lock. */
@@ -182,7 +185,7 @@ describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions 
     const answers: LoadAnswer[] = [];
     const inFlightAtKill: number[] = [];
     for (let kill = 0; kill < KILLS; kill += 1) {
-      const job: LoadJob = { url: shared.url, options: shared.options, tenant: 'load-acme', lanes: 32, leaseMs: LOAD_LEASE_MS };
+      const job: LoadJob = { url: shared.url, options: shared.options, tenant: 'load-acme', lanes: 32, leaseMs: LOAD_LEASE_MS, maxDecisionWaitMs: LOAD_MAX_DECISION_WAIT_MS };
       const child = fork(await compiledEntry(LOAD_WORKER), [JSON.stringify(job)], { execArgv: [], stdio: 'inherit' });
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
       const mine: LoadAnswer[] = [];

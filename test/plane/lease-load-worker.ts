@@ -13,6 +13,8 @@ export interface LoadJob {
   readonly tenant: string;
   readonly lanes: number;
   readonly leaseMs: number;
+  /** The plane's bound on a decision's wait, ms (`PlaneOptions.maxDecisionWaitMs`). */
+  readonly maxDecisionWaitMs: number;
 }
 
 /**
@@ -33,7 +35,7 @@ export interface LoadAnswer {
 
 const job = JSON.parse(process.argv[2] ?? '{}') as LoadJob;
 const store = await openStore(job.url, job.options ?? {});
-const plane = createPlane({ store });
+const plane = createPlane({ store, maxDecisionWaitMs: job.maxDecisionWaitMs });
 let inFlight = 0;
 let next = 0;
 
