@@ -7,18 +7,6 @@
 
 // ── runs and passes ─────────────────────────────────────────────────────────
 
-/** Marks a run withheld; the instant stays when it was withheld already. */
-export const MARK_RUN_WITHHELD = `UPDATE quota_runs SET status = 'withheld', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND status <> 'withheld'`;
-
-/** A withheld run whose halt was lifted runs again when its open pass beats. */
-export const MARK_RUN_RUNNING_AGAIN = `UPDATE quota_runs SET status = 'running', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND status = 'withheld'`;
-
-/** Renews a lease; never shortens it, so a heartbeat delayed in transit cannot undo a newer one. */
-export const RENEW_LEASE = `UPDATE quota_passes SET lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs)
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
-
 /** The pass row with its settle stamp, for fencing and for the renewed expiry. */
 export const SELECT_PASS_LEASE = `SELECT lease_expires_at_ms, settled_at_ms FROM quota_passes
   WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;

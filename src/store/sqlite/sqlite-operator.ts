@@ -10,7 +10,7 @@ import type {
   RunSummary,
   SweptRun,
 } from '../types.js';
-import { isClosedStatus } from '../pass-rules.js';
+import { isClosedStatus } from '../../core/lifecycle/run-rules.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { prunedStatus } from './sqlite-retention.js';
 import type { SqliteConnection } from './sqlite-connection.js';
