@@ -4,6 +4,7 @@ import type { PlaneCeiling } from '../plane-ceiling.js';
 import type { TenantQuota } from '../quota.js';
 import type { Spend } from '../spend.js';
 import type { PrunedRunRecord } from './pruned.js';
+import type { RateBooks } from './rate-books.js';
 import type { AuditEntry, AuditRecord, RunRecord, RunStatus } from './types.js';
 
 /*
@@ -174,4 +175,4 @@ export interface BooksWrites {
 }
 
 /** A tenant's books as a decision reads and writes them. */
-export interface TenantBooks extends BooksReads, BooksWrites {}
+export interface TenantBooks extends BooksReads, BooksWrites, RateBooks {}

@@ -35,13 +35,6 @@ export const MARK_RUN_STRANDED = `UPDATE quota_runs SET status = 'stranded',
       WHERE p.tenant = quota_runs.tenant AND p.run_id = quota_runs.run_id AND p.epoch = quota_runs.last_epoch)
   WHERE tenant = @tenant AND run_id = @run AND status = 'running'`;
 
-/** An operator's release closes the run. */
-export const MARK_RUN_RELEASED = `UPDATE quota_runs SET status = 'released', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run`;
-
-/** Whether the run holds a slot. */
-export const SLOT_EXISTS = `SELECT EXISTS (SELECT 1 FROM quota_running WHERE tenant = @tenant AND run_id = @run) AS held`;
-
 const RUN_SUMMARY_COLUMNS = `r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
     r.status_since_ms,
     EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id) AS holds_slot,

@@ -11,6 +11,7 @@ import type {
   TenantBooks,
 } from '../../core/lifecycle/books.js';
 import type { PrunedRunRecord } from '../../core/lifecycle/pruned.js';
+import type { RateGrantCounter } from '../../core/lifecycle/rate-books.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
@@ -35,13 +36,19 @@ import {
   INSERT_HOLD,
   INSERT_PASS,
   INSERT_RUN,
+  INSERT_RATE,
   INSERT_SLOT,
+  PRUNE_RATE,
+  RATE_KEY_EXISTS,
   RECORD_PASS_RECEIPT,
   SELECT_AGENT_PERIOD_FIGURES,
+  SELECT_FIRST_COUNTED_RATE,
   SELECT_HOLD,
   SELECT_PASS_TO_SETTLE,
   SELECT_PERIOD_FIGURES,
   SELECT_PLANE_CEILING,
+  SELECT_RATE_AT_ORDINAL,
+  SELECT_RATE_GRANT,
   SELECT_RUN,
   SELECT_RUN_AGENT,
   SELECT_SLOT_SNAPSHOT,
@@ -51,6 +58,7 @@ import {
   SET_RUN_STATUS,
   SUM_RESERVED,
   UPDATE_RUN_PASS,
+  UPSERT_RATE_GRANT,
 } from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { readTombstone } from './sqlite-retention.js';
@@ -295,5 +303,31 @@ export class SqliteTenantBooks implements TenantBooks {
 
   appendAudit(entry: AuditEntry): AuditRecord {
     return appendAuditInTransaction(this.#conn, this.tenant, entry);
+  }
+
+  rateKeyRecorded(grant: string, run: string, dispatch: string): boolean {
+    return this.#conn.get(RATE_KEY_EXISTS, this.#key({ grant, run, dispatch })) !== undefined;
+  }
+
+  pruneRate(grant: string, floorMs: number): void {
+    this.#conn.run(PRUNE_RATE, this.#key({ grant, floorMs }));
+  }
+
+  rateCounter(grant: string): RateGrantCounter | null {
+    const row = this.#conn.get<{ last_ordinal: number; last_at_ms: number }>(SELECT_RATE_GRANT, this.#key({ grant }));
+    return row === undefined ? null : { lastOrdinal: row.last_ordinal, lastAtMs: row.last_at_ms };
+  }
+
+  rateInstantAt(grant: string, ordinal: number): number | null {
+    return this.#conn.get<{ reserved_at_ms: number }>(SELECT_RATE_AT_ORDINAL, this.#key({ grant, ordinal }))?.reserved_at_ms ?? null;
+  }
+
+  firstRateOrdinalAfter(grant: string, sinceMs: number): number | null {
+    return this.#conn.get<{ ordinal: number }>(SELECT_FIRST_COUNTED_RATE, this.#key({ grant, sinceMs }))?.ordinal ?? null;
+  }
+
+  recordRate(grant: string, run: string, dispatch: string, ordinal: number, recordedMs: number): void {
+    this.#conn.run(INSERT_RATE, this.#key({ grant, run, dispatch, ordinal, recordedMs }));
+    this.#conn.run(UPSERT_RATE_GRANT, this.#key({ grant, ordinal, recordedMs }));
   }
 }
