@@ -5,7 +5,8 @@ import { periodKey } from '../period.js';
 import { holdQuotaFor, UNLIMITED_QUOTA } from '../quota.js';
 import { answerAdmissionRetry } from './admission-retry.js';
 import type { TenantBooks } from './books.js';
-import { openPass, refuseIfPruned } from './passes.js';
+import { openPass } from './passes.js';
+import { refuseIfPruned } from './refuse-pruned.js';
 import { reserveTakingHold } from './reserve.js';
 import type { AdmitOutcome, AdmitRequest } from './types.js';
 

@@ -105,6 +105,8 @@ export interface BooksReads {
   prunedRun(run: string): PrunedRunRecord | null;
   /** The lease of pass (run, epoch), or `null` when no such pass exists. */
   passLease(run: string, epoch: number): PassLease | null;
+  /** The receipt (run, epoch) has, the port's own or its pass's, or `undefined` when it has none. */
+  receipt(run: string, epoch: number): StoredReceipt | undefined;
   /** What settling pass (run, epoch) decides on, or `null` when no such pass exists. */
   passToSettle(run: string, epoch: number): PassToSettle | null;
   /** The run as admitted, for an admission retry, or `null` when it is not registered. */
@@ -170,6 +172,8 @@ export interface BooksWrites {
   setLease(run: string, epoch: number, leaseExpiresAtMs: number): void;
   /** Writes the receipt of a pass's own settle into the pass, settled at `atMs`. */
   recordPassReceipt(run: string, epoch: number, atMs: number, spend: Spend, concludes: boolean): void;
+  /** Writes a receipt of the port's `settle` for (run, epoch), which has none. */
+  insertReceipt(run: string, epoch: number, receipt: StoredReceipt): void;
   /** Appends a row to the tenant's audit log (numbered and hash-chained by the adapter). */
   appendAudit(entry: AuditEntry): AuditRecord;
 }

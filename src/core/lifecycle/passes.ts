@@ -9,7 +9,7 @@ import type { Spend } from '../spend.js';
 import type { BooksReads, TenantBooks } from './books.js';
 import { corrupt } from './corrupt.js';
 import { applyReceipt, carryHold } from './hold-moves.js';
-import { prunedRunError } from './pruned.js';
+import { refuseIfPruned } from './refuse-pruned.js';
 import { answerStoredReceipt } from './receipts.js';
 import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy } from './run-rules.js';
 import type {
@@ -29,12 +29,6 @@ import type {
  * the fencing `dispatch` shares), written once against the tenant's books; each adapter runs them
  * inside one transaction.
  */
-
-/** Throws the pruned-run `CONFLICT` when a prune left a tombstone for `run`. */
-export function refuseIfPruned(books: BooksReads, run: string, verb: string): void {
-  const pruned = books.prunedRun(run);
-  if (pruned !== null) throw prunedRunError(books.tenant, pruned, verb);
-}
 
 /** The registered run, or `NOT_FOUND` (or the pruned-run `CONFLICT`) saying to admit it first. */
 function requireRun(books: BooksReads, run: string, verb: string): RunRecord {

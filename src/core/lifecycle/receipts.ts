@@ -1,6 +1,8 @@
 import { QuotaError } from '../errors.js';
-import type { StoredReceipt } from './books.js';
-import type { QuotaSettlement } from './types.js';
+import type { StoredReceipt, TenantBooks } from './books.js';
+import { applyReceipt } from './hold-moves.js';
+import { refuseIfPruned } from './refuse-pruned.js';
+import type { QuotaSettlement, SettleOutcome } from './types.js';
 
 function samePayload(stored: StoredReceipt, s: QuotaSettlement): boolean {
   return (
@@ -22,4 +24,21 @@ export function answerStoredReceipt(tenant: string, stored: StoredReceipt, s: Qu
   throw new QuotaError('CONFLICT', `quota pass ${s.run}/${s.epoch} was settled already with a different payload; the first receipt stands and nothing changed (a retry must repeat that settle exactly)`, {
     details: { tenant, run: s.run, epoch: s.epoch },
   });
+}
+
+/**
+ * The port's `settle` (docs/design/rules.md#c5–#c7, #c13–#c15) inside the adapter's one
+ * transaction. A (run, epoch) that already has a receipt (written by this settle, or by the pass's
+ * own `settlePass`) is answered by {@link answerStoredReceipt}: `'already-settled'`, or `CONFLICT`
+ * for a different payload (nothing changes). A run id a prune removed is refused with `CONFLICT`.
+ * Otherwise the receipt is applied once (`applyReceipt`, with `day` the UTC day a month's spend also
+ * counts in, when known) and stored.
+ */
+export function decideSettle(books: TenantBooks, s: QuotaSettlement, day: string | null): SettleOutcome {
+  const stored = books.receipt(s.run, s.epoch);
+  if (stored !== undefined) return answerStoredReceipt(books.tenant, stored, s);
+  refuseIfPruned(books, s.run, 'settle');
+  applyReceipt(books, s, day);
+  books.insertReceipt(s.run, s.epoch, { period: s.period, spend: s.spend, releaseSlot: s.releaseSlot, concludes: s.concludes });
+  return 'settled';
 }

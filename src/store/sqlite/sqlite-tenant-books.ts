@@ -8,6 +8,7 @@ import type {
   PassToSettle,
   SlotSnapshot,
   StoredHold,
+  StoredReceipt,
   TenantBooks,
 } from '../../core/lifecycle/books.js';
 import type { PrunedRunRecord } from '../../core/lifecycle/pruned.js';
@@ -37,6 +38,7 @@ import {
   INSERT_PASS,
   INSERT_RUN,
   INSERT_RATE,
+  INSERT_RECEIPT,
   INSERT_SLOT,
   PRUNE_RATE,
   RATE_KEY_EXISTS,
@@ -49,6 +51,7 @@ import {
   SELECT_PLANE_CEILING,
   SELECT_RATE_AT_ORDINAL,
   SELECT_RATE_GRANT,
+  SELECT_RECEIPT,
   SELECT_RUN,
   SELECT_RUN_AGENT,
   SELECT_SLOT_SNAPSHOT,
@@ -62,7 +65,26 @@ import {
 } from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { readTombstone } from './sqlite-retention.js';
-import { decodeStoredReceipt, type ReceiptColumns } from './sqlite-settle.js';
+
+/** The receipt columns `SELECT_RECEIPT` and `SELECT_PASS_TO_SETTLE` read (all NULL without a receipt). */
+export interface ReceiptColumns {
+  readonly stored_period: string | null;
+  readonly stored_tokens: number | null;
+  readonly stored_minor_units: number | null;
+  readonly stored_release_slot: number | null;
+  readonly stored_concludes: number | null;
+}
+
+/** The receipt (run, epoch) already has, from its receipt columns, or `undefined` when it has none. */
+export function decodeStoredReceipt(tenant: string, row: ReceiptColumns): StoredReceipt | undefined {
+  if (row.stored_tokens === null) return undefined;
+  return {
+    period: row.stored_period,
+    spend: decodeSpend(tenant, 'a receipt', row.stored_tokens, row.stored_minor_units),
+    releaseSlot: row.stored_release_slot === 1,
+    concludes: row.stored_concludes === 1,
+  };
+}
 
 // What SELECT_PASS_TO_SETTLE reads: the pass, its receipts, and its run (columns NULL without one).
 interface PassToSettleRow extends ReceiptColumns, Omit<RunRow, 'run_id' | 'status' | 'last_epoch' | 'admitted_at_ms'> {
@@ -144,6 +166,11 @@ export class SqliteTenantBooks implements TenantBooks {
   passLease(run: string, epoch: number): PassLease | null {
     const row = this.#conn.get<{ lease_expires_at_ms: number; settled_at_ms: number | null }>(SELECT_PASS_LEASE, this.#key({ run, epoch }));
     return row === undefined ? null : { leaseExpiresAtMs: row.lease_expires_at_ms, settledAtMs: row.settled_at_ms };
+  }
+
+  receipt(run: string, epoch: number): StoredReceipt | undefined {
+    const columns = this.#conn.get<ReceiptColumns>(SELECT_RECEIPT, this.#key({ run, epoch }));
+    return columns === undefined ? undefined : decodeStoredReceipt(this.tenant, columns);
   }
 
   passToSettle(run: string, epoch: number): PassToSettle | null {
@@ -299,6 +326,21 @@ export class SqliteTenantBooks implements TenantBooks {
 
   recordPassReceipt(run: string, epoch: number, atMs: number, spend: Spend, concludes: boolean): void {
     this.#conn.run(RECORD_PASS_RECEIPT, this.#key({ run, epoch, atMs, tokens: spend.tokens, minorUnits: spend.minorUnits, concludes: concludes ? 1 : 0 }));
+  }
+
+  insertReceipt(run: string, epoch: number, receipt: StoredReceipt): void {
+    this.#conn.run(
+      INSERT_RECEIPT,
+      this.#key({
+        run,
+        epoch,
+        period: receipt.period,
+        tokens: receipt.spend.tokens,
+        minorUnits: receipt.spend.minorUnits,
+        releaseSlot: receipt.releaseSlot ? 1 : 0,
+        concludes: receipt.concludes ? 1 : 0,
+      }),
+    );
   }
 
   appendAudit(entry: AuditEntry): AuditRecord {
