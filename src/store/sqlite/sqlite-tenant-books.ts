@@ -132,6 +132,10 @@ export function readPlaneCeiling(conn: SqliteConnection): PlaneCeiling | null {
 export class SqliteTenantBooks implements TenantBooks {
   readonly #conn: SqliteConnection;
   readonly tenant: string;
+  // The tenant's held spend per period as `periodFigures` last read it, until a hold is written:
+  // an admission reads its period's figures, then bounds the hold it puts by its month's holds,
+  // the same sum when the period is a month.
+  readonly #held = new Map<string, Spend>();
 
   constructor(conn: SqliteConnection, tenant: string) {
     this.#conn = conn;
@@ -222,7 +226,9 @@ export class SqliteTenantBooks implements TenantBooks {
   }
 
   periodFigures(period: string): PeriodFigures {
-    return this.#figures(SELECT_PERIOD_FIGURES, this.#key({ period }));
+    const figures = this.#figures(SELECT_PERIOD_FIGURES, this.#key({ period }));
+    this.#held.set(period, figures.reserved);
+    return figures;
   }
 
   agentPeriodFigures(agent: string, period: string): PeriodFigures {
@@ -236,6 +242,8 @@ export class SqliteTenantBooks implements TenantBooks {
   }
 
   heldInMonth(month: string): Spend {
+    const known = this.#held.get(month);
+    if (known !== undefined) return known;
     const row = this.#conn.get<{ tokens: number; minor_units: number }>(SUM_RESERVED, this.#key({ period: month }));
     return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
   }
@@ -258,18 +266,22 @@ export class SqliteTenantBooks implements TenantBooks {
   }
 
   putHold(run: string, agentName: string | null, hold: StoredHold): void {
+    this.#held.clear();
     this.#conn.run(INSERT_HOLD, this.#key({ run, period: hold.period, day: hold.day, tokens: hold.amount.tokens, minorUnits: hold.amount.minorUnits, agentName }));
   }
 
   moveHold(run: string, period: string, day: string | null): void {
+    this.#held.clear();
     this.#conn.run(CARRY_HOLD, this.#key({ run, period, day }));
   }
 
   setHoldAmount(run: string, amount: Spend): void {
+    this.#held.clear();
     this.#conn.run(SET_HOLD_AMOUNT, this.#key({ run, tokens: amount.tokens, minorUnits: amount.minorUnits }));
   }
 
   dropHold(run: string): void {
+    this.#held.clear();
     this.#conn.run(DELETE_HOLD, this.#key({ run }));
   }
 
