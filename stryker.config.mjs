@@ -17,7 +17,6 @@ export default {
     // (sqlite-queries.ts, sqlite-lease-queries.ts, schemas: a mutated statement fails to prepare,
     // which says nothing about a rule) and the PostgreSQL adapter, whose decisions are SQL inside
     // PL/pgSQL functions that Stryker cannot mutate meaningfully and whose tests need a server.
-    'src/store/pass-rules.ts',
     'src/store/store-arguments.ts',
     'src/store/lifecycle-arguments.ts',
     'src/store/operator-arguments.ts',
@@ -28,7 +27,7 @@ export default {
     'src/store/sqlite/sqlite-rate.ts',
     'src/store/sqlite/sqlite-lifecycle.ts',
     'src/store/sqlite/sqlite-operator.ts',
-    // waiting admissions and retention (issue 12, issue 9 fault 6): their argument checks and the
+    // waiting admissions and retention: their argument checks and the
     // SQLite adapter's decisions.
     'src/store/waiters.ts',
     'src/store/retention.ts',

@@ -1,7 +1,7 @@
 import { flooredSub } from '../core/amounts.js';
 import { describe } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
-import { withheldBy, withheldScopeKey } from '../store/pass-rules.js';
+import { withheldBy, withheldScopeKey } from '../core/lifecycle/run-rules.js';
 import type { TenantStore } from '../store/store.js';
 import {
   strandedRemedy,

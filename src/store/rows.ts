@@ -1,5 +1,5 @@
 import { MAX_AMOUNT } from '../core/amounts.js';
-import { QuotaError } from '../core/errors.js';
+import { corrupt } from '../core/lifecycle/corrupt.js';
 import type { AgentIdentity } from '../core/halt-scope.js';
 import { isIdentifier } from '../core/identifiers.js';
 import type { Spend } from '../core/spend.js';
@@ -36,14 +36,7 @@ export interface AuditRow {
   readonly hash: string;
 }
 
-/** `STORE_CORRUPT` naming the tenant and what could not be read. */
-export function corrupt(tenant: string, what: string, details: Record<string, unknown> = {}): QuotaError {
-  return new QuotaError(
-    'STORE_CORRUPT',
-    `tenant '${tenant}' has ${what}; the store refuses rather than act on a row it cannot read`,
-    { details: { tenant, ...details } },
-  );
-}
+export { corrupt };
 
 /** A stored run id; one that is not an identifier is corrupt ("bad run id … in the quota slot table"). */
 export function decodeRunId(tenant: string, table: string, value: unknown): string {

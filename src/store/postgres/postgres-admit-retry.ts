@@ -1,4 +1,5 @@
-import { answerAdmissionRetry, type RetryFactsRow } from '../admit-retry.js';
+import { answerAdmissionRetry } from '../../core/lifecycle/admission-retry.js';
+import { decodeAdmittedRun, type RetryFactsRow } from '../admit-retry.js';
 import { corrupt } from '../rows.js';
 import type { AdmitRequest, PassGrant } from '../types.js';
 import type { PostgresConnection } from './postgres-connection.js';
@@ -26,5 +27,5 @@ export function retryFactsSql(s: string): string {
 export async function answerRetry(db: PostgresConnection, sql: string, tenant: string, request: AdmitRequest): Promise<PassGrant> {
   const row = await db.row<RetryFactsRow>(sql, [tenant, request.run], 'admit-retry');
   if (row === undefined) throw corrupt(tenant, `run '${request.run}' vanished after its admission was found`);
-  return answerAdmissionRetry(tenant, request, row);
+  return answerAdmissionRetry(tenant, request, decodeAdmittedRun(tenant, row));
 }

@@ -5,7 +5,7 @@ import type { RateCeiling } from '../../core/rate.js';
 import { agentCeilingsOf } from '../../core/quota.js';
 import type { WithheldRefusal } from '../../core/refusal.js';
 import { decodeHaltRow } from '../halt-rows.js';
-import { closedRunError, fencePass, withheldBy } from '../pass-rules.js';
+import { closedRunError, fencePass, withheldBy } from '../../core/lifecycle/run-rules.js';
 import type {
   AppliedInstant,
   AdmitOutcome,
@@ -52,7 +52,7 @@ import type { AuditAction } from '../../core/audit-actions.js';
  * call of a server-side function (see `migrations/`), sent through the store's batcher so
  * concurrent decisions share one round trip and one transaction (postgres-batcher.ts), whose
  * outcome is turned here into the port's answer or fault with the shared rules of `core/` and
- * `store/pass-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
+ * `core/lifecycle/run-rules.ts`. Only an operator's settle (`by`) is a TypeScript transaction, because its
  * audit row's hash is computed here.
  */
 

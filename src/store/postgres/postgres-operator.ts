@@ -1,5 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
-import { isClosedStatus } from '../pass-rules.js';
+import { isClosedStatus } from '../../core/lifecycle/run-rules.js';
 import type {
   AppliedInstant,
   Held,

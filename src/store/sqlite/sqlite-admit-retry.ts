@@ -1,6 +1,3 @@
-import { answerAdmissionRetry, type RetryFactsRow } from '../admit-retry.js';
-import type { AdmitRequest, PassGrant } from '../types.js';
-import type { SqliteConnection } from './sqlite-connection.js';
 
 /** Everything an admission retry is judged on, in one statement (see `store/admit-retry.ts`). */
 export const SELECT_RETRY_FACTS = `SELECT r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms,
@@ -13,12 +10,3 @@ export const SELECT_RETRY_FACTS = `SELECT r.run_id, r.status, r.agent_name, r.ag
   LEFT JOIN quota_passes p ON p.tenant = r.tenant AND p.run_id = r.run_id AND p.epoch = 1
   LEFT JOIN quota_reserved h ON h.tenant = r.tenant AND h.run_id = r.run_id
   WHERE r.tenant = @tenant AND r.run_id = @run`;
-
-/**
- * The answer to an admission of a registered run id, read in the caller's `BEGIN IMMEDIATE`
- * transaction; `undefined` when the run is not registered.
- */
-export function admissionRetryInTransaction(conn: SqliteConnection, tenant: string, request: AdmitRequest): PassGrant | undefined {
-  const row = conn.get<RetryFactsRow>(SELECT_RETRY_FACTS, { tenant, run: request.run });
-  return row === undefined ? undefined : answerAdmissionRetry(tenant, request, row);
-}

@@ -7,18 +7,6 @@
 
 // ── runs and passes ─────────────────────────────────────────────────────────
 
-/** Marks a run withheld; the instant stays when it was withheld already. */
-export const MARK_RUN_WITHHELD = `UPDATE quota_runs SET status = 'withheld', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND status <> 'withheld'`;
-
-/** A withheld run whose halt was lifted runs again when its open pass beats. */
-export const MARK_RUN_RUNNING_AGAIN = `UPDATE quota_runs SET status = 'running', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND status = 'withheld'`;
-
-/** Renews a lease; never shortens it, so a heartbeat delayed in transit cannot undo a newer one. */
-export const RENEW_LEASE = `UPDATE quota_passes SET lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs)
-  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
-
 /** The pass row with its settle stamp, for fencing and for the renewed expiry. */
 export const SELECT_PASS_LEASE = `SELECT lease_expires_at_ms, settled_at_ms FROM quota_passes
   WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
@@ -46,13 +34,6 @@ export const MARK_RUN_STRANDED = `UPDATE quota_runs SET status = 'stranded',
     status_since_ms = (SELECT p.lease_expires_at_ms FROM quota_passes p
       WHERE p.tenant = quota_runs.tenant AND p.run_id = quota_runs.run_id AND p.epoch = quota_runs.last_epoch)
   WHERE tenant = @tenant AND run_id = @run AND status = 'running'`;
-
-/** An operator's release closes the run. */
-export const MARK_RUN_RELEASED = `UPDATE quota_runs SET status = 'released', status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run`;
-
-/** Whether the run holds a slot. */
-export const SLOT_EXISTS = `SELECT EXISTS (SELECT 1 FROM quota_running WHERE tenant = @tenant AND run_id = @run) AS held`;
 
 const RUN_SUMMARY_COLUMNS = `r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
     r.status_since_ms,

@@ -1,7 +1,5 @@
-import { QuotaError } from '../../core/errors.js';
+import { decideRelease } from '../../core/lifecycle/release.js';
 import type {
-  AuditRecord,
-  Held,
   IdleHold,
   PassRecord,
   ReleaseRunOutcome,
@@ -10,9 +8,6 @@ import type {
   RunSummary,
   SweptRun,
 } from '../types.js';
-import { isClosedStatus } from '../pass-rules.js';
-import { appendAuditInTransaction } from './sqlite-audit.js';
-import { prunedStatus } from './sqlite-retention.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import {
   HAS_LIVE_PASS,
@@ -21,16 +16,14 @@ import {
   LIST_RUNS,
   LIST_RUNS_BY_STATUS,
   LIST_UNSETTLED_PASSES,
-  MARK_RUN_RELEASED,
   MARK_RUN_STRANDED,
-  SLOT_EXISTS,
 } from './sqlite-lease-queries.js';
-import { DELETE_HOLD, DELETE_SLOT, SELECT_HOLD, SELECT_RUN } from './sqlite-queries.js';
+import { DELETE_SLOT, SELECT_RUN } from './sqlite-queries.js';
+import { SqliteTenantBooks } from './sqlite-tenant-books.js';
 import { requeueLapsedGrant } from './sqlite-waiters.js';
 
 const SELECT_SLOT_OF = 'SELECT 1 AS held FROM quota_running WHERE tenant = @tenant AND run_id = @run';
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
-import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
  * The sweep, the operator listings and the operator's release (store.ts), each body run
@@ -133,48 +126,7 @@ export function listIdleHolds(conn: SqliteConnection, tenant: string, request: {
   }));
 }
 
-/**
- * store.ts `releaseRun`: the slot, the hold and the audit row in one transaction, so the log never
- * names a release that did not happen, nor misses one that did.
- */
+/** store.ts `releaseRun`: core's `decideRelease` on the tenant's books, inside the caller's `BEGIN IMMEDIATE` transaction. */
 export function releaseRunInTransaction(conn: SqliteConnection, tenant: string, request: ReleaseRunRequest): ReleaseRunOutcome {
-  const key = { tenant, run: request.run };
-  const row = conn.get<RunRow>(SELECT_RUN, key);
-  const previousStatus = row === undefined ? null : decodeRun(tenant, row).status;
-  const slotHeld = conn.get<{ held: number }>(SLOT_EXISTS, key)?.held === 1;
-  const holdRow = conn.get<{ period: string; tokens: number; minor_units: number }>(SELECT_HOLD, key);
-  const hold: Held | null =
-    holdRow === undefined
-      ? null
-      : { run: request.run, period: holdRow.period, remaining: decodeSpend(tenant, `the hold of run '${request.run}'`, holdRow.tokens, holdRow.minor_units) };
-  if (!slotHeld && hold === null) {
-    if (previousStatus !== null && isClosedStatus(previousStatus)) {
-      return { outcome: 'already-closed', run: request.run, previousStatus, slotReleased: false, holdReleased: null, audit: null };
-    }
-    const pruned = previousStatus === null ? prunedStatus(conn, tenant, request.run) : null;
-    if (pruned !== null) {
-      // A pruned run was closed before it was pruned: nothing to release.
-      return { outcome: 'already-closed', run: request.run, previousStatus: pruned, slotReleased: false, holdReleased: null, audit: null };
-    }
-    if (previousStatus === null) {
-      throw new QuotaError('NOT_FOUND', `tenant '${tenant}' has no run '${request.run}' and nothing held under that id to release`, {
-        details: { tenant, run: request.run },
-      });
-    }
-  }
-  conn.run(DELETE_SLOT, key);
-  conn.run(DELETE_HOLD, key);
-  if (row !== undefined) conn.run(MARK_RUN_RELEASED, { ...key, atMs: request.atMs });
-  const audit: AuditRecord = appendAuditInTransaction(conn, tenant, {
-    atMs: request.atMs,
-    by: request.by,
-    action: 'run.release' satisfies AuditAction,
-    subject: request.run,
-    detail: {
-      previousStatus,
-      slot: slotHeld,
-      hold: hold === null ? null : { period: hold.period, tokens: hold.remaining.tokens, minorUnits: hold.remaining.minorUnits },
-    },
-  });
-  return { outcome: 'released', run: request.run, previousStatus, slotReleased: slotHeld, holdReleased: hold, audit };
+  return decideRelease(new SqliteTenantBooks(conn, tenant), request);
 }

@@ -73,8 +73,8 @@ export const INSERT_HOLD = `INSERT INTO quota_reserved (tenant, run_id, period, 
   VALUES (@tenant, @run, @period, @day, @tokens, @minorUnits, @agentName)`;
 /** Deletes the hold (release, or a concluding settle gives back what was never spent). */
 export const DELETE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
-/** A non-concluding settle shrinks the hold by its spend, floored at 0 per unit (docs/design/rules.md#c13). */
-export const SHRINK_HOLD = `UPDATE quota_reserved SET tokens = max(tokens - @tokens, 0), minor_units = max(minor_units - @minorUnits, 0)
+/** Sets the amount of the run's hold (a non-concluding settle shrank it). */
+export const SET_HOLD_AMOUNT = `UPDATE quota_reserved SET tokens = @tokens, minor_units = @minorUnits
   WHERE tenant = @tenant AND run_id = @run`;
 /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (docs/design/rules.md#c17). */
 export const CARRY_HOLD = `UPDATE quota_reserved SET period = @period, day = @day
@@ -207,13 +207,12 @@ export const INSERT_RUN = `INSERT INTO quota_runs
 /** A resume: the run runs again at its new epoch, since the resume. */
 export const UPDATE_RUN_PASS = `UPDATE quota_runs SET status = 'running', last_epoch = @epoch, status_since_ms = @atMs
   WHERE tenant = @tenant AND run_id = @run`;
-/**
- * Status follows the latest pass: a settle of an older pass leaves a newer pass's status alone.
- * The instant moves only when the status changes, so a withheld run that pauses stays withheld
- * since the halt reached it.
- */
-export const UPDATE_RUN_STATUS_IF_LATEST = `UPDATE quota_runs SET status = @status, status_since_ms = @atMs
-  WHERE tenant = @tenant AND run_id = @run AND last_epoch = @epoch AND status <> @status`;
+/** Sets a run's status, since @atMs. */
+export const SET_RUN_STATUS = `UPDATE quota_runs SET status = @status, status_since_ms = @atMs
+  WHERE tenant = @tenant AND run_id = @run`;
+/** Sets the lease expiry of a pass. */
+export const SET_LEASE = `UPDATE quota_passes SET lease_expires_at_ms = @leaseExpiresAtMs
+  WHERE tenant = @tenant AND run_id = @run AND epoch = @epoch`;
 
 /** Records a pass as admission or resume opened it, with the hold its grant reported. */
 export const INSERT_PASS = `INSERT INTO quota_passes

@@ -1,6 +1,6 @@
 import {
   decodePrunedRow,
-  prunedRunError,
+  type PrunedRunRecord,
   runPruneDetail,
   type PrunableRun,
   type PrunableRunsPage,
@@ -162,17 +162,13 @@ export function countPrunableRate(conn: SqliteConnection, tenant: string, atOrBe
   return conn.get<{ n: number }>(COUNT_RATE_ROWS, { tenant, atOrBeforeMs })?.n ?? 0;
 }
 
-/**
- * Throws the pruned-run `CONFLICT` when `run` has a tombstone; call it inside the deciding
- * transaction wherever a decision would otherwise treat the run id as unknown.
- */
-export function refuseIfPruned(conn: SqliteConnection, tenant: string, run: string, verb: string): void {
+/** The tombstone a prune left for `run`, or `null` when it has none. */
+export function readTombstone(conn: SqliteConnection, tenant: string, run: string): PrunedRunRecord | null {
   const row = conn.get<PrunedRow>(SELECT_TOMBSTONE, { tenant, run });
-  if (row !== undefined) throw prunedRunError(tenant, decodePrunedRow(run, row), verb);
+  return row === undefined ? null : decodePrunedRow(run, row);
 }
 
 /** The status a pruned `run` closed with, or `null` when it has no tombstone (an operator's release answers `already-closed` for it). */
 export function prunedStatus(conn: SqliteConnection, tenant: string, run: string): RunStatus | null {
-  const row = conn.get<PrunedRow>(SELECT_TOMBSTONE, { tenant, run });
-  return row === undefined ? null : decodePrunedRow(run, row).status;
+  return readTombstone(conn, tenant, run)?.status ?? null;
 }

@@ -22,7 +22,7 @@ import { requireAuditEntry } from '../lifecycle-arguments.js';
 import { requireAgentNames } from '../store-arguments.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
-import { readPlaneCeiling } from './sqlite-reserve.js';
+import { readPlaneCeiling } from './sqlite-tenant-books.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
 import { SQLITE_MEMORY_PATH } from '../store-url.js';
 

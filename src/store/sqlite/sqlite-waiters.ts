@@ -17,7 +17,8 @@ import {
 import type { SqliteConnection } from './sqlite-connection.js';
 import { admitNowInTransaction } from './sqlite-lifecycle.js';
 import { readStoredQuota } from './sqlite-quota.js';
-import { readPlaneCeiling, spendRefusal } from './sqlite-reserve.js';
+import { spendRefusal } from '../../core/lifecycle/reserve.js';
+import { readPlaneCeiling, SqliteTenantBooks } from './sqlite-tenant-books.js';
 import { tenantWeight, type PlaneCeiling } from '../../core/plane-ceiling.js';
 
 /*
@@ -233,7 +234,7 @@ function spendBehindConcurrency(conn: SqliteConnection, tenant: string, request:
   // bounds none.
   const held = holdFor(holdQuotaFor(quota, agent), request.budget, request.width);
   if (!held.ok || held.hold === null) return null;
-  return spendRefusal(conn, tenant, quota, agent, { period: periodKey(quota.period, request.atMs), amount: held.hold });
+  return spendRefusal(new SqliteTenantBooks(conn, tenant), quota, agent, { period: periodKey(quota.period, request.atMs), amount: held.hold });
 }
 
 function position(conn: SqliteConnection, tenant: string, seq: number, atMs: number): number {

@@ -1114,7 +1114,7 @@ $fn$;
 -- ── The run lifecycle: leases, Withheld, the sweep ──────────────────────────────────────────
 -- quota_first_grant, quota_resume, quota_settle_pass, quota_heartbeat, quota_dispatch and
 -- quota_sweep_run each mirror the SQLite adapter's body of the same operation and the pure rules
--- of store/pass-rules.ts. Every function that acts on an existing run locks its registry row first
+-- of core/lifecycle/run-rules.ts. Every function that acts on an existing run locks its registry row first
 -- (FOR UPDATE), so the operations of one run serialise as they do on SQLite's single writer: a
 -- heartbeat and a sweep of one run cannot interleave (the sweep would strand a run whose lease was
 -- just renewed), and rows are always locked in one order (run, then hold and slot, then pass), so
@@ -1123,7 +1123,7 @@ $fn$;
 -- nothing was written on those paths. A withheld answer's one write (the run marked withheld) is
 -- made here (docs/design/rules.md#l47).
 
--- The subject-halt check of running work (docs/design/rules.md#l47; pass-rules withheldBy): one
+-- The subject-halt check of running work (docs/design/rules.md#l47; run-rules withheldBy): one
 -- read of the tenant's halts. An unreadable halt row answers 'unreadable-halts' (TypeScript decodes
 -- the rows and throws STORE_CORRUPT); a subject halt on a principal of the chain marks the run
 -- withheld (the instant stays when it was withheld already) and answers 'withheld'; else 'clear'.
@@ -1226,7 +1226,7 @@ $fn$;
 -- receipt: its own (receipt_* in its row, written here) or one the port's quota_settle wrote;
 -- either is answered as a retry (already-settled, or conflict for another payload). A new receipt
 -- is applied by quota_receipt_apply, written into the pass row with the instant it was settled,
--- and, when the pass is the run's latest, moves the run's status (pass-rules statusAfterSettle:
+-- and, when the pass is the run's latest, moves the run's status (run-rules statusAfterSettle:
 -- released stays released, concluding concludes, withheld stays withheld, else paused; the instant
 -- moves only with the status). The run row is locked first, so settles of one pass take turns.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_settle_pass(
@@ -1305,7 +1305,7 @@ BEGIN
 END
 $fn$;
 
--- A heartbeat (docs/design/rules.md#l42–#l44): fence the pass (pass-rules fencePass decides in
+-- A heartbeat (docs/design/rules.md#l42–#l44): fence the pass (run-rules fencePass decides in
 -- TypeScript from the facts returned), answer withheld under a subject halt, else renew the lease
 -- to max(current, atMs + leaseMs) and set a withheld run whose halt is gone running again.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_heartbeat(

@@ -1,6 +1,6 @@
-import { QuotaError } from '../core/errors.js';
-import { coveringHalt, haltScopeKey, type Halt } from '../core/halt-scope.js';
-import type { WithheldRefusal } from '../core/refusal.js';
+import { QuotaError } from '../errors.js';
+import { coveringHalt, haltScopeKey, type Halt } from '../halt-scope.js';
+import type { WithheldRefusal } from '../refusal.js';
 import { CLOSED_RUN_STATUSES, type RunStatus } from './types.js';
 
 /*

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
-import { QuotaError } from '../core/errors.js';
-import type { Halt } from '../core/halt-scope.js';
-import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy, withheldScopeKey, type FenceInput } from './pass-rules.js';
+import { QuotaError } from '../errors.js';
+import type { Halt } from '../halt-scope.js';
+import { closedRunError, fencePass, isClosedStatus, statusAfterSettle, withheldBy, withheldScopeKey, type FenceInput } from './run-rules.js';
 import { RUN_STATUSES } from './types.js';
 
 // The backend-neutral pass rules on their own: what each refusal is,
