@@ -28,8 +28,7 @@ export default {
     'src/store/sqlite/sqlite-rate.ts',
     'src/store/sqlite/sqlite-lifecycle.ts',
     'src/store/sqlite/sqlite-operator.ts',
-    // waiting admissions and retention (issue 12, issue 9 fault 6): their argument checks and the
-    // SQLite adapter's decisions.
+    // waiting admissions and retention: their argument checks and the SQLite adapter's decisions.
     'src/store/waiters.ts',
     'src/store/retention.ts',
     'src/store/sqlite/sqlite-waiters.ts',
