@@ -27,8 +27,7 @@ export default {
     'src/store/sqlite/sqlite-rate.ts',
     'src/store/sqlite/sqlite-lifecycle.ts',
     'src/store/sqlite/sqlite-operator.ts',
-    // waiting admissions and retention: their argument checks and the
-    // SQLite adapter's decisions.
+    // waiting admissions and retention: their argument checks and the SQLite adapter's decisions.
     'src/store/waiters.ts',
     'src/store/retention.ts',
     'src/store/sqlite/sqlite-waiters.ts',
