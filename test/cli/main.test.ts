@@ -62,12 +62,6 @@ describe('quotaplane main: usage errors and help', () => {
     expect(stderr.trim().split('\n')).toHaveLength(1);
   });
 
-  it('replays the bundled conversation trace when the trace argument is missing', async () => {
-    const { status, stdout } = await runCli(['replay', '--json']);
-    expect(status).toBe(0);
-    expect(JSON.parse(stdout).trace).toMatch(/conv\.csv$/);
-  });
-
   it('exits 2 when the trace file does not exist, naming it', async () => {
     const { status, stderr } = await runCli(['replay', '/nonexistent/trace.csv']);
     expect(status).toBe(2);
