@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 import { testPgUrl } from '../postgres/pg-test-support.js';
+import { describeOn } from '../test-backends.js';
 import { postgresSchemaSnapshot, SNAPSHOT_PATHS, sqliteSchemaSnapshot } from './schema-snapshot.js';
 
 // The committed snapshots are the schema a new store gets, read back from a live database: a
@@ -18,7 +19,9 @@ describe('schema snapshots', () => {
   it('a new SQLite store has the schema of test/schema/sqlite.sql', async () => {
     expect(await sqliteSchemaSnapshot(), STALE).toBe(committed(SNAPSHOT_PATHS.sqlite));
   });
+});
 
+describeOn('postgres', 'schema snapshots on PostgreSQL', () => {
   it('a new PostgreSQL store has the schema of test/schema/postgres.sql', async () => {
     expect(await postgresSchemaSnapshot(testPgUrl()), STALE).toBe(committed(SNAPSHOT_PATHS.postgres));
   });
