@@ -46,14 +46,7 @@ import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
-import type {
-  PrunableRunsPage,
-  PrunableRunsRequest,
-  PrunedRate,
-  PrunedRuns,
-  PruneRateRequest,
-  PruneRunsRequest,
-} from '../retention.js';
+import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
 import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';

@@ -77,14 +77,7 @@ import {
 } from './sqlite-waiters.js';
 import type { LocalWaiterWakes } from '../waiter-wakes.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from '../waiters.js';
-import type {
-  PrunableRunsPage,
-  PrunableRunsRequest,
-  PrunedRate,
-  PrunedRuns,
-  PruneRateRequest,
-  PruneRunsRequest,
-} from '../retention.js';
+import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
 import { countPrunableRate, listPrunableRuns, pruneRateInTransaction, pruneRunsInTransaction } from './sqlite-retention.js';
 
 /**
