@@ -4,6 +4,7 @@
 
 // ── store ──────────────────────────────────────────────────────────────────────
 export { openStore, type OpenStoreOptions } from './store/open-store.js';
+export { unvalidated, validated } from './store/validated-store.js';
 export { STORE_URL_FORMS } from './store/store-url.js';
 export type { QuotaStore, TenantStore } from './store/store.js';
 export type { MigrationReport } from './store/migrations.js';
@@ -56,7 +57,8 @@ export {
 export { createPlane, DEFAULT_LEASE_MS } from './plane/create-plane.js';
 export { appliedAtMs, atApply, DEFAULT_MAX_DECISION_WAIT_MS, MAX_DECISION_WAIT_MS } from './store/applied-instant.js';
 export type { AppliedInstant } from './store/types.js';
-export { MAX_LEASE_MS } from './plane/plane-input.js';
+export { MAX_LEASE_MS } from './store/store-arguments.js';
+export { MAX_INSTANT_MS } from './core/instant.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';
 export { DEFAULT_PRUNE_INTERVAL_MS, startPruner, type PrunerOptions } from './plane/pruner.js';

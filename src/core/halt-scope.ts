@@ -65,7 +65,14 @@ export function haltScopeKey(scope: HaltScope): string {
   }
 }
 
-const HEX_64 = /^[0-9a-fA-F]{64}$/;
+/**
+ * The shape of an agent manifest digest (a SHA-256): exactly 64 hex digits of either case, kept
+ * lowercase once accepted. One pattern for agent identities, `revision:` halt scopes and the HTTP
+ * schemas.
+ */
+export const DIGEST_PATTERN = '^[0-9a-fA-F]{64}$';
+
+const HEX_64 = new RegExp(DIGEST_PATTERN);
 
 /**
  * Parses a scope key (docs/design/rules.md#d9), or returns `null`. Case-sensitive and untrimmed:

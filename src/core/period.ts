@@ -23,7 +23,10 @@ export function periodKey(period: Period, atMs: number): string {
   return `${monthKey}-${String(date.getUTCDate()).padStart(2, '0')}`;
 }
 
-const PERIOD_KEY = /^\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?$/;
+/** The shape of a period key, `YYYY-MM` or `YYYY-MM-DD` (the HTTP schemas use it as their `pattern`). */
+export const PERIOD_KEY_PATTERN = '^\\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\\d|3[01]))?$';
+
+const PERIOD_KEY = new RegExp(PERIOD_KEY_PATTERN);
 
 /** True for a string shaped like a monthly (`YYYY-MM`) or daily (`YYYY-MM-DD`) period key. */
 export function isPeriodKey(value: unknown): value is string {

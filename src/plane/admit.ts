@@ -5,7 +5,8 @@ import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { AdmitInput, AdmitResult } from './plane.js';
 import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { parseAgent, parseChain, parseWidth, requireRequest } from './plane-input.js';
+import { parseWidth, requireRequest } from './plane-input.js';
+import { requireAgent, requireChain } from '../store/lifecycle-arguments.js';
 import { namingUnknownRun, storeCall, tenantHandle } from './store-call.js';
 import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
 
@@ -55,8 +56,8 @@ function parseSignal(value: unknown): AbortSignal | undefined {
 export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
   const request = requireRequest(input, ADMIT_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
-  const agent = parseAgent(request.agent);
-  const chain = parseChain(request.chain);
+  const agent = requireAgent('agent', request.agent);
+  const chain = requireChain('chain', request.chain);
   const budget = parseBudget(request.budget, 'budget');
   const width = parseWidth(request.width);
   const atMs = instantOf(context, request.atMs);

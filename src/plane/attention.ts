@@ -20,7 +20,8 @@ import {
 } from './operator-types.js';
 import { overranRuns, overrunPeriods } from './attention-overruns.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { parseLimit, requireRecord } from './plane-input.js';
+import { parseLimit } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
 import { isReservedTenant } from '../core/identifiers.js';
@@ -113,7 +114,7 @@ const READERS: Record<AttentionKind, KindReader> = {
  * each condition is true when read, not all in one snapshot.
  */
 export async function attention(context: PlaneContext, input: AttentionInput = {}): Promise<AttentionReport> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const atMs = instantOf(context, request.atMs);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
   const holdStaleAfterMs = parseStaleAge(request.holdStaleAfterMs);

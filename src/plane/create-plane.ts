@@ -13,8 +13,10 @@ import type { Plane, PlaneOptions } from './plane.js';
 import type { PlaneContext } from './plane-context.js';
 import { pooledRandom } from './pooled-random.js';
 import { prune } from './prune.js';
-import { requireInstantMs, requireLeaseMs, requireRecord } from './plane-input.js';
+import { requireLeaseMs, requireObject } from '../store/store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
 import { DEFAULT_MAX_DECISION_WAIT_MS, requireMaxDecisionWaitMs } from '../store/applied-instant.js';
+import { unvalidated } from '../store/validated-store.js';
 import { getQuota, setQuota, updateQuota } from './quota.js';
 import { rateWindows } from './rate-windows.js';
 import { release } from './release.js';
@@ -47,7 +49,7 @@ export const DEFAULT_LEASE_MS = 60_000;
  * if (!pass.ok) console.log(pass.message);
  */
 export function createPlane(options: PlaneOptions): Plane {
-  const record = requireRecord('options', options);
+  const record = requireObject('options', options);
   const store = record.store as PlaneOptions['store'];
   if (typeof store !== 'object' || store === null || typeof store.tenant !== 'function') {
     throw invalidArgument('store', `must be a QuotaStore (from openStore), got ${describe(store)}`);
@@ -65,7 +67,12 @@ export function createPlane(options: PlaneOptions): Plane {
   // drives ids too; 0 is lifted to 1 because the library reads `Date.now()` for a falsy seed.
   const nextUlid = monotonicFactory(pooledRandom());
   const context: PlaneContext = {
-    store,
+    // Validation, once (docs/design/architecture.md): every verb checks its caller's input with the
+    // port's own rules and hands the store only what it checked, so a store `validated()` wrapped
+    // (what `openStore` answers) would check it all a second time, by the same rules, on every
+    // decision. The plane calls the adapter underneath instead. A store given unwrapped (a
+    // third-party adapter, a test double, a wrapper of the caller's own) is called as it is.
+    store: unvalidated(store),
     clock,
     leaseMs,
     // Read by the store inside the transaction, once its lock is held (docs/design/rules.md#l93).

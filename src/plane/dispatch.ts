@@ -4,7 +4,8 @@ import { parseRateCeilings } from '../core/quota.js';
 import { refuse } from '../core/refusal.js';
 import type { DispatchInput, DispatchResult } from './plane.js';
 import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
+import { requireRequest } from './plane-input.js';
+import { requireBoolean, requireEpoch } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 // The members of DispatchInput: any other is refused by name (a misspelt member would be ignored).

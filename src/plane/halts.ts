@@ -3,7 +3,8 @@ import { requireCustomerTenant, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { parseScope, requireReason, requireRecord } from './plane-input.js';
+import { parseScope, requireReason } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { parseNewTenant, requireExistingTenant } from './known-tenant.js';
 import type { AuditAction } from '../core/audit-actions.js';
@@ -24,7 +25,7 @@ export function haltReach(scope: HaltScope): HaltReach {
  * true predecessor, and its own audit row records it.
  */
 export async function halt(context: PlaneContext, input: HaltInput): Promise<HaltResult> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const reason = requireReason(request.reason);
@@ -58,7 +59,7 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
  * stays standing instead of vanishing under an audit row that names the older halt.
  */
 export async function lift(context: PlaneContext, input: LiftInput): Promise<LiftResult> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireTenant('tenant', request.tenant);
   const scope = parseScope(request.scope);
   const by = parseOperator(request.by, 'by');

@@ -2,7 +2,8 @@ import { normaliseRunId, requireCustomerTenant } from '../core/identifiers.js';
 import { refuse } from '../core/refusal.js';
 import type { HeartbeatInput, HeartbeatResult } from './plane.js';
 import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-context.js';
-import { requireEpoch, requireRequest } from './plane-input.js';
+import { requireRequest } from './plane-input.js';
+import { requireEpoch } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 // The members of HeartbeatInput: any other is refused by name (a misspelt member would be ignored).

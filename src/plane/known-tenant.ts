@@ -2,7 +2,7 @@ import { isReservedTenant } from '../core/identifiers.js';
 import { actCreatesTenant, unknownTenantError, type TenantAct } from '../core/known-tenant.js';
 import { storeHasTenant } from '../store/known-tenants.js';
 import type { QuotaStore } from '../store/store.js';
-import { requireBoolean } from './plane-input.js';
+import { requireBoolean } from '../store/store-arguments.js';
 import { storeCall } from './store-call.js';
 
 /**

@@ -18,7 +18,8 @@ import {
   type SlotHoldersPage,
 } from './operator-types.js';
 import type { PlaneContext } from './plane-context.js';
-import { parseLimit, requireRecord } from './plane-input.js';
+import { parseLimit } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /*
@@ -29,7 +30,7 @@ import { storeCall, tenantHandle } from './store-call.js';
 
 /** What every tenant listing starts from: the request, its validated tenant and its page size. */
 function listingOf(input: unknown): { tenant: string; limit: number; request: Record<string, unknown> } {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   return { tenant: requireTenant('tenant', request.tenant), limit: parseLimit(request.limit, DEFAULT_LIST_LIMIT), request };
 }
 

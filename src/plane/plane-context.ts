@@ -1,7 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import type { AppliedInstant } from '../store/types.js';
 import type { QuotaStore } from '../store/store.js';
-import { requireInstantMs, requireLeaseMs } from './plane-input.js';
+import { requireLeaseMs } from '../store/store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
 
 /** What every plane verb shares: the store, the clock, the default lease and the run-id source. */
 export interface PlaneContext {

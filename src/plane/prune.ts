@@ -5,7 +5,7 @@ import { ratePruneFloorMs } from '../core/rate.js';
 import { MAX_PRUNE_BATCH, PRUNABLE_STATUSES } from '../store/retention.js';
 import type { TenantStore } from '../store/store.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireRecord } from './plane-input.js';
+import { requireBoolean, requireObject } from '../store/store-arguments.js';
 import { DEFAULT_PRUNE_BATCH, RATE_PRUNE_BATCH, type PruneInput, type PruneProgress, type PruneResult, type TenantPruned } from './prune-types.js';
 import { LIBRARY_OPERATOR } from './quota.js';
 import { storeCall, tenantHandle } from './store-call.js';
@@ -22,7 +22,7 @@ import { tenantsInScope } from './tenant-scope.js';
  * figures, holds, slots, halts and the audit log stay, and every pruned run id keeps a tombstone.
  */
 export async function prune(context: PlaneContext, input: PruneInput): Promise<PruneResult> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const olderThanMs = requireAge(request.olderThanMs);
   const dryRun = request.dryRun === undefined ? false : requireBoolean('dryRun', request.dryRun);
   const by = request.by === undefined ? LIBRARY_OPERATOR : parseOperator(request.by, 'by');

@@ -1,7 +1,7 @@
 import { requireTenant } from '../core/identifiers.js';
 import { isCountableWindow, type RateCeiling } from '../core/rate.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /** A rate-window question: `tenant`, and `atMs`, the instant the windows end at (Unix ms, default the plane clock). */
@@ -35,7 +35,7 @@ export interface RateWindows {
  * (docs/design/rules.md#c32, #c33). So no store method is added for this; one read per ceiling.
  */
 export async function rateWindows(context: PlaneContext, input: RateWindowsInput): Promise<RateWindows> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireTenant('tenant', request.tenant);
   const atMs = instantOf(context, request.atMs);
   const handle = tenantHandle(context.store, tenant);

@@ -3,7 +3,7 @@ import { parseOperator } from '../core/operator.js';
 import type { ReleaseRunOutcome } from '../store/types.js';
 import type { ReleaseInput } from './operator-types.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { requireExistingTenant } from './known-tenant.js';
 
@@ -15,7 +15,7 @@ import { requireExistingTenant } from './known-tenant.js';
  * (docs/design/rules.md#l95).
  */
 export async function release(context: PlaneContext, input: ReleaseInput): Promise<ReleaseRunOutcome> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireTenant('tenant', request.tenant);
   const run = normaliseRunId('run', request.run);
   const by = parseOperator(request.by, 'by');

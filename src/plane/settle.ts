@@ -3,7 +3,8 @@ import { parseOperator } from '../core/operator.js';
 import { requireSpend } from '../core/spend.js';
 import type { SettleInput, SettleResult } from './plane.js';
 import { appliedFor, instantOf, type PlaneContext } from './plane-context.js';
-import { requireBoolean, requireEpoch, requireRequest } from './plane-input.js';
+import { requireRequest } from './plane-input.js';
+import { requireBoolean, requireEpoch } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 // The members of SettleInput: any other is refused by name (a misspelt member would be ignored).

@@ -4,7 +4,7 @@ import { UNLIMITED_QUOTA, type TenantQuota } from '../core/quota.js';
 import { recentPeriodKeys } from '../core/recent-periods.js';
 import type { Spend } from '../core/spend.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /** Periods a spend-history read covers when the caller names no count: 12. */
@@ -47,7 +47,7 @@ export interface SpendHistory {
  * each its own store call, so under traffic each figure is true but they are not one snapshot.
  */
 export async function spendHistory(context: PlaneContext, input: SpendHistoryInput): Promise<SpendHistory> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireTenant('tenant', request.tenant);
   const count = request.periods === undefined ? DEFAULT_HISTORY_PERIODS : (request.periods as number);
   const atMs = instantOf(context, request.atMs);

@@ -1,7 +1,7 @@
 import type { SweepInput, SweepResult, TenantSweptRun, TenantWaiterSweep } from './operator-types.js';
 import { MAX_DECISION_WAIT_MS } from '../store/applied-instant.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
 
@@ -20,7 +20,7 @@ const SWEEP_PAGE = 100;
  * uncollected grants recovered.
  */
 export async function sweep(context: PlaneContext, input: SweepInput = {}): Promise<SweepResult> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const atMs = instantOf(context, request.atMs);
   const tenants = await tenantsInScope(context, request.tenant);
   // Without a given instant, each sweep transaction reads the plane's clock once it holds the lock,

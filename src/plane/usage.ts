@@ -5,7 +5,7 @@ import { isPeriodKey, periodEndMs, periodKey } from '../core/period.js';
 import { UNLIMITED_QUOTA } from '../core/quota.js';
 import type { Usage, UsageInput } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 
 /**
@@ -14,7 +14,7 @@ import { storeCall, tenantHandle } from './store-call.js';
  * the one the tenant's quota (monthly when none is set) assigns to the plane clock's now.
  */
 export async function usage(context: PlaneContext, input: UsageInput): Promise<Usage> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenant = requireTenant('tenant', request.tenant);
   if (request.period !== undefined && !isPeriodKey(request.period)) {
     throw invalidArgument('period', `must be a period key YYYY-MM or YYYY-MM-DD, got ${describe(request.period)}`);

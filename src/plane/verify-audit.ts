@@ -4,7 +4,7 @@ import type { TenantStore } from '../store/store.js';
 import type { AuditRecord } from '../store/types.js';
 import type { AuditMismatch, AuditVerification, TenantAuditVerification, VerifyAuditInput } from './operator-types.js';
 import type { PlaneContext } from './plane-context.js';
-import { requireRecord } from './plane-input.js';
+import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
 
@@ -19,7 +19,7 @@ const CHAIN_PAGE = 500;
  * after. A gap in the numbering means rows were deleted. Stops at each tenant's first bad row.
  */
 export async function verifyAudit(context: PlaneContext, input: VerifyAuditInput = {}): Promise<AuditVerification> {
-  const request = requireRecord('request', input);
+  const request = requireObject('request', input);
   const tenants = await tenantsInScope(context, request.tenant);
   const results: TenantAuditVerification[] = [];
   for (const tenant of tenants) results.push(await verifyTenant(tenant, tenantHandle(context.store, tenant)));

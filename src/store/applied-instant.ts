@@ -1,6 +1,6 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
-import { requireInstantMs } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
 import type { AppliedInstant } from './types.js';
 
 /** The most a decision may wait to be applied, ms, when the plane's options name no other: 2 000. */

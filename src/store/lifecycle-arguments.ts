@@ -1,35 +1,59 @@
-import { describe, requireAmount } from '../core/amounts.js';
+import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
 import { invalidArgument } from '../core/errors.js';
-import type { AgentIdentity } from '../core/halt-scope.js';
+import { DIGEST_PATTERN, type AgentIdentity } from '../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { parseRateCeilings, parseStoredQuota } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
 import { requireAppliedInstant } from './applied-instant.js';
-import { requireBoolean, requireEpoch, requireInstantMs, requireObject, requireWidth } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
+import { requireBoolean, requireEpoch, requireLeaseMs, requireObject, requireWidth } from './store-arguments.js';
 import type { AdmitRequest, AuditEntry, DispatchRequest, HeartbeatRequest, ResumeRequest, SettlePassRequest } from './types.js';
 
 /*
- * Validation of the run-lifecycle and audit arguments (store.ts, second and third groups) at the
- * handle boundary, shared by every adapter. Each returns a normalised copy or throws
- * `INVALID_ARGUMENT` naming the field.
+ * The input rules of the run-lifecycle and audit arguments of the port (store.ts, second and third
+ * groups), applied by `validated()` and, to its callers' input, by the plane. Each returns a
+ * normalised copy or throws `INVALID_ARGUMENT` naming the field.
  */
 
-const HEX_64 = /^[0-9a-fA-F]{64}$/;
+const DIGEST = new RegExp(DIGEST_PATTERN);
 
-/** An agent identity; a hex digest is lowercased so it matches a revision halt's key. */
+/**
+ * The governing agent identity `{ name, digest }`, or `undefined` when absent: `name` an
+ * identifier, `digest` the SHA-256 of the reviewed manifest as 64 hex digits (`DIGEST_PATTERN`),
+ * answered lowercase so it matches a `revision:` halt's key (docs/design/rules.md#d9).
+ * `INVALID_ARGUMENT` names `<field>`, `<field>.name` or `<field>.digest`.
+ */
 export function requireAgent(field: string, value: unknown): AgentIdentity | undefined {
   if (value === undefined || value === null) return undefined;
-  const record = requireObject(field, value);
-  const digest = requireIdentifier(`${field}.digest`, record.digest);
-  return { name: requireIdentifier(`${field}.name`, record.name), digest: HEX_64.test(digest) ? digest.toLowerCase() : digest };
+  if (typeof value !== 'object' || Array.isArray(value)) {
+    throw invalidArgument(field, `must be an object { name, digest }, got ${describe(value)}`);
+  }
+  const record = value as Record<string, unknown>;
+  const name = requireIdentifier(`${field}.name`, record.name);
+  const digest = record.digest;
+  if (typeof digest !== 'string' || !DIGEST.test(digest)) {
+    throw invalidArgument(`${field}.digest`, `must be 64 hex digits (a SHA-256 of the manifest), got ${describe(digest)}`);
+  }
+  return { name, digest: digest.toLowerCase() };
 }
 
-/** A delegation chain: principals (identifiers), root person first. */
+/** Longest delegation chain a request may carry: 64 principals. The HTTP schema's `maxItems`. */
+export const MAX_CHAIN_LENGTH = 64;
+
+/**
+ * A delegation chain, or `undefined` when absent: at most {@link MAX_CHAIN_LENGTH} principal
+ * identifiers, root person first (may be empty). `INVALID_ARGUMENT` names `<field>` or `<field>[i]`.
+ */
 export function requireChain(field: string, value: unknown): string[] | undefined {
   if (value === undefined || value === null) return undefined;
-  if (!Array.isArray(value)) throw invalidArgument(field, `must be an array of principals, got ${describe(value)}`);
+  if (!Array.isArray(value)) {
+    throw invalidArgument(field, `must be an array of principal ids, root person first, got ${describe(value)}`);
+  }
+  if (value.length > MAX_CHAIN_LENGTH) {
+    throw invalidArgument(field, `must hold at most ${MAX_CHAIN_LENGTH} principals, got ${value.length}`);
+  }
   return value.map((principal: unknown, index) => requireIdentifier(`${field}[${index}]`, principal));
 }
 
@@ -43,7 +67,7 @@ export function requireAdmitRequest(value: unknown): AdmitRequest {
     budget: parseBudget(record.budget, 'budget'),
     width: requireWidth('width', record.width),
     atMs: requireInstantMs('atMs', record.atMs),
-    leaseMs: requireAmount('leaseMs', record.leaseMs),
+    leaseMs: requireLeaseMs('leaseMs', record.leaseMs),
     quota: record.quota === undefined || record.quota === null ? undefined : parseStoredQuota(record.quota, 'quota'),
     ...appliedOf(record),
   };
@@ -55,7 +79,7 @@ export function requireResumeRequest(value: unknown): ResumeRequest {
   return {
     run: normaliseRunId('run', record.run),
     atMs: requireInstantMs('atMs', record.atMs),
-    leaseMs: requireAmount('leaseMs', record.leaseMs),
+    leaseMs: requireLeaseMs('leaseMs', record.leaseMs),
     ...appliedOf(record),
   };
 }
@@ -81,7 +105,7 @@ export function requireHeartbeatRequest(value: unknown): HeartbeatRequest {
     run: normaliseRunId('run', record.run),
     epoch: requireEpoch('epoch', record.epoch),
     atMs: requireInstantMs('atMs', record.atMs),
-    leaseMs: requireAmount('leaseMs', record.leaseMs),
+    leaseMs: requireLeaseMs('leaseMs', record.leaseMs),
     ...appliedOf(record),
   };
 }
@@ -118,7 +142,7 @@ function dispatchLease(record: Record<string, unknown>): { epoch?: number; lease
   if (record.leaseMs === undefined || record.leaseMs === null) {
     throw invalidArgument('leaseMs', 'is required with epoch: the dispatch renews that pass\'s lease by leaseMs milliseconds');
   }
-  return { epoch: requireEpoch('epoch', record.epoch), leaseMs: requireAmount('leaseMs', record.leaseMs) };
+  return { epoch: requireEpoch('epoch', record.epoch), leaseMs: requireLeaseMs('leaseMs', record.leaseMs) };
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   type NewApiKey,
   type RevokeOutcome,
 } from './api-keys.js';
-import { requireInstantMs } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
 
 /**
  * An {@link ApiKeyStore} held in this process's memory: same validation and answers as the SQLite

@@ -1,6 +1,7 @@
 import type { QuotaStore } from './store.js';
 import { parseStoreUrl } from './store-url.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { validated } from './validated-store.js';
 
 /** Options of {@link openStore}; each applies only to the backends that name it. */
 export interface OpenStoreOptions {
@@ -46,7 +47,10 @@ interface PostgresModule {
 const POSTGRES_MODULE = './postgres/postgres-store.js';
 
 /**
- * Opens the store a URL names and migrates it:
+ * Opens the store a URL names and migrates it, and answers it wrapped in `validated()`: every
+ * argument of every port method is checked by the one set of input rules (`INVALID_ARGUMENT`
+ * naming the field). A plane given this store calls the adapter underneath it, having checked its
+ * callers' input with the same rules itself (`unvalidated`).
  * - `sqlite:<path>` (also `sqlite://<path>`) and a bare path ending in `.db`: a SQLite file,
  *   created if missing unless `options.create` is `false`;
  * - `sqlite::memory:`: a private in-memory SQLite database (gone on close);
@@ -61,11 +65,13 @@ export async function openStore(url: string, options: OpenStoreOptions = {}): Pr
   const location = parseStoreUrl(url);
   if (location.backend === 'postgres') {
     const { openPostgresStore } = (await import(POSTGRES_MODULE)) as PostgresModule;
-    return openPostgresStore(url, options);
+    return validated(await openPostgresStore(url, options));
   }
-  return openSqliteStore(location.path, {
-    ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
-    ...(options.create === undefined ? {} : { create: options.create }),
-    ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
-  });
+  return validated(
+    await openSqliteStore(location.path, {
+      ...(options.busyTimeoutMs === undefined ? {} : { busyTimeoutMs: options.busyTimeoutMs }),
+      ...(options.create === undefined ? {} : { create: options.create }),
+      ...(options.migrate === undefined ? {} : { migrate: options.migrate }),
+    }),
+  );
 }

@@ -3,7 +3,8 @@ import { describe, requireAmount } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
-import { requireInstantMs, requireLimit, requireObject } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
+import { requireLimit, requireObject } from './store-arguments.js';
 import { RUN_STATUSES, type AppliedInstant, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
 
 /*
@@ -94,4 +95,26 @@ export function requireReleaseRunRequest(value: unknown): ReleaseRunRequest {
 export function requireAuditChainRequest(value: unknown): { afterSeq: number; limit: number } {
   const record = requireObject('request', value);
   return { afterSeq: requireAmount('afterSeq', record.afterSeq), limit: requireLimit('limit', record.limit) };
+}
+
+/** An `overranPasses` request: its page size. */
+export function requireOverranPassesRequest(value: unknown): { limit: number } {
+  return { limit: requireLimit('limit', requireObject('request', value).limit) };
+}
+
+/** A `waitQueue` request: its instant. */
+export function requireWaitQueueRequest(value: unknown): { atMs: number } {
+  return { atMs: requireInstantMs('atMs', requireObject('request', value).atMs) };
+}
+
+/** A `countPrunableRate` request: its instant. */
+export function requireCountPrunableRateRequest(value: unknown): { atOrBeforeMs: number } {
+  return { atOrBeforeMs: requireInstantMs('atOrBeforeMs', requireObject('request', value).atOrBeforeMs) };
+}
+
+/** The `auditLog` options: a page size and, when given, the one action to list (an identifier). */
+export function requireAuditLogOptions(value: unknown): { limit: number; action?: string } {
+  const record = requireObject('options', value);
+  const limit = requireLimit('limit', record.limit);
+  return record.action === undefined ? { limit } : { limit, action: requireIdentifier('action', record.action) };
 }

@@ -3,8 +3,9 @@ import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { requireIdentifier } from '../core/identifiers.js';
-import { requireInstantMs, requireLimit, requireObject } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
 import type { PrunedRunRecord } from '../core/lifecycle/pruned.js';
+import { requireLimit, requireObject } from './store-arguments.js';
 import type { AuditRecord, RunStatus } from './types.js';
 
 /*

@@ -5,6 +5,7 @@ import {
   requireAdmitRequest,
   requireAgent,
   requireAuditEntry,
+  MAX_CHAIN_LENGTH,
   requireChain,
   requireDispatchRequest,
   requireHeartbeatRequest,
@@ -26,10 +27,9 @@ import {
   requireEpoch,
   requireHalt,
   requireHaltScope,
-  requireHaltScopeKey,
-  requireInstantMs,
   requireLimit,
   requireAgentNames,
+  MAX_LEASE_MS,
   requireObject,
   requirePeriodKey,
   requireRateReservation,
@@ -37,6 +37,8 @@ import {
   requireSpendHold,
   requireWidth,
 } from './store-arguments.js';
+import { MAX_INSTANT_MS, requireInstantMs } from '../core/instant.js';
+import { haltScopeKey } from '../core/halt-scope.js';
 import { RUN_STATUSES } from './types.js';
 import { invalidFieldOf as fieldOf } from '../../test/invalid-argument.js';
 
@@ -49,10 +51,12 @@ const RUN = 'run_01JB0000000000000000000000';
 const RUN_STATUSES_TEXT = RUN_STATUSES.map((status) => `'${status}'`).join(', ');
 
 describe('scalars', () => {
-  it('an instant is a non-negative safe integer, with no upper bound below MAX_SAFE_INTEGER', () => {
+  it('an instant is an integer from 0 to MAX_INSTANT_MS (the end of year 9999), the plane\'s own bound', () => {
     expect(requireInstantMs('atMs', 0)).toBe(0);
-    expect(requireInstantMs('atMs', Number.MAX_SAFE_INTEGER)).toBe(Number.MAX_SAFE_INTEGER);
-    for (const bad of [-1, 1.5, '1', Number.MAX_SAFE_INTEGER + 1]) expect(fieldOf(() => requireInstantMs('atMs', bad))).toBe('atMs');
+    expect(requireInstantMs('atMs', MAX_INSTANT_MS)).toBe(MAX_INSTANT_MS);
+    for (const bad of [-1, 1.5, '1', MAX_INSTANT_MS + 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER + 1]) {
+      expect(fieldOf(() => requireInstantMs('atMs', bad))).toBe('atMs');
+    }
   });
 
   it('a limit and an epoch are whole numbers of at least 1', () => {
@@ -94,7 +98,7 @@ describe('halts', () => {
     expect(requireHaltScope('scope', { kind: 'agent', name: 'clerk' })).toEqual({ kind: 'agent', name: 'clerk' });
     expect(requireHaltScope('scope', { kind: 'subject', principal: 'p' })).toEqual({ kind: 'subject', principal: 'p' });
     expect(requireHaltScope('scope', { kind: 'revision', digest: DIGEST.toUpperCase() })).toEqual({ kind: 'revision', digest: DIGEST });
-    expect(requireHaltScopeKey('scope', { kind: 'agent', name: 'clerk' })).toBe('agent:clerk');
+    expect(haltScopeKey(requireHaltScope('scope', { kind: 'agent', name: 'clerk' }))).toBe('agent:clerk');
   });
 
   it('names the member of a bad scope', () => {
@@ -143,16 +147,18 @@ describe('settlements and rate reservations', () => {
 });
 
 describe('lifecycle requests', () => {
-  it('an agent digest is lowercased only when it is 64 hex digits', () => {
+  it('an agent digest is 64 hex digits, answered lowercase; any other identifier is refused naming agent.digest', () => {
     expect(requireAgent('agent', { name: 'clerk', digest: DIGEST.toUpperCase() })).toEqual({ name: 'clerk', digest: DIGEST });
-    expect(requireAgent('agent', { name: 'clerk', digest: 'Build-7' })).toEqual({ name: 'clerk', digest: 'Build-7' });
-    expect(requireAgent('agent', { name: 'clerk', digest: `${DIGEST}A` })).toEqual({ name: 'clerk', digest: `${DIGEST}A` });
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: 'Build-7' }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: `${DIGEST}A` }))).toBe('agent.digest');
     expect(requireAgent('agent', null)).toBeUndefined();
     expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: '' }))).toBe('agent.digest');
     expect(fieldOf(() => requireAgent('agent', { name: '', digest: DIGEST }))).toBe('agent.name');
   });
 
-  it('a chain is an array of principals', () => {
+  it('a chain is an array of at most MAX_CHAIN_LENGTH principals', () => {
+    expect(requireChain('chain', Array.from({ length: MAX_CHAIN_LENGTH }, (_, index) => `p${index}`))).toHaveLength(MAX_CHAIN_LENGTH);
+    expect(fieldOf(() => requireChain('chain', Array.from({ length: MAX_CHAIN_LENGTH + 1 }, (_, index) => `p${index}`)))).toBe('chain');
     expect(requireChain('chain', undefined)).toBeUndefined();
     expect(requireChain('chain', null)).toBeUndefined();
     expect(requireChain('chain', ['a', 'b'])).toEqual(['a', 'b']);
@@ -168,6 +174,13 @@ describe('lifecycle requests', () => {
     expect(fieldOf(() => requireAdmitRequest({ ...admit, leaseMs: 1.5 }))).toBe('leaseMs');
     expect(requireResumeRequest({ run: RUN, atMs: 5, leaseMs: 1000 })).toEqual({ run: RUN, atMs: 5, leaseMs: 1000 });
     expect(fieldOf(() => requireResumeRequest({ run: RUN, atMs: 5, leaseMs: 1.5 }))).toBe('leaseMs');
+    // A lease is 1 ms to MAX_LEASE_MS (24 hours) at the port, as at the plane.
+    expect(requireResumeRequest({ run: RUN, atMs: 5, leaseMs: MAX_LEASE_MS }).leaseMs).toBe(MAX_LEASE_MS);
+    for (const bad of [0, MAX_LEASE_MS + 1]) {
+      expect(fieldOf(() => requireAdmitRequest({ ...admit, leaseMs: bad }))).toBe('leaseMs');
+      expect(fieldOf(() => requireResumeRequest({ run: RUN, atMs: 5, leaseMs: bad }))).toBe('leaseMs');
+      expect(fieldOf(() => requireHeartbeatRequest({ run: RUN, epoch: 1, atMs: 5, leaseMs: bad }))).toBe('leaseMs');
+    }
     expect(requireHeartbeatRequest({ run: RUN, epoch: 2, atMs: 5, leaseMs: 10 })).toEqual({ run: RUN, epoch: 2, atMs: 5, leaseMs: 10 });
     expect(fieldOf(() => requireHeartbeatRequest({ run: RUN, epoch: 1.5, atMs: 5, leaseMs: 10 }))).toBe('epoch');
   });
@@ -287,7 +300,7 @@ describe('the member each request check names', () => {
   });
 
   it('refusals say what was wanted and what was given', () => {
-    expect(refusal(() => requireChain('chain', 'root'))).toBe('chain: must be an array of principals, got "root"');
+    expect(refusal(() => requireChain('chain', 'root'))).toBe('chain: must be an array of principal ids, root person first, got "root"');
     expect(refusal(() => requireDispatchRequest({ ...dispatch, leaseMs: 100 }))).toBe(
       'leaseMs: renews the lease of the pass named by epoch; give epoch too, or drop leaseMs',
     );
@@ -300,9 +313,9 @@ describe('the member each request check names', () => {
       `s: must be one of ${RUN_STATUSES_TEXT}, got "asleep"`,
     );
     expect(refusal(() => requireRunListRequest({ limit: 5, statuses: [] }))).toBe('statuses: must be a non-empty array of run statuses, got an array of 0');
-    expect(refusal(() => requireInstantMs('atMs', 1.5))).toBe('atMs: must be an instant in Unix milliseconds (a non-negative integer), got 1.5');
+    expect(refusal(() => requireInstantMs('atMs', 1.5))).toBe('atMs: must be an integer Unix instant in milliseconds between 0 and 253402300799999, got 1.5');
     expect(refusal(() => requireLimit('limit', 0))).toBe('limit: must be an integer of at least 1, got 0');
-    expect(refusal(() => requireEpoch('epoch', 0))).toBe('epoch: must be a pass epoch, an integer of at least 1, got 0');
+    expect(refusal(() => requireEpoch('epoch', 0))).toBe('epoch: must be a pass epoch, a positive integer (the epoch admit or resume answered), got 0');
     expect(refusal(() => requireBoolean('b', 0))).toBe('b: must be true or false, got 0');
     expect(refusal(() => requirePeriodKey('period', '2026-1'))).toBe('period: must be a billing period key YYYY-MM or YYYY-MM-DD, got "2026-1"');
     expect(refusal(() => requireObject('o', []))).toBe('o: must be an object, got an array of 0');

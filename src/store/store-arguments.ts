@@ -1,23 +1,40 @@
 import { describe, requireAmount } from '../core/amounts.js';
 import { invalidArgument } from '../core/errors.js';
-import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
+import { parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
+import { requireInstantMs } from '../core/instant.js';
 import { isPeriodKey } from '../core/period.js';
-import { parseRateCeilings } from '../core/quota.js';
+import { parseRateCeilings, parseStoredQuota, type TenantQuota } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
 import type { QuotaSettlement, RateReservation, SpendHold } from './types.js';
 
 /*
- * Validation of the arguments of the store contract at the handle boundary, shared by every
- * adapter so both backends refuse the same inputs with the same messages. Each function returns
- * a normalised copy or throws `INVALID_ARGUMENT` naming the field.
+ * The input rules of the store port (store.ts), one set for every caller: `validated()`
+ * (validated-store.ts) applies them to every port method, and the plane applies the same functions
+ * to its callers' input. The adapters themselves check nothing. Each function returns a
+ * normalised copy or throws `INVALID_ARGUMENT` naming the field and saying what is expected.
  */
 
-/** An instant in Unix ms: a non-negative safe integer. */
-export function requireInstantMs(field: string, value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) {
-    throw invalidArgument(field, `must be an instant in Unix milliseconds (a non-negative integer), got ${describe(value)}`);
+/**
+ * Longest lease a pass may hold or renew to: 24 hours (86 400 000 ms). A pass holds a concurrency
+ * slot until its lease expires, so an unbounded lease would let a runner that dies (or never
+ * heartbeats) keep a slot forever; a day is far above any sane heartbeat interval. It also keeps
+ * `atMs + leaseMs` an instant a `Date` can show. The HTTP schemas take their `maximum` from it.
+ */
+export const MAX_LEASE_MS = 86_400_000;
+
+/**
+ * A lease in ms: an integer from 1 to {@link MAX_LEASE_MS} (24 hours), else `INVALID_ARGUMENT`
+ * naming `field`. Every `leaseMs` of the port and of the plane (admit, resume, heartbeat,
+ * dispatch, the plane's default lease).
+ */
+export function requireLeaseMs(field: string, value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1 || value > MAX_LEASE_MS) {
+    throw invalidArgument(
+      field,
+      `must be an integer number of milliseconds from 1 to ${MAX_LEASE_MS} (24 hours); heartbeat to keep a pass longer, got ${describe(value)}`,
+    );
   }
   return value;
 }
@@ -30,10 +47,10 @@ export function requireLimit(field: string, value: unknown): number {
   return value;
 }
 
-/** A pass's fencing epoch: an integer of at least 1. */
+/** A pass's fencing epoch: a safe integer of at least 1, else `INVALID_ARGUMENT` naming `field`. */
 export function requireEpoch(field: string, value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
-    throw invalidArgument(field, `must be a pass epoch, an integer of at least 1, got ${describe(value)}`);
+    throw invalidArgument(field, `must be a pass epoch, a positive integer (the epoch admit or resume answered), got ${describe(value)}`);
   }
   return value;
 }
@@ -91,11 +108,6 @@ export function requireHalt(field: string, value: unknown): Halt {
   };
 }
 
-/** The halt scope's durable key, after validating the scope. */
-export function requireHaltScopeKey(field: string, value: unknown): string {
-  return haltScopeKey(requireHaltScope(field, value));
-}
-
 /** A pass receipt: run id normalised, epoch ≥ 1, period key or `null`. */
 export function requireSettlement(field: string, value: unknown): QuotaSettlement {
   const record = requireObject(field, value);
@@ -125,7 +137,18 @@ export function requireRateReservation(field: string, value: unknown): RateReser
   };
 }
 
-/** A non-null, non-array object, as a record of its members. */
+/** A `reserve` request (store.ts `TenantStore.reserve`): run id normalised, stored quota, optional hold, instant. */
+export function requireReserveRequest(value: unknown): { run: string; quota: TenantQuota; hold: SpendHold | null; atMs: number } {
+  const record = requireObject('request', value);
+  return {
+    run: normaliseRunId('run', record.run),
+    quota: parseStoredQuota(record.quota, 'quota'),
+    hold: requireSpendHold('hold', record.hold),
+    atMs: requireInstantMs('atMs', record.atMs),
+  };
+}
+
+/** A non-null, non-array object, as a record of its members (`INVALID_ARGUMENT` naming `field` otherwise). */
 export function requireObject(field: string, value: unknown): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw invalidArgument(field, `must be an object, got ${describe(value)}`);

@@ -52,7 +52,9 @@ import type {
  * The durable store behind quotaplane: one database serving many tenants through
  * tenant-scoped handles. Adapters: SQLite (embedded default) and PostgreSQL.
  * Every handle method is one transaction; a store that cannot answer throws
- * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed.
+ * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed. The arguments of every method are
+ * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
+ * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
  */
 export interface QuotaStore {
   /** `'sqlite'` or `'postgres'`. */

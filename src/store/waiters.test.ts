@@ -23,7 +23,7 @@ describe('the waiter row: an admission kept without its instant', () => {
   it('keeps every field of the admission (absent optional ones as null) and reads it back at the collect instant', () => {
     const full = {
       run: 'r1',
-      agent: { name: 'refund-bot', digest: 'rev-1' },
+      agent: { name: 'refund-bot', digest: 'ab'.repeat(32) },
       chain: ['alice', 'svc'],
       budget: { maxTokens: 1000, maxCallTokens: 10 },
       width: 2,
@@ -34,7 +34,7 @@ describe('the waiter row: an admission kept without its instant', () => {
     const json = waiterRequestJson(full);
     expect(JSON.parse(json)).toEqual({
       run: 'r1',
-      agent: { name: 'refund-bot', digest: 'rev-1' },
+      agent: { name: 'refund-bot', digest: 'ab'.repeat(32) },
       chain: ['alice', 'svc'],
       budget: { maxTokens: 1000, maxCallTokens: 10 },
       width: 2,
@@ -81,13 +81,14 @@ describe('the wait terms', () => {
     expect(requireWaitTerms({ untilMs: 0, leaseMs: 10_000 })).toEqual({ untilMs: 0, leaseMs: 10_000 });
   });
 
-  it('a lease of 0 is refused as not positive; a bad instant or lease is named; the terms are an object', () => {
+  it('a lease of 0 or over 24 hours is refused (the one lease rule); a bad instant or lease is named; the terms are an object', () => {
     const zero = thrown(() => requireWaitTerms({ untilMs: AT_MS, leaseMs: 0 }));
     expect([zero.code, zero.details.field, zero.message]).toEqual([
       'INVALID_ARGUMENT',
       'wait.leaseMs',
-      'wait.leaseMs: must be a positive number of milliseconds, got 0',
+      'wait.leaseMs: must be an integer number of milliseconds from 1 to 86400000 (24 hours); heartbeat to keep a pass longer, got 0',
     ]);
+    expect(thrown(() => requireWaitTerms({ untilMs: AT_MS, leaseMs: 86_400_001 })).details.field).toBe('wait.leaseMs');
     expect(thrown(() => requireWaitTerms({ untilMs: AT_MS, leaseMs: -5 })).details.field).toBe('wait.leaseMs');
     expect(thrown(() => requireWaitTerms({ untilMs: -1, leaseMs: 1 })).details.field).toBe('wait.untilMs');
     expect(thrown(() => requireWaitTerms('soon')).details.field).toBe('wait');

@@ -1,10 +1,9 @@
-import { describe, requireAmount } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
-import { invalidArgument } from '../core/errors.js';
 import type { TooManyRunsRefusal } from '../core/refusal.js';
 import { requireAdmitRequest } from './lifecycle-arguments.js';
 import { corrupt } from './rows.js';
-import { requireInstantMs, requireObject } from './store-arguments.js';
+import { requireInstantMs } from '../core/instant.js';
+import { requireBoolean, requireLeaseMs, requireObject } from './store-arguments.js';
 import type { AdmitOutcome, AdmitRequest } from './types.js';
 
 /*
@@ -103,16 +102,9 @@ export function waiterRequest(tenant: string, json: string, atMs: number): Admit
 /** Validates the wait terms of a waiting admission (`INVALID_ARGUMENT` naming the field). */
 export function requireWaitTerms(value: unknown): WaitTerms {
   const record = requireObject('wait', value);
-  const terms = { untilMs: requireInstantMs('wait.untilMs', record.untilMs), leaseMs: requireLeaseAmount('wait.leaseMs', record.leaseMs) };
+  const terms = { untilMs: requireInstantMs('wait.untilMs', record.untilMs), leaseMs: requireLeaseMs('wait.leaseMs', record.leaseMs) };
   if (record.keepPlace === undefined) return terms;
-  if (typeof record.keepPlace !== 'boolean') throw invalidArgument('wait.keepPlace', `must be a boolean, got ${describe(record.keepPlace)}`);
-  return { ...terms, keepPlace: record.keepPlace };
-}
-
-function requireLeaseAmount(field: string, value: unknown): number {
-  const amount = requireAmount(field, value);
-  if (amount < 1) throw invalidArgument(field, `must be a positive number of milliseconds, got ${amount}`);
-  return amount;
+  return { ...terms, keepPlace: requireBoolean('wait.keepPlace', record.keepPlace) };
 }
 
 /**

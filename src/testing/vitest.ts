@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { conformanceGroups } from './conformance/groups.js';
 import { EarlierStepFailed } from './conformance/run-group.js';
 import type { ConformanceGroup, OpenedStore, StoreFactory } from './conformance/types.js';
+import { validatedFactory } from './conformance/validated-factory.js';
 
 /** Options of {@link describeConformance}. */
 export interface DescribeConformanceOptions {
@@ -14,7 +15,9 @@ export interface DescribeConformanceOptions {
  * Registers the store conformance battery with vitest: one `describe` named after `backendName`,
  * inside it one `describe` per group and one `it` per step, named `${id} ${title}` (for example
  * `C11 a hold that does not fit refuses with SpentOut and takes no slot`). Each group opens a
- * fresh store with `factory` before its first step and closes it after its last (the factory's
+ * fresh store with `factory`, wrapped in `validated()` so the cases run against the port with its
+ * input rules (an adapter need not check its own arguments), before its first step and closes it
+ * after its last (the factory's
  * `close` must tolerate a store a step already closed); its steps run in order on that store. A
  * step after a failed one fails too, naming the step that failed first, rather than run on state
  * it cannot trust.
@@ -25,8 +28,9 @@ export interface DescribeConformanceOptions {
  *   return { store, close: () => store.close() };
  * });
  */
-export function describeConformance(backendName: string, factory: StoreFactory, options: DescribeConformanceOptions = {}): void {
+export function describeConformance(backendName: string, givenFactory: StoreFactory, options: DescribeConformanceOptions = {}): void {
   const groups = options.groups ?? conformanceGroups;
+  const factory = validatedFactory(givenFactory);
   describe(`${backendName} conformance`, () => {
     for (const group of groups) {
       describe(group.title, () => {

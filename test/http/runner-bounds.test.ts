@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
-import { MAX_LEASE_MS } from '../../src/plane/plane-input.js';
+import { MAX_LEASE_MS } from '../../src/store/store-arguments.js';
 import { bearer, expectProblem, GRANT, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
 // Findings from a new user's review of the service: what a runner key may not ask for, leases

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { createPlane } from '../../src/plane/create-plane.js';
-import { parseAgent } from '../../src/plane/plane-input.js';
+import { requireAgent } from '../../src/store/lifecycle-arguments.js';
 import type { SweepResult } from '../../src/plane/operator-types.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { startSweeper } from '../../src/plane/sweeper.js';
@@ -83,7 +83,7 @@ describe('startSweeper without onSweep', () => {
 describe('agent digests', () => {
   it('a digest of 64 hex digits after something else is not one', () => {
     const digest = 'ab'.repeat(32);
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: `g${digest}` }))).toBe('agent.digest');
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: `${digest}g` }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: `g${digest}` }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: `${digest}g` }))).toBe('agent.digest');
   });
 });

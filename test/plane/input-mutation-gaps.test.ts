@@ -1,21 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
-import {
-  MAX_INSTANT_MS,
-  MAX_LEASE_MS,
-  parseAgent,
-  parseChain,
-  parseLimit,
-  parseScope,
-  parseWidth,
-  requireBoolean,
-  requireEpoch,
-  requireInstantMs,
-  requireLeaseMs,
-  requireReason,
-  requireRecord,
-} from '../../src/plane/plane-input.js';
+import { MAX_INSTANT_MS, requireInstantMs } from '../../src/core/instant.js';
+import { parseLimit, parseScope, parseWidth, requireReason } from '../../src/plane/plane-input.js';
+import { requireAgent, requireChain } from '../../src/store/lifecycle-arguments.js';
+import { MAX_LEASE_MS, requireBoolean, requireEpoch, requireLeaseMs, requireObject } from '../../src/store/store-arguments.js';
 import { MAX_LIST_LIMIT } from '../../src/plane/operator-types.js';
 import { invalidArgumentOf } from '../invalid-argument.js';
 import { memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
@@ -83,8 +72,8 @@ describe('plane input: leases, epochs, widths and booleans', () => {
 
   it('a request is a plain object', () => {
     const request = { tenant: 'acme' };
-    expect(requireRecord('request', request)).toBe(request);
-    for (const bad of [null, [], 'acme', 3]) expect(fieldOf(() => requireRecord('request', bad))).toBe('request');
+    expect(requireObject('request', request)).toBe(request);
+    for (const bad of [null, [], 'acme', 3]) expect(fieldOf(() => requireObject('request', bad))).toBe('request');
   });
 });
 
@@ -103,28 +92,28 @@ describe('plane input: listing limits', () => {
 
 describe('plane input: agents, chains and reasons', () => {
   it('lowercases an upper-case digest so it matches a revision halt', () => {
-    expect(parseAgent({ name: 'clerk', digest: DIGEST.toUpperCase() })).toEqual({ name: 'clerk', digest: DIGEST });
-    expect(parseAgent(undefined)).toBeUndefined();
-    expect(parseAgent(null)).toBeUndefined();
+    expect(requireAgent('agent', { name: 'clerk', digest: DIGEST.toUpperCase() })).toEqual({ name: 'clerk', digest: DIGEST });
+    expect(requireAgent('agent', undefined)).toBeUndefined();
+    expect(requireAgent('agent', null)).toBeUndefined();
   });
 
   it('refuses an agent that is not an object, a digest that is not 64 hex digits, and a bad name', () => {
-    expect(fieldOf(() => parseAgent('clerk'))).toBe('agent');
-    expect(fieldOf(() => parseAgent([DIGEST]))).toBe('agent');
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: DIGEST.slice(1) }))).toBe('agent.digest');
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: `${DIGEST}0` }))).toBe('agent.digest');
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: `g${DIGEST.slice(1)}` }))).toBe('agent.digest');
-    expect(fieldOf(() => parseAgent({ name: 'clerk', digest: 42 }))).toBe('agent.digest');
-    expect(fieldOf(() => parseAgent({ name: ' ', digest: DIGEST }))).toBe('agent.name');
+    expect(fieldOf(() => requireAgent('agent', 'clerk'))).toBe('agent');
+    expect(fieldOf(() => requireAgent('agent', [DIGEST]))).toBe('agent');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: DIGEST.slice(1) }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: `${DIGEST}0` }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: `g${DIGEST.slice(1)}` }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: 'clerk', digest: 42 }))).toBe('agent.digest');
+    expect(fieldOf(() => requireAgent('agent', { name: ' ', digest: DIGEST }))).toBe('agent.name');
   });
 
   it('a chain is absent, or an array of principals (which may be empty)', () => {
-    expect(parseChain(undefined)).toBeUndefined();
-    expect(parseChain(null)).toBeUndefined();
-    expect(parseChain([])).toEqual([]);
-    expect(parseChain(['user:alice', 'svc:mail'])).toEqual(['user:alice', 'svc:mail']);
-    expect(fieldOf(() => parseChain({ 0: 'user:alice' }))).toBe('chain');
-    expect(fieldOf(() => parseChain(['user:alice', 7]))).toBe('chain[1]');
+    expect(requireChain('chain', undefined)).toBeUndefined();
+    expect(requireChain('chain', null)).toBeUndefined();
+    expect(requireChain('chain', [])).toEqual([]);
+    expect(requireChain('chain', ['user:alice', 'svc:mail'])).toEqual(['user:alice', 'svc:mail']);
+    expect(fieldOf(() => requireChain('chain', { 0: 'user:alice' }))).toBe('chain');
+    expect(fieldOf(() => requireChain('chain', ['user:alice', 7]))).toBe('chain[1]');
   });
 
   it('a reason must say something', () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import { createPlane } from '../../src/plane/create-plane.js';
-import { MAX_LEASE_MS } from '../../src/plane/plane-input.js';
+import { MAX_LEASE_MS } from '../../src/store/store-arguments.js';
 import type { Plane } from '../../src/plane/plane.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
 

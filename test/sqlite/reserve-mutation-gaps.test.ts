@@ -11,7 +11,7 @@ import type { AdmitRequest } from '../../src/store/types.js';
 
 const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };
-const BOT = { name: 'refund-bot', digest: 'r1' };
+const BOT = { name: 'refund-bot', digest: 'a1'.repeat(32) };
 
 let store: QuotaStore;
 beforeEach(async () => {
@@ -41,7 +41,7 @@ describe('K7 an agent concurrency ceiling with no tenant ceiling beside it', () 
       ok: false,
       refusal: { code: 'TooManyRuns', tenant: 'acme', running: 2, limit: 2, bound: 'agent', agent: 'refund-bot' },
     });
-    expect((await acme.admit(ask('other', { agent: { name: 'triage', digest: 'r1' } }))).ok).toBe(true);
+    expect((await acme.admit(ask('other', { agent: { name: 'triage', digest: 'a1'.repeat(32) } }))).ok).toBe(true);
     expect((await acme.admit(ask('agentless'))).ok).toBe(true);
     expect(await acme.running()).toBe(4);
   });

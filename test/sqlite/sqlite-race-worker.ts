@@ -2,6 +2,7 @@
 // announces itself, waits for the parent's "go" (the barrier that makes the race real), runs its
 // share of one scenario against the shared SQLite file, reports every answer and exits.
 import { openStore } from '../../src/store/open-store.js';
+import { unvalidated } from '../../src/store/validated-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 
 /** What the parent asks one racer to do. */
@@ -82,7 +83,7 @@ process.on('message', (message) => {
     try {
       if (job.scenario === 'open') {
         const store = await openStore(job.url);
-        const applied = (store as { migration?: { applied: readonly unknown[] } }).migration?.applied.length ?? -1;
+        const applied = (unvalidated(store) as { migration?: { applied: readonly unknown[] } }).migration?.applied.length ?? -1;
         await store.close();
         await send({ answers: [], appliedMigrations: applied } satisfies RaceReport);
       } else {

@@ -18,7 +18,7 @@ const T0 = 1_767_600_000_000; // 2026-01-05T08:00:00Z
 const OPS = { actor: 'ops-alice', basis: 'asserted' as const };
 const ZERO = { tokens: 0, minorUnits: 0 };
 const TERMS = { untilMs: T0 + 600_000, leaseMs: 10_000 };
-const PAUSED = { name: 'paused', digest: 'r1' };
+const PAUSED = { name: 'paused', digest: 'a1'.repeat(32) };
 
 let dir: { dir: string; remove: () => void };
 let path: string;

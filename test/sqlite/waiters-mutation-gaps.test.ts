@@ -153,7 +153,7 @@ describe('W5 timed-out waiters', () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1 });
     await acme.admit(ask('holder', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w1', T0 + 1), TERMS));
     const terms = { untilMs: T0 + 100, leaseMs: WAIT_LEASE_MS };
     place(await acme.admitOrWait(ask('w2', T0 + 2, { agent }), terms));
@@ -223,8 +223,8 @@ describe('the grant loop of one tenant', () => {
       maxConcurrentRuns: 2,
       agents: { big: { maxTokensPerPeriod: MAX }, small: { maxTokensPerPeriod: MAX } },
     });
-    const big = { name: 'big', digest: 'r1' };
-    const small = { name: 'small', digest: 'r1' };
+    const big = { name: 'big', digest: 'a1'.repeat(32) };
+    const small = { name: 'small', digest: 'a1'.repeat(32) };
     expect((await acme.admit(ask('big-1', T0, { agent: big, budget: { maxTokens: MAX - 10, maxCallTokens: 0 } }))).ok).toBe(true);
     expect((await acme.admit(ask('other', T0))).ok).toBe(true);
     place(await acme.admitOrWait(ask('small-1', T0 + 1, { agent: small, budget: { maxTokens: 100, maxCallTokens: 0 } }), TERMS));
@@ -243,7 +243,7 @@ describe('the grant loop of one tenant', () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1 });
     await acme.admit(ask('holder', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w1', T0 + 1), TERMS));
     place(await acme.admitOrWait(ask('w2', T0 + 2, { agent }), TERMS));
     await acme.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 5', by: OPS, atMs: T0 + 3 });
@@ -258,7 +258,7 @@ describe('the grant loop of one tenant', () => {
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 2 });
     await acme.admit(ask('h1', T0));
     await acme.admit(ask('h2', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w1', T0 + 1, { agent }), TERMS));
     await acme.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 6', by: OPS, atMs: T0 + 2 });
     await conclude(acme, 'h1', T0 + 3); // the loop refuses w1 (halted); the slot stays free
@@ -289,7 +289,7 @@ describe('the grant loop of one tenant', () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1 });
     await acme.admit(ask('holder', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w0', T0 + 1, { agent }), TERMS));
     const terms = { untilMs: T0 + 50, leaseMs: WAIT_LEASE_MS };
     place(await acme.admitOrWait(ask('w1', T0 + 2, { agent }), terms));
@@ -317,7 +317,7 @@ describe('the grant loop of one tenant', () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1 });
     await acme.admit(ask('holder', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w1', T0, { agent }), TERMS));
     place(await acme.admitOrWait(ask('w2', T0), TERMS));
     await acme.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 8', by: OPS, atMs: T0 + 1 });
@@ -347,7 +347,7 @@ describe('cancelled and recovered grants', () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1 });
     await acme.admit(ask('holder', T0));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     place(await acme.admitOrWait(ask('w1', T0 + 1, { agent }), TERMS));
     await acme.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 9', by: OPS, atMs: T0 + 2 });
     await acme.admit(ask('late', T0 + 3)); // serves the queue: w1 is refused (halted)
@@ -360,7 +360,7 @@ describe('W4 a hold that would not fit is refused SpentOut, never queued', () =>
   it("an agent's spend ceiling alone (the tenant bounds no spend) refuses the waiter SpentOut naming the agent", async () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1, agents: { bot: { maxTokensPerPeriod: 1_000 } } });
-    const agent = { name: 'bot', digest: 'r1' };
+    const agent = { name: 'bot', digest: 'a1'.repeat(32) };
     expect((await acme.admit(ask('holder', T0))).ok).toBe(true);
     const refused = await acme.admitOrWait(ask('w1', T0 + 1, { agent, budget: { maxTokens: 2_000, maxCallTokens: 0 } }), TERMS);
     expect(refusalOf(refused)).toMatchObject({ code: 'SpentOut', tenant: 'acme', bound: 'agent', agent: 'bot', unit: 'tokens', limit: 1_000, requested: 2_000 });
@@ -380,7 +380,7 @@ describe('W4 a hold that would not fit is refused SpentOut, never queued', () =>
   it('a hold that fits waits: the probe of spend answers nothing when the period has room', async () => {
     const acme = store.tenant('acme');
     await configure(acme, { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 1_000, agents: { bot: { maxTokensPerPeriod: 500 } } });
-    const agent = { name: 'bot', digest: 'r1' };
+    const agent = { name: 'bot', digest: 'a1'.repeat(32) };
     expect((await acme.admit(ask('holder', T0, { budget: { maxTokens: 0, maxCallTokens: 0 } }))).ok).toBe(true);
     expect(place(await acme.admitOrWait(ask('w1', T0 + 1, { agent, budget: { maxTokens: 500, maxCallTokens: 0 } }), TERMS))).toEqual([1, T0 + 1]);
   });
@@ -474,7 +474,7 @@ describe('W12 tenants take turns under the plane-wide ceiling: the exact order',
     await setPlane({ maxConcurrentRuns: 1 }, T0);
     await store.tenant('z').admit(ask('z-h', T0));
     place(await store.tenant('a').admitOrWait(ask('a-w1', T0 + 1), TERMS));
-    const agent = { name: 'paused', digest: 'r1' };
+    const agent = { name: 'paused', digest: 'a1'.repeat(32) };
     const b = store.tenant('b');
     place(await b.admitOrWait(ask('b-w1', T0 + 2, { agent }), TERMS));
     await b.setHalt({ scope: { kind: 'agent', name: 'paused' }, reason: 'incident 10', by: OPS, atMs: T0 + 3 });
@@ -518,7 +518,7 @@ describe('which queues a freed slot serves without a plane-wide concurrency ceil
 
   it("a raised plane-wide agent ceiling serves each tenant's queue in tenant order, first come first served within it", async () => {
     await setPlane({ agents: { bot: { maxConcurrentRuns: 1 } } }, T0);
-    const agent = { name: 'bot', digest: 'r1' };
+    const agent = { name: 'bot', digest: 'a1'.repeat(32) };
     const a = store.tenant('a');
     const b = store.tenant('b');
     await store.tenant('z').admit(ask('z-h', T0, { agent }));

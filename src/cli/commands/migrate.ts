@@ -31,9 +31,11 @@ export function registerMigrate(program: Command, io: CliIo, setExitStatus: SetE
       const url = resolveStoreUrl(flags.store, env);
       // The store drivers load only when the command acts (a lazy import).
       const { openStore } = await import('../../store/open-store.js');
+      const { unvalidated } = await import('../../store/validated-store.js');
       const store = await openStore(url);
       try {
-        const report = (store as { migration?: MigrationReport }).migration ?? null;
+        // The report is the adapter's own member, under the validated() wrapper openStore answers.
+        const report = (unvalidated(store) as { migration?: MigrationReport }).migration ?? null;
         if (flags.json) {
           io.stdout.write(`${JSON.stringify({ store: redactStoreUrl(url), migration: report }, null, 2)}\n`);
         } else if (report === null) {

@@ -15,6 +15,7 @@ import { ALL_TENANTS } from '../../store/api-keys.js';
 import { openStore } from '../../store/open-store.js';
 import type { QuotaStore } from '../../store/store.js';
 import { redactStoreUrl } from '../../store/store-url.js';
+import { unvalidated } from '../../store/validated-store.js';
 import { PendingStore } from './pending-store.js';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS } from './serve-settings.js';
 import type { ServeConfig } from './serve-config.js';
@@ -108,7 +109,10 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     await app.close();
     throw error;
   }
-  pending.open(store);
+  // The plane behind `pending` checks every request with the port's rules (docs/design/architecture.md
+  // "Validation, once"), so `pending` forwards to the adapter under openStore's validated() wrapper:
+  // no decision is checked twice.
+  pending.open(unvalidated(store));
 
   let first: MintedApiKey;
   let created = false;

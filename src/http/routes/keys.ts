@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
+import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { keyCoversTenant } from '../../store/api-keys.js';
 import { mintApiKey } from '../api-key-secret.js';
 import { operatorOf, requestKey } from '../auth.js';
@@ -25,7 +26,7 @@ export const KeyRecord = strictObject({
 });
 
 const CreateKeyBody = strictObject({
-  tenant: Type.String({ minLength: 1, maxLength: 200, description: "the tenant the key acts for, or '*' for every tenant (operator keys only)" }),
+  tenant: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, description: "the tenant the key acts for, or '*' for every tenant (operator keys only)" }),
   role: Role,
   name: Type.Optional(described(Identifier, 'a name for the key: audit rows of what it does record it as the operator; default its id')),
 });

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import { waitWithInstantReason } from '../../plane/admit.js';
+import { MAX_CHAIN_LENGTH } from '../../store/lifecycle-arguments.js';
 import { actingTenant, callerInstant } from '../auth.js';
 import { badInput, HttpProblem } from '../errors.js';
 import { runVerbHandler, sendRefused, type RouteModule } from '../route-context.js';
@@ -13,7 +14,6 @@ import {
   Budget,
   Identifier,
   InstantMs,
-  MAX_CHAIN_LENGTH,
   PassGrant,
   LeaseMs,
   RunParams,

@@ -6,7 +6,10 @@ import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE } from '../errors.js';
 import { IDENTIFIER_KEYWORD } from '../validation.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
-import { MAX_INSTANT_MS, MAX_LEASE_MS } from '../../plane/plane-input.js';
+import { MAX_INSTANT_MS } from '../../core/instant.js';
+import { DIGEST_PATTERN } from '../../core/halt-scope.js';
+import { PERIOD_KEY_PATTERN } from '../../core/period.js';
+import { MAX_LEASE_MS } from '../../store/store-arguments.js';
 
 /*
  * TypeBox schemas shared by the routes: one schema gives request validation, reply
@@ -30,8 +33,6 @@ export function strictObject<T extends TProperties>(properties: T, options: Obje
   return Type.Object(properties, { ...options, additionalProperties: false });
 }
 
-/** Longest delegation chain a request may carry; a deeper one is refused as bad input (400). */
-export const MAX_CHAIN_LENGTH = 64;
 /** Most rate ceilings one dispatch may declare. */
 export const MAX_DECLARED_CEILINGS = 16;
 /** Most grants a tenant's quota may configure rate ceilings for. */
@@ -54,8 +55,8 @@ export const InstantMs = Type.Integer({
   description: "the instant to decide at, Unix ms; only an operator key may send it (a runner key gets 400); default the server's clock",
 });
 
-/** A lease in ms: 1 to `MAX_LEASE_MS` (24 hours), the plane's bound (plane-input.ts). */
-export const LeaseMs = Type.Integer({ minimum: 1, maximum: MAX_LEASE_MS, description: 'Lease in milliseconds, at most 86400000 (24 hours)' });
+/** A lease in ms: 1 to `MAX_LEASE_MS` (24 hours), the port's bound (store/store-arguments.ts). */
+export const LeaseMs = Type.Integer({ minimum: 1, maximum: MAX_LEASE_MS, description: `Lease in milliseconds, at most ${MAX_LEASE_MS} (24 hours)` });
 
 /** `{ tokens, minorUnits }`. */
 export const Spend = strictObject({
@@ -77,7 +78,7 @@ export const Budget = strictObject(
 /** The governing agent identity: its name and the SHA-256 of its manifest (64 hex). */
 export const AgentIdentity = strictObject({
   name: described(Identifier, 'the agent name, matched by agent halts and per-agent ceilings'),
-  digest: Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'the SHA-256 of the agent manifest, 64 hexadecimal digits' }),
+  digest: Type.String({ pattern: DIGEST_PATTERN, description: 'the SHA-256 of the agent manifest, 64 hexadecimal digits' }),
 });
 
 /** `{ count, windowSeconds }`: at most `count` dispatches in any window of `windowSeconds`. */
@@ -169,7 +170,7 @@ export const Operator = strictObject({
 
 /** A billing period key, `YYYY-MM` or `YYYY-MM-DD`. */
 export const PeriodKey = Type.String({
-  pattern: '^\\d{4}-(0[1-9]|1[0-2])(-(0[1-9]|[12]\\d|3[01]))?$',
+  pattern: PERIOD_KEY_PATTERN,
   description: "a billing period, 'YYYY-MM' for a month or 'YYYY-MM-DD' for a day (UTC)",
 });
 

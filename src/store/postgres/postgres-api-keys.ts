@@ -9,7 +9,7 @@ import {
   type NewApiKey,
   type RevokeOutcome,
 } from '../api-keys.js';
-import { requireInstantMs } from '../store-arguments.js';
+import { requireInstantMs } from '../../core/instant.js';
 import type { PostgresConnection } from './postgres-connection.js';
 
 interface KeyRow {

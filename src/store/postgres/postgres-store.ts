@@ -1,15 +1,12 @@
 import { invalidArgument } from '../../core/errors.js';
-import { requireTenant } from '../../core/identifiers.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
-import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
-import { requireAuditEntry } from '../lifecycle-arguments.js';
+import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import { decodePlaneCeiling } from '../plane-rows.js';
 import { knownTenantOf } from '../known-tenants.js';
-import { requireAgentNames } from '../store-arguments.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
@@ -91,7 +88,7 @@ export class PostgresQuotaStore implements QuotaStore {
   }
 
   tenant(tenant: string): TenantStore {
-    return new PostgresTenantStore(this.#db, this.#q, this.#batch, requireTenant('tenant', tenant));
+    return new PostgresTenantStore(this.#db, this.#q, this.#batch, tenant);
   }
 
   /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
@@ -102,8 +99,7 @@ export class PostgresQuotaStore implements QuotaStore {
 
   /** Whether `tenant` is known (rules.md#l95): one indexed EXISTS per kind of record, decided by `isKnownTenant`. */
   async hasTenant(tenant: string): Promise<boolean> {
-    const id = requireTenant('tenant', tenant);
-    return knownTenantOf(await this.#db.row<Record<string, unknown>>(this.#q.tenantRecords, [id]));
+    return knownTenantOf(await this.#db.row<Record<string, unknown>>(this.#q.tenantRecords, [tenant]));
   }
 
   /** The API keys (table `quotaplane_api_keys`), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
@@ -128,24 +124,20 @@ export class PostgresQuotaStore implements QuotaStore {
 
   /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one transaction. */
   async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
-    const valid = parsePlaneCeiling(plane, 'plane');
-    const entry = requireAuditEntry('audit', audit);
-    const chain = requireTenant('auditTenant', auditTenant);
     await this.#db.transaction(async (tx) => {
-      await tx.run(this.#q.upsertPlane, [JSON.stringify(valid)]);
-      await appendAuditInTransaction(tx, this.#q, chain, entry);
+      await tx.run(this.#q.upsertPlane, [JSON.stringify(plane)]);
+      await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
       // A raised plane-wide ceiling admits waiters, in turn, in this transaction; '*' is
       // no tenant, so every tenant's lock is only tried (see quota_grant_waiters).
-      await tx.rows(this.#q.waiters.grantWaiters, ['*', entry.atMs]);
+      await tx.rows(this.#q.waiters.grantWaiters, ['*', audit.atMs]);
     });
   }
 
   /** Every tenant's slots, and each named agent's, from one statement (sums of the per-tenant counters). */
   async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
-    const names = requireAgentNames('agents', agents);
-    const row = await this.#db.row<{ running: number; agents: Record<string, number | string> }>(this.#q.planeUsage, [names]);
+    const row = await this.#db.row<{ running: number; agents: Record<string, number | string> }>(this.#q.planeUsage, [agents]);
     const byAgent: Record<string, number> = {};
-    for (const agent of names) {
+    for (const agent of agents) {
       const value = row?.agents?.[agent] ?? 0;
       Object.defineProperty(byAgent, agent, { value: Math.min(Number(value), MAX_AMOUNT), enumerable: true, writable: true, configurable: true });
     }

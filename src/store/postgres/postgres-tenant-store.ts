@@ -1,42 +1,10 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
-import { normaliseRunId, requireIdentifier } from '../../core/identifiers.js';
-import { parseQuota, parseRateCeilings, parseStoredQuota, type TenantQuota } from '../../core/quota.js';
+import type { TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
-import {
-  requireAdmitRequest,
-  requireAuditEntry,
-  requireDispatchRequest,
-  requireHeartbeatRequest,
-  requireResumeRequest,
-  requireSettlePassRequest,
-} from '../lifecycle-arguments.js';
-import {
-  requireAuditChainRequest,
-  requireIdleHoldsRequest,
-  requireLapsedRunsRequest,
-  requireReleaseRunRequest,
-  requireRunListRequest,
-  requireCancelWaiterRequest,
-  requireSweepRunRequest,
-  requireSweepWaitersRequest,
-  requireUnsettledPassesRequest,
-} from '../operator-arguments.js';
 import type { TenantStore } from '../store.js';
-import { requireAgentNames } from '../store-arguments.js';
-import {
-  requireHalt,
-  requireHaltScopeKey,
-  requireInstantMs,
-  requireLimit,
-  requireObject,
-  requirePeriodKey,
-  requireRateReservation,
-  requireSettlement,
-  requireSpendHold,
-} from '../store-arguments.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
 import type {
   AppliedInstant,
@@ -78,22 +46,12 @@ import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import * as lifecycle from './postgres-lifecycle.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
-import {
-  requirePrunableRunsRequest,
-  requirePruneRateRequest,
-  requirePruneRunsRequest,
-  type PrunableRunsPage,
-  type PrunableRunsRequest,
-  type PrunedRate,
-  type PrunedRuns,
-  type PruneRateRequest,
-  type PruneRunsRequest,
-} from '../retention.js';
+import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
 import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
 import * as waiters from './postgres-waiters.js';
-import { requireWaitTerms, type CancelOutcome, type WaitOutcome, type WaitQueue, type WaiterSweep, type WaitTerms } from '../waiters.js';
+import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from '../waiters.js';
 
 interface SpendRow {
   readonly tokens: number;
@@ -105,9 +63,9 @@ interface RateRow extends RateFigures {
 }
 
 /**
- * One tenant's handle on a PostgreSQL store (store.ts `TenantStore`). Every method validates its
- * arguments first (`INVALID_ARGUMENT` naming the field, the same shared validators as SQLite),
- * then runs as one transaction. The hot operations (`admit`, `reserve`, `settle`, `settlePass`,
+ * One tenant's handle on a PostgreSQL store (store.ts `TenantStore`). It checks no argument:
+ * `openStore` answers it wrapped in `validated()` (validated-store.ts), and the plane validates
+ * before it calls. Every method runs as one transaction. The hot operations (`admit`, `reserve`, `settle`, `settlePass`,
  * `resume`, `reserveRate`, `dispatch`, `heartbeat`, `sweepRun`) are one call of a server-side
  * function, sent through the store's batcher (concurrent calls share one round trip and one
  * transaction), decided inside the database under the tenant's locks, with refusal values
@@ -133,11 +91,8 @@ export class PostgresTenantStore implements TenantStore {
   // ── store primitives (the C cases) ────────────────────────────────────────
 
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
-    const record = requireObject('request', request);
-    const run = normaliseRunId('run', record.run);
-    const quota = parseStoredQuota(record.quota, 'quota');
-    const hold = requireSpendHold('hold', record.hold);
-    const atMs = requireInstantMs('atMs', record.atMs);
+    const { run, quota, atMs } = request;
+    const hold = request.hold ?? null;
     const row = await this.#batch.decide<(ReserveFigures & { outcome: string }) | undefined>(
       'reserve',
       [
@@ -170,7 +125,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async release(run: string): Promise<void> {
-    const key = [this.tenant, normaliseRunId('run', run)];
+    const key = [this.tenant, run];
     // Hold before slot, the order every settle takes them in, so the two never deadlock.
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#q.deleteHold, key);
@@ -179,13 +134,13 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async carry(run: string, period: string): Promise<void> {
-    await this.#db.run(this.#q.carryHold, [this.tenant, normaliseRunId('run', run), requirePeriodKey('period', period)]);
+    await this.#db.run(this.#q.carryHold, [this.tenant, run, period]);
   }
 
   async reservations(limit: number): Promise<Held[]> {
     const rows = await this.#db.rows<SpendRow & { run_id: string; period: string }>(this.#q.listHolds, [
       this.tenant,
-      requireLimit('limit', limit),
+      limit,
     ]);
     return rows.map((row) => ({
       run: decodeRunId(this.tenant, 'hold', row.run_id),
@@ -195,36 +150,27 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async reserved(period: string): Promise<Spend> {
-    const row = await this.#db.row<SpendRow>(this.#q.sumReserved, [this.tenant, requirePeriodKey('period', period)], 'sum-reserved');
+    const row = await this.#db.row<SpendRow>(this.#q.sumReserved, [this.tenant, period], 'sum-reserved');
     return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
   }
 
   async setHalt(halt: Halt): Promise<void> {
-    const valid = requireHalt('halt', halt);
-    await this.#db.run(this.#q.upsertHalt, [
-      this.tenant,
-      haltScopeKey(valid.scope),
-      valid.reason,
-      valid.by.actor,
-      valid.by.basis,
-      valid.atMs,
-    ]);
+    await this.#db.run(this.#q.upsertHalt, [this.tenant, haltScopeKey(halt.scope), halt.reason, halt.by.actor, halt.by.basis, halt.atMs]);
   }
 
   async liftHalt(scope: HaltScope): Promise<boolean> {
-    return (await this.#db.run(this.#q.deleteHalt, [this.tenant, requireHaltScopeKey('scope', scope)])) > 0;
+    return (await this.#db.run(this.#q.deleteHalt, [this.tenant, haltScopeKey(scope)])) > 0;
   }
 
   async liftHaltIf(standing: Halt): Promise<boolean> {
-    const valid = requireHalt('standing', standing);
-    const scope = haltScopeKey(valid.scope);
+    const scope = haltScopeKey(standing.scope);
     const removed = await this.#db.run(this.#q.deleteHaltIfSame, [
       this.tenant,
       scope,
-      valid.reason,
-      valid.by.actor,
-      valid.by.basis,
-      valid.atMs,
+      standing.reason,
+      standing.by.actor,
+      standing.by.basis,
+      standing.atMs,
     ]);
     if (removed > 0) return true;
     // Nothing deleted: a row still standing on the scope is another halt, but it must at least be
@@ -240,7 +186,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {
-    const s = requireSettlement('settlement', settlement);
+    const s = settlement;
     const row = await this.#batch.decide<{ outcome: string } | undefined>('settle', [
       this.tenant,
       s.run,
@@ -256,7 +202,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async spent(period: string): Promise<Spend> {
-    const row = await this.#db.row<SpendRow>(this.#q.selectSpent, [this.tenant, requirePeriodKey('period', period)], 'spent');
+    const row = await this.#db.row<SpendRow>(this.#q.selectSpent, [this.tenant, period], 'spent');
     return decodeSpend(this.tenant, 'settled spend', row?.tokens, row?.minor_units);
   }
 
@@ -266,12 +212,12 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async runningRuns(limit: number): Promise<string[]> {
-    const rows = await this.#db.rows<{ run_id: string }>(this.#q.listSlots, [this.tenant, requireLimit('limit', limit)]);
+    const rows = await this.#db.rows<{ run_id: string }>(this.#q.listSlots, [this.tenant, limit]);
     return rows.map((row) => decodeRunId(this.tenant, 'slot', row.run_id));
   }
 
   async reserveRate(reservation: RateReservation): Promise<RateOutcome> {
-    const r = requireRateReservation('reservation', reservation);
+    const r = reservation;
     const row = await this.#batch.decide<RateRow | undefined>(
       'reserveRate',
       [
@@ -289,21 +235,12 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome> {
-    const validGrant = requireIdentifier('grant', grant);
-    const validCeilings = parseRateCeilings(ceilings, 'ceilings');
-    const validAtMs = requireInstantMs('atMs', atMs);
     const row = await this.#db.row<RateRow>(
       this.#q.judgeRate,
-      [
-        this.tenant,
-        validGrant,
-        validCeilings.map((ceiling) => ceiling.count),
-        validCeilings.map((ceiling) => ceiling.windowSeconds),
-        validAtMs,
-      ],
+      [this.tenant, grant, ceilings.map((ceiling) => ceiling.count), ceilings.map((ceiling) => ceiling.windowSeconds), atMs],
       'judge-rate',
     );
-    return lifecycle.rateOutcome(this.tenant, row, validGrant, validCeilings, validAtMs);
+    return lifecycle.rateOutcome(this.tenant, row, grant, ceilings, atMs);
   }
 
   // ── tenant configuration ──────────────────────────────────────────────────
@@ -314,21 +251,17 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void> {
-    const valid = parseQuota(quota, 'quota');
-    const entry = requireAuditEntry('audit', audit);
     await this.#db.transaction(async (tx) => {
       // A raised ceiling admits the tenant's waiters in this transaction.
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
-      await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(valid)]);
-      await appendAuditInTransaction(tx, this.#q, this.tenant, entry);
-      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, entry.atMs]);
+      await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(quota)]);
+      await appendAuditInTransaction(tx, this.#q, this.tenant, audit);
+      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, audit.atMs]);
     });
   }
 
   async agentUsage(agents: readonly string[], period: string): Promise<AgentUsage[]> {
-    const names = requireAgentNames('agents', agents);
-    const validPeriod = requirePeriodKey('period', period);
-    if (names.length === 0) return [];
+    if (agents.length === 0) return [];
     const rows = await this.#db.rows<{
       agent: string;
       running: number | null;
@@ -336,14 +269,14 @@ export class PostgresTenantStore implements TenantStore {
       minor_units: number | null;
       held_tokens: number | null;
       held_minor_units: number | null;
-    }>(this.#q.agentUsage, [this.tenant, names, validPeriod]);
+    }>(this.#q.agentUsage, [this.tenant, agents, period]);
     const byAgent = new Map(rows.map((row) => [row.agent, row]));
-    return names.map((agent) => {
+    return agents.map((agent) => {
       const row = byAgent.get(agent);
       return {
         agent,
         running: Number(row?.running ?? 0),
-        period: validPeriod,
+        period,
         settled: decodeSpend(this.tenant, 'settled spend', row?.tokens ?? 0, row?.minor_units ?? 0),
         reserved: decodeSpend(this.tenant, 'reserved spend', row?.held_tokens ?? 0, row?.held_minor_units ?? 0),
       };
@@ -353,116 +286,110 @@ export class PostgresTenantStore implements TenantStore {
   // ── run lifecycle ─────────────────────────────────────────────────────────
 
   async admit(request: AdmitRequest): Promise<AdmitOutcome> {
-    return lifecycle.admit(this.#context, requireAdmitRequest(request));
+    return lifecycle.admit(this.#context, request);
   }
 
   async resume(request: ResumeRequest): Promise<ResumeOutcome> {
-    return lifecycle.resume(this.#context, requireResumeRequest(request));
+    return lifecycle.resume(this.#context, request);
   }
 
   async settlePass(request: SettlePassRequest): Promise<SettlePassOutcome> {
-    return lifecycle.settlePass(this.#context, requireSettlePassRequest(request));
+    return lifecycle.settlePass(this.#context, request);
   }
 
   async dispatch(request: DispatchRequest): Promise<DispatchOutcome> {
-    return lifecycle.dispatch(this.#context, requireDispatchRequest(request));
+    return lifecycle.dispatch(this.#context, request);
   }
 
   async heartbeat(request: HeartbeatRequest): Promise<HeartbeatOutcome> {
-    return lifecycle.heartbeat(this.#context, requireHeartbeatRequest(request));
+    return lifecycle.heartbeat(this.#context, request);
   }
 
   async getRun(run: string): Promise<RunRecord | null> {
-    const row = await this.#db.row<RunRow>(this.#q.selectRun, [this.tenant, normaliseRunId('run', run)]);
+    const row = await this.#db.row<RunRow>(this.#q.selectRun, [this.tenant, run]);
     return row === undefined ? null : decodeRun(this.tenant, row);
   }
 
   // ── sweep, listings and operator acts ─────────────────────────────────────
 
   async runs(request: RunListRequest): Promise<RunSummary[]> {
-    return operator.listRuns(this.#context, requireRunListRequest(request));
+    return operator.listRuns(this.#context, request);
   }
 
   async lapsedRuns(request: { atMs: number; after?: string | undefined; limit: number }): Promise<string[]> {
-    return operator.listLapsedRuns(this.#context, requireLapsedRunsRequest(request));
+    return operator.listLapsedRuns(this.#context, request);
   }
 
   async sweepRun(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<SweptRun> {
-    return operator.sweepRun(this.#context, requireSweepRunRequest(request));
+    return operator.sweepRun(this.#context, request);
   }
 
   async unsettledPasses(request: { atMs: number; limit: number }): Promise<PassRecord[]> {
-    return operator.listUnsettledPasses(this.#context, requireUnsettledPassesRequest(request));
+    return operator.listUnsettledPasses(this.#context, request);
   }
 
   async idleHolds(request: { idleSinceMs: number; limit: number }): Promise<IdleHold[]> {
-    return operator.listIdleHolds(this.#context, requireIdleHoldsRequest(request));
+    return operator.listIdleHolds(this.#context, request);
   }
 
   async overranPasses(request: { limit: number }): Promise<OverranPass[]> {
-    const limit = requireLimit('limit', requireObject('request', request).limit);
     const { db, q, tenant } = this.#context;
-    const rows = await db.rows<OverranRow>(q.overranPasses, [tenant, limit]);
+    const rows = await db.rows<OverranRow>(q.overranPasses, [tenant, request.limit]);
     return rows.map((row) => decodeOverran(tenant, row));
   }
 
   async releaseRun(request: ReleaseRunRequest): Promise<ReleaseRunOutcome> {
-    return operator.releaseRun(this.#context, requireReleaseRunRequest(request));
+    return operator.releaseRun(this.#context, request);
   }
 
   // ── waiting admissions ────────────────────────────────────────────────────
 
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.admitOrWait(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+    return waiters.admitOrWait(this.#context, this.#q.waiters, request, wait);
   }
 
   async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.collectWaiter(this.#context, this.#q.waiters, requireAdmitRequest(request), requireWaitTerms(wait));
+    return waiters.collectWaiter(this.#context, this.#q.waiters, request, wait);
   }
 
   async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
-    return waiters.cancelWaiter(this.#context, this.#q.waiters, requireCancelWaiterRequest(request));
+    return waiters.cancelWaiter(this.#context, this.#q.waiters, request);
   }
 
   async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
-    return waiters.sweepWaiters(this.#context, this.#q.waiters, requireSweepWaitersRequest(request));
+    return waiters.sweepWaiters(this.#context, this.#q.waiters, request);
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
-    const atMs = requireInstantMs('atMs', requireObject('request', request).atMs);
-    return waiters.readWaitQueue(this.#context, this.#q.waiters, atMs);
+    return waiters.readWaitQueue(this.#context, this.#q.waiters, request.atMs);
   }
 
   // ── retention ─────────────────────────────────────────────────────────────
 
   async prunableRuns(request: PrunableRunsRequest): Promise<PrunableRunsPage> {
-    return retention.listPrunableRuns(this.#context, requirePrunableRunsRequest(request));
+    return retention.listPrunableRuns(this.#context, request);
   }
 
   async pruneRuns(request: PruneRunsRequest): Promise<PrunedRuns> {
-    return retention.pruneRuns(this.#context, requirePruneRunsRequest(request));
+    return retention.pruneRuns(this.#context, request);
   }
 
   async pruneRate(request: PruneRateRequest): Promise<PrunedRate> {
-    return retention.pruneRate(this.#context, requirePruneRateRequest(request));
+    return retention.pruneRate(this.#context, request);
   }
 
   async countPrunableRate(request: { atOrBeforeMs: number }): Promise<number> {
-    const atOrBeforeMs = requireInstantMs('atOrBeforeMs', requireObject('request', request).atOrBeforeMs);
-    return retention.countPrunableRate(this.#context, atOrBeforeMs);
+    return retention.countPrunableRate(this.#context, request.atOrBeforeMs);
   }
 
   // ── audit log ─────────────────────────────────────────────────────────────
 
   async appendAudit(entry: AuditEntry): Promise<AuditRecord> {
-    const valid = requireAuditEntry('entry', entry);
-    return this.#db.transaction((tx) => appendAuditInTransaction(tx, this.#q, this.tenant, valid));
+    return this.#db.transaction((tx) => appendAuditInTransaction(tx, this.#q, this.tenant, entry));
   }
 
   async auditLog(options: { limit: number; action?: string }): Promise<AuditRecord[]> {
-    const record = requireObject('options', options);
-    const limit = requireLimit('limit', record.limit);
-    const action = record.action === undefined ? undefined : requireIdentifier('action', record.action);
+    const { limit, action } = options;
     const rows =
       action === undefined
         ? await this.#db.rows<AuditRow>(this.#q.listAudit, [this.tenant, limit])
@@ -471,8 +398,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]> {
-    const valid = requireAuditChainRequest(request);
-    const rows = await this.#db.rows<AuditRow>(this.#q.listAuditChain, [this.tenant, valid.afterSeq, valid.limit]);
+    const rows = await this.#db.rows<AuditRow>(this.#q.listAuditChain, [this.tenant, request.afterSeq, request.limit]);
     return rows.map((row) => decodeAudit(this.tenant, row));
   }
 }

@@ -9,7 +9,7 @@ import {
   type NewApiKey,
   type RevokeOutcome,
 } from '../api-keys.js';
-import { requireInstantMs } from '../store-arguments.js';
+import { requireInstantMs } from '../../core/instant.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 
 /** A key with this id or secret hash already exists (the caller checks inside the inserting transaction). */

@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 
 import { describe } from '../../core/amounts.js';
 import { invalidArgument, QuotaError } from '../../core/errors.js';
-import { isIdentifier, requireTenant } from '../../core/identifiers.js';
+import { isIdentifier } from '../../core/identifiers.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
@@ -17,9 +17,7 @@ import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sq
 import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, TENANT_RECORDS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
 import { knownTenantOf } from '../known-tenants.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
-import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
-import { requireAuditEntry } from '../lifecycle-arguments.js';
-import { requireAgentNames } from '../store-arguments.js';
+import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { readPlaneCeiling } from './sqlite-tenant-books.js';
@@ -88,10 +86,10 @@ export class SqliteQuotaStore implements QuotaStore {
     this.migration = migration;
   }
 
-  /** A handle confined to `tenant`. Throws `INVALID_ARGUMENT` for a bad id, `STORE_UNAVAILABLE` once closed. */
+  /** A handle confined to `tenant` (checked by `validated()`, not here). Throws `STORE_UNAVAILABLE` once closed. */
   tenant(tenant: string): TenantStore {
     if (this.#conn.isClosed) throw closedStoreError();
-    return new SqliteTenantStore(this.#conn, requireTenant('tenant', tenant), this.#wakes);
+    return new SqliteTenantStore(this.#conn, tenant, this.#wakes);
   }
 
   /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
@@ -107,8 +105,7 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Whether `tenant` is known (rules.md#l95): one indexed EXISTS per kind of record, decided by `isKnownTenant`. */
   async hasTenant(tenant: string): Promise<boolean> {
-    const id = requireTenant('tenant', tenant);
-    return knownTenantOf(await this.#conn.read(() => this.#conn.get<Record<string, unknown>>(TENANT_RECORDS, { tenant: id })));
+    return knownTenantOf(await this.#conn.read(() => this.#conn.get<Record<string, unknown>>(TENANT_RECORDS, { tenant })));
   }
 
   /** The API keys (`quotaplane_api_keys`), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
@@ -132,27 +129,23 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one `BEGIN IMMEDIATE` transaction. */
   async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
-    const valid = parsePlaneCeiling(plane, 'plane');
-    const entry = requireAuditEntry('audit', audit);
-    const chain = requireTenant('auditTenant', auditTenant);
     if (this.#conn.isClosed) throw closedStoreError();
     const granted = await this.#conn.write(() => {
-      this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(valid) });
-      appendAuditInTransaction(this.#conn, chain, entry);
+      this.#conn.run(UPSERT_PLANE_CEILING, { ceilingJson: JSON.stringify(plane) });
+      appendAuditInTransaction(this.#conn, auditTenant, audit);
       // A raised (or removed) plane ceiling admits waiters in this transaction.
-      return grantEveryQueueInTransaction(this.#conn, entry.atMs);
+      return grantEveryQueueInTransaction(this.#conn, audit.atMs);
     });
     for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
   }
 
   /** Every tenant's slots, and each named agent's, from one read transaction. */
   async planeUsage(agents: readonly string[]): Promise<PlaneUsage> {
-    const names = requireAgentNames('agents', agents);
     return this.#conn.read(() => {
       const count = (sql: string, params: Readonly<Record<string, string | number | bigint | null>>): number =>
         Math.min(this.#conn.get<{ running: number }>(sql, params)?.running ?? 0, MAX_AMOUNT);
       const byAgent: Record<string, number> = {};
-      for (const agent of names) {
+      for (const agent of agents) {
         Object.defineProperty(byAgent, agent, { value: count(COUNT_PLANE_AGENT_SLOTS, { agent }), enumerable: true, writable: true, configurable: true });
       }
       return { running: count(COUNT_PLANE_SLOTS, {}), agents: byAgent };

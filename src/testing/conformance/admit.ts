@@ -387,7 +387,7 @@ export const admitIdempotent: ConformanceGroup = {
         };
         await differs({ budget: { maxTokens: 2000, maxCallTokens: 100 } }, ['budget.maxTokens']);
         await differs({ width: 3 }, ['width']);
-        await differs({ agent: { name: 'other', digest: 'sha256:0' } }, ['agent.name', 'agent.digest']);
+        await differs({ agent: { name: 'other', digest: '00'.repeat(32) } }, ['agent.name', 'agent.digest']);
         await differs({ chain: ['user:mallory'] }, ['chain']);
         await differs({ budget: { maxTokens: 1000 }, width: 0 }, ['budget.maxCallTokens', 'width']);
         assert.deepEqual(await snapshotTenant(handle, { runs: [RETRIED], periods: ['2026-01'] }), before, 'nothing changed');

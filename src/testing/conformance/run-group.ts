@@ -1,4 +1,5 @@
 import type { ConformanceGroup, StepResult, StoreFactory } from './types.js';
+import { validatedFactory } from './validated-factory.js';
 
 /**
  * The error a step reports when an earlier step of its group failed. Steps continue one another's
@@ -17,12 +18,14 @@ export class EarlierStepFailed extends Error {
 }
 
 /**
- * Runs one group without a test framework: opens a fresh store with `factory`, runs the steps in
+ * Runs one group without a test framework: opens a fresh store with `factory` (wrapped in
+ * `validated()`, see validated-factory.ts), runs the steps in
  * order on it, and closes it. A step that throws is recorded with its error; every step after the
  * first failure is recorded as {@link EarlierStepFailed}. Resolves with one result per step; rejects
  * only when the factory or the store's disposal fails.
  */
-export async function runConformanceGroup(group: ConformanceGroup, factory: StoreFactory): Promise<StepResult[]> {
+export async function runConformanceGroup(group: ConformanceGroup, givenFactory: StoreFactory): Promise<StepResult[]> {
+  const factory = validatedFactory(givenFactory);
   const opened = await factory();
   const results: StepResult[] = [];
   let firstFailure: string | null = null;

@@ -141,7 +141,7 @@ export const fairWaiting: ConformanceGroup = {
         await probe('sp', atMs + 1, 'a full plane');
         // The same under a full plane-wide ceiling for the run's agent alone.
         await setPlane(store, { agents: { bot: { maxConcurrentRuns: 0 } } }, atMs + 4);
-        await probe('sp-bot', atMs + 5, "a full plane ceiling of the run's agent", { name: 'bot', digest: 'r1' });
+        await probe('sp-bot', atMs + 5, "a full plane ceiling of the run's agent", { name: 'bot', digest: 'a1'.repeat(32) });
       },
     },
   ],

@@ -101,7 +101,7 @@ export const waitingAdmissions: ConformanceGroup = {
         const unbounded = await handle.admitOrWait(ask(runId(11), JAN_MS + 30, { budget: {} }), TERMS);
         assertRefused(answered(unbounded, 'unbounded'), 'Unbounded', {}, 'no token bound');
         await handle.setHalt({ scope: { kind: 'agent', name: 'stopped' }, reason: 'incident 7', by: OPS_ALICE, atMs: JAN_MS + 30 });
-        const halted = await handle.admitOrWait(ask(runId(12), JAN_MS + 30, { agent: { name: 'stopped', digest: 'r1' } }), TERMS);
+        const halted = await handle.admitOrWait(ask(runId(12), JAN_MS + 30, { agent: { name: 'stopped', digest: 'a1'.repeat(32) } }), TERMS);
         assertRefused(answered(halted, 'halted'), 'Halted', {}, 'a halted agent');
         assert.equal((await handle.waitQueue({ atMs: JAN_MS + 30 })).depth, 1, 'only the fifth waits');
       },
@@ -187,7 +187,7 @@ export const waitingAdmissions: ConformanceGroup = {
       async run(context) {
         const handle = acme(context);
         const atMs = JAN_MS + 90_000;
-        const agent = { name: 'paused-agent', digest: 'r2' };
+        const agent = { name: 'paused-agent', digest: 'a2'.repeat(32) };
         assertWaiting(await handle.admitOrWait(ask(runId(18), atMs, { agent }), TERMS), 1, 'w18');
         assertWaiting(await handle.admitOrWait(ask(runId(19), atMs + 1), TERMS), 2, 'w19');
         await handle.setHalt({ scope: { kind: 'agent', name: 'paused-agent' }, reason: 'incident 8', by: OPS_ALICE, atMs: atMs + 2 });
@@ -221,7 +221,7 @@ export const waitingAdmissions: ConformanceGroup = {
       async run(context) {
         const handle = context.store.tenant('agents-co');
         await configure(handle, { period: 'monthly', maxConcurrentRuns: 2, agents: { slow: { maxConcurrentRuns: 1 } } });
-        const slow = { name: 'slow', digest: 'r1' };
+        const slow = { name: 'slow', digest: 'a1'.repeat(32) };
         assertOk(await handle.admit(admission(runId(500), { agent: slow })), 'slow-1 holds the agent slot');
         assertOk(await handle.admit(admission(runId(501))), 'other-1 holds the last tenant slot');
         assertWaiting(await handle.admitOrWait(admission(runId(502), { agent: slow, atMs: JAN_MS + 1 }), TERMS), 1, 'slow-2 first in line');
@@ -257,7 +257,7 @@ export const waitingAdmissions: ConformanceGroup = {
       async run(context) {
         const handle = context.store.tenant('halt-wait');
         await configure(handle, { period: 'monthly', maxConcurrentRuns: 1 });
-        const agent = { name: 'paused', digest: 'r1' };
+        const agent = { name: 'paused', digest: 'a1'.repeat(32) };
         assertOk(await handle.admit(admission(runId(700))), 'the holder');
         assertWaiting(await handle.admitOrWait(admission(runId(701), { agent, atMs: JAN_MS + 1 }), TERMS), 1, 'w701 (paused agent)');
         assertWaiting(await handle.admitOrWait(admission(runId(702), { atMs: JAN_MS + 2 }), TERMS), 2, 'w702');
