@@ -1,0 +1,178 @@
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { monotonicFactory } from 'ulid';
+
+import { startEmbeddedServer } from '../../test/postgres/embedded-server.js';
+import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
+import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from '../concurrent-loop.js';
+import type { SliceMeter } from '../bench-types.js';
+import { perDecision } from '../per-decision.js';
+import { postgresMeter } from '../postgres-meter.js';
+import { admissionCycle, quotaplanePoolSize, rateLimiterConsume, type Shape } from '../postgres-section.js';
+import { loadStatementStatistics } from '../postgres-statement-statistics.js';
+import { lockReadDecideWrite, type Protocol } from './protocols/lock-read-decide-write.js';
+import { addTenant, createModel } from './protocols/model.js';
+import { optimistic } from './protocols/optimistic.js';
+import { race } from './protocols/race.js';
+
+// `npx tsx bench/spikes/postgres-protocols.ts [--callers 1,8,64] [--seconds 10] [--rounds 10]
+// [--race-seconds 5] [--no-race] [--with-uncached]`: a spike, not product code. On a durable
+// embedded PostgreSQL it measures the protocols a redesigned store could use to decide in
+// TypeScript (docs/benchmarks-postgres-profile.md, "Protocols measured for the redesign"):
+// A lock-read-decide-write, B optimistic (B-read: the same without the tenant cache), C the store
+// of today (quota_batch), and rate-limiter-flexible's consume() as the peer, interleaved in short
+// rounds, with N callers over N tenants. Then it races two instances of A and of B on one tenant
+// and checks the figures they leave are exact.
+
+const { values } = parseArgs({
+  options: {
+    callers: { type: 'string', default: '1,8,64' },
+    seconds: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '10' },
+    'race-seconds': { type: 'string', default: '5' },
+    'no-race': { type: 'boolean', default: false },
+    'with-uncached': { type: 'boolean', default: false },
+  },
+});
+
+const HOLD_TOKENS = 2_000;
+const SPEND_TOKENS = 700;
+
+const print = (line: string): void => void process.stdout.write(`${line}\n`);
+const log = (line: string): void => void process.stderr.write(`spike: ${line}\n`);
+
+const server = await startEmbeddedServer('spike-protocols', { durable: true });
+try {
+  await loadStatementStatistics(server);
+  const observer = new pg.Client({ connectionString: server.url });
+  await observer.connect();
+  observer.on('error', () => undefined); // The server stopping at the end ends it.
+  const { meter } = await postgresMeter(observer);
+  const version = (await observer.query<{ server_version: string }>('SHOW server_version')).rows[0]?.server_version;
+  print(`PostgreSQL ${version}, embedded, fsync and synchronous_commit on; ${values.seconds} s per contender per shape in ${values.rounds} rounds\n`);
+  for (const callers of values.callers.split(',').filter((c) => c !== '').map(Number)) await measureShape(observer, meter, { label: `${callers} caller(s), ${callers} tenant(s)`, callers, tenants: callers });
+  await printHotShare(observer);
+  if (!values['no-race']) await raceBoth(server.url);
+  await observer.end();
+} catch (error) {
+  log((error as Error).stack ?? String(error));
+  process.exitCode = 1;
+} finally {
+  await server.dispose();
+}
+
+async function measureShape(admin: pg.Client, meter: SliceMeter, shape: Shape): Promise<void> {
+  log(`${shape.label}`);
+  const poolSize = quotaplanePoolSize(shape.callers);
+  const lanes = Math.max(1, Math.floor(poolSize / 2)); // The store's default (defaultBatchSettings).
+  const tag = `c${shape.callers}`;
+  const pools: pg.Pool[] = [];
+  const pool = (max: number): pg.Pool => {
+    const made = new pg.Pool({ connectionString: server.url, max });
+    pools.push(made);
+    return made;
+  };
+  const store = await openPostgresStore(server.url, { schema: `spike_c_${tag}`, poolSize });
+  try {
+    const contenders: { label: string; call: CallerCall; decisions: number; protocol?: Protocol }[] = [];
+    const spikes: [string, (p: pg.Pool, schema: string) => Protocol][] = [
+      ['A lock-read-decide-write', (p, schema) => lockReadDecideWrite(p, schema, lanes)],
+      ['B optimistic, cached', (p, schema) => optimistic(p, schema, lanes, { cache: true })],
+    ];
+    if (values['with-uncached']) spikes.push(['B-read optimistic, read each batch', (p, schema) => optimistic(p, schema, lanes, { cache: false })]);
+    for (const [label, make] of spikes) {
+      const schema = `spike_${label.split(' ')[0]?.replace('-', '_').toLowerCase()}_${tag}`;
+      const protocol = make(pool(poolSize), schema);
+      contenders.push({ label, call: await spikeCycle(server.url, schema, protocol, shape), decisions: 2, protocol });
+    }
+    contenders.push({ label: 'C today\'s store (quota_batch)', call: await admissionCycle(store, tag, shape), decisions: 2 });
+    const peerSchema = `spike_rlf_${tag}`;
+    await admin.query(`CREATE SCHEMA ${peerSchema}`);
+    contenders.push({ label: 'rlf consume()', call: await rateLimiterConsume(pool(shape.callers), peerSchema, tag, shape), decisions: 1 });
+    for (const contender of contenders) if (contender.protocol) contender.protocol.batcher.batches = contender.protocol.batcher.items = 0;
+    const results = (await concurrentInterleavedLoops(
+      contenders.map((c) => c.call),
+      shape.callers,
+      Number(values.seconds) * 1000,
+      Number(values.rounds),
+      shape.callers > 8 ? 5 : 20,
+      meter,
+    )) as ConcurrentResult[];
+    const rate = (r: ConcurrentResult): number => (r.seconds > 0 ? r.operations / r.seconds : 0);
+    const peer = rate(results[results.length - 1] as ConcurrentResult);
+    print(`\n### ${shape.label} (pool ${poolSize}, ${lanes} lane(s) for A, B, C)\n`);
+    print('| contender | per s | × rlf | admit p50 ms | admit p99 ms | server CPU µs/decision | WAL bytes/decision | statements/decision (top-level; all) | Node CPU µs/decision | decisions/batch | retried batches |');
+    print('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    contenders.forEach((contender, index) => {
+      const result = results[index] as ConcurrentResult;
+      const each = perDecision(result.counters, result.operations, contender.decisions);
+      const batcher = contender.protocol?.batcher;
+      const cells = [
+        contender.label + (contender.decisions === 2 ? ' (cycles)' : ''),
+        rate(result).toFixed(0),
+        contender.decisions === 2 ? (rate(result) / peer).toFixed(2) : '1',
+        quantileMs(result.latenciesMs, 0.5).toFixed(2),
+        quantileMs(result.latenciesMs, 0.99).toFixed(2),
+        (each.serverCpuUs ?? 0).toFixed(0),
+        (each.walBytes ?? 0).toFixed(0),
+        `${(each.statements ?? 0).toFixed(2)}; ${(each.allStatements ?? 0).toFixed(2)}`,
+        (each.nodeCpuUs ?? 0).toFixed(0),
+        batcher && batcher.batches > 0 ? (batcher.items / batcher.batches).toFixed(1) : '',
+        contender.protocol ? String(contender.protocol.retries.count) : '',
+      ];
+      print(`| ${cells.join(' | ')} |`);
+    });
+  } finally {
+    await Promise.all(pools.map((p) => p.end()));
+    await store.close();
+  }
+}
+
+/** One admit + settle per call on the caller's tenant (caller c on tenant c mod tenants); answers the admit's ms. */
+async function spikeCycle(url: string, schema: string, protocol: Protocol, shape: Shape): Promise<CallerCall> {
+  const admin = new pg.Client({ connectionString: url });
+  await admin.connect();
+  try {
+    await createModel(admin, schema);
+    for (let index = 0; index < shape.tenants; index += 1) await addTenant(admin, schema, `t${index}`, 8, 1_000_000_000_000_000);
+  } finally {
+    await admin.end();
+  }
+  const nextRun = monotonicFactory();
+  return async (caller) => {
+    const tenant = `t${caller % shape.tenants}`;
+    const run = `run_${nextRun()}`;
+    const started = performance.now();
+    const admitted = await protocol.decide({ kind: 'admit', tenant, run, holdTokens: HOLD_TOKENS });
+    const admitMs = performance.now() - started;
+    if (admitted !== 'admitted') throw new Error(`the spike's admission was refused: ${admitted}`);
+    const settled = await protocol.decide({ kind: 'settle', tenant, run, epoch: 1, spendTokens: SPEND_TOKENS });
+    if (settled !== 'settled') throw new Error(`the spike's settle answered ${settled}`);
+    return admitMs;
+  };
+}
+
+/** How many updates of the spike's tables were HOT (pg_stat_user_tables, as far as the backends have reported them). */
+async function printHotShare(client: pg.Client): Promise<void> {
+  const { rows } = await client.query(
+    `SELECT relname, sum(n_tup_ins)::bigint AS inserts, sum(n_tup_upd)::bigint AS updates, sum(n_tup_hot_upd)::bigint AS hot
+       FROM pg_stat_user_tables WHERE schemaname LIKE 'spike\\_a\\_%' OR schemaname LIKE 'spike\\_b%' GROUP BY relname ORDER BY relname`,
+  );
+  print('\nHOT updates of the reshaped tables (A and B, every shape):\n\n| table | inserts | updates | of them HOT |\n|---|--:|--:|--:|');
+  for (const row of rows) print(`| ${row.relname} | ${row.inserts} | ${row.updates} | ${((Number(row.hot) / Math.max(1, Number(row.updates))) * 100).toFixed(1)} % |`);
+}
+
+async function raceBoth(url: string): Promise<void> {
+  const seconds = Number(values['race-seconds']);
+  const reports = [
+    await race(url, 'spike_race_a', 'A lock-read-decide-write', (p) => lockReadDecideWrite(p, 'spike_race_a', 2), seconds),
+    await race(url, 'spike_race_b', 'B optimistic, cached', (p) => optimistic(p, 'spike_race_b', 2, { cache: true }), seconds),
+  ];
+  print('\nRace: two instances (own pool, batcher, cache), 16 callers, one tenant of 4 runs and 100,000 tokens; every settle replayed by the other instance\n');
+  print('| protocol | admitted | refused | settled (replays not counted) | retried batches | most runs held | exact |\n|---|--:|---|--:|--:|--:|---|');
+  for (const r of reports) {
+    const refused = Object.entries(r.refused).map(([code, count]) => `${code} ${count}`).join(', ');
+    print(`| ${r.label} | ${r.admitted} | ${refused} | ${r.settled} | ${r.retries} | ${r.mostRunning} | ${r.failures.length === 0 ? 'yes' : `NO: ${r.failures.slice(0, 3).join('; ')}`} |`);
+    if (r.failures.length > 0) process.exitCode = 1;
+  }
+}
