@@ -4,6 +4,9 @@ import type { Decision, RunFacts, Verdict } from './decide.js';
 import { GroupCommit } from './group-commit.js';
 import { decideBatch, effectsSql, runOf, TENANT_COLUMNS, tenantOf, type TenantState } from './model.js';
 
+/** How the effects are written: see `effectsSql`. */
+export type Via = 'function' | 'statement';
+
 /** A decision protocol over one pool: decisions in, verdicts out, with its own counters. */
 export interface Protocol {
   decide(decision: Decision): Promise<Verdict>;
@@ -20,8 +23,15 @@ export interface Protocol {
  *    so under the tenant's lock the runs read are current without locking them.
  * 2. the one statement writing every effect (`effectsSql`), then `COMMIT`.
  */
-export function lockReadDecideWrite(pool: pg.Pool, schema: string, lanes: number): Protocol {
-  const send = async (batch: readonly Decision[]): Promise<Verdict[]> => {
+export function lockReadDecideWrite(pool: pg.Pool, schema: string, lanes: number, via: Via): Protocol {
+  const send = lockedBatch(pool, schema, via);
+  const batcher = new GroupCommit<Decision, Verdict>(async (batch) => (await send(batch)).verdicts, lanes);
+  return { decide: (decision) => batcher.submit(decision), batcher, retries: { count: 0 } };
+}
+
+/** A's two round trips for one batch: answers its verdicts and its tenants' states after it. */
+export function lockedBatch(pool: pg.Pool, schema: string, via: Via): (batch: readonly Decision[]) => Promise<{ verdicts: Verdict[]; after: Map<string, TenantState> }> {
+  return async (batch) => {
     const client = await pool.connect();
     let failed: unknown;
     try {
@@ -40,10 +50,10 @@ export function lockReadDecideWrite(pool: pg.Pool, schema: string, lanes: number
       const states = new Map<string, TenantState>();
       for (const row of read[1]?.rows ?? []) states.set(String(row.tenant), tenantOf(row));
       for (const row of read[2]?.rows ?? []) states.get(String(row.tenant))?.runs.set(String(row.run), runOf(row) as RunFacts);
-      const { verdicts, effects } = decideBatch(states, batch, Date.now());
-      const written = (await client.query(`${effectsSql(schema, `${literal(JSON.stringify(effects))}::jsonb`)}; COMMIT`)) as unknown as pg.QueryResult[];
+      const { verdicts, effects, after } = decideBatch(states, batch, Date.now());
+      const written = (await client.query(`${effectsSql(schema, `${literal(JSON.stringify(effects))}::jsonb`, via)}; COMMIT`)) as unknown as pg.QueryResult[];
       if ((written[0]?.rows.length ?? 0) > 0) throw new Error('a locked tenant moved: the lock did not hold');
-      return verdicts;
+      return { verdicts, after };
     } catch (error) {
       failed = error;
       await client.query('ROLLBACK').catch(() => undefined);
@@ -52,6 +62,4 @@ export function lockReadDecideWrite(pool: pg.Pool, schema: string, lanes: number
       client.release(failed instanceof Error ? failed : undefined);
     }
   };
-  const batcher = new GroupCommit<Decision, Verdict>(send, lanes);
-  return { decide: (decision) => batcher.submit(decision), batcher, retries: { count: 0 } };
 }

@@ -32,7 +32,11 @@ export async function createModel(client: pg.ClientBase, schema: string): Promis
       spend_tokens   bigint,
       settled_at_ms  bigint,
       PRIMARY KEY (tenant, run)
-    ) WITH (fillfactor = ${RUNS_FILLFACTOR});`);
+    ) WITH (fillfactor = ${RUNS_FILLFACTOR});
+    CREATE FUNCTION ${schema}.apply_effects(effects jsonb) RETURNS SETOF jsonb LANGUAGE plpgsql AS $body$
+    BEGIN
+      RETURN QUERY ${effectsStatement(schema, 'effects')};
+    END $body$;`);
 }
 
 /** Adds tenant `tenant` with its limits and nothing running, held or settled. */
@@ -138,9 +142,18 @@ export function decideBatch(
  * still the one decided on (a row lock makes that certain, or it is the optimistic check), and its
  * runs only with them. It answers, for every tenant whose version moved (written ones that were not
  * written, checked ones whose version differs), its current row and the rows of the runs the batch's
- * settles name, so the caller can decide those again. Runs are updated HOT: no indexed column changes.
+ * settles name, so the caller can decide those again, as one jsonb per tenant, column `moved`.
+ * Runs are updated HOT: no indexed column changes.
+ *
+ * `via` 'function' calls `apply_effects` (createModel), a PL/pgSQL function holding only that
+ * statement, so its plan is cached per connection; 'statement' sends the statement itself, planned
+ * every time it is sent.
  */
-export function effectsSql(schema: string, json: string): string {
+export function effectsSql(schema: string, json: string, via: 'function' | 'statement'): string {
+  return via === 'function' ? `SELECT moved FROM ${schema}.apply_effects(${json}) AS moved` : effectsStatement(schema, json);
+}
+
+function effectsStatement(schema: string, json: string): string {
   return `WITH x AS (
     SELECT * FROM jsonb_to_recordset((${json})->'tenants')
       AS x(tenant text, expect bigint, write boolean, running int, settled bigint, held bigint, period text)),
@@ -159,15 +172,14 @@ export function effectsSql(schema: string, json: string): string {
     UPDATE ${schema}.runs AS r SET spend_tokens = z.spend, settled_at_ms = z.at
       FROM z WHERE r.tenant = z.tenant AND r.run = z.run AND r.epoch = z.epoch AND r.settled_at_ms IS NULL
        AND z.tenant IN (SELECT tenant FROM t))
-  SELECT ${TENANT_COLUMNS.split(', ').map((column) => `c.${column}`).join(', ')},
-         (SELECT coalesce(jsonb_agg(jsonb_build_object('run', r.run, 'epoch', r.epoch, 'hold_tokens', r.hold_tokens, 'settled', r.settled_at_ms IS NOT NULL)), '[]')
+  SELECT to_jsonb(c) || jsonb_build_object('runs', (SELECT coalesce(jsonb_agg(jsonb_build_object('run', r.run, 'epoch', r.epoch, 'hold_tokens', r.hold_tokens, 'settled', r.settled_at_ms IS NOT NULL)), '[]')
             FROM ${schema}.runs r JOIN jsonb_to_recordset((${json})->'named') AS n(tenant text, run text) ON r.tenant = n.tenant AND r.run = n.run
-           WHERE r.tenant = c.tenant) AS runs
+           WHERE r.tenant = c.tenant)) AS moved
     FROM ${schema}.tenants c JOIN x ON c.tenant = x.tenant
    WHERE (x.write AND c.tenant NOT IN (SELECT tenant FROM t)) OR (NOT x.write AND c.version <> x.expect)`;
 }
 
-/** A tenant row with its `runs` (a jsonb array of run rows), as `effectsSql` and the optimistic read answer them. */
+/** A tenant row (or its jsonb) with its `runs` (a jsonb array of run rows), as `effectsSql` and the optimistic read answer them. */
 export function tenantWithRuns(row: Record<string, unknown>): TenantState {
   const state = tenantOf(row);
   for (const run of row.runs as Record<string, unknown>[]) state.runs.set(String(run.run), runOf(run));

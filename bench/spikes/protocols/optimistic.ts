@@ -2,7 +2,7 @@ import pg from 'pg';
 
 import type { Decision, Verdict } from './decide.js';
 import { GroupCommit } from './group-commit.js';
-import type { Protocol } from './lock-read-decide-write.js';
+import { lockedBatch, type Protocol, type Via } from './lock-read-decide-write.js';
 import { decideBatch, effectsSql, TENANT_COLUMNS, tenantWithRuns, type TenantState } from './model.js';
 
 /** How often a batch may find its tenants moved before it gives up. */
@@ -16,9 +16,16 @@ const MAX_TRIES = 20;
  * where the tenant's version is still the one decided on, and answers the current rows of the
  * tenants that moved; only their decisions are decided again, on those rows, and written again.
  * A refusal is checked too: its tenant's version must not have moved. With `cache: false` every
- * batch reads its tenants first (two round trips, still no lock).
+ * batch reads its tenants first (two round trips, still no lock). With `lockOnConflict`, what
+ * found its tenants moved is decided once more under A's lock instead (bounded: two tries).
  */
-export function optimistic(pool: pg.Pool, schema: string, lanes: number, options: { cache: boolean }): Protocol {
+export function optimistic(
+  pool: pg.Pool,
+  schema: string,
+  lanes: number,
+  options: { cache: boolean; lockOnConflict?: boolean; via: Via },
+): Protocol {
+  const locked = lockedBatch(pool, schema, options.via);
   const cache = new Map<string, TenantState>();
   const retries = { count: 0 };
 
@@ -54,10 +61,18 @@ export function optimistic(pool: pg.Pool, schema: string, lanes: number, options
     for (let attempt = 1; pending.length > 0; attempt += 1) {
       if (attempt > MAX_TRIES) throw new Error(`the batch found its tenants moved ${MAX_TRIES} times in a row`);
       if (attempt > 1) retries.count += 1;
+      if (attempt > 1 && options.lockOnConflict === true) {
+        // Contended: decide what is left under A's lock, which always succeeds.
+        const done = await locked(pending.map((p) => p.decision));
+        pending.forEach((p, position) => (verdicts[p.index] = done.verdicts[position] as Verdict));
+        for (const [tenant, state] of done.after) cache.set(tenant, state);
+        break;
+      }
       const decided = decideBatch(cache, pending.map((p) => p.decision), Date.now());
-      const { rows } = await pool.query(effectsSql(schema, '$1::jsonb'), [JSON.stringify(decided.effects)]);
+      // Named, so each connection parses and plans it once.
+      const { rows } = await pool.query({ name: `effects-${schema}-${options.via}`, text: effectsSql(schema, '$1::jsonb', options.via), values: [JSON.stringify(decided.effects)] });
       const moved = new Set<string>();
-      for (const row of rows) {
+      for (const { moved: row } of rows as { moved: Record<string, unknown> }[]) {
         remember(String(row.tenant), tenantWithRuns(row));
         moved.add(String(row.tenant));
       }
