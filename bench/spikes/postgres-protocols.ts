@@ -12,7 +12,7 @@ import { admissionCycle, quotaplanePoolSize, rateLimiterConsume, type Shape } fr
 import { loadStatementStatistics } from '../postgres-statement-statistics.js';
 import { lockReadDecideWrite, type Protocol, type Via } from './protocols/lock-read-decide-write.js';
 import { addTenant, createModel } from './protocols/model.js';
-import { optimistic } from './protocols/optimistic.js';
+import { decideUntilDone, optimistic } from './protocols/optimistic.js';
 import { race } from './protocols/race.js';
 
 // `npx tsx bench/spikes/postgres-protocols.ts [--callers 1,8,64,8:4:2] [--seconds 10] [--rounds 10]
@@ -121,8 +121,8 @@ async function measureShape(admin: pg.Client, meter: SliceMeter, shape: SpikeSha
     const rate = (r: ConcurrentResult): number => (r.seconds > 0 ? r.operations / r.seconds : 0);
     const peer = rate(results[results.length - 1] as ConcurrentResult);
     print(`\n### ${shape.label} (pool ${poolSize} per instance, ${lanes} lane(s) for A and B)\n`);
-    print('| contender | per s | × rlf | admit p50 ms | admit p99 ms | server CPU µs/decision | WAL bytes/decision | statements/decision (top-level; all) | Node CPU µs/decision | decisions/batch | retried batches |');
-    print('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
+    print('| contender | per s | × rlf | admit p50 ms | admit p99 ms | server CPU µs/decision | WAL bytes/decision | statements/decision (top-level; all) | Node CPU µs/decision | decisions/batch | retried batches | batches given up |');
+    print('|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|');
     contenders.forEach((contender, index) => {
       const result = results[index] as ConcurrentResult;
       const each = perDecision(result.counters, result.operations, contender.decisions);
@@ -140,6 +140,7 @@ async function measureShape(admin: pg.Client, meter: SliceMeter, shape: SpikeSha
         (each.nodeCpuUs ?? 0).toFixed(0),
         batches > 0 ? (items / batches).toFixed(1) : '',
         contender.protocols.length > 0 ? String(contender.protocols.reduce((sum, p) => sum + p.retries.count, 0)) : '',
+        contender.protocols.length > 0 ? String(contender.protocols.reduce((sum, p) => sum + p.gaveUp.count, 0)) : '',
       ];
       print(`| ${cells.join(' | ')} |`);
     });
@@ -165,10 +166,10 @@ async function spikeCycle(url: string, schema: string, protocols: readonly Proto
     const protocol = protocols[Math.floor(caller / shape.tenants) % protocols.length] as Protocol;
     const run = `run_${nextRun()}`;
     const started = performance.now();
-    const admitted = await protocol.decide({ kind: 'admit', tenant, run, holdTokens: HOLD_TOKENS });
+    const admitted = await decideUntilDone(protocol, { kind: 'admit', tenant, run, holdTokens: HOLD_TOKENS });
     const admitMs = performance.now() - started;
     if (admitted !== 'admitted') throw new Error(`the spike's admission was refused: ${admitted}`);
-    const settled = await protocol.decide({ kind: 'settle', tenant, run, epoch: 1, spendTokens: SPEND_TOKENS });
+    const settled = await decideUntilDone(protocol, { kind: 'settle', tenant, run, epoch: 1, spendTokens: SPEND_TOKENS });
     if (settled !== 'settled') throw new Error(`the spike's settle answered ${settled}`);
     return admitMs;
   };
@@ -199,10 +200,10 @@ async function raceAll(url: string): Promise<void> {
     await race(url, 'spike_race_bl', 'B-lock', (p) => optimistic(p, 'spike_race_bl', 2, { cache: true, lockOnConflict: true, via: 'function' }), seconds),
   ];
   print('\nRace: two instances (own pool, batcher, cache), 16 callers, one tenant of 4 runs and 100,000 tokens; every settle replayed by the other instance\n');
-  print('| protocol | admitted | refused | settled (replays not counted) | retried batches | most runs held | exact |\n|---|--:|---|--:|--:|--:|---|');
+  print('| protocol | admitted | refused | settled (replays not counted) | retried batches | batches given up | most runs held | exact |\n|---|--:|---|--:|--:|--:|--:|---|');
   for (const r of reports) {
     const refused = Object.entries(r.refused).map(([code, count]) => `${code} ${count}`).join(', ');
-    print(`| ${r.label} | ${r.admitted} | ${refused} | ${r.settled} | ${r.retries} | ${r.mostRunning} | ${r.failures.length === 0 ? 'yes' : `NO: ${r.failures.slice(0, 3).join('; ')}`} |`);
+    print(`| ${r.label} | ${r.admitted} | ${refused} | ${r.settled} | ${r.retries} | ${r.gaveUp} | ${r.mostRunning} | ${r.failures.length === 0 ? 'yes' : `NO: ${r.failures.slice(0, 3).join('; ')}`} |`);
     if (r.failures.length > 0) process.exitCode = 1;
   }
 }

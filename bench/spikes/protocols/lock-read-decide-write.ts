@@ -13,6 +13,8 @@ export interface Protocol {
   readonly batcher: GroupCommit<Decision, Verdict>;
   /** Batches whose write found a tenant moved and were decided again (the optimistic protocol only). */
   readonly retries: { count: number };
+  /** Decisions asked again because their batch gave up (`GaveUp`, the optimistic protocol only); counted by the caller. */
+  readonly gaveUp: { count: number };
 }
 
 /**
@@ -26,7 +28,7 @@ export interface Protocol {
 export function lockReadDecideWrite(pool: pg.Pool, schema: string, lanes: number, via: Via): Protocol {
   const send = lockedBatch(pool, schema, via);
   const batcher = new GroupCommit<Decision, Verdict>(async (batch) => (await send(batch)).verdicts, lanes);
-  return { decide: (decision) => batcher.submit(decision), batcher, retries: { count: 0 } };
+  return { decide: (decision) => batcher.submit(decision), batcher, retries: { count: 0 }, gaveUp: { count: 0 } };
 }
 
 /** A's two round trips for one batch: answers its verdicts and its tenants' states after it. */

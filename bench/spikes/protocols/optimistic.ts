@@ -8,6 +8,9 @@ import { decideBatch, effectsSql, TENANT_COLUMNS, tenantWithRuns, type TenantSta
 /** How often a batch may find its tenants moved before it gives up. */
 const MAX_TRIES = 20;
 
+/** A batch gave up, having written nothing: its tenants moved MAX_TRIES times in a row (contention). */
+export class GaveUp extends Error {}
+
 /**
  * Protocol B, optimistic: no lock and no transaction block. The batch is decided on an in-process
  * cache of its tenants (their figures, version, and the runs this instance admitted and has not
@@ -59,7 +62,7 @@ export function optimistic(
     const verdicts: Verdict[] = new Array(batch.length);
     let pending = batch.map((decision, index) => ({ decision, index }));
     for (let attempt = 1; pending.length > 0; attempt += 1) {
-      if (attempt > MAX_TRIES) throw new Error(`the batch found its tenants moved ${MAX_TRIES} times in a row`);
+      if (attempt > MAX_TRIES) throw new GaveUp(`the batch found its tenants moved ${MAX_TRIES} times in a row`);
       if (attempt > 1) retries.count += 1;
       if (attempt > 1 && options.lockOnConflict === true) {
         // Contended: decide what is left under A's lock, which always succeeds.
@@ -86,5 +89,17 @@ export function optimistic(
     return verdicts;
   };
   const batcher = new GroupCommit<Decision, Verdict>(send, lanes);
-  return { decide: (decision) => batcher.submit(decision), batcher, retries };
+  return { decide: (decision) => batcher.submit(decision), batcher, retries, gaveUp: { count: 0 } };
+}
+
+/** Asks again, as a caller would, while an optimistic batch gives up under contention, counting each time in `gaveUp`. */
+export async function decideUntilDone(protocol: Protocol, decision: Decision): Promise<Verdict> {
+  for (;;) {
+    try {
+      return await protocol.decide(decision);
+    } catch (error) {
+      if (!(error instanceof GaveUp)) throw error;
+      protocol.gaveUp.count += 1;
+    }
+  }
 }

@@ -3,6 +3,7 @@ import { monotonicFactory } from 'ulid';
 
 import type { Verdict } from './decide.js';
 import type { Protocol } from './lock-read-decide-write.js';
+import { decideUntilDone } from './optimistic.js';
 import { addTenant, createModel } from './model.js';
 
 /** What the race saw and whether the figures it left are exact. */
@@ -12,6 +13,7 @@ export interface RaceReport {
   readonly refused: Readonly<Record<string, number>>;
   readonly settled: number;
   readonly retries: number;
+  readonly gaveUp: number;
   /** Most runs held at once as the callers saw them (granted and not yet released): never above the ceiling. */
   readonly mostRunning: number;
   readonly failures: readonly string[];
@@ -57,7 +59,7 @@ export async function race(
     const caller = async (own: Protocol, other: Protocol): Promise<void> => {
       while (performance.now() < deadline) {
         const run = `run_${nextRun()}`;
-        const verdict = await own.decide({ kind: 'admit', tenant: 'race', run, holdTokens: HOLD_TOKENS });
+        const verdict = await decideUntilDone(own, { kind: 'admit', tenant: 'race', run, holdTokens: HOLD_TOKENS });
         if (verdict !== 'admitted') {
           refused[verdict] = (refused[verdict] ?? 0) + 1;
           await new Promise((resolve) => setTimeout(resolve, 1));
@@ -71,7 +73,7 @@ export async function race(
         running -= 1; // Before the settle is sent, so this count never exceeds the database's.
         const spendTokens = 1 + Math.floor(Math.random() * HOLD_TOKENS);
         const settle = { kind: 'settle', tenant: 'race', run, epoch: 1, spendTokens } as const;
-        const answers: Verdict[] = await Promise.all([own.decide(settle), other.decide(settle)]);
+        const answers: Verdict[] = await Promise.all([decideUntilDone(own, settle), decideUntilDone(other, settle)]);
         const counted = answers.filter((answer) => answer === 'settled').length;
         if (counted !== 1 || !answers.every((answer) => answer === 'settled' || answer === 'already-settled')) {
           failures.push(`run ${run}: settle and its replay answered ${answers.join(' and ')}`);
@@ -101,7 +103,8 @@ export async function race(
     if (Number(tenant?.settled_tokens) > CEILING_TOKENS) failures.push(`settled ${String(tenant?.settled_tokens)} above the ceiling ${CEILING_TOKENS}`);
     if ((refused['period-ceiling'] ?? 0) === 0) failures.push('the ceiling was never reached: race longer');
     const retries = instances.reduce((sum, instance) => sum + instance.retries.count, 0);
-    return { label, admitted, refused, settled, retries, mostRunning, failures: [...new Set(failures)] };
+    const gaveUp = instances.reduce((sum, instance) => sum + instance.gaveUp.count, 0);
+    return { label, admitted, refused, settled, retries, gaveUp, mostRunning, failures: [...new Set(failures)] };
   } finally {
     await Promise.all(pools.map((pool) => pool.end()));
     await admin.end();
