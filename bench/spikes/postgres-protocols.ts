@@ -15,26 +15,27 @@ import { addTenant, createModel } from './protocols/model.js';
 import { decideUntilDone, optimistic } from './protocols/optimistic.js';
 import { race } from './protocols/race.js';
 
-// `npx tsx bench/spikes/postgres-protocols.ts [--callers 1,8,64,8:4:2] [--seconds 10] [--rounds 10]
-// [--protocols A,B,B-read,B-lock,A-stmt,B-stmt] [--race-seconds 5] [--no-race] [--lanes n]`: a spike, not product code. A shape is
-// callers[:tenants[:instances]], tenants defaulting to the callers and instances to 1. On a durable
-// embedded PostgreSQL it measures the protocols a redesigned store could use to decide in
-// TypeScript (docs/benchmarks-postgres-profile.md, "Protocols measured for the redesign"):
-// A lock-read-decide-write, B optimistic (B-read: without the tenant cache; B-lock: under A's lock
-// after a conflict; -stmt: effects as a statement, not through apply_effects), C the store
-// of today (quota_batch), and rate-limiter-flexible's consume() as the peer, interleaved in short
-// rounds. With several instances (each its own pool, batcher and cache; several stores for C)
-// the callers of one tenant are spread over them, as processes sharing a database are. Then it races two instances of A and of B on one tenant
-// and checks the figures they leave are exact.
+// `npx tsx bench/spikes/postgres-protocols.ts [--callers 1,8,64,8:4:2] [--protocols A,B,B-read,B-lock]
+// [--seconds 8] [--rounds 8] [--race-seconds 5] [--no-race] [--lanes n]`: a spike, not product
+// code. On a durable embedded PostgreSQL it measures the protocols a redesigned store could use to
+// decide in TypeScript (docs/benchmarks-postgres-profile.md, "Protocols measured for the
+// redesign"): A lock-read-decide-write; B optimistic (B-read: without the tenant cache; B-lock:
+// under A's lock after a conflict; A-stmt and B-stmt: effects as a statement, not through
+// apply_effects); C the store of today (quota_batch); and rate-limiter-flexible's consume() as the
+// peer, all interleaved in short rounds. A shape is callers[:tenants[:instances]], tenants
+// defaulting to the callers and instances to 1. With several instances (each its own pool,
+// batcher and cache; several stores for C) the callers of one tenant are spread over them, as
+// processes sharing a database are. Then it races two instances of A, B and B-lock on one tenant
+// and checks that the figures they leave are exact.
 
 const { values } = parseArgs({
   options: {
-    callers: { type: 'string', default: '1,8,64' },
-    seconds: { type: 'string', default: '10' },
-    rounds: { type: 'string', default: '10' },
+    callers: { type: 'string', default: '1,8,64,8:4:2' },
+    seconds: { type: 'string', default: '8' },
+    rounds: { type: 'string', default: '8' },
     'race-seconds': { type: 'string', default: '5' },
     'no-race': { type: 'boolean', default: false },
-    protocols: { type: 'string', default: 'A,B' },
+    protocols: { type: 'string', default: 'A,B,B-read,B-lock' },
     lanes: { type: 'string' },
   },
 });

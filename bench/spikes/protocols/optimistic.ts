@@ -32,8 +32,8 @@ export function optimistic(
   const cache = new Map<string, TenantState>();
   const retries = { count: 0 };
 
-  const readMissing = async (batch: readonly Decision[]): Promise<void> => {
-    const missing = batch.filter((d) => !options.cache || !cache.has(d.tenant) || (d.kind === 'settle' && !cache.get(d.tenant)?.runs.has(d.run)));
+  const readMissing = async (known: Map<string, TenantState>, batch: readonly Decision[]): Promise<void> => {
+    const missing = batch.filter((d) => !known.has(d.tenant) || (d.kind === 'settle' && !known.get(d.tenant)?.runs.has(d.run)));
     if (missing.length === 0) return;
     const wanted = {
       tenants: [...new Set(missing.map((d) => d.tenant))],
@@ -47,18 +47,20 @@ export function optimistic(
          FROM ${schema}.tenants c WHERE c.tenant IN (SELECT jsonb_array_elements_text($1::jsonb->'tenants'))`,
       [JSON.stringify(wanted)],
     );
-    for (const row of rows) remember(String(row.tenant), tenantWithRuns(row));
+    for (const row of rows) remember(known, String(row.tenant), tenantWithRuns(row));
   };
 
   // A row read at a newer version replaces the cached one; runs read at the cached version add to it.
-  const remember = (tenant: string, read: TenantState): void => {
-    const known = cache.get(tenant);
-    if (known !== undefined && known.version === read.version) for (const [run, facts] of read.runs) known.runs.set(run, facts);
-    else cache.set(tenant, read);
+  const remember = (known: Map<string, TenantState>, tenant: string, read: TenantState): void => {
+    const cached = known.get(tenant);
+    if (cached !== undefined && cached.version === read.version) for (const [run, facts] of read.runs) cached.runs.set(run, facts);
+    else known.set(tenant, read);
   };
 
   const send = async (batch: readonly Decision[]): Promise<Verdict[]> => {
-    await readMissing(batch);
+    // B-read: what this batch reads, and nothing kept for the next.
+    const known = options.cache ? cache : new Map<string, TenantState>();
+    await readMissing(known, batch);
     const verdicts: Verdict[] = new Array(batch.length);
     let pending = batch.map((decision, index) => ({ decision, index }));
     for (let attempt = 1; pending.length > 0; attempt += 1) {
@@ -68,24 +70,23 @@ export function optimistic(
         // Contended: decide what is left under A's lock, which always succeeds.
         const done = await locked(pending.map((p) => p.decision));
         pending.forEach((p, position) => (verdicts[p.index] = done.verdicts[position] as Verdict));
-        for (const [tenant, state] of done.after) cache.set(tenant, state);
+        for (const [tenant, state] of done.after) known.set(tenant, state);
         break;
       }
-      const decided = decideBatch(cache, pending.map((p) => p.decision), Date.now());
+      const decided = decideBatch(known, pending.map((p) => p.decision), Date.now());
       // Named, so each connection parses and plans it once.
       const { rows } = await pool.query({ name: `effects-${schema}-${options.via}`, text: effectsSql(schema, '$1::jsonb', options.via), values: [JSON.stringify(decided.effects)] });
       const moved = new Set<string>();
       for (const { moved: row } of rows as { moved: Record<string, unknown> }[]) {
-        remember(String(row.tenant), tenantWithRuns(row));
+        remember(known, String(row.tenant), tenantWithRuns(row));
         moved.add(String(row.tenant));
       }
       pending.forEach((p, position) => {
         if (!moved.has(p.decision.tenant)) verdicts[p.index] = decided.verdicts[position] as Verdict;
       });
-      for (const [tenant, state] of decided.after) if (!moved.has(tenant)) cache.set(tenant, state);
+      for (const [tenant, state] of decided.after) if (!moved.has(tenant)) known.set(tenant, state);
       pending = pending.filter((p) => moved.has(p.decision.tenant));
     }
-    if (!options.cache) cache.clear();
     return verdicts;
   };
   const batcher = new GroupCommit<Decision, Verdict>(send, lanes);
