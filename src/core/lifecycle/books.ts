@@ -5,6 +5,7 @@ import type { TenantQuota } from '../quota.js';
 import type { Spend } from '../spend.js';
 import type { PrunedRunRecord } from './pruned.js';
 import type { RateBooks } from './rate-books.js';
+import type { WaiterGrantBooks } from './waiter-books.js';
 import type { AuditEntry, AuditRecord, RunRecord, RunStatus } from './types.js';
 
 /*
@@ -103,6 +104,8 @@ export interface BooksReads {
   run(run: string): RunRecord | null;
   /** The tombstone a prune left for the run id, or `null` when none was pruned. */
   prunedRun(run: string): PrunedRunRecord | null;
+  /** Whether any pass of the run holds a live lease at `atMs` (unsettled, expiring after `atMs`). */
+  hasLivePass(run: string, atMs: number): boolean;
   /** The lease of pass (run, epoch), or `null` when no such pass exists. */
   passLease(run: string, epoch: number): PassLease | null;
   /** The receipt (run, epoch) has, the port's own or its pass's, or `undefined` when it has none. */
@@ -179,4 +182,4 @@ export interface BooksWrites {
 }
 
 /** A tenant's books as a decision reads and writes them. */
-export interface TenantBooks extends BooksReads, BooksWrites, RateBooks {}
+export interface TenantBooks extends BooksReads, BooksWrites, RateBooks, WaiterGrantBooks {}

@@ -29,12 +29,6 @@ export const LIST_LAPSED_RUNS = `SELECT c.run_id FROM (
       AND p.settled_at_ms IS NULL AND p.lease_expires_at_ms > @atMs)
   ORDER BY c.run_id LIMIT @limit`;
 
-/** A swept running run is stranded since its latest pass's lease lapsed. */
-export const MARK_RUN_STRANDED = `UPDATE quota_runs SET status = 'stranded',
-    status_since_ms = (SELECT p.lease_expires_at_ms FROM quota_passes p
-      WHERE p.tenant = quota_runs.tenant AND p.run_id = quota_runs.run_id AND p.epoch = quota_runs.last_epoch)
-  WHERE tenant = @tenant AND run_id = @run AND status = 'running'`;
-
 const RUN_SUMMARY_COLUMNS = `r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json, r.admitted_at_ms, r.last_epoch,
     r.status_since_ms,
     EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id) AS holds_slot,

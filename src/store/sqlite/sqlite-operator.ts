@@ -1,4 +1,5 @@
 import { decideRelease } from '../../core/lifecycle/release.js';
+import { decideSweepRun } from '../../core/lifecycle/sweep.js';
 import type {
   IdleHold,
   PassRecord,
@@ -10,19 +11,13 @@ import type {
 } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import {
-  HAS_LIVE_PASS,
   LIST_IDLE_HOLDS,
   LIST_LAPSED_RUNS,
   LIST_RUNS,
   LIST_RUNS_BY_STATUS,
   LIST_UNSETTLED_PASSES,
-  MARK_RUN_STRANDED,
 } from './sqlite-lease-queries.js';
-import { DELETE_SLOT, SELECT_RUN } from './sqlite-queries.js';
 import { SqliteTenantBooks } from './sqlite-tenant-books.js';
-import { requeueLapsedGrant } from './sqlite-waiters.js';
-
-const SELECT_SLOT_OF = 'SELECT 1 AS held FROM quota_running WHERE tenant = @tenant AND run_id = @run';
 import { decodeRun, decodeRunId, decodeSpend, type RunRow } from '../rows.js';
 
 /*
@@ -73,22 +68,9 @@ export function listLapsedRuns(conn: SqliteConnection, tenant: string, request: 
   return rows.map((row) => decodeRunId(tenant, 'run', row.run_id));
 }
 
-/**
- * store.ts `sweepRun`: re-checks, inside this transaction, that the run is
- * registered and has no live pass, so a heartbeat that won the race keeps its slot; then gives the
- * slot back and strands a running run. The hold stays: what the dead pass spent is unknown.
- */
+/** store.ts `sweepRun`: core's `decideSweepRun` on the tenant's books, inside the caller's `BEGIN IMMEDIATE` transaction. */
 export function sweepRunInTransaction(conn: SqliteConnection, tenant: string, request: { run: string; atMs: number }): SweptRun {
-  const untouched: SweptRun = { run: request.run, releasedSlot: false, stranded: false };
-  const key = { tenant, run: request.run };
-  if (conn.get<RunRow>(SELECT_RUN, key) === undefined) return untouched;
-  if (conn.get<{ live: number }>(HAS_LIVE_PASS, { ...key, atMs: request.atMs })?.live === 1) return untouched;
-  // A waiter's grant that lapsed uncollected: withdrawn whole and the waiter re-queued in its place.
-  const holding = conn.get(SELECT_SLOT_OF, key) !== undefined;
-  if (requeueLapsedGrant(conn, tenant, request.run, request.atMs, 0)) return { run: request.run, releasedSlot: holding, stranded: false };
-  const releasedSlot = conn.run(DELETE_SLOT, key) > 0;
-  const stranded = conn.run(MARK_RUN_STRANDED, key) > 0;
-  return { run: request.run, releasedSlot, stranded };
+  return decideSweepRun(new SqliteTenantBooks(conn, tenant), request);
 }
 
 /** store.ts `unsettledPasses`. */

@@ -261,3 +261,19 @@ export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, su
 export const LIST_TENANTS = listTenantsSql('');
 /** Whether the store holds a record of each kind that makes `@tenant` known: one indexed EXISTS per kind. */
 export const TENANT_RECORDS = tenantRecordsSql('', '@tenant');
+
+// ── waiting admissions' grants ──────────────────────────────────────────────
+
+/** A waiter stands again in its place, `waiting`, its lease at least @leaseExpiresAtMs. */
+export const REQUEUE_WAITER = `UPDATE quota_waiters SET state = 'waiting', decided_at_ms = NULL,
+    lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs) WHERE tenant = @tenant AND run_id = @run`;
+/** A withdrawn grant's passes. */
+export const ERASE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
+/** A withdrawn grant's registry row. */
+export const ERASE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
+/** A granted waiter's lease, with its pass 1's lease and its run's status (NULL when missing). */
+export const SELECT_GRANT_LEASE = `SELECT w.lease_expires_at_ms AS waiter_lease, p.lease_expires_at_ms AS pass_lease, r.status
+  FROM quota_waiters w
+  LEFT JOIN quota_runs r ON r.tenant = w.tenant AND r.run_id = w.run_id
+  LEFT JOIN quota_passes p ON p.tenant = w.tenant AND p.run_id = w.run_id AND p.epoch = 1
+  WHERE w.tenant = @tenant AND w.run_id = @run AND w.state = 'granted'`;

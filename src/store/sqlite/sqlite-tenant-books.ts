@@ -13,6 +13,7 @@ import type {
 } from '../../core/lifecycle/books.js';
 import type { PrunedRunRecord } from '../../core/lifecycle/pruned.js';
 import type { RateGrantCounter } from '../../core/lifecycle/rate-books.js';
+import type { GrantedWaiter } from '../../core/lifecycle/waiter-books.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
@@ -24,7 +25,7 @@ import { SELECT_RETRY_FACTS } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection, SqlParams } from './sqlite-connection.js';
 import { readHalts } from './sqlite-halts.js';
-import { SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
+import { HAS_LIVE_PASS, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
   ACCRUE_AGENT_SPENT,
   ACCRUE_SPENT,
@@ -34,6 +35,8 @@ import {
   COUNT_PLANE_SLOTS,
   DELETE_HOLD,
   DELETE_SLOT,
+  ERASE_PASSES,
+  ERASE_RUN,
   INSERT_HOLD,
   INSERT_PASS,
   INSERT_RUN,
@@ -43,7 +46,9 @@ import {
   PRUNE_RATE,
   RATE_KEY_EXISTS,
   RECORD_PASS_RECEIPT,
+  REQUEUE_WAITER,
   SELECT_AGENT_PERIOD_FIGURES,
+  SELECT_GRANT_LEASE,
   SELECT_FIRST_COUNTED_RATE,
   SELECT_HOLD,
   SELECT_PASS_TO_SETTLE,
@@ -165,6 +170,10 @@ export class SqliteTenantBooks implements TenantBooks {
 
   prunedRun(run: string): PrunedRunRecord | null {
     return readTombstone(this.#conn, this.tenant, run);
+  }
+
+  hasLivePass(run: string, atMs: number): boolean {
+    return this.#conn.get<{ live: number }>(HAS_LIVE_PASS, this.#key({ run, atMs }))?.live === 1;
   }
 
   passLease(run: string, epoch: number): PassLease | null {
@@ -383,5 +392,24 @@ export class SqliteTenantBooks implements TenantBooks {
   recordRate(grant: string, run: string, dispatch: string, ordinal: number, recordedMs: number): void {
     this.#conn.run(INSERT_RATE, this.#key({ grant, run, dispatch, ordinal, recordedMs }));
     this.#conn.run(UPSERT_RATE_GRANT, this.#key({ grant, ordinal, recordedMs }));
+  }
+
+  grantedWaiter(run: string): GrantedWaiter | null {
+    const row = this.#conn.get<{ waiter_lease: number; pass_lease: number | null; status: string | null }>(SELECT_GRANT_LEASE, this.#key({ run }));
+    if (row === undefined) return null;
+    return { waiterLeaseExpiresAtMs: row.waiter_lease, passLeaseExpiresAtMs: row.pass_lease, runStatus: row.status as RunStatus | null };
+  }
+
+  requeueWaiter(run: string, leaseExpiresAtMs: number): void {
+    this.#conn.run(REQUEUE_WAITER, this.#key({ run, leaseExpiresAtMs }));
+  }
+
+  eraseRun(run: string): void {
+    const key = this.#key({ run });
+    this.#held.clear();
+    this.#conn.run(DELETE_SLOT, key);
+    this.#conn.run(DELETE_HOLD, key);
+    this.#conn.run(ERASE_PASSES, key);
+    this.#conn.run(ERASE_RUN, key);
   }
 }

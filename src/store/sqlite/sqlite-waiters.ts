@@ -19,6 +19,8 @@ import { admitNowInTransaction } from './sqlite-lifecycle.js';
 import { readStoredQuota } from './sqlite-quota.js';
 import { spendRefusal } from '../../core/lifecycle/reserve.js';
 import { readPlaneCeiling, SqliteTenantBooks } from './sqlite-tenant-books.js';
+import { requeueLapsedGrant as requeueLapsedGrantOnBooks } from '../../core/lifecycle/waiter-grants.js';
+import { REQUEUE_WAITER } from './sqlite-queries.js';
 import { tenantWeight, type PlaneCeiling } from '../../core/plane-ceiling.js';
 
 /*
@@ -45,8 +47,6 @@ const INSERT_WAITER = `INSERT INTO quota_waiters
 const DECIDE_WAITER = `UPDATE quota_waiters SET state = @state, decided_at_ms = @atMs WHERE tenant = @tenant AND run_id = @run`;
 const RENEW_WAITER = `UPDATE quota_waiters SET lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs)
   WHERE tenant = @tenant AND run_id = @run`;
-const REQUEUE_WAITER = `UPDATE quota_waiters SET state = 'waiting', decided_at_ms = NULL,
-    lease_expires_at_ms = max(lease_expires_at_ms, @leaseExpiresAtMs) WHERE tenant = @tenant AND run_id = @run`;
 const DELETE_WAITER = 'DELETE FROM quota_waiters WHERE tenant = @tenant AND run_id = @run';
 const COUNT_AHEAD = `SELECT count(*) AS ahead FROM quota_waiters
   WHERE tenant = @tenant AND state = 'waiting' AND lease_expires_at_ms > @atMs AND seq < @seq`;
@@ -62,15 +62,6 @@ const SELECT_TURN = 'SELECT vtime FROM quota_wait_turns WHERE tenant = @tenant';
 const UPSERT_TURN = `INSERT INTO quota_wait_turns (tenant, vtime) VALUES (@tenant, @vtime)
   ON CONFLICT (tenant) DO UPDATE SET vtime = excluded.vtime`;
 const SELECT_REGISTERED = 'SELECT 1 AS found FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
-const ERASE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
-const ERASE_HOLD = 'DELETE FROM quota_reserved WHERE tenant = @tenant AND run_id = @run';
-const ERASE_PASSES = 'DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run';
-const ERASE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
-const SELECT_GRANT_LEASE = `SELECT w.lease_expires_at_ms AS waiter_lease, p.lease_expires_at_ms AS pass_lease, r.status
-  FROM quota_waiters w
-  LEFT JOIN quota_runs r ON r.tenant = w.tenant AND r.run_id = w.run_id
-  LEFT JOIN quota_passes p ON p.tenant = w.tenant AND p.run_id = w.run_id AND p.epoch = 1
-  WHERE w.tenant = @tenant AND w.run_id = @run AND w.state = 'granted'`;
 
 interface WaitingRow {
   readonly run_id: string;
@@ -359,32 +350,16 @@ function collectRefused(conn: SqliteConnection, tenant: string, request: AdmitRe
 }
 
 /**
- * A waiter's grant whose lease lapsed at `atMs` before its caller collected it (the caller was away
- * longer than the lease: a long GC pause, a starved CPU): the grant is withdrawn whole (slot and
- * hold given back, its run and pass erased, as if never admitted) and the waiter stands again in
- * its own place in the queue, `waiting`, its lease at least `leaseExpiresAtMs`
- * (docs/design/rules.md#w18, #w19). Its caller is never told to settle a pass it never received.
- * Answers whether there was such a grant; the caller serves the queue afterwards (the room is free
- * again).
+ * core's `requeueLapsedGrant` (docs/design/rules.md#w18, #w19) on the tenant's books, inside the
+ * caller's `BEGIN IMMEDIATE` transaction.
  */
 export function requeueLapsedGrant(conn: SqliteConnection, tenant: string, run: string, atMs: number, leaseExpiresAtMs: number): boolean {
-  const key = { tenant, run };
-  const grant = conn.get<{ waiter_lease: number; pass_lease: number | null; status: string | null }>(SELECT_GRANT_LEASE, key);
-  if (grant === undefined) return false;
-  const lapsed = grant.status === 'stranded' || (grant.status === 'running' && grant.pass_lease !== null && grant.pass_lease <= atMs);
-  if (!lapsed) return false;
-  withdrawGrant(conn, tenant, run);
-  conn.run(REQUEUE_WAITER, { ...key, leaseExpiresAtMs });
-  return true;
+  return requeueLapsedGrantOnBooks(new SqliteTenantBooks(conn, tenant), run, atMs, leaseExpiresAtMs);
 }
 
-// A grant nobody collected: the run never started, so its slot, hold, pass and registry row go.
+// A grant nobody collected: the run never started, so its slot, hold, passes and registry row go.
 function withdrawGrant(conn: SqliteConnection, tenant: string, run: string): void {
-  const key = { tenant, run };
-  conn.run(ERASE_SLOT, key);
-  conn.run(ERASE_HOLD, key);
-  conn.run(ERASE_PASSES, key);
-  conn.run(ERASE_RUN, key);
+  new SqliteTenantBooks(conn, tenant).eraseRun(run);
 }
 
 /**

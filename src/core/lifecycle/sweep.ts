@@ -1,0 +1,24 @@
+import type { TenantBooks } from './books.js';
+import type { SweptRun } from './types.js';
+import { requeueLapsedGrant } from './waiter-grants.js';
+
+/**
+ * The sweep of one run (store.ts `sweepRun`, docs/design/rules.md#l34–#l37): re-checks, inside the
+ * adapter's transaction, that the run is registered and has no live pass at `atMs`, so a heartbeat
+ * that won the race keeps its slot. A waiter's grant that lapsed uncollected is withdrawn whole and
+ * the waiter requeued in its place. Otherwise the slot is given back and a running run is stranded
+ * since its latest pass's lease lapsed. The hold stays: what the dead pass spent is unknown.
+ */
+export function decideSweepRun(books: TenantBooks, request: { readonly run: string; readonly atMs: number }): SweptRun {
+  const { run, atMs } = request;
+  const untouched: SweptRun = { run, releasedSlot: false, stranded: false };
+  const record = books.run(run);
+  if (record === null || books.hasLivePass(run, atMs)) return untouched;
+  const holding = books.slotSnapshot(run).slotHeld;
+  if (requeueLapsedGrant(books, run, atMs, 0)) return { run, releasedSlot: holding, stranded: false };
+  if (holding) books.giveSlot(run);
+  if (record.status !== 'running') return { run, releasedSlot: holding, stranded: false };
+  // Stranded since the lease of its latest pass lapsed (a run without one: since its admission).
+  books.setRunStatus(run, 'stranded', books.passLease(run, record.lastEpoch)?.leaseExpiresAtMs ?? record.admittedAtMs);
+  return { run, releasedSlot: holding, stranded: true };
+}
