@@ -32,7 +32,7 @@ export interface RunLifecycleStore extends TenantScoped {
    * `NOT_FOUND` for an unknown run, `CONFLICT` for a `concluded` or `released` one. In the same
    * transaction it reads the halts: when a `subject:` halt names a principal of the run's chain it
    * answers `Withheld` (naming the halt `coveringHalt` picks among those subject halts;
-   * `pass-rules.ts` `withheldBy`), opens no pass, carries nothing, and sets the status to
+   * `core/lifecycle/run-rules.ts` `withheldBy`), opens no pass, carries nothing, and sets the status to
    * `withheld` (`statusSinceMs` = `atMs` unless already withheld) — the one write a `Withheld`
    * answer makes.
    */

@@ -5,8 +5,8 @@ import type { TenantScoped } from './tenant-scoped.js';
 /**
  * Admissions that wait for a slot, one transaction each: join the tenant's queue, come back for
  * the answer, give up, and the sweep and listing of the queue. Covered by
- * docs/design/rules.md#w1–#w19 (and #w4-1 for the plane-wide ceiling). Used by the plane's waiting
- * admission (plane/wait-admission.ts), the sweep (`sweepWaiters`) and usage (`waitQueue`).
+ * docs/design/rules.md#w1–#w19. Used by the plane's waiting admission (plane/wait-admission.ts),
+ * the sweep (`sweepWaiters`) and usage (`waitQueue`).
  *
  * `applied` (on `cancelWaiter`, `sweepWaiters` and `OperatorStore.sweepRun` as on the lifecycle
  * requests): the instant is read inside the transaction once the lock is held, so a grant written
