@@ -6,7 +6,21 @@
 export { openStore, type OpenStoreOptions } from './store/open-store.js';
 export { unvalidated, validated } from './store/validated-store.js';
 export { STORE_URL_FORMS } from './store/store-url.js';
-export type { QuotaStore, TenantStore } from './store/store.js';
+export type {
+  ApiKeysCapability,
+  AuditStore,
+  HaltStore,
+  OperatorStore,
+  PlaneCeilingStore,
+  QuotaStore,
+  RetentionStore,
+  RunLifecycleStore,
+  StorePrimitives,
+  TenantQuotaStore,
+  TenantScoped,
+  TenantStore,
+  WaitingStore,
+} from './store/store.js';
 export type { MigrationReport } from './store/migrations.js';
 export type {
   AdmitOutcome,

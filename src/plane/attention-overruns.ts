@@ -1,6 +1,6 @@
 import { periodKey } from '../core/period.js';
 import { countedKeys } from '../core/period-books.js';
-import type { TenantStore } from '../store/store.js';
+import type { OperatorStore, TenantStore } from '../store/store.js';
 import type { AttentionCondition, Remedy } from './operator-types.js';
 import { storeCall } from './store-call.js';
 
@@ -21,7 +21,7 @@ const AUDIT_REMEDY = (tenant: string): Remedy => ({
 });
 
 /** `run.overran`: each settled pass that ran over its hold, since it settled. */
-export async function overranRuns(tenant: string, handle: TenantStore, want: number, atMs: number): Promise<AttentionCondition[]> {
+export async function overranRuns(tenant: string, handle: OperatorStore, want: number, atMs: number): Promise<AttentionCondition[]> {
   const rows = await storeCall('overranPasses', () => handle.overranPasses({ limit: want }));
   return rows.map((pass) => ({
     kind: 'run.overran',

@@ -1,7 +1,7 @@
 import { QuotaError } from '../core/errors.js';
 import { parseOperator } from '../core/operator.js';
 import { applyPlanePatch, parsePlaneCeiling, planeAgentLimit, type PlaneCeiling } from '../core/plane-ceiling.js';
-import type { QuotaStore } from '../store/store.js';
+import type { PlaneCeilingStore, QuotaStore } from '../store/store.js';
 import type { PlaneStatus } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { LIBRARY_OPERATOR } from './quota.js';
@@ -9,7 +9,7 @@ import { storeCall } from './store-call.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 
-type PlaneStore = Required<Pick<QuotaStore, 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>>;
+type PlaneStore = Required<PlaneCeilingStore>;
 
 // The store's plane-wide methods; a store without them cannot enforce a plane-wide ceiling.
 function planeStore(store: QuotaStore): PlaneStore {

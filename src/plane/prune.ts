@@ -3,7 +3,7 @@ import { invalidArgument } from '../core/errors.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { ratePruneFloorMs } from '../core/rate.js';
 import { MAX_PRUNE_BATCH, PRUNABLE_STATUSES } from '../store/retention.js';
-import type { TenantStore } from '../store/store.js';
+import type { RetentionStore } from '../store/store.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireBoolean, requireObject } from '../store/store-arguments.js';
 import { DEFAULT_PRUNE_BATCH, RATE_PRUNE_BATCH, type PruneInput, type PruneProgress, type PruneResult, type TenantPruned } from './prune-types.js';
@@ -85,7 +85,7 @@ export async function prune(context: PlaneContext, input: PruneInput): Promise<P
 
 // Deletes (or counts) one tenant's dispatch rows no window counts, a bounded batch per transaction.
 async function pruneRate(
-  handle: TenantStore,
+  handle: RetentionStore,
   request: { atOrBeforeMs: number; atMs: number; by: Operator; dryRun: boolean; stopped: () => boolean },
   progress: (dispatches: number) => void,
 ): Promise<number> {

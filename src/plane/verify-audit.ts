@@ -1,6 +1,6 @@
 import { isQuotaError } from '../core/errors.js';
 import { AUDIT_GENESIS_HASH, auditRowHash } from '../store/audit-hash.js';
-import type { TenantStore } from '../store/store.js';
+import type { AuditStore } from '../store/store.js';
 import type { AuditRecord } from '../store/types.js';
 import type { AuditMismatch, AuditVerification, TenantAuditVerification, VerifyAuditInput } from './operator-types.js';
 import type { PlaneContext } from './plane-context.js';
@@ -26,7 +26,7 @@ export async function verifyAudit(context: PlaneContext, input: VerifyAuditInput
   return { ok: results.every((result) => result.ok), tenants: results };
 }
 
-async function verifyTenant(tenant: string, handle: TenantStore): Promise<TenantAuditVerification> {
+async function verifyTenant(tenant: string, handle: AuditStore): Promise<TenantAuditVerification> {
   let previousHash = AUDIT_GENESIS_HASH;
   let expectedSeq = 1;
   let rows = 0;

@@ -1,6 +1,6 @@
 import { MAX_DECISION_WAIT_MS } from '../store/applied-instant.js';
 import type { AdmitRequest, AdmitOutcome } from '../store/types.js';
-import type { TenantStore } from '../store/store.js';
+import type { WaitingStore } from '../store/store.js';
 import type { WaitOutcome, WaitTerms } from '../store/waiters.js';
 import type { WaiterWakes } from '../store/waiter-wakes.js';
 import type { PlaneContext } from './plane-context.js';
@@ -33,7 +33,7 @@ const FALLBACK_POLL_MS = 100;
  */
 export async function waitForAdmission(
   context: PlaneContext,
-  handle: TenantStore,
+  handle: WaitingStore,
   request: AdmitRequest,
   terms: WaitTerms,
   realWaitMs: number,
