@@ -190,19 +190,38 @@ describe.each(BACKENDS)('runners killed with SIGKILL while batches of decisions 
       const exited = new Promise<NodeJS.Signals | null>((resolve) => child.once('exit', (_code, signal) => resolve(signal)));
       const mine: LoadAnswer[] = [];
       let asked = 0;
+      let lastAsked: LoadAnswer['verb'] | undefined;
       child.on('message', (message) => {
-        if ('asked' in (message as object)) asked += 1;
+        if ('asked' in (message as object)) {
+          asked += 1;
+          lastAsked = (message as { verb: LoadAnswer['verb'] }).verb;
+        }
         else mine.push(message as LoadAnswer);
       });
       try {
         await until(() => mine.filter((answer) => answer.ok).length >= 100, 'the runner is under way', { withinMs: 60_000 });
         // Another writer holds the lock longer than the lease while every lane's decision waits
-        // behind it; the runner is killed while those decisions go through in batches.
-        await locker.hold();
-        await sleep(LOCK_HELD_MS);
-        const before = mine.length;
-        await locker.free();
-        await until(() => mine.length > before, 'the waiting decisions are being answered', { everyMs: 1, withinMs: 30_000 });
+        // behind it; the runner is killed while those decisions go through in batches. The lanes
+        // move in step (admit, heartbeat, settle), and a settle carries no lease: the lock is
+        // taken just after admissions were asked, so it catches their batch or the heartbeats',
+        // and taken again (up to four times) until an ok answer with a lease has come back to a
+        // decision that waited past that lease.
+        const start = mine.length;
+        const waitedPast = () =>
+          mine.slice(start).some((answer) => answer.ok && answer.leaseExpiresAtMs !== undefined && answer.answeredAtMs - answer.askedAtMs > LOAD_LEASE_MS);
+        for (let hold = 0; hold < 4 && !waitedPast(); hold += 1) {
+          await until(() => lastAsked === 'admit', 'the lanes are admitting', { everyMs: 1, withinMs: 30_000 });
+          await locker.hold();
+          await sleep(LOCK_HELD_MS);
+          const before = mine.length;
+          await locker.free();
+          // The held batch commits and is answered as one: wait until the answers after it come.
+          await until(() => mine.slice(before).some((answer) => answer.answeredAtMs - answer.askedAtMs < LOCK_HELD_MS / 2), 'the held batch is answered', {
+            everyMs: 1,
+            withinMs: 30_000,
+          });
+        }
+        expect(waitedPast()).toBe(true);
         await sleep(kill * 3);
         // Decisions asked and not answered as the kill lands (as far as the messages have come).
         inFlightAtKill.push(asked - mine.length);

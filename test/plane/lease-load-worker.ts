@@ -1,7 +1,7 @@
 // A loaded runner for crash-recovery-kill.test.ts: forked as its own OS process, it opens the
 // shared store and keeps `lanes` decisions in flight at once on the wall clock (admit, heartbeat,
 // settle, over and over), so they travel together in group-commit batches. Every answer is sent to
-// the parent with the instant it arrived (and each decision, `{ asked: run }`, as it is asked), until
+// the parent with the instant it arrived (and each decision, `{ asked: run, verb }`, as it is asked), until
 // the parent kills the process with SIGKILL.
 import { createPlane } from '../../src/plane/create-plane.js';
 import { openStore, type OpenStoreOptions } from '../../src/store/open-store.js';
@@ -42,7 +42,7 @@ let next = 0;
 async function ask<T extends { ok: boolean }>(verb: LoadAnswer['verb'], run: string, call: () => Promise<T>): Promise<T | null> {
   inFlight += 1;
   const askedAtMs = Date.now();
-  process.send?.({ asked: run });
+  process.send?.({ asked: run, verb });
   try {
     const answer = await call();
     inFlight -= 1;
