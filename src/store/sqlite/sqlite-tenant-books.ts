@@ -13,14 +13,15 @@ import type {
 } from '../../core/lifecycle/books.js';
 import type { PrunedRunRecord } from '../../core/lifecycle/pruned.js';
 import type { RateGrantCounter } from '../../core/lifecycle/rate-books.js';
-import type { GrantedWaiter } from '../../core/lifecycle/waiter-books.js';
+import type { GrantedWaiter, WaiterPlace, WaitingEntry } from '../../core/lifecycle/waiter-books.js';
+import { waiterRequest, waiterRequestJson } from '../waiters.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeAdmittedRun, type RetryFactsRow } from '../admit-retry.js';
 import { decodePlaneCeiling } from '../plane-rows.js';
 import { decodeRun, decodeSpend, type RunRow } from '../rows.js';
-import type { AuditEntry, AuditRecord, RunRecord, RunStatus } from '../types.js';
+import type { AdmitRequest, AuditEntry, AuditRecord, RunRecord, RunStatus } from '../types.js';
 import { SELECT_RETRY_FACTS } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection, SqlParams } from './sqlite-connection.js';
@@ -29,6 +30,16 @@ import { HAS_LIVE_PASS, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
   ACCRUE_AGENT_SPENT,
   ACCRUE_SPENT,
+  COUNT_AHEAD,
+  DECIDE_WAITER,
+  DELETE_WAITER,
+  INSERT_WAITER,
+  LAPSED_WAITERS,
+  NEXT_WAITING,
+  RESTORE_WAITER,
+  SELECT_WAITER,
+  SELECT_WAITER_WHOLE,
+  SET_WAITER_LEASE,
   CARRY_HOLD,
   COUNT_AGENT_SLOTS,
   COUNT_PLANE_AGENT_SLOTS,
@@ -103,6 +114,21 @@ interface PassToSettleRow extends ReceiptColumns, Omit<RunRow, 'run_id' | 'statu
   readonly last_epoch: number | null;
   readonly admitted_at_ms: number | null;
   readonly pruned: number;
+}
+
+interface WaitingRow {
+  readonly run_id: string;
+  readonly seq: number;
+  readonly request_json: string;
+  readonly lease_expires_at_ms: number;
+}
+
+interface WaiterRow {
+  readonly run_id: string;
+  readonly seq: number;
+  readonly state: 'waiting' | 'granted' | 'refused';
+  readonly enqueued_at_ms: number;
+  readonly lease_expires_at_ms: number;
 }
 
 interface SlotSnapshotRow {
@@ -411,5 +437,58 @@ export class SqliteTenantBooks implements TenantBooks {
     this.#conn.run(DELETE_HOLD, key);
     this.#conn.run(ERASE_PASSES, key);
     this.#conn.run(ERASE_RUN, key);
+  }
+
+  nextWaiting(afterSeq: number): WaitingEntry | null {
+    // The head of the queue is read once while nothing writes the queue (`cachedInWrite`): most
+    // admissions and settles find it empty.
+    const read = () => this.#conn.get<WaitingRow>(NEXT_WAITING, this.#key({ after: afterSeq })) ?? null;
+    const row = afterSeq === 0 ? this.#conn.cachedInWrite(`queue-head:${this.tenant}`, read) : read();
+    if (row === null) return null;
+    const tenant = this.tenant;
+    return {
+      run: row.run_id,
+      seq: row.seq,
+      leaseExpiresAtMs: row.lease_expires_at_ms,
+      requestAt: (atMs: number) => waiterRequest(tenant, row.request_json, atMs),
+    };
+  }
+
+  waiter(run: string): WaiterPlace | null {
+    const row = this.#conn.get<WaiterRow>(SELECT_WAITER, this.#key({ run }));
+    if (row === undefined) return null;
+    return { run: row.run_id, seq: row.seq, state: row.state, enqueuedAtMs: row.enqueued_at_ms, leaseExpiresAtMs: row.lease_expires_at_ms };
+  }
+
+  enqueueWaiter(request: AdmitRequest, atMs: number, untilMs: number, leaseExpiresAtMs: number): void {
+    this.#conn.run(INSERT_WAITER, this.#key({ run: request.run, requestJson: waiterRequestJson(request), atMs, untilMs, leaseExpiresAtMs }));
+  }
+
+  decideWaiter(run: string, state: 'granted' | 'refused', atMs: number): void {
+    this.#conn.run(DECIDE_WAITER, this.#key({ run, state, atMs }));
+  }
+
+  setWaiterLease(run: string, leaseExpiresAtMs: number): void {
+    this.#conn.run(SET_WAITER_LEASE, this.#key({ run, leaseExpiresAtMs }));
+  }
+
+  deleteWaiter(run: string): void {
+    this.#conn.run(DELETE_WAITER, this.#key({ run }));
+  }
+
+  waitersAhead(seq: number, atMs: number): number {
+    return this.#conn.get<{ ahead: number }>(COUNT_AHEAD, this.#key({ seq, atMs }))?.ahead ?? 0;
+  }
+
+  lapsedWaiters(atMs: number): readonly { readonly run: string; readonly state: string }[] {
+    return this.#conn.all<{ run_id: string; state: string }>(LAPSED_WAITERS, this.#key({ atMs })).map((row) => ({ run: row.run_id, state: row.state }));
+  }
+
+  keepWaiter(run: string): unknown {
+    return this.#conn.get<Record<string, string | number | null>>(SELECT_WAITER_WHOLE, this.#key({ run }));
+  }
+
+  restoreWaiter(kept: unknown): void {
+    if (kept !== undefined) this.#conn.run(RESTORE_WAITER, kept as SqlParams);
   }
 }
