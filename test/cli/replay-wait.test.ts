@@ -73,6 +73,16 @@ describe('quotaplane replay --wait', () => {
     expect(remote.status).toBe(2);
     expect(remote.stderr).toContain('--wait');
   });
+
+  it('refuses a --wait longer than a waiter can be leased (24 hours less 1 ms), naming --wait', async () => {
+    // A waiter's place is leased for the wait and 1 ms more, and no lease is longer than 24 hours.
+    const store = `sqlite:${dir.path}/too-long.db`;
+    const { status, stdout, stderr } = await runCli(['replay', smallTrace(), ...SMALL_FLAGS, '--store', store, '--wait', '86400000', '--json']);
+    expect(status).toBe(2);
+    expect(JSON.parse(stdout || stderr)).toMatchObject({ error: { code: 'USAGE', message: expect.stringContaining("'--wait <ms>'") } });
+    const longest = await replayJson([smallTrace(), ...SMALL_FLAGS, '--wait', '86399999']);
+    expect(longest.report.ok).toBe(true);
+  });
 });
 
 describe('quotaplane replay --plane-max-concurrent', () => {

@@ -11,6 +11,13 @@ import { renderReplayTable } from '../replay/replay-report.js';
 import type { OpenedReplayTarget } from '../replay/replay-store.js';
 import type { ReplayOptions } from '../replay/replay-types.js';
 import { UsageError } from '../usage-error.js';
+import { MAX_LEASE_MS } from '../../store/store-arguments.js';
+
+/**
+ * The longest `--wait`, virtual ms: one less than the longest lease (`MAX_LEASE_MS`), since a
+ * waiter's place is leased for the wait and 1 ms more (replay-wait.ts `termsOf`).
+ */
+export const MAX_REPLAY_WAIT_MS = MAX_LEASE_MS - 1;
 
 /** The flags of `replay` as commander parses them. */
 interface ReplayFlags {
@@ -95,7 +102,7 @@ export function registerReplay(program: Command, io: CliIo, setExitStatus: SetEx
       new Option(
         '--wait <ms>',
         'let each admission wait up to this many virtual ms for a slot (a waiting request starts when granted, keeping its duration)',
-      ).argParser(amount),
+      ).argParser(wholeNumberBetween(0, MAX_REPLAY_WAIT_MS)),
     )
     .addOption(
       new Option(

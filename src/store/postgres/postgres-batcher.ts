@@ -1,4 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
+import { MAX_INSTANT_MS } from '../../core/instant.js';
 import { waitedTooLong } from '../applied-instant.js';
 import type { AppliedInstant } from '../types.js';
 import type { BatchedDecision } from './postgres-batch-ops.js';
@@ -207,7 +208,9 @@ function itemOf(pending: Pending): { op: BatchedDecision; args: SqlValues; wait?
   } catch {
     nowMs = values.askedAtMs;
   }
-  const sentAtMs = Number.isSafeInteger(nowMs) ? Math.max(values.askedAtMs, nowMs) : values.askedAtMs;
+  // An instant beyond MAX_INSTANT_MS is no instant either: quota_batch would refuse it for the whole batch.
+  const isInstant = Number.isSafeInteger(nowMs) && nowMs >= 0 && nowMs <= MAX_INSTANT_MS;
+  const sentAtMs = isInstant ? Math.max(values.askedAtMs, nowMs) : values.askedAtMs;
   const wait: Record<string, number> = { at: values.at, askedMs: values.askedAtMs, maxMs: values.applied.maxWaitMs };
   if (values.month !== undefined) wait.month = values.month;
   if (values.day !== undefined) wait.day = values.day;

@@ -39,7 +39,7 @@ export function postgresQueries(s: string) {
     agentUsage: `SELECT n.agent,
         (SELECT a.running FROM ${s}.quota_agent_figures a WHERE a.tenant = $1 AND a.agent_name = n.agent) AS running,
         q.tokens, q.minor_units,
-        least(q.held_tokens, ${MAX})::bigint AS held_tokens, least(q.held_minor_units, ${MAX})::bigint AS held_minor_units
+        least(coalesce(q.held_tokens, 0), ${MAX})::bigint AS held_tokens, least(coalesce(q.held_minor_units, 0), ${MAX})::bigint AS held_minor_units
       FROM unnest($2::text[]) AS n(agent)
       LEFT JOIN ${s}.quota_agent_spent q ON q.tenant = $1 AND q.agent_name = n.agent AND q.period = $3`,
     /** Every tenant's slots, and per agent name of $1 its slots across tenants, in one statement. */

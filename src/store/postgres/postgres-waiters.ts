@@ -1,5 +1,8 @@
+import { answerAdmissionRetry } from '../../core/lifecycle/admission-retry.js';
 import type { TenantQuota } from '../../core/quota.js';
+import { decodeAdmittedRun, type RetryFactsRow } from '../admit-retry.js';
 import { atApply } from '../applied-instant.js';
+import { corrupt } from '../rows.js';
 import type { AdmitRequest, AppliedInstant } from '../types.js';
 import {
   timedOutRefusal,
@@ -163,6 +166,17 @@ async function collectRefused(
   return { kind: 'waiting', position: place, enqueuedAtMs: Number(waiter.enqueued_at_ms) };
 }
 
+// A retry of a registered run judged inside the transaction (docs/design/rules.md#l13-1): unlike a
+// plain admission, a waiter's verb has written before quota_admit answered `existing` (the waiter
+// row it took, the grants it served), so a conflicting retry must throw here and roll that back, as
+// the SQLite adapter's one transaction does. An identical retry is answered after the commit.
+async function refuseConflictingRetry(tx: TransactionClient, context: LifecycleContext, r: AdmitRequest, decided: Decided): Promise<void> {
+  if (decided.kind !== 'admission' || (decided.row?.outcome !== 'existing' && decided.row?.outcome !== 'closed')) return;
+  const [row] = await tx.rows<RetryFactsRow>(context.q.admitRetry, [context.tenant, r.run]);
+  if (row === undefined) throw corrupt(context.tenant, `run '${r.run}' vanished after its admission was found`);
+  answerAdmissionRetry(context.tenant, r, decodeAdmittedRun(context.tenant, row));
+}
+
 async function answer(context: LifecycleContext, r: AdmitRequest, decided: Decided): Promise<WaitOutcome> {
   if (decided.kind === 'waiting') {
     return { ok: false, waiting: true, run: r.run, position: decided.position, enqueuedAtMs: decided.enqueuedAtMs };
@@ -182,7 +196,9 @@ export async function admitOrWait(context: LifecycleContext, w: WaiterQueries, r
     // Read once the tenant's lock is held.
     const now = atApply('admission', r);
     const [waiter] = await tx.rows<WaiterRow>(w.selectWaiter, [tenant, now.run]);
-    return { applied: now, decided: await (waiter === undefined ? enqueueOrAdmit(tx, w, tenant, now, terms) : collect(tx, w, tenant, now, terms)) };
+    const decided = await (waiter === undefined ? enqueueOrAdmit(tx, w, tenant, now, terms) : collect(tx, w, tenant, now, terms));
+    await refuseConflictingRetry(tx, context, now, decided);
+    return { applied: now, decided };
   });
   return answer(context, applied, decided);
 }
@@ -194,7 +210,9 @@ export async function collectWaiter(context: LifecycleContext, w: WaiterQueries,
     await tx.rows(w.lockTenant, [tenant]);
     // Read once the tenant's lock is held.
     const now = atApply('admission', r);
-    return { applied: now, decided: await collect(tx, w, tenant, now, terms) };
+    const decided = await collect(tx, w, tenant, now, terms);
+    await refuseConflictingRetry(tx, context, now, decided);
+    return { applied: now, decided };
   });
   return answer(context, applied, decided);
 }
