@@ -59,6 +59,26 @@ describe('PostgreSQL admission lock', () => {
     }
   });
 
+  it('a tenant\'s lock in one schema does not hold up the same tenant in another schema of the database', async () => {
+    const other = await openSchemaStore('store_other', { busyTimeoutMs: 1_000 });
+    const holder = new pg.Client({ connectionString: url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT "${schema}".quota_admission_lock($1)`, ['lock-shared']);
+      const quota = { period: 'monthly', maxConcurrentRuns: 5 } as const;
+      // Same tenant name, another schema: admitted at once, not held until the lock timeout.
+      const admitted = await other.store.tenant('lock-shared').admit({ run: 's1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1, quota });
+      expect(admitted.ok).toBe(true);
+      // In the holder's own schema the same tenant still waits for it.
+      expect((await rejection(store.tenant('lock-shared').admit({ run: 's1', budget: {}, width: 1, atMs: T_MS, leaseMs: 1, quota }))).code).toBe('STORE_UNAVAILABLE');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+      await closeSchemaStore(other);
+    }
+  });
+
   it('the lock key carries the tenant length, so a tenant does not share a lock with one whose name it begins', async () => {
     const keys = await admin.query<{ a: string; b: string }>(
       `SELECT hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0)::text AS a,

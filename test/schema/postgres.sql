@@ -300,7 +300,7 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
 END
 $function$;
 
@@ -529,7 +529,7 @@ DECLARE
   v_at bigint;
 BEGIN
   FOR v_key IN
-    SELECT DISTINCT hashtextextended('quota-admission:' || octet_length(t.tenant) || ':' || t.tenant, 0) AS k
+    SELECT DISTINCT hashtextextended('"quotaplane".quota-admission:' || octet_length(t.tenant) || ':' || t.tenant, 0) AS k
       FROM (SELECT e.item -> 'args' ->> 0 AS tenant FROM jsonb_array_elements(p_items) AS e(item)) AS t
      ORDER BY k
   LOOP
@@ -905,7 +905,7 @@ BEGIN
     -- Another tenant's lock is only tried, never waited for: this transaction may hold the plane
     -- lock, which that tenant's own decisions take after theirs. A busy tenant is passed over.
     IF v_next <> p_tenant
-       AND NOT pg_try_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(v_next) || ':' || v_next, 0)) THEN
+       AND NOT pg_try_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(v_next) || ':' || v_next, 0)) THEN
       v_passed := v_passed || v_next;
       CONTINUE;
     END IF;
@@ -1274,7 +1274,7 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_plane_lock()
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-plane', 3));
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-plane', 3));
 END
 $function$;
 
@@ -1373,7 +1373,7 @@ BEGIN
   END IF;
   -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held
   -- already).
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
   -- Lock order: the tenant's lock, then the plane's (a batch takes all its tenants' locks first).
   IF plane_max_runs IS NOT NULL OR plane_agent_max_runs IS NOT NULL THEN
     PERFORM "quotaplane".quota_plane_lock();
@@ -1469,7 +1469,7 @@ DECLARE
   v_last_at_ms bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(
-    'quota-rate:' || octet_length(p_tenant) || ':' || p_tenant || ':' || octet_length(p_grant) || ':' || p_grant, 1));
+    '"quotaplane".quota-rate:' || octet_length(p_tenant) || ':' || p_tenant || ':' || octet_length(p_grant) || ':' || p_grant, 1));
   PERFORM 1 FROM "quotaplane".quota_rate
    WHERE tenant = p_tenant AND grant_ref = p_grant AND run_id = p_run AND dispatch = p_dispatch;
   IF FOUND THEN

@@ -7,7 +7,7 @@ export function postgresRetentionQueries(s: string) {
           WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
   return {
     /** Seed 0, the key `quota_batch` locks each tenant of a batch under. */
-    lockTenantDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`,
+    lockTenantDecisions: `SELECT pg_advisory_xact_lock(hashtextextended('${s}.quota-admission:' || octet_length($1::text) || ':' || $1::text, 0))`,
     scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND run_id > $2 ORDER BY run_id LIMIT $3`,
     prunableInPage: `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
         (SELECT count(*) FROM ${s}.quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id)::int AS passes,

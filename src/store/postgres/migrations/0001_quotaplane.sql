@@ -689,12 +689,14 @@ $fn$;
 -- run's agent and the tenant's ceilings for it, and the stored plane-wide ceiling, cover the
 -- admission too. When a plane-wide ceiling covers it, the plane lock (quota_plane_lock, seed 3) is
 -- taken after the tenant's lock, so the plane-wide counts are exact across every tenant and
--- instance; without one no such lock is taken.
+-- instance; without one no such lock is taken. Every lock key begins with the quoted schema name:
+-- advisory locks are per database, and two quotaplane schemas in one database (two deployments,
+-- or tests side by side) must never wait on each other's tenants.
 
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_admission_lock(p_tenant text) RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
 END
 $fn$;
 
@@ -704,7 +706,7 @@ $fn$;
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_plane_lock() RETURNS void
 LANGUAGE plpgsql AS $fn$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-plane', 3));
+  PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-plane', 3));
 END
 $fn$;
 
@@ -752,7 +754,7 @@ BEGIN
   END IF;
   -- quota_admission_lock's key, inline (a call is a statement of its own; in a batch it is held
   -- already).
-  PERFORM pg_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
   -- Lock order: the tenant's lock, then the plane's (a batch takes all its tenants' locks first).
   IF plane_max_runs IS NOT NULL OR plane_agent_max_runs IS NOT NULL THEN
     PERFORM :QUOTAPLANE_SCHEMA.quota_plane_lock();
@@ -1081,7 +1083,7 @@ DECLARE
   v_last_at_ms bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(
-    'quota-rate:' || octet_length(p_tenant) || ':' || p_tenant || ':' || octet_length(p_grant) || ':' || p_grant, 1));
+    ':QUOTAPLANE_SCHEMA.quota-rate:' || octet_length(p_tenant) || ':' || p_tenant || ':' || octet_length(p_grant) || ':' || p_grant, 1));
   PERFORM 1 FROM :QUOTAPLANE_SCHEMA.quota_rate
    WHERE tenant = p_tenant AND grant_ref = p_grant AND run_id = p_run AND dispatch = p_dispatch;
   IF FOUND THEN
@@ -1804,7 +1806,7 @@ BEGIN
     -- Another tenant's lock is only tried, never waited for: this transaction may hold the plane
     -- lock, which that tenant's own decisions take after theirs. A busy tenant is passed over.
     IF v_next <> p_tenant
-       AND NOT pg_try_advisory_xact_lock(hashtextextended('quota-admission:' || octet_length(v_next) || ':' || v_next, 0)) THEN
+       AND NOT pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(v_next) || ':' || v_next, 0)) THEN
       v_passed := v_passed || v_next;
       CONTINUE;
     END IF;
@@ -1906,7 +1908,7 @@ DECLARE
   v_at bigint;
 BEGIN
   FOR v_key IN
-    SELECT DISTINCT hashtextextended('quota-admission:' || octet_length(t.tenant) || ':' || t.tenant, 0) AS k
+    SELECT DISTINCT hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(t.tenant) || ':' || t.tenant, 0) AS k
       FROM (SELECT e.item -> 'args' ->> 0 AS tenant FROM jsonb_array_elements(p_items) AS e(item)) AS t
      ORDER BY k
   LOOP
