@@ -1,11 +1,6 @@
-import { join } from 'node:path';
-
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openStore } from '../../src/store/open-store.js';
-import type { QuotaStore } from '../../src/store/store.js';
-import { tempDir } from '../plane/plane-fixtures.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { openStorePair, type StorePair } from './pg-test-support.js';
 
 // An agent with nothing settled or held in a period reads zero on both stores (store.ts
 // `agentUsage`): PostgreSQL's least(NULL, bound) is the bound, not NULL, so a period without a row
@@ -14,27 +9,19 @@ import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 const BY = { actor: 'usage-test', basis: 'asserted' } as const;
 const T = Date.UTC(2026, 11, 1, 12);
 
-let stores: Record<string, QuotaStore>;
-let dir: { dir: string; remove(): void };
-let url: string;
-let schema: string;
+let pair: StorePair;
 
 beforeAll(async () => {
-  dir = tempDir();
-  url = testPgUrl();
-  schema = freshSchemaName('agent_usage');
-  stores = { sqlite: await openStore(`sqlite:${join(dir.dir, 'q.db')}`), postgres: await openStore(url, { schema }) };
+  pair = await openStorePair('agent_usage');
 });
 
 afterAll(async () => {
-  for (const store of Object.values(stores ?? {})) await store.close();
-  await dropSchema(url, schema);
-  dir?.remove();
+  await pair?.close();
 });
 
 describe.each(['sqlite', 'postgres'])('%s', (backend) => {
   it('an agent with no spend row in the period reads nothing settled and nothing reserved', async () => {
-    const acme = stores[backend]!.tenant('acme');
+    const acme = pair.stores[backend as 'sqlite' | 'postgres'].tenant('acme');
     await acme.setQuota(
       { period: 'monthly', maxConcurrentRuns: 3, agents: { bot: { maxConcurrentRuns: 2 } } },
       { atMs: T, by: BY, action: 'quota.set', subject: 'quota', detail: {} },

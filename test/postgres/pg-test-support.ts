@@ -1,10 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
 
 import pg from 'pg';
 import { inject } from 'vitest';
 
 import { openPostgresStore, type PostgresQuotaStore, type PostgresStoreOptions } from '../../src/store/postgres/postgres-store.js';
+import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
+import { tempDir } from '../plane/plane-fixtures.js';
 
 /**
  * The run's PostgreSQL URL, from the global setup (or `QUOTAPLANE_TEST_PG_URL`). Throws, failing
@@ -79,4 +82,27 @@ export async function closeSchemaStore(opened: Partial<SchemaStore>): Promise<vo
   await opened.admin?.end();
   await opened.store?.close();
   if (opened.url !== undefined && opened.schema !== undefined) await dropSchema(opened.url, opened.schema);
+}
+
+/** Two stores side by side for tests that hold both backends to one answer: a SQLite file and a PostgreSQL schema. */
+export interface StorePair {
+  readonly stores: { readonly sqlite: QuotaStore; readonly postgres: QuotaStore };
+  /** Closes both stores, drops the schema and removes the file's directory. */
+  close(): Promise<void>;
+}
+
+/** Opens a {@link StorePair}: SQLite in a temporary directory, PostgreSQL in a fresh schema (`freshSchemaName(label)`). */
+export async function openStorePair(label: string): Promise<StorePair> {
+  const dir = tempDir();
+  const url = testPgUrl();
+  const schema = freshSchemaName(label);
+  const stores = { sqlite: await openStore(`sqlite:${join(dir.dir, 'q.db')}`), postgres: await openStore(url, { schema }) };
+  return {
+    stores,
+    close: async () => {
+      for (const store of Object.values(stores)) await store.close();
+      await dropSchema(url, schema);
+      dir.remove();
+    },
+  };
 }

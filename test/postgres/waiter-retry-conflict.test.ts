@@ -1,35 +1,23 @@
-import { join } from 'node:path';
-
 // Both stores answer a waiter asked again with a different request the same way: CONFLICT, with the
 // queue, its grant and the books as they were (docs/design/rules.md#l13-1).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../../src/store/store.js';
-import { tempDir } from '../plane/plane-fixtures.js';
-import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
+import { openStorePair, type StorePair } from './pg-test-support.js';
 
 const BY = { actor: 'diff', basis: 'asserted' } as const;
 const BUDGET = { maxTokens: 500, maxCallTokens: 500, maxMinorUnits: 20, maxCallMinorUnits: 20 };
 const AGENT = { name: 'bot', digest: 'ab'.repeat(32) };
 const T = Date.UTC(2026, 11, 1, 12);
 
-let stores: Record<string, QuotaStore>;
-let dir: { dir: string; remove(): void };
-let url: string;
-let schema: string;
+let pair: StorePair;
 
 beforeAll(async () => {
-  dir = tempDir();
-  url = testPgUrl();
-  schema = freshSchemaName('repro');
-  stores = { sqlite: await openStore(`sqlite:${join(dir.dir, 'q.db')}`), postgres: await openStore(url, { schema }) };
+  pair = await openStorePair('repro');
 });
 afterAll(async () => {
-  for (const s of Object.values(stores ?? {})) await s.close();
-  await dropSchema(url, schema);
-  dir?.remove();
+  await pair?.close();
 });
 
 async function tenant(store: QuotaStore, name: string): Promise<TenantStore> {
@@ -40,7 +28,7 @@ async function tenant(store: QuotaStore, name: string): Promise<TenantStore> {
 
 describe.each(['sqlite', 'postgres'])('%s', (backend) => {
   it('L13.1 a waiting run asked again with another width is a conflict and changes nothing: its grant and place stay', async () => {
-    const t = await tenant(stores[backend]!, 'w-conflict');
+    const t = await tenant(pair.stores[backend as 'sqlite' | 'postgres'], 'w-conflict');
     const admit = (run: string, width: number, atMs: number) => ({ run, budget: BUDGET, width, atMs, leaseMs: 30_000, agent: AGENT });
     expect(await t.admit(admit('r1', 1, T))).toMatchObject({ ok: true });
     // r2 waits with width 2.
