@@ -22,9 +22,6 @@ export default {
     'src/store/operator-arguments.ts',
     'src/store/halt-rows.ts',
     'src/store/rows.ts',
-    'src/store/sqlite/sqlite-reserve.ts',
-    'src/store/sqlite/sqlite-settle.ts',
-    'src/store/sqlite/sqlite-rate.ts',
     'src/store/sqlite/sqlite-lifecycle.ts',
     'src/store/sqlite/sqlite-operator.ts',
     // waiting admissions and retention: their argument checks and the SQLite adapter's decisions.

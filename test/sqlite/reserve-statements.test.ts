@@ -16,7 +16,8 @@ import {
   SELECT_SLOT_SNAPSHOT,
   UPSERT_PLANE_CEILING,
 } from '../../src/store/sqlite/sqlite-queries.js';
-import { reserveInTransaction } from '../../src/store/sqlite/sqlite-reserve.js';
+import { reserveOnBooks } from '../../src/core/lifecycle/reserve.js';
+import { SqliteTenantBooks } from '../../src/store/sqlite/sqlite-tenant-books.js';
 import { migrateSqlite } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // What a reserve reads (cheaper decisions): only the counts and figures a ceiling covering the run
@@ -57,7 +58,7 @@ async function setPlane(plane: Record<string, unknown>): Promise<void> {
 async function reserve(run: string, quota: Record<string, unknown>, options: { agent?: string; hold?: SpendHold } = {}): Promise<string[]> {
   statements = [];
   const outcome = await conn.write(() =>
-    reserveInTransaction(conn, 'acme', { run, agent: options.agent ?? null, quota: parseQuota(quota), hold: options.hold ?? null, atMs: T0 }),
+    reserveOnBooks(new SqliteTenantBooks(conn, 'acme'), { run, agent: options.agent ?? null, quota: parseQuota(quota), hold: options.hold ?? null, atMs: T0 }),
   );
   expect(outcome).toEqual({ ok: true });
   return statements;

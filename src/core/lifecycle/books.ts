@@ -120,6 +120,8 @@ export interface BooksReads {
   storedQuota(): TenantQuota | null;
   /** The plane-wide ceiling, or `null` when none is set. */
   planeCeiling(): PlaneCeiling | null;
+  /** Whether `run` holds a slot (one point read; no count). */
+  holdsSlot(run: string): boolean;
   /** Slot and hold of `run`, and the tenant's slot count. */
   slotSnapshot(run: string): SlotSnapshot;
   /** Slots held by the tenant's runs of `agent`. */

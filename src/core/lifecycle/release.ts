@@ -14,7 +14,7 @@ export function decideRelease(books: TenantBooks, request: ReleaseRunRequest): R
   const run = request.run;
   const record = books.run(run);
   const previousStatus = record?.status ?? null;
-  const slotHeld = books.slotSnapshot(run).slotHeld;
+  const slotHeld = books.holdsSlot(run);
   const stored = books.hold(run);
   const hold: Held | null = stored === null ? null : { run, period: stored.period, remaining: stored.amount };
   if (!slotHeld && hold === null) {

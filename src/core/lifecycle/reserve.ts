@@ -85,3 +85,9 @@ export function reserveTakingHold(
   books.takeSlot(run, agent, atMs);
   return { ok: true, holdTaken: hold !== null };
 }
+
+/** The port's `reserve` (docs/design/rules.md#c1, #c12): {@link reserveTakingHold}, answered ok or with its refusal. */
+export function reserveOnBooks(books: TenantBooks, input: ReserveInput): ReserveOutcome {
+  const reserved = reserveTakingHold(books, input);
+  return reserved.ok ? { ok: true } : reserved;
+}

@@ -14,7 +14,7 @@ export function decideSweepRun(books: TenantBooks, request: { readonly run: stri
   const untouched: SweptRun = { run, releasedSlot: false, stranded: false };
   const record = books.run(run);
   if (record === null || books.hasLivePass(run, atMs)) return untouched;
-  const holding = books.slotSnapshot(run).slotHeld;
+  const holding = books.holdsSlot(run);
   if (requeueLapsedGrant(books, run, atMs, 0)) return { run, releasedSlot: holding, stranded: false };
   if (holding) books.giveSlot(run);
   if (record.status !== 'running') return { run, releasedSlot: holding, stranded: false };

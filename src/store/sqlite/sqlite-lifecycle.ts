@@ -1,6 +1,7 @@
 import { decideAdmitNow } from '../../core/lifecycle/admit-now.js';
 import { decideHeartbeat, decideResume, decideSettlePass, fence, renewLease, requireOpenRun, withholdIfHalted } from '../../core/lifecycle/passes.js';
 import { configuredRateCeilings } from '../../core/quota.js';
+import { reserveRate } from '../../core/lifecycle/rate-decision.js';
 import type {
   AdmitOutcome,
   AdmitRequest,
@@ -14,8 +15,6 @@ import type {
   SettlePassRequest,
 } from '../types.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { readStoredQuota } from './sqlite-quota.js';
-import { reserveRateInTransaction } from './sqlite-rate.js';
 import { SqliteTenantBooks } from './sqlite-tenant-books.js';
 
 /*
@@ -58,8 +57,8 @@ export function dispatchInTransaction(conn: SqliteConnection, tenant: string, re
   if (request.epoch !== undefined && request.leaseMs !== undefined && lease !== null) {
     renewLease(books, record, request.epoch, lease.leaseExpiresAtMs, request.atMs, request.leaseMs);
   }
-  const configured = configuredRateCeilings(readStoredQuota(conn, tenant), request.grant);
-  return reserveRateInTransaction(conn, tenant, {
+  const configured = configuredRateCeilings(books.storedQuota(), request.grant);
+  return reserveRate(books, tenant, {
     grant: request.grant,
     run: request.run,
     dispatch: request.dispatch,

@@ -15,6 +15,8 @@ export const INSERT_SLOT = `INSERT INTO quota_running (tenant, run_id, admitted_
   ON CONFLICT (tenant, run_id) DO NOTHING`;
 /** Gives the slot back (release, or a slot-releasing settle); idempotent. */
 export const DELETE_SLOT = 'DELETE FROM quota_running WHERE tenant = @tenant AND run_id = @run';
+/** Whether the run holds a slot: one point read. */
+export const SLOT_EXISTS = 'SELECT 1 AS held FROM quota_running WHERE tenant = @tenant AND run_id = @run';
 /** The tenant's slot count, a range over its prefix. */
 export const COUNT_SLOTS = 'SELECT count(*) AS running FROM quota_running WHERE tenant = @tenant';
 /** Slot holders in ascending run-id order, bytewise (docs/design/rules.md#p5). */

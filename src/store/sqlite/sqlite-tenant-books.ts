@@ -40,6 +40,7 @@ import {
   SELECT_WAITER,
   SELECT_WAITER_WHOLE,
   SET_WAITER_LEASE,
+  SLOT_EXISTS,
   CARRY_HOLD,
   COUNT_AGENT_SLOTS,
   COUNT_PLANE_AGENT_SLOTS,
@@ -241,6 +242,10 @@ export class SqliteTenantBooks implements TenantBooks {
 
   planeCeiling(): PlaneCeiling | null {
     return readPlaneCeiling(this.#conn);
+  }
+
+  holdsSlot(run: string): boolean {
+    return this.#conn.get(SLOT_EXISTS, this.#key({ run })) !== undefined;
   }
 
   slotSnapshot(run: string): SlotSnapshot {

@@ -1,3 +1,8 @@
+import { carryHold } from '../../core/lifecycle/hold-moves.js';
+import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
+import { decideSettle } from '../../core/lifecycle/receipts.js';
+import { reserveOnBooks } from '../../core/lifecycle/reserve.js';
+import { SqliteTenantBooks } from './sqlite-tenant-books.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
 import type { TenantQuota } from '../../core/quota.js';
@@ -39,7 +44,6 @@ import type {
 } from '../types.js';
 import { atApply } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
-import { carryHold } from './sqlite-books.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
 
 const OVERRAN_PASSES = overranPassesSql('', '@tenant', '@limit');
@@ -62,10 +66,7 @@ import {
 } from './sqlite-operator.js';
 import * as q from './sqlite-queries.js';
 import { readStoredQuota } from './sqlite-quota.js';
-import { judgeRate, reserveRateInTransaction } from './sqlite-rate.js';
-import { reserveInTransaction } from './sqlite-reserve.js';
 import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
-import { settleInTransaction } from './sqlite-settle.js';
 import {
   admitInTurnInTransaction,
   admitOrWaitInTransaction,
@@ -104,6 +105,11 @@ export class SqliteTenantStore implements TenantStore {
     this.#wakes = wakes;
   }
 
+  // The tenant's books on this connection, for a decision core makes inside the transaction.
+  #books(): SqliteTenantBooks {
+    return new SqliteTenantBooks(this.#conn, this.tenant);
+  }
+
   // A write whose body may grant waiters: their callers are woken once it committed.
   async #granting<T>(body: () => { outcome: T; granted: string[] }): Promise<T> {
     const { outcome, granted } = await this.#conn.write(body);
@@ -124,7 +130,7 @@ export class SqliteTenantStore implements TenantStore {
 
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
     const input = { run: request.run, agent: null, quota: request.quota, hold: request.hold ?? null, atMs: request.atMs };
-    return this.#conn.write(() => reserveInTransaction(this.#conn, this.tenant, input));
+    return this.#conn.write(() => reserveOnBooks(this.#books(), input));
   }
 
   async release(run: string): Promise<void> {
@@ -136,7 +142,7 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async carry(run: string, period: string): Promise<void> {
-    await this.#conn.write(() => carryHold(this.#conn, this.tenant, run, period));
+    await this.#conn.write(() => carryHold(this.#books(), run, period));
   }
 
   async reservations(limit: number): Promise<Held[]> {
@@ -190,7 +196,7 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {
-    return this.#conn.write(() => settleInTransaction(this.#conn, this.tenant, settlement));
+    return this.#conn.write(() => decideSettle(this.#books(), settlement, null));
   }
 
   async spent(period: string): Promise<Spend> {
@@ -211,11 +217,11 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async reserveRate(reservation: RateReservation): Promise<RateOutcome> {
-    return this.#conn.write(() => reserveRateInTransaction(this.#conn, this.tenant, reservation));
+    return this.#conn.write(() => reserveRate(this.#books(), this.tenant, reservation));
   }
 
   async rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome> {
-    const refusal = await this.#conn.read(() => judgeRate(this.#conn, this.tenant, grant, ceilings, atMs));
+    const refusal = await this.#conn.read(() => judgeRate(this.#books(), this.tenant, grant, ceilings, atMs));
     return refusal === null ? { ok: true } : { ok: false, refusal };
   }
 
