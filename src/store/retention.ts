@@ -4,14 +4,16 @@ import { normaliseRunId } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
 import { requireIdentifier } from '../core/identifiers.js';
 import { requireInstantMs } from '../core/instant.js';
+import { judgePrunable, type PruneFacts } from '../core/lifecycle/prunable.js';
 import type { PrunedRunRecord } from '../core/lifecycle/pruned.js';
 import { requireLimit, requireObject } from './store-arguments.js';
 import type { AuditRecord, RunStatus } from './types.js';
 
 /*
- * Retention, the backend-neutral part: which runs may be pruned, the shapes of
- * the store's prune operations, their argument checks, and the refusal every decision gives a run
- * whose records were pruned. What a prune removes, and only that: a closed run (concluded or
+ * Retention, the backend-neutral part: the shapes of the store's prune operations, their argument
+ * checks, the facts both stores read to let core judge a run (core/lifecycle/prunable.ts decides
+ * which runs may be pruned), and the refusal every decision gives a run whose records were pruned.
+ * What a prune removes, and only that: a closed run (concluded or
  * released) that holds no slot and no hold, closed at or before the cut-off, with its passes and
  * receipts, provided none of its passes can still be settled: a closed run with a pass whose receipt
  * was never written stays, concluded or released alike, because a late settle of that pass is
@@ -109,6 +111,39 @@ export interface PrunedRate {
 
 export type { PrunedRunRecord } from '../core/lifecycle/pruned.js';
 export { prunedRunError } from '../core/lifecycle/pruned.js';
+
+/**
+ * The columns both stores read a run's prune facts with (core/lifecycle/prunable.ts
+ * `PruneFacts`): its id, status, last epoch (for its tombstone), the instant it entered its status
+ * (Unix ms), and whether it holds a slot, a hold, or a pass without a receipt (1/0 on SQLite).
+ */
+export interface PruneFactsRow {
+  readonly run_id: string;
+  readonly status: string;
+  readonly last_epoch: number | string;
+  readonly closed_at_ms: number | string;
+  readonly holds_slot: boolean | number;
+  readonly holds_hold: boolean | number;
+  readonly pass_unsettled: boolean | number;
+}
+
+/**
+ * The rows of `rows` whose run may be pruned at `closedAtOrBeforeMs` (Unix ms), in the order
+ * given, as core/lifecycle/prunable.ts `judgePrunable` decides (docs/design/rules.md#r1, #r9).
+ */
+export function prunableRows<Row extends PruneFactsRow>(rows: readonly Row[], closedAtOrBeforeMs: number): Row[] {
+  return rows.filter((row) => judgePrunable(decodePruneFacts(row), closedAtOrBeforeMs).prunable);
+}
+
+function decodePruneFacts(row: PruneFactsRow): PruneFacts {
+  return {
+    status: row.status as RunStatus,
+    closedAtMs: Number(row.closed_at_ms),
+    holdsSlot: Boolean(row.holds_slot),
+    holdsHold: Boolean(row.holds_hold),
+    hasUnsettledPass: Boolean(row.pass_unsettled),
+  };
+}
 
 /** The columns a tombstone is read with on either backend. */
 export interface PrunedRow {

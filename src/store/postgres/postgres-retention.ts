@@ -1,5 +1,6 @@
 import {
   decodePrunedRow,
+  prunableRows,
   prunedRunError,
   runPruneDetail,
   type PrunableRunsPage,
@@ -7,6 +8,7 @@ import {
   type PrunedRate,
   type PrunedRow,
   type PrunedRuns,
+  type PruneFactsRow,
   type PruneRateRequest,
   type PruneRunsRequest,
 } from '../retention.js';
@@ -25,42 +27,56 @@ import type { AuditAction } from '../../core/audit-actions.js';
  * batched decision of that tenant holds for its whole transaction, `quota_batch`), so no
  * admission, settle, resume, heartbeat or dispatch of the tenant interleaves with it; then it locks
  * the candidate run rows (`FOR UPDATE SKIP LOCKED`: a run an operator's settle or release holds
- * is left for the next prune, never waited on), re-checks them, and removes them. The lock is held
+ * is left for the next prune, never waited on) reading their facts, lets core judge them
+ * (core/lifecycle/prunable.ts), and removes the runs core chose. The SQL decides nothing. The lock is held
  * for one bounded batch only.
  */
 
-/** store.ts `prunableRuns`. */
+/** store.ts `prunableRuns`: the SQL reads a page's facts, core chooses (core/lifecycle/prunable.ts). */
 export async function listPrunableRuns(context: LifecycleContext, request: PrunableRunsRequest): Promise<PrunableRunsPage> {
   const { db, q, tenant } = context;
   const after = request.after ?? '';
   const scanned = await db.rows<{ run_id: string }>(q.retention.scanRuns, [tenant, after, request.scanLimit]);
   const last = scanned[scanned.length - 1]?.run_id;
   if (last === undefined) return { runs: [], next: null };
-  const rows = await db.rows<{ run_id: string; closed_at_ms: string | number; passes: number; receipts: number }>(
-    q.retention.prunableInPage,
-    [tenant, request.status, after, last, request.closedAtOrBeforeMs],
+  const facts = await db.rows<PruneFactsRow>(q.retention.factsInPage, [tenant, request.status, after, last]);
+  const chosen = prunableRows(facts, request.closedAtOrBeforeMs);
+  const counts = new Map(
+    (chosen.length === 0
+      ? []
+      : await db.rows<{ run_id: string; passes: number; receipts: number }>(q.retention.countRecords, [
+          tenant,
+          chosen.map((row) => row.run_id),
+        ])
+    ).map((row) => [row.run_id, row]),
   );
   return {
-    runs: rows.map((row) => ({
+    runs: chosen.map((row) => ({
       run: decodeRunId(tenant, 'run', row.run_id),
       status: request.status,
       closedAtMs: Number(row.closed_at_ms),
-      passes: Number(row.passes),
-      receipts: Number(row.receipts),
+      passes: Number(counts.get(row.run_id)?.passes ?? 0),
+      receipts: Number(counts.get(row.run_id)?.receipts ?? 0),
     })),
     next: scanned.length < request.scanLimit ? null : last,
   };
 }
 
-/** store.ts `pruneRuns`: one transaction under the tenant's admission lock. */
+/**
+ * store.ts `pruneRuns`: one transaction under the tenant's admission lock. It locks the requested
+ * run rows and reads their facts, core chooses (core/lifecycle/prunable.ts), and one statement
+ * removes exactly the runs it chose; the rows stay locked until the commit.
+ */
 export async function pruneRuns(context: LifecycleContext, request: PruneRunsRequest): Promise<PrunedRuns> {
   const { db, q, tenant } = context;
   return db.transaction(async (tx) => {
     await tx.rows(q.retention.lockTenantDecisions, [tenant]);
+    const facts = await tx.rows<PruneFactsRow>(q.retention.lockRunFacts, [tenant, request.runs]);
+    const chosen = prunableRows(facts, request.closedAtOrBeforeMs).map((row) => row.run_id);
+    if (chosen.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
     const [removed] = await tx.rows<{ runs: string[]; passes: number; receipts: number }>(q.retention.removeRuns, [
       tenant,
-      request.runs,
-      request.closedAtOrBeforeMs,
+      chosen,
       request.atMs,
     ]);
     const ids = removed?.runs ?? [];

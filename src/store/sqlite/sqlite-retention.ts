@@ -2,10 +2,11 @@ import {
   decodePrunedRow,
   type PrunedRunRecord,
   runPruneDetail,
+  prunableRows,
   type PrunableRun,
   type PrunableRunsPage,
   type PrunableRunsRequest,
-  type PrunableStatus,
+  type PruneFactsRow,
   type PrunedRate,
   type PrunedRow,
   type PrunedRuns,
@@ -21,44 +22,38 @@ import type { AuditAction } from '../../core/audit-actions.js';
 /*
  * Retention on SQLite (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`). The
  * candidates are found in a read transaction (WAL readers never wait for the writer), a bounded
- * page at a time; each batch of removals is one decision on the group-commit writer that re-checks
- * every run under the write lock, so a run that was resumed, settled late or released meanwhile is
- * judged as it stands, and the lock is held for one bounded batch only.
+ * page at a time; each batch of removals is one decision on the group-commit writer that reads
+ * every run's facts again under the write lock and lets core judge them (core/lifecycle/
+ * prunable.ts), so a run that was resumed, settled late or released meanwhile is judged as it
+ * stands, and the lock is held for one bounded batch only. The SQL only reads facts and deletes
+ * the runs core chose; it decides nothing.
  */
 
-// A run may go when it is closed at or before the cut-off, holds nothing a decision still reads, and
-// has no pass that can still be settled (see store/retention.ts: a closed run, concluded or
-// released, with a pass never settled stays, since a late settle of that pass is still booked).
-const PRUNABLE_CONDITION = `r.status = @status
-    AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
-    AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
-    AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
-    AND NOT EXISTS (SELECT 1 FROM quota_passes p
-                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
+// What a prune reads of a run to judge it (store/retention.ts `PruneFactsRow`); core/lifecycle/
+// prunable.ts decides from these whether it may go.
+const RUN_FACTS = `r.run_id, r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
+    EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id) AS holds_slot,
+    EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id) AS holds_hold,
+    EXISTS (SELECT 1 FROM quota_passes p
+             WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL) AS pass_unsettled`;
 
 // One page of the tenant's runs of every status by primary key, at most @scanLimit of them, and
-// the candidates of @status among them. No index by status is kept for closed runs (it would cost a
-// page write per admission and settle), and nearly every run a prune walks is closed anyway.
+// the facts of those of @status among them. No index by status is kept for closed runs (it would
+// cost a page write per admission and settle), and nearly every run a prune walks is closed anyway.
 const SCAN_RUNS = `SELECT run_id FROM quota_runs
   WHERE tenant = @tenant AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
-const PRUNABLE_IN_PAGE = `SELECT r.run_id, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
+const FACTS_IN_PAGE = `SELECT ${RUN_FACTS} FROM quota_runs r
+  WHERE r.tenant = @tenant AND r.status = @status AND r.run_id > @after AND r.run_id <= @last
+  ORDER BY r.run_id`;
+// How many passes and receipts each of the runs core chose has (@runs, a JSON array of ids).
+const COUNT_RECORDS = `SELECT r.run_id,
     (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id) AS passes,
     (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
       + (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.receipt_tokens IS NOT NULL)
       AS receipts
   FROM quota_runs r
-  WHERE r.tenant = @tenant AND r.run_id > @after AND r.run_id <= @last AND ${PRUNABLE_CONDITION}
-  ORDER BY r.run_id`;
-
-const CHECK_PRUNABLE = `SELECT r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms
-  FROM quota_runs r
-  WHERE r.tenant = @tenant AND r.run_id = @run
-    AND r.status IN ('concluded', 'released')
-    AND coalesce(r.status_since_ms, r.admitted_at_ms) <= @closedAtOrBeforeMs
-    AND NOT EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id)
-    AND NOT EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id)
-    AND NOT EXISTS (SELECT 1 FROM quota_passes p
-                     WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL)`;
+  WHERE r.tenant = @tenant AND r.run_id IN (SELECT value FROM json_each(@runs))`;
+const RUN_FACTS_OF = `SELECT ${RUN_FACTS} FROM quota_runs r WHERE r.tenant = @tenant AND r.run_id = @run`;
 // Each pass removed, and whether it held its own receipt (a pass's settle writes it into the pass row).
 const DELETE_PASSES = `DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run
   RETURNING receipt_tokens IS NOT NULL AS had_receipt`;
@@ -79,54 +74,51 @@ const PRUNE_GRANT_ROWS = `DELETE FROM quota_rate
      ORDER BY reserved_at_ms LIMIT @limit)`;
 const COUNT_RATE_ROWS = `SELECT count(*) AS n FROM quota_rate WHERE tenant = @tenant AND reserved_at_ms <= @atOrBeforeMs`;
 
-interface CandidateRow {
-  readonly run_id: string;
-  readonly closed_at_ms: number;
-  readonly passes: number;
-  readonly receipts: number;
-}
-
 /** store.ts `prunableRuns`, inside a read transaction. */
 export function listPrunableRuns(conn: SqliteConnection, tenant: string, request: PrunableRunsRequest): PrunableRunsPage {
   const after = request.after ?? '';
   const scanned = conn.all<{ run_id: string }>(SCAN_RUNS, { tenant, after, scanLimit: request.scanLimit });
   const last = scanned[scanned.length - 1]?.run_id;
   if (last === undefined) return { runs: [], next: null };
-  const rows = conn.all<CandidateRow>(PRUNABLE_IN_PAGE, {
-    tenant,
-    status: request.status,
-    after,
-    last,
-    closedAtOrBeforeMs: request.closedAtOrBeforeMs,
-  });
-  const runs: PrunableRun[] = rows.map((row) => ({
+  const facts = conn.all<PruneFactsRow>(FACTS_IN_PAGE, { tenant, status: request.status, after, last });
+  const chosen = prunableRows(facts, request.closedAtOrBeforeMs);
+  const counts = new Map(
+    (chosen.length === 0
+      ? []
+      : conn.all<{ run_id: string; passes: number; receipts: number }>(COUNT_RECORDS, {
+          tenant,
+          runs: JSON.stringify(chosen.map((row) => row.run_id)),
+        })
+    ).map((row) => [row.run_id, row]),
+  );
+  const runs: PrunableRun[] = chosen.map((row) => ({
     run: decodeRunId(tenant, 'run', row.run_id),
-    status: request.status as PrunableStatus,
-    closedAtMs: row.closed_at_ms,
-    passes: row.passes,
-    receipts: row.receipts,
+    status: request.status,
+    closedAtMs: Number(row.closed_at_ms),
+    passes: counts.get(row.run_id)?.passes ?? 0,
+    receipts: counts.get(row.run_id)?.receipts ?? 0,
   }));
   return { runs, next: scanned.length < request.scanLimit ? null : last };
 }
 
-/** store.ts `pruneRuns`, inside the caller's `BEGIN IMMEDIATE` transaction. */
+/**
+ * store.ts `pruneRuns`, inside the caller's `BEGIN IMMEDIATE` transaction: reads each run's facts,
+ * lets core choose (core/lifecycle/prunable.ts), and removes exactly the runs it chose; the write
+ * lock is held from the read to the last delete, so nothing changes in between.
+ */
 export function pruneRunsInTransaction(conn: SqliteConnection, tenant: string, request: PruneRunsRequest): PrunedRuns {
+  const facts = request.runs.flatMap((run) => conn.get<PruneFactsRow>(RUN_FACTS_OF, { tenant, run }) ?? []);
   const removed: string[] = [];
   let passes = 0;
   let receipts = 0;
-  for (const run of request.runs) {
-    const key = { tenant, run };
-    const row = conn.get<{ status: string; last_epoch: number; closed_at_ms: number }>(CHECK_PRUNABLE, {
-      ...key,
-      closedAtOrBeforeMs: request.closedAtOrBeforeMs,
-    });
-    if (row === undefined) continue;
+  for (const row of prunableRows(facts, request.closedAtOrBeforeMs)) {
+    const key = { tenant, run: row.run_id };
     const deleted = conn.all<{ had_receipt: number }>(DELETE_PASSES, key);
     passes += deleted.length;
     receipts += deleted.filter((pass) => pass.had_receipt === 1).length + conn.run(DELETE_RECEIPTS, key);
     conn.run(DELETE_RUN, key);
     conn.run(INSERT_TOMBSTONE, { ...key, status: row.status, lastEpoch: row.last_epoch, closedAtMs: row.closed_at_ms, atMs: request.atMs });
-    removed.push(run);
+    removed.push(row.run_id);
   }
   if (removed.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
   const audit = appendAuditInTransaction(conn, tenant, {
