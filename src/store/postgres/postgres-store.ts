@@ -80,7 +80,7 @@ export class PostgresQuotaStore implements QuotaStore {
   ) {
     this.#db = db;
     this.#q = queries;
-    this.#batch = new PostgresBatcher(db, queries.batch, batch);
+    this.#batch = new PostgresBatcher(db, queries.books, batch);
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);

@@ -14,7 +14,7 @@ import {
 } from '../waiters.js';
 import type { TransactionClient } from './postgres-connection.js';
 import type { LifecycleContext } from './postgres-lifecycle-context.js';
-import { admitAnswer, admitValues, type AdmitRow } from './postgres-lifecycle.js';
+import { admitAnswer, admitValues, type AdmitRow } from './postgres-waiter-admit.js';
 import { quotaOf } from './postgres-outcomes.js';
 import type { WaiterQueries } from './postgres-waiter-queries.js';
 

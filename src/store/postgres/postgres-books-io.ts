@@ -1,0 +1,245 @@
+import type { HaltRow } from '../halt-rows.js';
+import type {
+  BatchFacts,
+  FactTable,
+  HoldRow,
+  PassRow,
+  PrunedRow,
+  RateGrantRow,
+  RunsRow,
+  SettledRow,
+  SlotRow,
+  SpentRow,
+  TenantFacts,
+} from './postgres-books-facts.js';
+import { TenantWant } from './postgres-books-facts.js';
+import type { TransactionClient } from './postgres-connection.js';
+
+/*
+ * Reading and writing a batch's books on PostgreSQL: `loadFacts` sends what the facts want to
+ * `quota_books_load` (taking the locks asked for first) and files the rows it answers;
+ * `writeFacts` sends every changed row to `quota_books_write`. See migrations/0002_books.sql.
+ */
+
+const SEP = '\u0000';
+
+/** The statements, for one quoted schema `s`. */
+export function booksQueries(s: string) {
+  return {
+    load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
+    write: `SELECT ${s}.quota_books_write($1::jsonb)`,
+    grantWaiters: `SELECT ${s}.quota_grant_waiters($1, $2) AS granted`,
+  } as const;
+}
+
+/** The statements of {@link booksQueries}. */
+export type BooksQueries = ReturnType<typeof booksQueries>;
+
+/** The base facts as the server answers them. */
+interface BaseAnswer {
+  readonly running: number;
+  readonly quota: unknown;
+  readonly halts: HaltRow[];
+  readonly waiting: boolean;
+}
+
+interface RunsAnswer {
+  readonly runs?: (Omit<RunsRow, 'chain_json'> & { chain_json: unknown })[];
+  readonly pruned?: PrunedRow[];
+  readonly passes?: PassRow[];
+  readonly settled?: SettledRow[];
+  readonly slots?: SlotRow[];
+  readonly holds?: HoldRow[];
+  readonly granted?: { run_id: string; lease_expires_at_ms: number }[];
+}
+
+interface TenantAnswer {
+  readonly tenant: string;
+  readonly base?: BaseAnswer;
+  readonly runs?: RunsAnswer;
+  readonly agents?: { agent_name: string; running: number }[];
+  readonly periods?: SpentRow[];
+  readonly agentPeriods?: (SpentRow & { agent_name: string })[];
+  readonly grants?: RateGrantRow[];
+  readonly rateKeys?: [string, string, string, number][];
+  readonly rateOrdinals?: [string, number, number][];
+  readonly rateAfter?: [string, number, number | null][];
+  readonly audit?: { head: { seq: number; hash: string } | null };
+}
+
+interface FactsAnswer {
+  readonly tenants: TenantAnswer[];
+  readonly plane?: { ceiling: unknown };
+  readonly planeRunning?: number;
+  readonly planeAgents?: Record<string, number>;
+}
+
+/** Options of a load: the admission locks to take first (sorted), and whether to take the plane lock. */
+export interface LoadLocks {
+  readonly lock?: readonly string[];
+  readonly planeLock?: boolean;
+}
+
+// Files `value` under `key` unless the key is loaded already: what a batch loaded first is what it
+// has been deciding on (and may have changed).
+function file<Row>(table: FactTable<Row>, key: string, value: Row | null): void {
+  if (!table.rows.has(key)) table.rows.set(key, value);
+}
+
+/** Loads every fact `batch` wants (taking `locks` first), and clears the wants. */
+export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts, locks: LoadLocks = {}): Promise<void> {
+  const plane = batch.plane;
+  const wanted = [...batch.tenants.values()].filter((facts) => !facts.want.empty);
+  const auditLock = wanted.filter((facts) => facts.want.audit).map((facts) => facts.tenant);
+  const request = {
+    lock: locks.lock ?? [],
+    planeLock: locks.planeLock === true || plane.wantRunning || plane.wantAgents.size > 0,
+    auditLock,
+    tenants: wanted.map((facts) => ({ tenant: facts.tenant, ...facts.want.toJSON() })),
+    plane: plane.wantCeiling,
+    planeRunning: plane.wantRunning,
+    planeAgents: [...plane.wantAgents],
+  };
+  const [row] = await tx.rows<{ facts: FactsAnswer }>(q.load, [JSON.stringify(request)]);
+  const answer = row?.facts ?? { tenants: [] };
+  wanted.forEach((facts, index) => {
+    fileTenant(facts, answer.tenants[index] ?? { tenant: facts.tenant });
+    facts.want = new TenantWant();
+  });
+  if (plane.wantCeiling) plane.ceiling = { raw: answer.plane?.ceiling ?? null };
+  if (plane.wantRunning && plane.running === undefined) plane.running = Number(answer.planeRunning ?? 0);
+  for (const agent of plane.wantAgents) if (!plane.agents.has(agent)) plane.agents.set(agent, Number(answer.planeAgents?.[agent] ?? 0));
+  plane.wantCeiling = false;
+  plane.wantRunning = false;
+  plane.wantAgents.clear();
+}
+
+function fileTenant(facts: TenantFacts, answer: TenantAnswer): void {
+  const want = facts.want;
+  if (want.base && facts.base === undefined) {
+    const base = answer.base as BaseAnswer;
+    facts.base = { running: Number(base.running), quotaJson: base.quota ?? null, haltRows: base.halts, waiting: base.waiting };
+  }
+  if (want.runs.size > 0) fileRuns(facts, [...want.runs], answer.runs ?? {});
+  for (const agent of want.agents) {
+    const found = answer.agents?.find((row) => row.agent_name === agent);
+    file(facts.agentFigures, agent, found === undefined ? null : { running: Number(found.running) });
+  }
+  for (const period of want.periods) file(facts.spent, period, spentRow(answer.periods?.find((row) => row.period === period)));
+  for (const [key, [agent, period]] of want.agentPeriods) {
+    file(facts.agentSpent, key, spentRow(answer.agentPeriods?.find((row) => row.agent_name === agent && row.period === period)));
+  }
+  for (const grant of want.grants) {
+    const found = answer.grants?.find((row) => row.grant_ref === grant);
+    file(facts.rateGrants, grant, found === undefined ? null : { grant_ref: grant, last_ordinal: Number(found.last_ordinal), last_at_ms: Number(found.last_at_ms) });
+  }
+  for (const [key, [grant, run, dispatch]] of want.rateKeys) {
+    const found = answer.rateKeys?.find(([g, r, d]) => g === grant && r === run && d === dispatch);
+    if (!facts.rateKeys.has(key)) facts.rateKeys.set(key, found === undefined ? null : Number(found[3]));
+  }
+  for (const [key, [grant, ordinal]] of want.rateOrdinals) {
+    const found = answer.rateOrdinals?.find(([g, o]) => g === grant && Number(o) === ordinal);
+    if (!facts.rateOrdinals.has(key)) facts.rateOrdinals.set(key, found === undefined ? null : Number(found[2]));
+  }
+  for (const [key, [grant, since]] of want.rateAfter) {
+    const found = answer.rateAfter?.find(([g, s]) => g === grant && Number(s) === since);
+    if (!facts.rateAfter.has(key)) facts.rateAfter.set(key, found === undefined || found[2] === null ? null : Number(found[2]));
+  }
+  if (want.audit && facts.auditHead === undefined) facts.auditHead = answer.audit?.head ?? null;
+}
+
+function spentRow(row: SpentRow | undefined): SpentRow | null {
+  if (row === undefined) return null;
+  const filed: SpentRow = {
+    period: row.period,
+    tokens: Number(row.tokens),
+    minor_units: Number(row.minor_units),
+    held_tokens: Number(row.held_tokens),
+    held_minor_units: Number(row.held_minor_units),
+  };
+  if (row.agent_name !== undefined) filed.agent_name = row.agent_name;
+  return filed;
+}
+
+function fileRuns(facts: TenantFacts, runs: readonly string[], answer: RunsAnswer): void {
+  for (const run of runs) {
+    if (facts.loadedRuns.has(run)) continue;
+    facts.loadedRuns.add(run);
+    const row = answer.runs?.find((candidate) => candidate.run_id === run);
+    file(
+      facts.runs,
+      run,
+      row === undefined ? null : { ...row, chain_json: row.chain_json === null || row.chain_json === undefined ? null : JSON.stringify(row.chain_json) },
+    );
+    file(facts.pruned, run, answer.pruned?.find((candidate) => candidate.run_id === run) ?? null);
+    file(facts.slots, run, answer.slots?.find((candidate) => candidate.run_id === run) ?? null);
+    file(facts.holds, run, answer.holds?.find((candidate) => candidate.run_id === run) ?? null);
+    const granted = answer.granted?.find((candidate) => candidate.run_id === run);
+    file(facts.granted, run, granted === undefined ? null : { lease_expires_at_ms: Number(granted.lease_expires_at_ms) });
+    for (const pass of answer.passes ?? []) if (pass.run_id === run) file(facts.passes, run + SEP + pass.epoch, pass);
+    for (const receipt of answer.settled ?? []) if (receipt.run_id === run) file(facts.settled, run + SEP + receipt.epoch, receipt);
+  }
+}
+
+// The changed rows of `table`, each with its tenant: those to store, and the keys of those gone.
+function changes<Row extends object>(
+  tenant: string,
+  table: FactTable<Row>,
+  gone: (key: string) => Record<string, unknown>,
+  stored: (row: Row) => object = (row) => row,
+): { rows: Record<string, unknown>[]; gone: Record<string, unknown>[] } {
+  const rows: Record<string, unknown>[] = [];
+  const goneKeys: Record<string, unknown>[] = [];
+  for (const key of table.dirty) {
+    const row = table.rows.get(key) ?? null;
+    if (row === null) goneKeys.push({ tenant, ...gone(key) });
+    else rows.push({ tenant, ...stored(row) });
+  }
+  return { rows, gone: goneKeys };
+}
+
+function byRunEpoch(key: string): { run_id: string; epoch: number } {
+  const cut = key.lastIndexOf(SEP);
+  return { run_id: key.slice(0, cut), epoch: Number(key.slice(cut + 1)) };
+}
+
+/** The rows `batch` changed, as `quota_books_write` takes them, or `null` when nothing changed. */
+export function changedRows(batch: BatchFacts): Record<string, unknown[]> | null {
+  const out: Record<string, unknown[]> = {};
+  const add = (name: string, rows: readonly unknown[]): void => {
+    if (rows.length > 0) (out[name] ??= []).push(...rows);
+  };
+  for (const facts of batch.tenants.values()) {
+    const tenant = facts.tenant;
+    const byRun = (key: string) => ({ run_id: key });
+    const slots = changes(tenant, facts.slots, byRun);
+    add('slots', slots.rows);
+    add('slotsGone', slots.gone);
+    const holds = changes(tenant, facts.holds, byRun);
+    add('holds', holds.rows);
+    add('holdsGone', holds.gone);
+    if (facts.baseDirty && facts.base !== undefined) add('figures', [{ tenant, running: facts.base.running }]);
+    add('agentFigures', [...facts.agentFigures.dirty].map((agent) => ({ tenant, agent_name: agent, running: facts.agentFigures.rows.get(agent)?.running ?? 0 })));
+    add('spent', changes(tenant, facts.spent, () => ({})).rows);
+    add('agentSpent', changes(tenant, facts.agentSpent, () => ({})).rows);
+    const passes = changes(tenant, facts.passes, byRunEpoch);
+    add('passes', passes.rows);
+    add('passesGone', passes.gone);
+    const runs = changes(tenant, facts.runs, byRun, (row) => ({ ...row, chain_json: row.chain_json === null ? null : JSON.parse(row.chain_json) }));
+    add('runs', runs.rows);
+    add('runsGone', runs.gone);
+    add('receipts', changes(tenant, facts.settled, byRunEpoch).rows);
+    add('ratePrunes', [...facts.ratePrunes].map(([grant, floor]) => ({ tenant, grant_ref: grant, floor_ms: floor })));
+    add('rates', [...facts.rateRecorded.values()].flat().map((row) => ({ tenant, ...row })));
+    add('rateGrants', changes(tenant, facts.rateGrants, () => ({})).rows);
+    add('requeued', [...facts.requeued].map(([run, lease]) => ({ tenant, run_id: run, lease_expires_at_ms: lease })));
+    add('audit', facts.auditAppended.map((row) => ({ tenant, ...row })));
+  }
+  return Object.keys(out).length === 0 ? null : out;
+}
+
+/** Writes every row `batch` changed in one statement (nothing when nothing changed). */
+export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts): Promise<void> {
+  const rows = changedRows(batch);
+  if (rows !== null) await tx.rows(q.write, [JSON.stringify(rows)]);
+}
