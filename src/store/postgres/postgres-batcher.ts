@@ -4,9 +4,9 @@ import { waitedTooLong } from '../applied-instant.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
 import { BatchFacts, FactsMissing } from './postgres-books-facts.js';
-import { loadFacts, writeFacts, type BooksQueries } from './postgres-books-io.js';
+import { loadFacts, writeFacts, type BooksQueries, type WriteFault } from './postgres-books-io.js';
 import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
-import { batchFailedError, closedStoreError } from './postgres-errors.js';
+import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
 import { PostgresTenantBooks, prefetch } from './postgres-tenant-books.js';
 import { periodKey } from '../../core/period.js';
 
@@ -163,9 +163,17 @@ export class PostgresBatcher {
   }
 
   async #send(batch: readonly Pending[]): Promise<void> {
+    const decisions = batch.map((pending) => pending.decision);
     let settled: Settled[];
     try {
-      settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, batch.map((pending) => pending.decision)));
+      try {
+        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'));
+      } catch (error) {
+        // The server refused the batch's write: decided again, each written on its own, so only
+        // the decision whose rows the server refuses is refused.
+        if (!(error instanceof WriteRefused) || decisions.length === 1) throw error;
+        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'));
+      }
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
       for (const pending of batch) pending.reject(fault);
@@ -177,6 +185,19 @@ export class PostgresBatcher {
       else pending.reject(answer.error);
     });
   }
+}
+
+/** The server refused a batch's write; nothing of the batch is written. */
+class WriteRefused extends QuotaError {
+  constructor(fault: WriteFault) {
+    super('STORE_UNAVAILABLE', `the PostgreSQL quota store refused a batch's write (SQLSTATE ${fault.code}: ${fault.message})`);
+  }
+}
+
+// The fault of a decision whose own write the server refused, as a direct statement's error reads.
+function refusedWrite(fault: WriteFault): QuotaError {
+  const { code, message, detail, hint } = fault;
+  return toQuotaError(Object.assign(new Error(message), { code, detail: detail ?? undefined, hint: hint ?? undefined }));
 }
 
 // The instant `decision` is applied at, read once its tenant's lock is held: the plane's clock
@@ -207,11 +228,13 @@ function periodsAt(atMs: number): string[] {
  * Decides `decisions` in one transaction on `tx`: takes the tenants' locks (bytewise order) and
  * reads the facts they will need in one statement, stamps the instants, decides each in turn on
  * its tenant's books (loading what a decision finds missing, and deciding it again), and writes
- * every changed row in one statement. The tenants' waiting queues are served where the rules say
- * (before an admission, after a decision that freed room) by the queue's own function, after the
- * rows decided so far are written; the facts are then read afresh.
+ * every changed row in one statement (`together`), or after each decision (`each`: a decision
+ * whose write the server refuses is refused alone, and the others stand). The tenants' waiting
+ * queues are served where the rules say (before an admission, after a decision that freed room)
+ * by the queue's own function, after the rows decided so far are written; the facts are then read
+ * afresh. Throws `WriteRefused` when a `together` write is refused.
  */
-export async function decideBatch(tx: TransactionClient, q: BooksQueries, decisions: readonly BooksDecision<unknown>[]): Promise<Settled[]> {
+async function decideBatch(tx: TransactionClient, q: BooksQueries, decisions: readonly BooksDecision<unknown>[], mode: 'together' | 'each'): Promise<Settled[]> {
   let facts = new BatchFacts();
   const tenants = [...new Set(decisions.map((decision) => decision.tenant))].sort(bytewise);
   const guessMs = Date.now();
@@ -230,26 +253,35 @@ export async function decideBatch(tx: TransactionClient, q: BooksQueries, decisi
       return null;
     }
   });
-  // Writes what was decided so far, lets the queue's function serve `tenant` at `atMs`, and starts
-  // afresh from the books as they then stand.
-  const serveWaiters = async (tenant: string, atMs: number): Promise<void> => {
-    await writeFacts(tx, q, facts);
-    await tx.rows(q.grantWaiters, [tenant, atMs]);
+  // Writes what was decided since the last write, and starts afresh from the books as they then
+  // stand; answers the server's refusal, if it refused the write.
+  const write = async (): Promise<WriteFault | null> => {
+    const fault = await writeFacts(tx, q, facts);
     facts = new BatchFacts();
     facts.plane.wantCeiling = true;
+    if (fault !== null && mode === 'together') throw new WriteRefused(fault);
+    return fault;
+  };
+  const serveWaiters = async (tenant: string, atMs: number): Promise<void> => {
+    await write();
+    await tx.rows(q.grantWaiters, [tenant, atMs]);
   };
   for (const [index, decision] of decisions.entries()) {
     const atMs = instants[index];
     if (atMs === null || atMs === undefined) continue;
     const tenant = decision.tenant;
     if (decision.waiters === 'before' && (await mayServe(tx, q, facts, tenant, decision.run))) await serveWaiters(tenant, atMs);
-    const answer = await decideOne(tx, q, facts, decision, atMs);
+    let answer = await decideOne(tx, q, facts, decision, atMs);
+    if (mode === 'each') {
+      const fault = await write();
+      if (fault !== null) answer = { ok: false, error: refusedWrite(fault) };
+    }
     settled[index] = answer;
     if (answer.ok && decision.waiters === 'after' && decision.freed?.(answer.answer) === true && (await mayServe(tx, q, facts, tenant))) {
       await serveWaiters(tenant, atMs);
     }
   }
-  await writeFacts(tx, q, facts);
+  await write();
   return settled;
 }
 

@@ -27,7 +27,7 @@ const SEP = '\u0000';
 export function booksQueries(s: string) {
   return {
     load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
-    write: `SELECT ${s}.quota_books_write($1::jsonb)`,
+    write: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
     grantWaiters: `SELECT ${s}.quota_grant_waiters($1, $2) AS granted`,
   } as const;
 }
@@ -238,8 +238,21 @@ export function changedRows(batch: BatchFacts): Record<string, unknown[]> | null
   return Object.keys(out).length === 0 ? null : out;
 }
 
-/** Writes every row `batch` changed in one statement (nothing when nothing changed). */
-export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts): Promise<void> {
+/** A write the server refused, as `quota_books_write` answers it (written: nothing). */
+export interface WriteFault {
+  readonly code: string;
+  readonly message: string;
+  readonly detail: string | null;
+  readonly hint: string | null;
+}
+
+/**
+ * Writes every row `batch` changed in one statement (nothing when nothing changed), and answers
+ * `null`, or the fault the server refused the write with, having written none of it.
+ */
+export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts): Promise<WriteFault | null> {
   const rows = changedRows(batch);
-  if (rows !== null) await tx.rows(q.write, [JSON.stringify(rows)]);
+  if (rows === null) return null;
+  const [row] = await tx.rows<{ fault: WriteFault | null }>(q.write, [JSON.stringify(rows)]);
+  return row?.fault ?? null;
 }

@@ -121,9 +121,15 @@ $fn$;
 
 -- quota_books_write(p_rows) stores what a batch changed, per table: the keys to delete, then the
 -- rows to insert or replace whole. Rate rows go by prune (a grant's rows at or before an instant),
--- then insert; a requeued waiter stands again in its place. Every row carries its tenant.
-CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write(p_rows jsonb) RETURNS void
+-- then insert; a requeued waiter stands again in its place. Every row carries its tenant. A write
+-- the server refuses (a row lock held past lock_timeout, a constraint, a trigger) is undone whole
+-- and answered as {code, message, detail, hint} instead of aborting the transaction, so the batch
+-- can write its decisions one by one and refuse only the one that fails; NULL when all is written.
+CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write(p_rows jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_detail text;
+  v_hint text;
 BEGIN
   DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t USING jsonb_to_recordset(coalesce(p_rows -> 'slotsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
    WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
@@ -187,5 +193,9 @@ BEGIN
    WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
   INSERT INTO :QUOTAPLANE_SCHEMA.quota_audit
     SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
+  RETURN jsonb_build_object('code', SQLSTATE, 'message', SQLERRM, 'detail', v_detail, 'hint', v_hint);
 END
 $fn$;
