@@ -1,5 +1,4 @@
 import { QuotaError } from '../../core/errors.js';
-import { decodePlaneCeiling } from '../plane-rows.js';
 import { waitedTooLong } from '../applied-instant.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
@@ -7,7 +6,8 @@ import { BatchFacts, FactsMissing } from './postgres-books-facts.js';
 import { loadFacts, writeFacts, type BooksQueries, type WriteFault } from './postgres-books-io.js';
 import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
-import { PostgresTenantBooks, prefetch } from './postgres-tenant-books.js';
+import { prefetch, type PostgresTenantBooks } from './postgres-tenant-books.js';
+import { PostgresQueueBooks } from './postgres-waiters.js';
 import { periodKey } from '../../core/period.js';
 
 /** How a store groups its decisions: see {@link PostgresBatcher}. */
@@ -30,16 +30,16 @@ export function defaultBatchSettings(poolSize: number): BatchSettings {
 }
 
 /**
- * One decision for the batcher: `decide` runs core's decision on the tenant's books at the
- * instant it is applied, synchronously; it may run more than once (a read of a fact not loaded yet
- * undoes what it wrote and runs it again once the fact is loaded), so it must do nothing but read
- * and write the books.
+ * One decision for the batcher: `decide` runs core's decision on the books at the instant it is
+ * applied, synchronously, given the tenant's books and the queues of every tenant the batch may
+ * hold; it may run more than once (a read of a fact not loaded yet undoes what it wrote and runs
+ * it again once the fact is loaded), so it must do nothing but read and write the books.
+ * - `tenant`: the tenant whose lock it needs (`'*'`: none of its own, a plane-wide round);
  * - `atMs`, `applied`: the instant asked, and the plane's clock and bound when the decision is
  *   applied at the instant its tenant's lock is held (see `store/applied-instant.ts`);
  * - `name`: how a waited-too-long fault names it;
- * - `run`, `agent`: the run and agent it is about, read ahead with the tenant's figures;
- * - `waiters`: `before` for an admission, which the tenant's waiters go ahead of; `after` with
- *   `freed` for a decision that may free room, which they are then granted.
+ * - `run`, `agent`, `queue`: the run and agent it is about, and whether it reads the tenant's
+ *   waiting queue, read ahead with the tenant's figures.
  */
 export interface BooksDecision<T> {
   readonly tenant: string;
@@ -48,9 +48,8 @@ export interface BooksDecision<T> {
   readonly applied?: AppliedInstant | undefined;
   readonly run?: string;
   readonly agent?: string | null;
-  readonly waiters?: 'before' | 'after';
-  readonly freed?: (answer: T) => boolean;
-  readonly decide: (books: PostgresTenantBooks, atMs: number) => T;
+  readonly queue?: boolean;
+  readonly decide: (books: PostgresTenantBooks, atMs: number, queues: PostgresQueueBooks) => T;
 }
 
 interface Pending {
@@ -61,8 +60,11 @@ interface Pending {
 
 type Settled = { readonly ok: true; readonly answer: unknown } | { readonly ok: false; readonly error: unknown };
 
-/** How often one decision may find a fact missing before the batch gives up on it. */
-const MAX_LOADS_PER_DECISION = 16;
+/**
+ * How often one decision may find a fact missing before the batch gives up on it: each load reads
+ * at least one fact it lacked, and a plane-wide round reads the queues and runs of many tenants.
+ */
+const MAX_LOADS_PER_DECISION = 256;
 
 /**
  * Group commit for one PostgreSQL store instance: decisions that arrive while earlier ones are in
@@ -225,22 +227,45 @@ function periodsAt(atMs: number): string[] {
 }
 
 /**
+ * Decides `decision` inside the caller's transaction `tx` (after writes of its own, such as a new
+ * quota), as a batch of one: its changed rows are written before this returns. Throws what the
+ * decision threw, or the server's refusal of its write.
+ */
+export async function decideNow<T>(tx: TransactionClient, q: BooksQueries, decision: BooksDecision<T>): Promise<T> {
+  const [answer] = await decideBatch(tx, q, [decision as BooksDecision<unknown>], 'together');
+  if (answer === undefined || !answer.ok) throw answer?.error;
+  return answer.answer as T;
+}
+
+/** The tenant a plane-wide decision names: it holds no lock of its own. */
+export const PLANE_WIDE = '*';
+
+/**
  * Decides `decisions` in one transaction on `tx`: takes the tenants' locks (bytewise order) and
  * reads the facts they will need in one statement, stamps the instants, decides each in turn on
- * its tenant's books (loading what a decision finds missing, and deciding it again), and writes
- * every changed row in one statement (`together`), or after each decision (`each`: a decision
- * whose write the server refuses is refused alone, and the others stand). The tenants' waiting
- * queues are served where the rules say (before an admission, after a decision that freed room)
- * by the queue's own function, after the rows decided so far are written; the facts are then read
- * afresh. Throws `WriteRefused` when a `together` write is refused.
+ * the books (loading what a decision finds missing, and deciding it again), and writes every
+ * changed row in one statement (`together`), or after each decision (`each`: a decision whose
+ * write the server refuses is refused alone, and the others stand). Throws `WriteRefused` when a
+ * `together` write is refused.
  */
-async function decideBatch(tx: TransactionClient, q: BooksQueries, decisions: readonly BooksDecision<unknown>[], mode: 'together' | 'each'): Promise<Settled[]> {
+export async function decideBatch(
+  tx: TransactionClient,
+  q: BooksQueries,
+  decisions: readonly BooksDecision<unknown>[],
+  mode: 'together' | 'each',
+): Promise<Settled[]> {
   let facts = new BatchFacts();
-  const tenants = [...new Set(decisions.map((decision) => decision.tenant))].sort(bytewise);
+  const tenants = [...new Set(decisions.map((decision) => decision.tenant))].filter((tenant) => tenant !== PLANE_WIDE).sort(bytewise);
   const guessMs = Date.now();
   for (const decision of decisions) {
+    if (decision.tenant === PLANE_WIDE) continue;
     const atMs = decision.applied === undefined ? decision.atMs : Math.max(decision.atMs, guessMs);
-    prefetch(facts, decision.tenant, { run: decision.run, agent: decision.agent ?? null, periods: atMs > 0 ? periodsAt(atMs) : [] });
+    prefetch(facts, decision.tenant, {
+      run: decision.run,
+      agent: decision.agent ?? null,
+      periods: atMs > 0 ? periodsAt(atMs) : [],
+      queue: decision.queue === true,
+    });
   }
   facts.plane.wantCeiling = true;
   await loadFacts(tx, q, facts, { lock: tenants });
@@ -253,59 +278,37 @@ async function decideBatch(tx: TransactionClient, q: BooksQueries, decisions: re
       return null;
     }
   });
-  // Writes what was decided since the last write, and starts afresh from the books as they then
-  // stand; answers the server's refusal, if it refused the write.
+  // Writes what was decided since the last write, and goes on from the books as they then stand.
   const write = async (): Promise<WriteFault | null> => {
     const fault = await writeFacts(tx, q, facts);
+    const locked = facts.locked;
     facts = new BatchFacts();
+    for (const tenant of locked) facts.locked.add(tenant);
     facts.plane.wantCeiling = true;
     if (fault !== null && mode === 'together') throw new WriteRefused(fault);
     return fault;
   };
-  const serveWaiters = async (tenant: string, atMs: number): Promise<void> => {
-    await write();
-    await tx.rows(q.grantWaiters, [tenant, atMs]);
-  };
   for (const [index, decision] of decisions.entries()) {
     const atMs = instants[index];
     if (atMs === null || atMs === undefined) continue;
-    const tenant = decision.tenant;
-    if (decision.waiters === 'before' && (await mayServe(tx, q, facts, tenant, decision.run))) await serveWaiters(tenant, atMs);
     let answer = await decideOne(tx, q, facts, decision, atMs);
     if (mode === 'each') {
       const fault = await write();
       if (fault !== null) answer = { ok: false, error: refusedWrite(fault) };
     }
     settled[index] = answer;
-    if (answer.ok && decision.waiters === 'after' && decision.freed?.(answer.answer) === true && (await mayServe(tx, q, facts, tenant))) {
-      await serveWaiters(tenant, atMs);
-    }
   }
   await write();
   return settled;
 }
 
-// Whether the queues may have someone to serve for `tenant`: a waiter of its own waits (or was
-// requeued by this batch), or a
-// plane-wide concurrency ceiling is set (then every tenant's queue takes turns). Not for an
-// admission retry (`run` registered already), which is answered from the books first.
-async function mayServe(tx: TransactionClient, q: BooksQueries, facts: BatchFacts, tenant: string, run?: string): Promise<boolean> {
-  const own = facts.of(tenant);
-  if (own.base === undefined || facts.plane.ceiling === undefined || (run !== undefined && !own.loadedRuns.has(run))) {
-    prefetch(facts, tenant, run === undefined ? {} : { run });
-    facts.plane.wantCeiling = facts.plane.ceiling === undefined;
-    await loadFacts(tx, q, facts);
-  }
-  if (run !== undefined && own.runs.rows.get(run) != null) return false;
-  return (own.base?.waiting ?? false) || own.requeued.size > 0 || planeBindsConcurrency(facts.plane.ceiling?.raw ?? null);
-}
-
 async function decideOne(tx: TransactionClient, q: BooksQueries, facts: BatchFacts, decision: BooksDecision<unknown>, atMs: number): Promise<Settled> {
-  const books = new PostgresTenantBooks(facts, decision.tenant);
+  const queues = new PostgresQueueBooks(facts);
+  const books = queues.tenant(decision.tenant);
   for (let loads = 0; ; loads += 1) {
     const mark = facts.mark();
     try {
-      return { ok: true, answer: decision.decide(books, atMs) };
+      return { ok: true, answer: decision.decide(books, atMs, queues) };
     } catch (error) {
       facts.undoTo(mark);
       if (!(error instanceof FactsMissing)) return { ok: false, error };
@@ -314,17 +317,6 @@ async function decideOne(tx: TransactionClient, q: BooksQueries, facts: BatchFac
       }
       await loadFacts(tx, q, facts);
     }
-  }
-}
-
-// Whether the stored plane-wide ceiling (as stored, `null`: none) bounds concurrency. An unreadable
-// one counts as binding: the queue's function then reads it, and refuses as it must.
-function planeBindsConcurrency(raw: unknown): boolean {
-  if (raw === null) return false;
-  try {
-    return decodePlaneCeiling(raw).maxConcurrentRuns !== undefined;
-  } catch {
-    return true;
   }
 }
 

@@ -103,6 +103,18 @@ export interface RateRow {
   reserved_at_ms: number;
 }
 
+/** A `quota_waiters` row: a waiting admission, its request as JSON text. */
+export interface WaiterRow {
+  run_id: string;
+  seq: number;
+  state: 'waiting' | 'granted' | 'refused';
+  request_json: string;
+  enqueued_at_ms: number;
+  wait_until_ms: number;
+  lease_expires_at_ms: number;
+  decided_at_ms: number | null;
+}
+
 /** A `quota_audit` row. */
 export interface AuditRowToWrite {
   seq: number;
@@ -127,6 +139,7 @@ export class FactsMissing extends Error {
 export class TenantWant {
   base = false;
   audit = false;
+  queue = false;
   readonly runs = new Set<string>();
   readonly agents = new Set<string>();
   readonly periods = new Set<string>();
@@ -140,6 +153,7 @@ export class TenantWant {
     return (
       !this.base &&
       !this.audit &&
+      !this.queue &&
       this.runs.size + this.agents.size + this.periods.size + this.agentPeriods.size + this.grants.size === 0 &&
       this.rateKeys.size + this.rateOrdinals.size + this.rateAfter.size === 0
     );
@@ -149,6 +163,7 @@ export class TenantWant {
     return {
       base: this.base,
       audit: this.audit,
+      queue: this.queue,
       runs: [...this.runs],
       agents: [...this.agents],
       periods: [...this.periods],
@@ -176,6 +191,8 @@ export interface TenantBase {
   readonly quotaJson: unknown;
   readonly haltRows: readonly HaltRow[];
   readonly waiting: boolean;
+  /** Whether a waiter of the tenant holds a grant not yet collected. */
+  readonly granted: boolean;
 }
 
 /** The loaded facts of one tenant and what the batch changed in them. */
@@ -192,8 +209,10 @@ export class TenantFacts {
   readonly settled = new FactTable<SettledRow>();
   readonly slots = new FactTable<SlotRow>();
   readonly holds = new FactTable<HoldRow>();
-  /** The lease of the run's waiter while it is `granted`. */
-  readonly granted = new FactTable<{ lease_expires_at_ms: number }>();
+  /** Whether the whole queue is loaded into `waiters`. */
+  queueLoaded = false;
+  /** The tenant's queue, keyed by run; complete once `queueLoaded`. */
+  readonly waiters = new FactTable<WaiterRow>();
   readonly agentFigures = new FactTable<{ running: number }>();
   readonly spent = new FactTable<SpentRow>();
   /** Keyed `agent \0 period`. */
@@ -212,8 +231,6 @@ export class TenantFacts {
   /** The newest audit row (`null`: none), once loaded under the audit lock. */
   auditHead: { seq: number; hash: string } | null | undefined;
   readonly auditAppended: AuditRowToWrite[] = [];
-  /** Per run, the lease its requeued waiter is given at least. */
-  readonly requeued = new Map<string, number>();
   want = new TenantWant();
 
   constructor(tenant: string) {
@@ -235,6 +252,12 @@ export interface PlaneFacts {
   wantCeiling: boolean;
   wantRunning: boolean;
   readonly wantAgents: Set<string>;
+  /** The fair-turn clocks of the waiting queues, keyed by tenant (`'*'`: the plane's). */
+  readonly turns: FactTable<{ vtime: number }>;
+  readonly wantTurns: Set<string>;
+  /** The tenants with a waiting waiter whose lock this batch holds (taken if free), once loaded. */
+  waitingTenants: readonly string[] | undefined;
+  wantWaitingTenants: boolean;
 }
 
 /** The facts of one batch: its tenants', the plane's, and the undo log of every change. */
@@ -249,7 +272,15 @@ export class BatchFacts {
     wantCeiling: false,
     wantRunning: false,
     wantAgents: new Set(),
+    turns: new FactTable(),
+    wantTurns: new Set(),
+    waitingTenants: undefined,
+    wantWaitingTenants: false,
   };
+  /** The tenants whose admission lock this batch holds: only their books may be read. */
+  readonly locked = new Set<string>();
+  /** Per grant a decision of this batch made, the tenant it went to (their waiters are woken at commit). */
+  readonly granted = new Set<string>();
   readonly #undo: (() => void)[] = [];
 
   /** The facts of `tenant`, created empty on first use. */
@@ -265,9 +296,16 @@ export class BatchFacts {
   /** Whether any tenant or the plane wants a fact not loaded yet. */
   get wanting(): boolean {
     const plane = this.plane;
-    if (plane.wantCeiling || plane.wantRunning || plane.wantAgents.size > 0) return true;
+    if (plane.wantCeiling || plane.wantRunning || plane.wantAgents.size > 0 || plane.wantTurns.size > 0 || plane.wantWaitingTenants) return true;
     for (const facts of this.tenants.values()) if (!facts.want.empty) return true;
     return false;
+  }
+
+  /** Records a grant to `tenant`, undoably: its waiters are woken once the batch commits. */
+  grant(tenant: string): void {
+    if (this.granted.has(tenant)) return;
+    this.granted.add(tenant);
+    this.#undo.push(() => this.granted.delete(tenant));
   }
 
   /** A mark to undo back to. */

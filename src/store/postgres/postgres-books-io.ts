@@ -11,6 +11,7 @@ import type {
   SlotRow,
   SpentRow,
   TenantFacts,
+  WaiterRow,
 } from './postgres-books-facts.js';
 import { TenantWant } from './postgres-books-facts.js';
 import type { TransactionClient } from './postgres-connection.js';
@@ -41,6 +42,7 @@ interface BaseAnswer {
   readonly quota: unknown;
   readonly halts: HaltRow[];
   readonly waiting: boolean;
+  readonly granted: boolean;
 }
 
 interface RunsAnswer {
@@ -50,7 +52,6 @@ interface RunsAnswer {
   readonly settled?: SettledRow[];
   readonly slots?: SlotRow[];
   readonly holds?: HoldRow[];
-  readonly granted?: { run_id: string; lease_expires_at_ms: number }[];
 }
 
 interface TenantAnswer {
@@ -65,6 +66,7 @@ interface TenantAnswer {
   readonly rateOrdinals?: [string, number, number][];
   readonly rateAfter?: [string, number, number | null][];
   readonly audit?: { head: { seq: number; hash: string } | null };
+  readonly queue?: WaiterRow[] | null;
 }
 
 interface FactsAnswer {
@@ -72,6 +74,8 @@ interface FactsAnswer {
   readonly plane?: { ceiling: unknown };
   readonly planeRunning?: number;
   readonly planeAgents?: Record<string, number>;
+  readonly turns?: Record<string, number> | null;
+  readonly waitingTenants?: string[] | null;
 }
 
 /** Options of a load: the admission locks to take first (sorted), and whether to take the plane lock. */
@@ -89,16 +93,23 @@ function file<Row>(table: FactTable<Row>, key: string, value: Row | null): void 
 /** Loads every fact `batch` wants (taking `locks` first), and clears the wants. */
 export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts, locks: LoadLocks = {}): Promise<void> {
   const plane = batch.plane;
+  for (const tenant of locks.lock ?? []) batch.locked.add(tenant);
   const wanted = [...batch.tenants.values()].filter((facts) => !facts.want.empty);
+  for (const facts of wanted) {
+    // Only a tenant whose lock the batch holds is read: its rows cannot change until it commits.
+    if (!batch.locked.has(facts.tenant)) throw new Error(`the books of tenant '${facts.tenant}' were read without its lock`);
+  }
   const auditLock = wanted.filter((facts) => facts.want.audit).map((facts) => facts.tenant);
   const request = {
     lock: locks.lock ?? [],
-    planeLock: locks.planeLock === true || plane.wantRunning || plane.wantAgents.size > 0,
+    planeLock: locks.planeLock === true || plane.wantRunning || plane.wantAgents.size > 0 || plane.wantTurns.size > 0,
     auditLock,
     tenants: wanted.map((facts) => ({ tenant: facts.tenant, ...facts.want.toJSON() })),
     plane: plane.wantCeiling,
     planeRunning: plane.wantRunning,
     planeAgents: [...plane.wantAgents],
+    turns: [...plane.wantTurns],
+    waitingTenants: plane.wantWaitingTenants,
   };
   const [row] = await tx.rows<{ facts: FactsAnswer }>(q.load, [JSON.stringify(request)]);
   const answer = row?.facts ?? { tenants: [] };
@@ -109,16 +120,26 @@ export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: B
   if (plane.wantCeiling) plane.ceiling = { raw: answer.plane?.ceiling ?? null };
   if (plane.wantRunning && plane.running === undefined) plane.running = Number(answer.planeRunning ?? 0);
   for (const agent of plane.wantAgents) if (!plane.agents.has(agent)) plane.agents.set(agent, Number(answer.planeAgents?.[agent] ?? 0));
+  for (const tenant of plane.wantTurns) {
+    const vtime = answer.turns?.[tenant];
+    file(plane.turns, tenant, vtime === undefined ? null : { vtime: Number(vtime) });
+  }
+  if (plane.wantWaitingTenants && plane.waitingTenants === undefined) {
+    plane.waitingTenants = answer.waitingTenants ?? [];
+    for (const tenant of plane.waitingTenants) batch.locked.add(tenant);
+  }
   plane.wantCeiling = false;
   plane.wantRunning = false;
   plane.wantAgents.clear();
+  plane.wantTurns.clear();
+  plane.wantWaitingTenants = false;
 }
 
 function fileTenant(facts: TenantFacts, answer: TenantAnswer): void {
   const want = facts.want;
   if (want.base && facts.base === undefined) {
     const base = answer.base as BaseAnswer;
-    facts.base = { running: Number(base.running), quotaJson: base.quota ?? null, haltRows: base.halts, waiting: base.waiting };
+    facts.base = { running: Number(base.running), quotaJson: base.quota ?? null, haltRows: base.halts, waiting: base.waiting, granted: base.granted };
   }
   if (want.runs.size > 0) fileRuns(facts, [...want.runs], answer.runs ?? {});
   for (const agent of want.agents) {
@@ -146,6 +167,19 @@ function fileTenant(facts: TenantFacts, answer: TenantAnswer): void {
     if (!facts.rateAfter.has(key)) facts.rateAfter.set(key, found === undefined || found[2] === null ? null : Number(found[2]));
   }
   if (want.audit && facts.auditHead === undefined) facts.auditHead = answer.audit?.head ?? null;
+  if (want.queue && !facts.queueLoaded) {
+    facts.queueLoaded = true;
+    for (const waiter of answer.queue ?? []) {
+      file(facts.waiters, waiter.run_id, {
+        ...waiter,
+        seq: Number(waiter.seq),
+        enqueued_at_ms: Number(waiter.enqueued_at_ms),
+        wait_until_ms: Number(waiter.wait_until_ms),
+        lease_expires_at_ms: Number(waiter.lease_expires_at_ms),
+        decided_at_ms: waiter.decided_at_ms === null ? null : Number(waiter.decided_at_ms),
+      });
+    }
+  }
 }
 
 function spentRow(row: SpentRow | undefined): SpentRow | null {
@@ -174,8 +208,6 @@ function fileRuns(facts: TenantFacts, runs: readonly string[], answer: RunsAnswe
     file(facts.pruned, run, answer.pruned?.find((candidate) => candidate.run_id === run) ?? null);
     file(facts.slots, run, answer.slots?.find((candidate) => candidate.run_id === run) ?? null);
     file(facts.holds, run, answer.holds?.find((candidate) => candidate.run_id === run) ?? null);
-    const granted = answer.granted?.find((candidate) => candidate.run_id === run);
-    file(facts.granted, run, granted === undefined ? null : { lease_expires_at_ms: Number(granted.lease_expires_at_ms) });
     for (const pass of answer.passes ?? []) if (pass.run_id === run) file(facts.passes, run + SEP + pass.epoch, pass);
     for (const receipt of answer.settled ?? []) if (receipt.run_id === run) file(facts.settled, run + SEP + receipt.epoch, receipt);
   }
@@ -232,9 +264,14 @@ export function changedRows(batch: BatchFacts): Record<string, unknown[]> | null
     add('ratePrunes', [...facts.ratePrunes].map(([grant, floor]) => ({ tenant, grant_ref: grant, floor_ms: floor })));
     add('rates', [...facts.rateRecorded.values()].flat().map((row) => ({ tenant, ...row })));
     add('rateGrants', changes(tenant, facts.rateGrants, () => ({})).rows);
-    add('requeued', [...facts.requeued].map(([run, lease]) => ({ tenant, run_id: run, lease_expires_at_ms: lease })));
+    const waiters = changes(tenant, facts.waiters, byRun);
+    add('waiters', waiters.rows);
+    add('waitersGone', waiters.gone);
     add('audit', facts.auditAppended.map((row) => ({ tenant, ...row })));
   }
+  const turns = batch.plane.turns;
+  add('turns', [...turns.dirty].map((tenant) => ({ tenant, vtime: turns.rows.get(tenant)?.vtime ?? 0 })));
+  add('notify', [...batch.granted]);
   return Object.keys(out).length === 0 ? null : out;
 }
 

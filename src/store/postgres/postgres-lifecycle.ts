@@ -1,4 +1,4 @@
-import { decideAdmitNow } from '../../core/lifecycle/admit-now.js';
+import { admitInTurn, grantWaiters } from '../../core/lifecycle/waiting.js';
 import { decideHeartbeat, decideResume, decideSettlePass, fence, renewLease, requireOpenRun, withholdIfHalted } from '../../core/lifecycle/passes.js';
 import { reserveRate } from '../../core/lifecycle/rate-decision.js';
 import { configuredRateCeilings } from '../../core/quota.js';
@@ -23,7 +23,7 @@ import type { LifecycleContext } from './postgres-lifecycle-context.js';
  * Mirrors sqlite-lifecycle.ts.
  */
 
-/** Admission (store.ts `admit`), the tenant's waiters served first: core's `decideAdmitNow`. */
+/** Admission (store.ts `admit`), the tenant's waiters served first: core's `admitInTurn`. */
 export function admit(context: LifecycleContext, request: AdmitRequest): Promise<AdmitOutcome> {
   const { applied, ...r } = request;
   return context.batch.decide({
@@ -33,8 +33,7 @@ export function admit(context: LifecycleContext, request: AdmitRequest): Promise
     applied,
     run: r.run,
     agent: r.agent?.name ?? null,
-    waiters: 'before',
-    decide: (books, atMs) => decideAdmitNow(books, { ...r, atMs }),
+    decide: (_books, atMs, queues) => admitInTurn(queues, context.tenant, { ...r, atMs }).outcome,
   });
 }
 
@@ -64,9 +63,11 @@ export function settlePass(context: LifecycleContext, request: SettlePassRequest
     atMs: r.atMs,
     applied,
     run: r.run,
-    waiters: 'after',
-    freed: (outcome) => outcome.outcome === 'settled' && outcome.receipt.releaseSlot,
-    decide: (books, atMs) => decideSettlePass(books, { ...r, atMs }),
+    decide: (books, atMs, queues) => {
+      const outcome = decideSettlePass(books, { ...r, atMs });
+      grantWaiters(queues, context.tenant, atMs);
+      return outcome;
+    },
   });
 }
 

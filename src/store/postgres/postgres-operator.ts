@@ -1,5 +1,6 @@
 import { decideRelease } from '../../core/lifecycle/release.js';
 import { decideSweepRun } from '../../core/lifecycle/sweep.js';
+import { grantWaiters } from '../../core/lifecycle/waiting.js';
 import type {
   AppliedInstant,
   IdleHold,
@@ -59,9 +60,11 @@ export function sweepRun(context: LifecycleContext, request: { run: string; atMs
     atMs: request.atMs,
     applied: request.applied,
     run: request.run,
-    waiters: 'after',
-    freed: (swept) => swept.releasedSlot,
-    decide: (books, atMs) => decideSweepRun(books, { run: request.run, atMs }),
+    decide: (books, atMs, queues) => {
+      const swept = decideSweepRun(books, { run: request.run, atMs });
+      grantWaiters(queues, context.tenant, atMs);
+      return swept;
+    },
   });
 }
 
@@ -112,8 +115,10 @@ export function releaseRun(context: LifecycleContext, request: ReleaseRunRequest
     name: 'release',
     atMs: request.atMs,
     run: request.run,
-    waiters: 'after',
-    freed: (outcome) => outcome.outcome === 'released',
-    decide: (books, atMs) => decideRelease(books, { ...request, atMs }),
+    decide: (books, atMs, queues) => {
+      const outcome = decideRelease(books, { ...request, atMs });
+      grantWaiters(queues, context.tenant, atMs);
+      return outcome;
+    },
   });
 }

@@ -37,7 +37,9 @@ import {
   type SpentRow,
   type TenantBase,
   type TenantFacts,
+  type WaiterRow,
 } from './postgres-books-facts.js';
+import { waiterRequest, waiterRequestJson } from '../waiters.js';
 
 const SEP = '\u0000';
 
@@ -593,10 +595,36 @@ export class PostgresTenantBooks implements TenantBooks {
 
   // ── waiters ───────────────────────────────────────────────────────────────
 
+  // The tenant's whole queue (loaded at once: its order and its next seq are read across it).
+  #queue(): TenantFacts['waiters'] {
+    const facts = this.#facts;
+    if (facts.queueLoaded) return facts.waiters;
+    facts.want.queue = true;
+    return this.#missing();
+  }
+
+  #waiterRow(run: string): WaiterRow | null {
+    return this.#queue().rows.get(run) ?? null;
+  }
+
+  #updateWaiter(run: string, change: Partial<WaiterRow>): void {
+    const row = this.#waiterRow(run);
+    if (row !== null) this.#batch.put(this.#facts.waiters, run, { ...row, ...change });
+  }
+
+  // The rows of the queue, in queue order.
+  #inOrder(): WaiterRow[] {
+    const rows: WaiterRow[] = [];
+    for (const row of this.#queue().rows.values()) if (row !== null) rows.push(row);
+    return rows.sort((a, b) => a.seq - b.seq);
+  }
+
   grantedWaiter(run: string): GrantedWaiter | null {
-    this.#loadedRun(run);
-    const waiter = this.#facts.granted.rows.get(run) ?? null;
-    if (waiter === null) return null;
+    // No waiter holds a grant (as loaded, and nothing changed the queue since): nothing to read.
+    const base = this.#base();
+    if (!base.granted && !this.#facts.queueLoaded) return null;
+    const waiter = this.#waiterRow(run);
+    if (waiter === null || waiter.state !== 'granted') return null;
     const status = this.#runRow(run)?.status ?? null;
     return {
       waiterLeaseExpiresAtMs: waiter.lease_expires_at_ms,
@@ -606,10 +634,9 @@ export class PostgresTenantBooks implements TenantBooks {
   }
 
   requeueWaiter(run: string, leaseExpiresAtMs: number): void {
-    this.#loadedRun(run);
-    const facts = this.#facts;
-    this.#batch.put(facts.granted, run, null);
-    this.#batch.set(facts.requeued, run, Math.max(facts.requeued.get(run) ?? 0, leaseExpiresAtMs));
+    const row = this.#waiterRow(run);
+    if (row === null) return;
+    this.#updateWaiter(run, { state: 'waiting', decided_at_ms: null, lease_expires_at_ms: Math.max(row.lease_expires_at_ms, leaseExpiresAtMs) });
   }
 
   eraseRun(run: string): void {
@@ -623,57 +650,89 @@ export class PostgresTenantBooks implements TenantBooks {
   }
 
   nextWaiting(afterSeq: number): WaitingEntry | null {
-    return queueNotHere('nextWaiting', afterSeq);
+    // No waiter waits (as loaded, and nothing changed the queue since): the queue need not be read.
+    if (!this.#base().waiting && !this.#facts.queueLoaded) return null;
+    const row = this.#inOrder().find((candidate) => candidate.seq > afterSeq && candidate.state === 'waiting');
+    if (row === undefined) return null;
+    const tenant = this.tenant;
+    return {
+      run: row.run_id,
+      seq: row.seq,
+      leaseExpiresAtMs: row.lease_expires_at_ms,
+      requestAt: (atMs: number) => waiterRequest(tenant, row.request_json, atMs),
+    };
   }
 
   waiter(run: string): WaiterPlace | null {
-    return queueNotHere('waiter', run);
+    const row = this.#waiterRow(run);
+    if (row === null) return null;
+    return { run: row.run_id, seq: row.seq, state: row.state, enqueuedAtMs: row.enqueued_at_ms, leaseExpiresAtMs: row.lease_expires_at_ms };
   }
 
   enqueueWaiter(request: AdmitRequest, atMs: number, untilMs: number, leaseExpiresAtMs: number): void {
-    queueNotHere('enqueueWaiter', request, atMs, untilMs, leaseExpiresAtMs);
+    const last = this.#inOrder().at(-1)?.seq ?? 0;
+    this.#batch.put(this.#facts.waiters, request.run, {
+      run_id: request.run,
+      seq: last + 1,
+      state: 'waiting',
+      request_json: waiterRequestJson(request),
+      enqueued_at_ms: atMs,
+      wait_until_ms: untilMs,
+      lease_expires_at_ms: leaseExpiresAtMs,
+      decided_at_ms: null,
+    });
   }
 
   decideWaiter(run: string, state: 'granted' | 'refused', atMs: number): void {
-    queueNotHere('decideWaiter', run, state, atMs);
+    this.#updateWaiter(run, { state, decided_at_ms: atMs });
+    if (state === 'granted') this.#batch.grant(this.tenant);
   }
 
   setWaiterLease(run: string, leaseExpiresAtMs: number): void {
-    queueNotHere('setWaiterLease', run, leaseExpiresAtMs);
+    this.#updateWaiter(run, { lease_expires_at_ms: leaseExpiresAtMs });
   }
 
   deleteWaiter(run: string): void {
-    queueNotHere('deleteWaiter', run);
+    if (this.#waiterRow(run) !== null) this.#batch.put(this.#facts.waiters, run, null);
   }
 
   waitersAhead(seq: number, atMs: number): number {
-    return queueNotHere('waitersAhead', seq, atMs);
+    return this.#inOrder().filter((row) => row.state === 'waiting' && row.lease_expires_at_ms > atMs && row.seq < seq).length;
   }
 
   lapsedWaiters(atMs: number): readonly { readonly run: string; readonly state: string }[] {
-    return queueNotHere('lapsedWaiters', atMs);
+    return this.#inOrder()
+      .filter((row) => row.lease_expires_at_ms <= atMs)
+      .map((row) => ({ run: row.run_id, state: row.state }));
   }
 
   keepWaiter(run: string): unknown {
-    return queueNotHere('keepWaiter', run);
+    const row = this.#waiterRow(run);
+    return row === null ? undefined : { ...row };
   }
 
   restoreWaiter(kept: unknown): void {
-    queueNotHere('restoreWaiter', kept);
+    if (kept === undefined) return;
+    const row = kept as WaiterRow;
+    this.#queue();
+    this.#batch.put(this.#facts.waiters, row.run_id, row);
+  }
+
+  /** Whether the tenant has a waiter waiting whose lease runs after `atMs`. */
+  waitsAt(atMs: number): boolean {
+    return this.#inOrder().some((row) => row.state === 'waiting' && row.lease_expires_at_ms > atMs);
   }
 }
 
-// The waiting queue is served by its own functions on PostgreSQL (postgres-waiters.ts), never
-// through these books: a decision that reaches for it here is a bug of the adapter.
-function queueNotHere(method: string, ...args: unknown[]): never {
-  void args;
-  throw new Error(`PostgresTenantBooks.${method}: the waiting queue is not served through these books`);
-}
-
 /** The facts a decision of `tenant` about `run` at `atMs` will read, asked for before it runs. */
-export function prefetch(batch: BatchFacts, tenant: string, hint: { run?: string; agent?: string | null; periods?: readonly string[] }): void {
+export function prefetch(
+  batch: BatchFacts,
+  tenant: string,
+  hint: { run?: string | undefined; agent?: string | null; periods?: readonly string[]; queue?: boolean },
+): void {
   const facts = batch.of(tenant);
   if (facts.base === undefined) facts.want.base = true;
+  if (hint.queue === true && !facts.queueLoaded) facts.want.queue = true;
   if (hint.run !== undefined && !facts.loadedRuns.has(hint.run)) facts.want.runs.add(hint.run);
   if (hint.agent != null && !facts.agentFigures.rows.has(hint.agent)) facts.want.agents.add(hint.agent);
   for (const period of hint.periods ?? []) {

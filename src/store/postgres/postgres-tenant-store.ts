@@ -49,6 +49,8 @@ import { reserveOnBooks } from '../../core/lifecycle/reserve.js';
 import { carryHold } from '../../core/lifecycle/hold-moves.js';
 import { decideSettle } from '../../core/lifecycle/receipts.js';
 import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
+import { grantWaiters } from '../../core/lifecycle/waiting.js';
+import { decideNow } from './postgres-batcher.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
 import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
@@ -203,11 +205,12 @@ export class PostgresTenantStore implements TenantStore {
 
   async setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void> {
     await this.#db.transaction(async (tx) => {
-      // A raised ceiling admits the tenant's waiters in this transaction.
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(quota)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, audit);
-      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, audit.atMs]);
+      // A raised ceiling admits the tenant's waiters in this transaction.
+      const tenant = this.tenant;
+      await decideNow(tx, this.#q.books, { tenant, name: 'quota change', atMs: audit.atMs, queue: true, decide: (_books, atMs, queues) => grantWaiters(queues, tenant, atMs) });
     });
   }
 
@@ -296,23 +299,23 @@ export class PostgresTenantStore implements TenantStore {
   // ── waiting admissions ────────────────────────────────────────────────────
 
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.admitOrWait(this.#context, this.#q.waiters, request, wait);
+    return waiters.admitOrWait(this.#context, request, wait);
   }
 
   async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.collectWaiter(this.#context, this.#q.waiters, request, wait);
+    return waiters.collectWaiter(this.#context, request, wait);
   }
 
   async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
-    return waiters.cancelWaiter(this.#context, this.#q.waiters, request);
+    return waiters.cancelWaiter(this.#context, request);
   }
 
   async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
-    return waiters.sweepWaiters(this.#context, this.#q.waiters, request);
+    return waiters.sweepWaiters(this.#context, request);
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
-    return waiters.readWaitQueue(this.#context, this.#q.waiters, request.atMs);
+    return waiters.readWaitQueue(this.#context, request.atMs);
   }
 
   // ── retention ─────────────────────────────────────────────────────────────

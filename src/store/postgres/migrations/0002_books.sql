@@ -1,23 +1,93 @@
--- Version 2: the two functions through which a batch of decisions reads and writes a tenant's
--- books when `core/` decides (postgres-tenant-books.ts). Neither holds a rule: quota_books_load
--- takes the locks it is asked for and answers the rows it is asked for; quota_books_write stores
--- the rows a batch changed, as the decisions computed them (counters included). Both are PL/pgSQL
--- so that their statements' plans are kept per connection. `:QUOTAPLANE_SCHEMA` stands for the
--- quoted schema name.
+-- Version 2: every decision is made by `core/` in TypeScript (postgres-tenant-books.ts), so the
+-- server-side decision functions of version 1 and the checks they relied on (a stored quota or
+-- plane ceiling readable in SQL) go; the stored JSON is validated where it is read, like any
+-- input. Two functions take their place, neither holding a rule: quota_books_load takes the locks
+-- it is asked for and answers the rows it is asked for; quota_books_write stores the rows a batch
+-- changed, as the decisions computed them (counters included). Both are PL/pgSQL so that their
+-- statements' plans are kept per connection. Waiting admissions keep their request as the JSON
+-- the SQLite store keeps (the table is made anew: a waiter of version 1, whose caller polls it,
+-- is dropped with it and its caller told the run is not waiting). `:QUOTAPLANE_SCHEMA` stands for
+-- the quoted schema name.
+
+ALTER TABLE :QUOTAPLANE_SCHEMA.quota_plane DROP CONSTRAINT quota_plane_json_ok;
+ALTER TABLE :QUOTAPLANE_SCHEMA.quota_tenants DROP CONSTRAINT quota_tenants_quota_json_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_batch;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_requeue_lapsed_grant;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_withdraw_grant;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_grant_waiters;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_grant_queue;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_admit;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_sweep_run;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_dispatch;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_heartbeat;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_settle_pass;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_resume;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_first_grant;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_withhold_check;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_reserve_rate;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_judge_rate;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_settle;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_same_receipt;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_receipt_apply;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_agent_accrue;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_accrue;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_reserve;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_hold_carry;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_hold_drop;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_hold_shrink;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_hold_put;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_held_move_counted;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_day_of;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_agent_held_move;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_slot_give;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_slot_take;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_require_fits;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_halt_row_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_plane_json_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_json_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_json_agents_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_json_ceilings_ok;
+DROP FUNCTION :QUOTAPLANE_SCHEMA.quota_json_amount_ok;
+
+DROP TABLE :QUOTAPLANE_SCHEMA.quota_waiters;
+-- Waiting admissions: one row per admission waiting for a slot of its tenant, served first come,
+-- first served by seq (per tenant, under the tenant's lock). request_json is the admission as
+-- asked (without its instant), so the transaction that frees a slot can admit it; the lease is
+-- renewed while its caller waits. state: 'waiting'; 'granted' (run and pass 1 written, for the
+-- caller to collect); 'refused' (something other than concurrency now refuses it; its caller
+-- hears what on collect).
+CREATE TABLE :QUOTAPLANE_SCHEMA.quota_waiters (
+  tenant               TEXT COLLATE "C" NOT NULL,
+  run_id               TEXT COLLATE "C" NOT NULL,
+  seq                  BIGINT NOT NULL CHECK (seq >= 1),
+  state                TEXT NOT NULL CHECK (state IN ('waiting', 'granted', 'refused')),
+  request_json         TEXT NOT NULL,
+  enqueued_at_ms       BIGINT NOT NULL,
+  wait_until_ms        BIGINT NOT NULL,
+  lease_expires_at_ms  BIGINT NOT NULL,
+  decided_at_ms        BIGINT,
+  PRIMARY KEY (tenant, run_id)
+);
+-- The queue of one tenant in arrival order.
+CREATE UNIQUE INDEX quota_waiters_by_seq ON :QUOTAPLANE_SCHEMA.quota_waiters (tenant, seq);
+
 --
 -- quota_books_load(p_want) first takes, in this order, the admission locks of `lock` (tenants, in
 -- the order given: the caller sorts them bytewise so two batches never wait on each other in a
 -- cycle), the plane lock when `planeLock`, and the audit locks of `auditLock`; every lock is the
 -- one the earlier functions take, under the same key. Then, per entry of `tenants`, the rows named:
---   base         the tenant's slot count, stored quota, standing halts, and whether a waiter waits;
+--   base         the tenant's slot count, stored quota, standing halts, and whether a waiter waits
+--                or holds an uncollected grant;  queue: every waiter of the tenant;
 --   runs         per run id: its registry row, tombstone, passes, receipts, slot, hold, granted waiter;
 --   agents       per agent name: its slot count;  periods: per period, the settled and held figures;
 --   agentPeriods per [agent, period]: the agent's figures;  grants: per grant, its rate counter;
 --   rateKeys     per [grant, run, dispatch]: the instant it was recorded at (the keys found come back);
 --   rateOrdinals per [grant, ordinal]: the recorded instant;  rateAfter: per [grant, sinceMs], the
 --                oldest ordinal recorded strictly after sinceMs;  audit: the newest audit row.
--- And store-wide: `plane` (the ceiling), `planeRunning` (every tenant's slots) and `planeAgents`
--- (per agent name, its slots across tenants).
+-- And store-wide: `plane` (the ceiling), `planeRunning` (every tenant's slots), `planeAgents`
+-- (per agent name, its slots across tenants), `turns` (per tenant, its fair-turn clock) and
+-- `waitingTenants`: the tenants with a waiting waiter whose admission lock this transaction holds
+-- or takes now (tried, never waited for: a tenant busy elsewhere is left out).
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_load(p_want jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
@@ -55,7 +125,11 @@ BEGIN
           'halts', (SELECT coalesce(jsonb_agg(jsonb_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
                                                                  'by_basis', h.by_basis, 'at_ms', h.at_ms) ORDER BY h.scope), '[]'::jsonb)
                       FROM :QUOTAPLANE_SCHEMA.quota_halted h WHERE h.tenant = v_tenant),
-          'waiting', EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'waiting')) END,
+          'waiting', EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'waiting'),
+          'granted', EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'granted')) END,
+      'queue', CASE WHEN coalesce((v_t ->> 'queue')::boolean, false) THEN
+          (SELECT coalesce(jsonb_agg(to_jsonb(w) - 'tenant' ORDER BY w.seq), '[]'::jsonb) FROM :QUOTAPLANE_SCHEMA.quota_waiters w
+            WHERE w.tenant = v_tenant) END,
       'runs', CASE WHEN cardinality(v_runs) > 0 THEN jsonb_build_object(
           'runs', (SELECT jsonb_agg(to_jsonb(r) - 'tenant') FROM :QUOTAPLANE_SCHEMA.quota_runs r
                     WHERE r.tenant = v_tenant AND r.run_id = ANY (v_runs)),
@@ -68,10 +142,7 @@ BEGIN
           'slots', (SELECT jsonb_agg(to_jsonb(o) - 'tenant') FROM :QUOTAPLANE_SCHEMA.quota_running o
                      WHERE o.tenant = v_tenant AND o.run_id = ANY (v_runs)),
           'holds', (SELECT jsonb_agg(to_jsonb(h) - 'tenant') FROM :QUOTAPLANE_SCHEMA.quota_reserved h
-                     WHERE h.tenant = v_tenant AND h.run_id = ANY (v_runs)),
-          'granted', (SELECT jsonb_agg(jsonb_build_object('run_id', w.run_id, 'lease_expires_at_ms', w.lease_expires_at_ms))
-                       FROM :QUOTAPLANE_SCHEMA.quota_waiters w
-                      WHERE w.tenant = v_tenant AND w.run_id = ANY (v_runs) AND w.state = 'granted')) END,
+                     WHERE h.tenant = v_tenant AND h.run_id = ANY (v_runs))) END,
       'agents', CASE WHEN cardinality(v_agents) > 0 THEN
           (SELECT jsonb_agg(jsonb_build_object('agent_name', a.agent_name, 'running', a.running))
              FROM :QUOTAPLANE_SCHEMA.quota_agent_figures a WHERE a.tenant = v_tenant AND a.agent_name = ANY (v_agents)) END,
@@ -115,13 +186,23 @@ BEGIN
         coalesce((SELECT sum(a.running) FROM :QUOTAPLANE_SCHEMA.quota_agent_figures a WHERE a.agent_name = n.agent), 0))
       FROM jsonb_array_elements_text(p_want -> 'planeAgents') AS n(agent)));
   END IF;
+  IF jsonb_array_length(coalesce(p_want -> 'turns', '[]'::jsonb)) > 0 THEN
+    v_store := v_store || jsonb_build_object('turns', (SELECT jsonb_object_agg(t.tenant, t.vtime)
+      FROM :QUOTAPLANE_SCHEMA.quota_wait_turns t WHERE t.tenant IN (SELECT jsonb_array_elements_text(p_want -> 'turns'))));
+  END IF;
+  IF coalesce((p_want ->> 'waitingTenants')::boolean, false) THEN
+    v_store := v_store || jsonb_build_object('waitingTenants', (SELECT coalesce(jsonb_agg(c.tenant ORDER BY c.tenant), '[]'::jsonb)
+      FROM (SELECT DISTINCT w.tenant FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.state = 'waiting') AS c
+     WHERE pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(c.tenant) || ':' || c.tenant, 0))));
+  END IF;
   RETURN v_store || jsonb_build_object('tenants', v_tenants);
 END
 $fn$;
 
 -- quota_books_write(p_rows) stores what a batch changed, per table: the keys to delete, then the
 -- rows to insert or replace whole. Rate rows go by prune (a grant's rows at or before an instant),
--- then insert; a requeued waiter stands again in its place. Every row carries its tenant. A write
+-- then insert; the tenants granted to are notified (delivered at commit). Every row carries its
+-- tenant. A write
 -- the server refuses (a row lock held past lock_timeout, a constraint, a trigger) is undone whole
 -- and answered as {code, message, detail, hint} instead of aborting the transaction, so the batch
 -- can write its decisions one by one and refuse only the one that fails; NULL when all is written.
@@ -187,10 +268,18 @@ BEGIN
     SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_rate_grants, coalesce(p_rows -> 'rateGrants', '[]'::jsonb))
     ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms;
 
-  UPDATE :QUOTAPLANE_SCHEMA.quota_waiters t SET state = 'waiting', decided_at_ms = NULL,
-         lease_expires_at_ms = greatest(t.lease_expires_at_ms, k.lease_expires_at_ms)
-    FROM jsonb_to_recordset(coalesce(p_rows -> 'requeued', '[]'::jsonb)) AS k(tenant text, run_id text, lease_expires_at_ms bigint)
+  DELETE FROM :QUOTAPLANE_SCHEMA.quota_waiters t USING jsonb_to_recordset(coalesce(p_rows -> 'waitersGone', '[]'::jsonb)) AS k(tenant text, run_id text)
    WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  INSERT INTO :QUOTAPLANE_SCHEMA.quota_waiters AS t
+    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_waiters, coalesce(p_rows -> 'waiters', '[]'::jsonb))
+    ON CONFLICT (tenant, run_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, request_json = excluded.request_json,
+      enqueued_at_ms = excluded.enqueued_at_ms, wait_until_ms = excluded.wait_until_ms,
+      lease_expires_at_ms = excluded.lease_expires_at_ms, decided_at_ms = excluded.decided_at_ms;
+  INSERT INTO :QUOTAPLANE_SCHEMA.quota_wait_turns AS t
+    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_wait_turns, coalesce(p_rows -> 'turns', '[]'::jsonb))
+    ON CONFLICT (tenant) DO UPDATE SET vtime = excluded.vtime;
+  PERFORM pg_notify('quotaplane_waiters', ':QUOTAPLANE_SCHEMA:' || n.tenant)
+     FROM jsonb_array_elements_text(coalesce(p_rows -> 'notify', '[]'::jsonb)) AS n(tenant);
   INSERT INTO :QUOTAPLANE_SCHEMA.quota_audit
     SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
   RETURN NULL;
