@@ -159,20 +159,27 @@ export class TenantWant {
     );
   }
 
+  /** The want as `quota_books_load` takes it: only what is asked for. */
   toJSON(): Record<string, unknown> {
-    return {
-      base: this.base,
-      audit: this.audit,
-      queue: this.queue,
-      runs: [...this.runs],
-      agents: [...this.agents],
-      periods: [...this.periods],
-      agentPeriods: [...this.agentPeriods.values()],
-      grants: [...this.grants],
-      rateKeys: [...this.rateKeys.values()],
-      rateOrdinals: [...this.rateOrdinals.values()],
-      rateAfter: [...this.rateAfter.values()],
-    };
+    const json: Record<string, unknown> = {};
+    if (this.base) json.base = true;
+    if (this.audit) json.audit = true;
+    if (this.queue) json.queue = true;
+    const lists: [string, Iterable<unknown>][] = [
+      ['runs', this.runs],
+      ['agents', this.agents],
+      ['periods', this.periods],
+      ['agentPeriods', this.agentPeriods.values()],
+      ['grants', this.grants],
+      ['rateKeys', this.rateKeys.values()],
+      ['rateOrdinals', this.rateOrdinals.values()],
+      ['rateAfter', this.rateAfter.values()],
+    ];
+    for (const [name, values] of lists) {
+      const list = [...values];
+      if (list.length > 0) json[name] = list;
+    }
+    return json;
   }
 }
 

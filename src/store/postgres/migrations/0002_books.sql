@@ -149,26 +149,27 @@ BEGIN
       'periods', CASE WHEN cardinality(v_periods) > 0 THEN
           (SELECT jsonb_agg(to_jsonb(s) - 'tenant') FROM :QUOTAPLANE_SCHEMA.quota_spent s
             WHERE s.tenant = v_tenant AND s.period = ANY (v_periods)) END,
-      'agentPeriods', (SELECT jsonb_agg(to_jsonb(s) - 'tenant')
-          FROM jsonb_array_elements(coalesce(v_t -> 'agentPeriods', '[]'::jsonb)) AS k(pair)
-          JOIN :QUOTAPLANE_SCHEMA.quota_agent_spent s
-            ON s.tenant = v_tenant AND s.agent_name = k.pair ->> 0 AND s.period = k.pair ->> 1),
+      'agentPeriods', CASE WHEN v_t ? 'agentPeriods' THEN (SELECT jsonb_agg(to_jsonb(s) - 'tenant')
+          FROM jsonb_array_elements(v_t -> 'agentPeriods') AS k(pair),
+          LATERAL (SELECT * FROM :QUOTAPLANE_SCHEMA.quota_agent_spent a
+                    WHERE a.tenant = v_tenant AND a.agent_name = k.pair ->> 0 AND a.period = k.pair ->> 1) AS s) END,
       'grants', CASE WHEN cardinality(v_grants) > 0 THEN
           (SELECT jsonb_agg(to_jsonb(g) - 'tenant') FROM :QUOTAPLANE_SCHEMA.quota_rate_grants g
             WHERE g.tenant = v_tenant AND g.grant_ref = ANY (v_grants)) END,
-      'rateKeys', (SELECT jsonb_agg(k.triple || to_jsonb(q.reserved_at_ms))
-          FROM jsonb_array_elements(coalesce(v_t -> 'rateKeys', '[]'::jsonb)) AS k(triple)
-          JOIN :QUOTAPLANE_SCHEMA.quota_rate q
-            ON q.tenant = v_tenant AND q.grant_ref = k.triple ->> 0 AND q.run_id = k.triple ->> 1 AND q.dispatch = k.triple ->> 2),
-      'rateOrdinals', (SELECT jsonb_agg(jsonb_build_array(q.grant_ref, q.ordinal, q.reserved_at_ms))
-          FROM jsonb_array_elements(coalesce(v_t -> 'rateOrdinals', '[]'::jsonb)) AS k(pair)
-          JOIN :QUOTAPLANE_SCHEMA.quota_rate q
-            ON q.tenant = v_tenant AND q.grant_ref = k.pair ->> 0 AND q.ordinal = (k.pair ->> 1)::bigint),
-      'rateAfter', (SELECT jsonb_agg(jsonb_build_array(k.pair -> 0, k.pair -> 1,
+      'rateKeys', CASE WHEN v_t ? 'rateKeys' THEN (SELECT jsonb_agg(k.triple || to_jsonb(q.reserved_at_ms))
+          FROM jsonb_array_elements(v_t -> 'rateKeys') AS k(triple),
+          LATERAL (SELECT r.reserved_at_ms FROM :QUOTAPLANE_SCHEMA.quota_rate r
+                    WHERE r.tenant = v_tenant AND r.grant_ref = k.triple ->> 0 AND r.run_id = k.triple ->> 1
+                      AND r.dispatch = k.triple ->> 2) AS q) END,
+      'rateOrdinals', CASE WHEN v_t ? 'rateOrdinals' THEN (SELECT jsonb_agg(jsonb_build_array(k.pair -> 0, k.pair -> 1, q.reserved_at_ms))
+          FROM jsonb_array_elements(v_t -> 'rateOrdinals') AS k(pair),
+          LATERAL (SELECT r.reserved_at_ms FROM :QUOTAPLANE_SCHEMA.quota_rate r
+                    WHERE r.tenant = v_tenant AND r.grant_ref = k.pair ->> 0 AND r.ordinal = (k.pair ->> 1)::bigint) AS q) END,
+      'rateAfter', CASE WHEN v_t ? 'rateAfter' THEN (SELECT jsonb_agg(jsonb_build_array(k.pair -> 0, k.pair -> 1,
             (SELECT q.ordinal FROM :QUOTAPLANE_SCHEMA.quota_rate q
               WHERE q.tenant = v_tenant AND q.grant_ref = k.pair ->> 0 AND q.reserved_at_ms > (k.pair ->> 1)::bigint
               ORDER BY q.reserved_at_ms, q.ordinal LIMIT 1)))
-          FROM jsonb_array_elements(coalesce(v_t -> 'rateAfter', '[]'::jsonb)) AS k(pair)),
+          FROM jsonb_array_elements(v_t -> 'rateAfter') AS k(pair)) END,
       'audit', CASE WHEN coalesce((v_t ->> 'audit')::boolean, false) THEN jsonb_build_object('head',
           (SELECT jsonb_build_object('seq', a.seq, 'hash', a.hash) FROM :QUOTAPLANE_SCHEMA.quota_audit a
             WHERE a.tenant = v_tenant ORDER BY a.seq DESC LIMIT 1)) END));
@@ -212,76 +213,113 @@ DECLARE
   v_detail text;
   v_hint text;
 BEGIN
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t USING jsonb_to_recordset(coalesce(p_rows -> 'slotsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_running AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_running, coalesce(p_rows -> 'slots', '[]'::jsonb))
-    ON CONFLICT (tenant, run_id) DO UPDATE SET admitted_at_ms = excluded.admitted_at_ms, agent_name = excluded.agent_name;
-
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_reserved t USING jsonb_to_recordset(coalesce(p_rows -> 'holdsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_reserved AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_reserved, coalesce(p_rows -> 'holds', '[]'::jsonb))
-    ON CONFLICT (tenant, run_id) DO UPDATE SET period = excluded.period, day = excluded.day, agent_name = excluded.agent_name,
-      tokens = excluded.tokens, minor_units = excluded.minor_units;
-
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_figures AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_figures, coalesce(p_rows -> 'figures', '[]'::jsonb))
-    ON CONFLICT (tenant) DO UPDATE SET running = excluded.running;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_agent_figures AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_agent_figures, coalesce(p_rows -> 'agentFigures', '[]'::jsonb))
-    ON CONFLICT (tenant, agent_name) DO UPDATE SET running = excluded.running;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_spent AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_spent, coalesce(p_rows -> 'spent', '[]'::jsonb))
-    ON CONFLICT (tenant, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
-      held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_agent_spent AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_agent_spent, coalesce(p_rows -> 'agentSpent', '[]'::jsonb))
-    ON CONFLICT (tenant, agent_name, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
-      held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
-
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_passes t USING jsonb_to_recordset(coalesce(p_rows -> 'passesGone', '[]'::jsonb)) AS k(tenant text, run_id text, epoch bigint)
-   WHERE t.tenant = k.tenant AND t.run_id = k.run_id AND t.epoch = k.epoch;
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_runs t USING jsonb_to_recordset(coalesce(p_rows -> 'runsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_runs AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_runs, coalesce(p_rows -> 'runs', '[]'::jsonb))
-    ON CONFLICT (tenant, run_id) DO UPDATE SET status = excluded.status, agent_name = excluded.agent_name,
-      agent_digest = excluded.agent_digest, chain_json = excluded.chain_json, budget_json = excluded.budget_json,
-      width = excluded.width, admitted_at_ms = excluded.admitted_at_ms, last_epoch = excluded.last_epoch,
-      status_since_ms = excluded.status_since_ms;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_passes AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_passes, coalesce(p_rows -> 'passes', '[]'::jsonb))
-    ON CONFLICT (tenant, run_id, epoch) DO UPDATE SET period = excluded.period, takes_slot = excluded.takes_slot,
-      started_at_ms = excluded.started_at_ms, lease_expires_at_ms = excluded.lease_expires_at_ms,
-      settled_at_ms = excluded.settled_at_ms, hold_tokens = excluded.hold_tokens, hold_minor_units = excluded.hold_minor_units,
-      receipt_tokens = excluded.receipt_tokens, receipt_minor_units = excluded.receipt_minor_units,
-      receipt_concludes = excluded.receipt_concludes;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_settled
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_settled, coalesce(p_rows -> 'receipts', '[]'::jsonb));
-
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_rate t USING jsonb_to_recordset(coalesce(p_rows -> 'ratePrunes', '[]'::jsonb)) AS k(tenant text, grant_ref text, floor_ms bigint)
-   WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref AND t.reserved_at_ms <= k.floor_ms;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_rate
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_rate, coalesce(p_rows -> 'rates', '[]'::jsonb));
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_rate_grants AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_rate_grants, coalesce(p_rows -> 'rateGrants', '[]'::jsonb))
-    ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms;
-
-  DELETE FROM :QUOTAPLANE_SCHEMA.quota_waiters t USING jsonb_to_recordset(coalesce(p_rows -> 'waitersGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_waiters AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_waiters, coalesce(p_rows -> 'waiters', '[]'::jsonb))
-    ON CONFLICT (tenant, run_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, request_json = excluded.request_json,
-      enqueued_at_ms = excluded.enqueued_at_ms, wait_until_ms = excluded.wait_until_ms,
-      lease_expires_at_ms = excluded.lease_expires_at_ms, decided_at_ms = excluded.decided_at_ms;
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_wait_turns AS t
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_wait_turns, coalesce(p_rows -> 'turns', '[]'::jsonb))
-    ON CONFLICT (tenant) DO UPDATE SET vtime = excluded.vtime;
-  PERFORM pg_notify('quotaplane_waiters', ':QUOTAPLANE_SCHEMA:' || n.tenant)
-     FROM jsonb_array_elements_text(coalesce(p_rows -> 'notify', '[]'::jsonb)) AS n(tenant);
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_audit
-    SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
+  IF p_rows ? 'slotsGone' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t USING jsonb_to_recordset(coalesce(p_rows -> 'slotsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  END IF;
+  IF p_rows ? 'slots' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_running AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_running, coalesce(p_rows -> 'slots', '[]'::jsonb))
+      ON CONFLICT (tenant, run_id) DO UPDATE SET admitted_at_ms = excluded.admitted_at_ms, agent_name = excluded.agent_name;
+  END IF;
+  IF p_rows ? 'holdsGone' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_reserved t USING jsonb_to_recordset(coalesce(p_rows -> 'holdsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  END IF;
+  IF p_rows ? 'holds' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_reserved AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_reserved, coalesce(p_rows -> 'holds', '[]'::jsonb))
+      ON CONFLICT (tenant, run_id) DO UPDATE SET period = excluded.period, day = excluded.day, agent_name = excluded.agent_name,
+        tokens = excluded.tokens, minor_units = excluded.minor_units;
+  END IF;
+  IF p_rows ? 'figures' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_figures AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_figures, coalesce(p_rows -> 'figures', '[]'::jsonb))
+      ON CONFLICT (tenant) DO UPDATE SET running = excluded.running;
+  END IF;
+  IF p_rows ? 'agentFigures' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_agent_figures AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_agent_figures, coalesce(p_rows -> 'agentFigures', '[]'::jsonb))
+      ON CONFLICT (tenant, agent_name) DO UPDATE SET running = excluded.running;
+  END IF;
+  IF p_rows ? 'spent' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_spent AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_spent, coalesce(p_rows -> 'spent', '[]'::jsonb))
+      ON CONFLICT (tenant, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
+        held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
+  END IF;
+  IF p_rows ? 'agentSpent' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_agent_spent AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_agent_spent, coalesce(p_rows -> 'agentSpent', '[]'::jsonb))
+      ON CONFLICT (tenant, agent_name, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
+        held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
+  END IF;
+  IF p_rows ? 'passesGone' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_passes t USING jsonb_to_recordset(coalesce(p_rows -> 'passesGone', '[]'::jsonb)) AS k(tenant text, run_id text, epoch bigint)
+     WHERE t.tenant = k.tenant AND t.run_id = k.run_id AND t.epoch = k.epoch;
+  END IF;
+  IF p_rows ? 'runsGone' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_runs t USING jsonb_to_recordset(coalesce(p_rows -> 'runsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  END IF;
+  IF p_rows ? 'runs' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_runs AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_runs, coalesce(p_rows -> 'runs', '[]'::jsonb))
+      ON CONFLICT (tenant, run_id) DO UPDATE SET status = excluded.status, agent_name = excluded.agent_name,
+        agent_digest = excluded.agent_digest, chain_json = excluded.chain_json, budget_json = excluded.budget_json,
+        width = excluded.width, admitted_at_ms = excluded.admitted_at_ms, last_epoch = excluded.last_epoch,
+        status_since_ms = excluded.status_since_ms;
+  END IF;
+  IF p_rows ? 'passes' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_passes AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_passes, coalesce(p_rows -> 'passes', '[]'::jsonb))
+      ON CONFLICT (tenant, run_id, epoch) DO UPDATE SET period = excluded.period, takes_slot = excluded.takes_slot,
+        started_at_ms = excluded.started_at_ms, lease_expires_at_ms = excluded.lease_expires_at_ms,
+        settled_at_ms = excluded.settled_at_ms, hold_tokens = excluded.hold_tokens, hold_minor_units = excluded.hold_minor_units,
+        receipt_tokens = excluded.receipt_tokens, receipt_minor_units = excluded.receipt_minor_units,
+        receipt_concludes = excluded.receipt_concludes;
+  END IF;
+  IF p_rows ? 'receipts' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_settled
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_settled, coalesce(p_rows -> 'receipts', '[]'::jsonb));
+  END IF;
+  IF p_rows ? 'ratePrunes' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_rate t USING jsonb_to_recordset(coalesce(p_rows -> 'ratePrunes', '[]'::jsonb)) AS k(tenant text, grant_ref text, floor_ms bigint)
+     WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref AND t.reserved_at_ms <= k.floor_ms;
+  END IF;
+  IF p_rows ? 'rates' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_rate
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_rate, coalesce(p_rows -> 'rates', '[]'::jsonb));
+  END IF;
+  IF p_rows ? 'rateGrants' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_rate_grants AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_rate_grants, coalesce(p_rows -> 'rateGrants', '[]'::jsonb))
+      ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms;
+  END IF;
+  IF p_rows ? 'waitersGone' THEN
+    DELETE FROM :QUOTAPLANE_SCHEMA.quota_waiters t USING jsonb_to_recordset(coalesce(p_rows -> 'waitersGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  END IF;
+  IF p_rows ? 'waiters' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_waiters AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_waiters, coalesce(p_rows -> 'waiters', '[]'::jsonb))
+      ON CONFLICT (tenant, run_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, request_json = excluded.request_json,
+        enqueued_at_ms = excluded.enqueued_at_ms, wait_until_ms = excluded.wait_until_ms,
+        lease_expires_at_ms = excluded.lease_expires_at_ms, decided_at_ms = excluded.decided_at_ms;
+  END IF;
+  IF p_rows ? 'turns' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_wait_turns AS t
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_wait_turns, coalesce(p_rows -> 'turns', '[]'::jsonb))
+      ON CONFLICT (tenant) DO UPDATE SET vtime = excluded.vtime;
+  END IF;
+  IF p_rows ? 'notify' THEN
+    PERFORM pg_notify('quotaplane_waiters', ':QUOTAPLANE_SCHEMA:' || n.tenant)
+       FROM jsonb_array_elements_text(coalesce(p_rows -> 'notify', '[]'::jsonb)) AS n(tenant);
+  END IF;
+  IF p_rows ? 'audit' THEN
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_audit
+      SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
+  END IF;
   RETURN NULL;
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
