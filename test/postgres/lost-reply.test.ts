@@ -14,9 +14,9 @@ import { booksDisagreements, describeDifferences } from './books-agree.js';
 import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
 // A decision whose reply never came (postgres-errors.ts decisionFault): every process of a server
-// of this file's own is frozen (SIGSTOP) while an admission and a settle are in flight, longer than
-// the client's query timeout (statement timeout + 2 s). Both calls fail with STORE_UNAVAILABLE, yet
-// the server commits both once it is thawed. So the fault must say the outcome is unknown, never
+// of this file's own is frozen (SIGSTOP) just as the batch carrying an admission and a settle sends
+// its COMMIT, for longer than the client's query timeout (statement timeout + 2 s). Both calls fail
+// with STORE_UNAVAILABLE, yet the server commits both once it is thawed. So the fault must say the outcome is unknown, never
 // "nothing was decided", and the retries the message asks for are answered from the books: the
 // admission is told its pass (no second slot), the settle that it was settled already.
 // This file freezes its server, so it cannot be the suite's shared one.
@@ -87,7 +87,15 @@ describe('PostgreSQL: a decision whose reply never came', () => {
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const before = granted(await plane.admit({ tenant: 'acme', run: 'settled-in-freeze', budget: BUDGET }));
 
-    freeze();
+    // The server is frozen the moment the store sends its next COMMIT (that of the batch below).
+    const query = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      if (args[0] === 'COMMIT') {
+        pg.Client.prototype.query = query;
+        freeze();
+      }
+      return (query as (...given: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
     let admission: QuotaError;
     let unnamed: QuotaError;
     let settle: QuotaError;
@@ -100,6 +108,7 @@ describe('PostgreSQL: a decision whose reply never came', () => {
       ];
       [admission, unnamed, settle] = (await Promise.all(calls)) as [QuotaError, QuotaError, QuotaError];
     } finally {
+      pg.Client.prototype.query = query;
       await new Promise((resolve) => setTimeout(resolve, FREEZE_MS - 3_000));
       thaw();
     }

@@ -163,9 +163,10 @@ describe('PostgreSQL unreadable rows', () => {
     expect(error.code).toBe('STORE_CORRUPT');
   });
 
-  it('the database refuses a stored quota that parseQuota would not read, so admission never decides on one', async () => {
-    await store.tenant('bad-quota').setQuota({ period: 'monthly', maxConcurrentRuns: 2 }, { atMs: T_MS, by: OPS, action: 'quota.set', subject: 'quota', detail: {} });
-    for (const bad of [
+  it('a stored quota that parseQuota would not read fails closed: admission refuses STORE_CORRUPT and decides nothing', async () => {
+    const handle = store.tenant('bad-quota');
+    await handle.setQuota({ period: 'monthly', maxConcurrentRuns: 2 }, { atMs: T_MS, by: OPS, action: 'quota.set', subject: 'quota', detail: {} });
+    for (const [index, bad] of [
       '{"maxConcurrentRuns": -1}',
       '{"maxConcurrentRuns": 1.5}',
       '{"maxTokensPerPeriod": "1000"}',
@@ -174,16 +175,18 @@ describe('PostgreSQL unreadable rows', () => {
       '{"rateCeilings": {"tool://a/b": [{"count": 1}]}}',
       '{"rateCeilings": {"tool://a/b": {"count": 1, "windowSeconds": 60}}}',
       '[]',
-    ]) {
-      const error = await admin
-        .query(`UPDATE "${schema}".quota_tenants SET quota_json = $1::jsonb WHERE tenant = 'bad-quota'`, [bad])
-        .then(
-          () => null,
-          (caught: unknown) => caught as { code?: string },
-        );
-      expect({ bad, code: error?.code }).toEqual({ bad, code: '23514' });
+    ].entries()) {
+      // Written behind the store's back: nothing in the database judges a quota, the store does when it reads one.
+      await admin.query(`UPDATE "${schema}".quota_tenants SET quota_json = $1::jsonb WHERE tenant = 'bad-quota'`, [bad]);
+      const admitted = await handle.admit({ run: `r${index}`, budget: {}, width: 1, atMs: T_MS, leaseMs: 60_000 }).then(
+        () => null,
+        (caught: { code?: string }) => caught.code,
+      );
+      expect({ bad, admitted }).toEqual({ bad, admitted: 'STORE_CORRUPT' });
+      await expect(handle.getQuota()).rejects.toMatchObject({ code: 'STORE_CORRUPT' });
+      expect(await handle.getRun(`r${index}`)).toBeNull();
     }
-    expect(await store.tenant('bad-quota').getQuota()).toEqual({ period: 'monthly', maxConcurrentRuns: 2 });
+    expect(await handle.running()).toBe(0);
   });
 
   it('a stored quota with configured rate ceilings is read back as set, and dispatch judges them', async () => {

@@ -1,15 +1,16 @@
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import type { PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { until } from '../until.js';
 import { booksDisagreements, describeDifferences } from './books-agree.js';
 import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
-// A settle that waits for a run's lock must read the pass as the lock holder left it. An operator's
-// settlePass (with `by`) runs quota_settle_pass in a transaction of its own, without the tenant's
-// admission lock, so a batched port settle of the same pass can queue behind its run-row lock. Found
-// by books-faults.test.ts: both wrote a receipt for one pass and the spend was booked twice.
+// Two settles of one pass from two store instances (an operator's settlePass with `by`, and the
+// port's settle with another payload) must never both write a receipt: every decision reads the
+// books under the tenant's lock, so the second reads the first's receipt. Found by
+// books-faults.test.ts when an operator's settle ran outside that lock: both wrote a receipt for
+// one pass and the spend was booked twice.
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
 // Tenant names of this file only: the admission lock keys are per database, not per schema, and
@@ -30,42 +31,41 @@ afterAll(async () => {
 });
 
 describe('a settle queued behind the run lock of another settle of the same pass', () => {
-  it('C15 the port’s settle that waited for the pass’s own settle finds its receipt: one receipt, one charge', async () => {
+  it('C15 an operator’s settle and the port’s settle of one pass from two store instances: one receipt, one charge, the other CONFLICT', async () => {
     const acme = store.tenant('sw-acme');
     await acme.setQuota({ period: 'monthly', maxConcurrentRuns: 5 }, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });
     const admitted = await acme.admit({ run: 'r1', budget: { maxTokens: 500, maxCallTokens: 500 }, width: 1, atMs: T_MS, leaseMs: 60_000 });
     expect(admitted.ok).toBe(true);
-
-    // The pass's own settle, as settlePass with `by` runs it: quota_settle_pass in an open
-    // transaction, which holds the run row until it commits.
-    await admin.query('BEGIN');
-    const [own] = (
-      await admin.query<{ outcome: string }>(`SELECT outcome FROM "${schema}".quota_settle_pass('sw-acme', 'r1', 1, 100, 0, false, $1)`, [T_MS + 1])
-    ).rows;
-    expect(own?.outcome).toBe('settled');
-
-    // The port's settle of the same pass with another payload queues on the run row meanwhile.
-    const port = acme
-      .settle({ run: 'r1', epoch: 1, period: '2026-12', spend: { tokens: 40, minorUnits: 0 }, releaseSlot: true, concludes: false })
-      .then(
-        (outcome) => ({ outcome, code: null as string | null }),
-        (error: { code?: string }) => ({ outcome: null, code: error.code ?? String(error) }),
+    const other = await openPostgresStore(url, { schema });
+    try {
+      // The tenant's lock is held meanwhile, so both queue for it and are decided one after the other.
+      await admin.query('BEGIN');
+      await admin.query(`SELECT "${schema}".quota_admission_lock('sw-acme')`);
+      const answer = (promise: Promise<unknown>) =>
+        promise.then(
+          () => 'settled',
+          (error: { code?: string }) => error.code ?? String(error),
+        );
+      const own = answer(acme.settlePass({ run: 'r1', epoch: 1, spend: { tokens: 100, minorUnits: 0 }, concludes: false, atMs: T_MS + 1, by: BY }));
+      const port = answer(
+        other.tenant('sw-acme').settle({ run: 'r1', epoch: 1, period: '2026-12', spend: { tokens: 40, minorUnits: 0 }, releaseSlot: true, concludes: false }),
       );
-    await until(async () => {
-      const { rows } = await admin.query<{ n: number }>(
-        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
-      );
-      return rows[0]?.n === 1;
-    }, 'the port settle waits for the run row', { everyMs: 10 });
-    await admin.query('COMMIT');
-
-    // A second payload for a settled pass is a conflict (C15), and nothing more is booked.
-    expect(await port).toEqual({ outcome: null, code: 'CONFLICT' });
-    const { rows } = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM "${schema}".quota_settled WHERE tenant = 'sw-acme'`);
-    expect(rows[0]?.n).toBe(0);
-    expect(await acme.spent('2026-12')).toEqual({ tokens: 100, minorUnits: 0 });
-    const differences = await booksDisagreements(url, schema);
-    expect(differences, describeDifferences(differences)).toEqual([]);
+      await until(async () => {
+        const { rows } = await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE pg_backend_pid() = ANY (pg_blocking_pids(pid))`,
+        );
+        return rows[0]?.n === 2;
+      }, 'both settles wait for the tenant', { everyMs: 10 });
+      await admin.query('COMMIT');
+      const outcomes = [await own, await port];
+      expect([...outcomes].sort()).toEqual(['CONFLICT', 'settled']);
+      const spent = await acme.spent('2026-12');
+      expect(spent).toEqual({ tokens: outcomes[0] === 'settled' ? 100 : 40, minorUnits: 0 });
+      const differences = await booksDisagreements(url, schema);
+      expect(differences, describeDifferences(differences)).toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('an operator’s settle takes the tenant’s admission lock before the run row, as every batched decision does: no deadlock with a batch', async () => {

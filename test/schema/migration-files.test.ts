@@ -58,11 +58,11 @@ describe('the generated migration modules', () => {
 
   it('refuse a gap in the version numbers, naming the file', () => {
     const copy = copyOfSqlSources();
-    const dir = join(copy, 'src/store/postgres/migrations');
-    renameSync(join(dir, '0001_quotaplane.sql'), join(dir, '0002_quotaplane.sql'));
+    const dir = join(copy, 'src/store/sqlite/migrations');
+    renameSync(join(dir, '0001_quota_schema.sql'), join(dir, '0002_quota_schema.sql'));
     const built = buildSql(['--root', copy]);
     expect(built.status).toBe(1);
-    expect(built.stderr).toContain('0002_quotaplane.sql: expected version 1 here');
+    expect(built.stderr).toContain('0002_quota_schema.sql: expected version 1 here');
   });
 });
 

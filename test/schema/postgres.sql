@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane
+-- Applied migrations: 1 quotaplane, 2 books
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -680,6 +680,186 @@ BEGIN
     END;
   END LOOP;
   RETURN v_results;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_books_load(p_want jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_key text;
+  v_t jsonb;
+  v_tenant text;
+  v_runs text[];
+  v_agents text[];
+  v_periods text[];
+  v_grants text[];
+  v_tenants jsonb := '[]'::jsonb;
+  v_store jsonb := '{}'::jsonb;
+BEGIN
+  FOR v_key IN SELECT jsonb_array_elements_text(coalesce(p_want -> 'lock', '[]'::jsonb)) LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(v_key) || ':' || v_key, 0));
+  END LOOP;
+  IF coalesce((p_want ->> 'planeLock')::boolean, false) THEN
+    PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-plane', 3));
+  END IF;
+  FOR v_key IN SELECT jsonb_array_elements_text(coalesce(p_want -> 'auditLock', '[]'::jsonb)) LOOP
+    PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-audit:' || octet_length(v_key) || ':' || v_key, 3));
+  END LOOP;
+
+  FOR v_t IN SELECT jsonb_array_elements(coalesce(p_want -> 'tenants', '[]'::jsonb)) LOOP
+    v_tenant := v_t ->> 'tenant';
+    v_runs := ARRAY(SELECT jsonb_array_elements_text(coalesce(v_t -> 'runs', '[]'::jsonb)));
+    v_agents := ARRAY(SELECT jsonb_array_elements_text(coalesce(v_t -> 'agents', '[]'::jsonb)));
+    v_periods := ARRAY(SELECT jsonb_array_elements_text(coalesce(v_t -> 'periods', '[]'::jsonb)));
+    v_grants := ARRAY(SELECT jsonb_array_elements_text(coalesce(v_t -> 'grants', '[]'::jsonb)));
+    v_tenants := v_tenants || jsonb_build_array(jsonb_build_object(
+      'tenant', v_tenant,
+      'base', CASE WHEN coalesce((v_t ->> 'base')::boolean, false) THEN jsonb_build_object(
+          'running', coalesce((SELECT f.running FROM "quotaplane".quota_figures f WHERE f.tenant = v_tenant), 0),
+          'quota', (SELECT q.quota_json FROM "quotaplane".quota_tenants q WHERE q.tenant = v_tenant),
+          'halts', (SELECT coalesce(jsonb_agg(jsonb_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
+                                                                 'by_basis', h.by_basis, 'at_ms', h.at_ms) ORDER BY h.scope), '[]'::jsonb)
+                      FROM "quotaplane".quota_halted h WHERE h.tenant = v_tenant),
+          'waiting', EXISTS (SELECT 1 FROM "quotaplane".quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'waiting')) END,
+      'runs', CASE WHEN cardinality(v_runs) > 0 THEN jsonb_build_object(
+          'runs', (SELECT jsonb_agg(to_jsonb(r) - 'tenant') FROM "quotaplane".quota_runs r
+                    WHERE r.tenant = v_tenant AND r.run_id = ANY (v_runs)),
+          'pruned', (SELECT jsonb_agg(to_jsonb(x) - 'tenant') FROM "quotaplane".quota_pruned x
+                      WHERE x.tenant = v_tenant AND x.run_id = ANY (v_runs)),
+          'passes', (SELECT jsonb_agg(to_jsonb(p) - 'tenant') FROM "quotaplane".quota_passes p
+                      WHERE p.tenant = v_tenant AND p.run_id = ANY (v_runs)),
+          'settled', (SELECT jsonb_agg(to_jsonb(s) - 'tenant') FROM "quotaplane".quota_settled s
+                       WHERE s.tenant = v_tenant AND s.run_id = ANY (v_runs)),
+          'slots', (SELECT jsonb_agg(to_jsonb(o) - 'tenant') FROM "quotaplane".quota_running o
+                     WHERE o.tenant = v_tenant AND o.run_id = ANY (v_runs)),
+          'holds', (SELECT jsonb_agg(to_jsonb(h) - 'tenant') FROM "quotaplane".quota_reserved h
+                     WHERE h.tenant = v_tenant AND h.run_id = ANY (v_runs)),
+          'granted', (SELECT jsonb_agg(jsonb_build_object('run_id', w.run_id, 'lease_expires_at_ms', w.lease_expires_at_ms))
+                       FROM "quotaplane".quota_waiters w
+                      WHERE w.tenant = v_tenant AND w.run_id = ANY (v_runs) AND w.state = 'granted')) END,
+      'agents', CASE WHEN cardinality(v_agents) > 0 THEN
+          (SELECT jsonb_agg(jsonb_build_object('agent_name', a.agent_name, 'running', a.running))
+             FROM "quotaplane".quota_agent_figures a WHERE a.tenant = v_tenant AND a.agent_name = ANY (v_agents)) END,
+      'periods', CASE WHEN cardinality(v_periods) > 0 THEN
+          (SELECT jsonb_agg(to_jsonb(s) - 'tenant') FROM "quotaplane".quota_spent s
+            WHERE s.tenant = v_tenant AND s.period = ANY (v_periods)) END,
+      'agentPeriods', (SELECT jsonb_agg(to_jsonb(s) - 'tenant')
+          FROM jsonb_array_elements(coalesce(v_t -> 'agentPeriods', '[]'::jsonb)) AS k(pair)
+          JOIN "quotaplane".quota_agent_spent s
+            ON s.tenant = v_tenant AND s.agent_name = k.pair ->> 0 AND s.period = k.pair ->> 1),
+      'grants', CASE WHEN cardinality(v_grants) > 0 THEN
+          (SELECT jsonb_agg(to_jsonb(g) - 'tenant') FROM "quotaplane".quota_rate_grants g
+            WHERE g.tenant = v_tenant AND g.grant_ref = ANY (v_grants)) END,
+      'rateKeys', (SELECT jsonb_agg(k.triple || to_jsonb(q.reserved_at_ms))
+          FROM jsonb_array_elements(coalesce(v_t -> 'rateKeys', '[]'::jsonb)) AS k(triple)
+          JOIN "quotaplane".quota_rate q
+            ON q.tenant = v_tenant AND q.grant_ref = k.triple ->> 0 AND q.run_id = k.triple ->> 1 AND q.dispatch = k.triple ->> 2),
+      'rateOrdinals', (SELECT jsonb_agg(jsonb_build_array(q.grant_ref, q.ordinal, q.reserved_at_ms))
+          FROM jsonb_array_elements(coalesce(v_t -> 'rateOrdinals', '[]'::jsonb)) AS k(pair)
+          JOIN "quotaplane".quota_rate q
+            ON q.tenant = v_tenant AND q.grant_ref = k.pair ->> 0 AND q.ordinal = (k.pair ->> 1)::bigint),
+      'rateAfter', (SELECT jsonb_agg(jsonb_build_array(k.pair -> 0, k.pair -> 1,
+            (SELECT q.ordinal FROM "quotaplane".quota_rate q
+              WHERE q.tenant = v_tenant AND q.grant_ref = k.pair ->> 0 AND q.reserved_at_ms > (k.pair ->> 1)::bigint
+              ORDER BY q.reserved_at_ms, q.ordinal LIMIT 1)))
+          FROM jsonb_array_elements(coalesce(v_t -> 'rateAfter', '[]'::jsonb)) AS k(pair)),
+      'audit', CASE WHEN coalesce((v_t ->> 'audit')::boolean, false) THEN jsonb_build_object('head',
+          (SELECT jsonb_build_object('seq', a.seq, 'hash', a.hash) FROM "quotaplane".quota_audit a
+            WHERE a.tenant = v_tenant ORDER BY a.seq DESC LIMIT 1)) END));
+  END LOOP;
+
+  IF coalesce((p_want ->> 'plane')::boolean, false) THEN
+    v_store := v_store || jsonb_build_object('plane', jsonb_build_object('ceiling',
+      (SELECT p.ceiling_json FROM "quotaplane".quota_plane p WHERE p.id = 1)));
+  END IF;
+  IF coalesce((p_want ->> 'planeRunning')::boolean, false) THEN
+    v_store := v_store || jsonb_build_object('planeRunning', coalesce((SELECT sum(f.running) FROM "quotaplane".quota_figures f), 0));
+  END IF;
+  IF jsonb_array_length(coalesce(p_want -> 'planeAgents', '[]'::jsonb)) > 0 THEN
+    v_store := v_store || jsonb_build_object('planeAgents', (SELECT jsonb_object_agg(n.agent,
+        coalesce((SELECT sum(a.running) FROM "quotaplane".quota_agent_figures a WHERE a.agent_name = n.agent), 0))
+      FROM jsonb_array_elements_text(p_want -> 'planeAgents') AS n(agent)));
+  END IF;
+  RETURN v_store || jsonb_build_object('tenants', v_tenants);
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_books_write(p_rows jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_detail text;
+  v_hint text;
+BEGIN
+  DELETE FROM "quotaplane".quota_running t USING jsonb_to_recordset(coalesce(p_rows -> 'slotsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  INSERT INTO "quotaplane".quota_running AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_running, coalesce(p_rows -> 'slots', '[]'::jsonb))
+    ON CONFLICT (tenant, run_id) DO UPDATE SET admitted_at_ms = excluded.admitted_at_ms, agent_name = excluded.agent_name;
+
+  DELETE FROM "quotaplane".quota_reserved t USING jsonb_to_recordset(coalesce(p_rows -> 'holdsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  INSERT INTO "quotaplane".quota_reserved AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_reserved, coalesce(p_rows -> 'holds', '[]'::jsonb))
+    ON CONFLICT (tenant, run_id) DO UPDATE SET period = excluded.period, day = excluded.day, agent_name = excluded.agent_name,
+      tokens = excluded.tokens, minor_units = excluded.minor_units;
+
+  INSERT INTO "quotaplane".quota_figures AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_figures, coalesce(p_rows -> 'figures', '[]'::jsonb))
+    ON CONFLICT (tenant) DO UPDATE SET running = excluded.running;
+  INSERT INTO "quotaplane".quota_agent_figures AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_agent_figures, coalesce(p_rows -> 'agentFigures', '[]'::jsonb))
+    ON CONFLICT (tenant, agent_name) DO UPDATE SET running = excluded.running;
+  INSERT INTO "quotaplane".quota_spent AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_spent, coalesce(p_rows -> 'spent', '[]'::jsonb))
+    ON CONFLICT (tenant, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
+      held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
+  INSERT INTO "quotaplane".quota_agent_spent AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_agent_spent, coalesce(p_rows -> 'agentSpent', '[]'::jsonb))
+    ON CONFLICT (tenant, agent_name, period) DO UPDATE SET tokens = excluded.tokens, minor_units = excluded.minor_units,
+      held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
+
+  DELETE FROM "quotaplane".quota_passes t USING jsonb_to_recordset(coalesce(p_rows -> 'passesGone', '[]'::jsonb)) AS k(tenant text, run_id text, epoch bigint)
+   WHERE t.tenant = k.tenant AND t.run_id = k.run_id AND t.epoch = k.epoch;
+  DELETE FROM "quotaplane".quota_runs t USING jsonb_to_recordset(coalesce(p_rows -> 'runsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
+   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  INSERT INTO "quotaplane".quota_runs AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_runs, coalesce(p_rows -> 'runs', '[]'::jsonb))
+    ON CONFLICT (tenant, run_id) DO UPDATE SET status = excluded.status, agent_name = excluded.agent_name,
+      agent_digest = excluded.agent_digest, chain_json = excluded.chain_json, budget_json = excluded.budget_json,
+      width = excluded.width, admitted_at_ms = excluded.admitted_at_ms, last_epoch = excluded.last_epoch,
+      status_since_ms = excluded.status_since_ms;
+  INSERT INTO "quotaplane".quota_passes AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_passes, coalesce(p_rows -> 'passes', '[]'::jsonb))
+    ON CONFLICT (tenant, run_id, epoch) DO UPDATE SET period = excluded.period, takes_slot = excluded.takes_slot,
+      started_at_ms = excluded.started_at_ms, lease_expires_at_ms = excluded.lease_expires_at_ms,
+      settled_at_ms = excluded.settled_at_ms, hold_tokens = excluded.hold_tokens, hold_minor_units = excluded.hold_minor_units,
+      receipt_tokens = excluded.receipt_tokens, receipt_minor_units = excluded.receipt_minor_units,
+      receipt_concludes = excluded.receipt_concludes;
+  INSERT INTO "quotaplane".quota_settled
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_settled, coalesce(p_rows -> 'receipts', '[]'::jsonb));
+
+  DELETE FROM "quotaplane".quota_rate t USING jsonb_to_recordset(coalesce(p_rows -> 'ratePrunes', '[]'::jsonb)) AS k(tenant text, grant_ref text, floor_ms bigint)
+   WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref AND t.reserved_at_ms <= k.floor_ms;
+  INSERT INTO "quotaplane".quota_rate
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_rate, coalesce(p_rows -> 'rates', '[]'::jsonb));
+  INSERT INTO "quotaplane".quota_rate_grants AS t
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_rate_grants, coalesce(p_rows -> 'rateGrants', '[]'::jsonb))
+    ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms;
+
+  UPDATE "quotaplane".quota_waiters t SET state = 'waiting', decided_at_ms = NULL,
+         lease_expires_at_ms = greatest(t.lease_expires_at_ms, k.lease_expires_at_ms)
+    FROM jsonb_to_recordset(coalesce(p_rows -> 'requeued', '[]'::jsonb)) AS k(tenant text, run_id text, lease_expires_at_ms bigint)
+   WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+  INSERT INTO "quotaplane".quota_audit
+    SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
+  RETURN NULL;
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
+  RETURN jsonb_build_object('code', SQLSTATE, 'message', SQLERRM, 'detail', v_detail, 'hint', v_hint);
 END
 $function$;
 

@@ -1,15 +1,18 @@
 import { QuotaError } from '../../core/errors.js';
-import { MAX_INSTANT_MS } from '../../core/instant.js';
 import { waitedTooLong } from '../applied-instant.js';
+import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
-import type { BatchedDecision } from './postgres-batch-ops.js';
-import type { PostgresConnection, SqlValues } from './postgres-connection.js';
+import { BatchFacts, FactsMissing } from './postgres-books-facts.js';
+import { loadFacts, writeFacts, type BooksQueries, type WriteFault } from './postgres-books-io.js';
+import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
-import { decisionMismatch } from './postgres-outcomes.js';
+import { prefetch, type PostgresTenantBooks } from './postgres-tenant-books.js';
+import { PostgresQueueBooks } from './postgres-waiters.js';
+import { periodKey } from '../../core/period.js';
 
 /** How a store groups its decisions: see {@link PostgresBatcher}. */
 export interface BatchSettings {
-  /** Most decisions in one batch (one round trip, one transaction); PostgreSQL caches 64 subtransactions per backend. */
+  /** Most decisions in one batch (one transaction). */
   readonly maxBatch: number;
   /** Most batches in flight at once, each on its own pooled connection. */
   readonly lanes: number;
@@ -18,7 +21,7 @@ export interface BatchSettings {
 /** Queued decisions per batch before the queue is split over several batches in flight. */
 const DECISIONS_PER_LANE = 8;
 
-/** The most decisions one batch may carry: PostgreSQL caches 64 subtransactions per backend. */
+/** The most decisions one batch may carry. */
 export const MAX_BATCH = 64;
 
 /** The defaults: 32 decisions a batch, one batch in flight per two pooled connections (at least one). */
@@ -27,41 +30,47 @@ export function defaultBatchSettings(poolSize: number): BatchSettings {
 }
 
 /**
- * A batched decision asked without an instant of its own: its values are
- * made when the batch is sent, at the plane's clock then (never before `askedAtMs`), and the
- * server adds the time the batch waited for its tenant locks (see `quota_batch` in `migrations/`).
- * - `values(atMs)`: the decision's values at instant `atMs`;
- * - `at`, `month`, `day`: the indexes of that instant and of the period keys derived from it.
+ * One decision for the batcher: `decide` runs core's decision on the books at the instant it is
+ * applied, synchronously, given the tenant's books and the queues of every tenant the batch may
+ * hold; it may run more than once (a read of a fact not loaded yet undoes what it wrote and runs
+ * it again once the fact is loaded), so it must do nothing but read and write the books.
+ * - `tenant`: the tenant whose lock it needs (`'*'`: none of its own, a plane-wide round);
+ * - `atMs`, `applied`: the instant asked, and the plane's clock and bound when the decision is
+ *   applied at the instant its tenant's lock is held (see `store/applied-instant.ts`);
+ * - `name`: how a waited-too-long fault names it;
+ * - `run`, `agent`, `queue`: the run and agent it is about, and whether it reads the tenant's
+ *   waiting queue, read ahead with the tenant's figures.
  */
-export interface AppliedDecision {
-  readonly askedAtMs: number;
-  readonly applied: AppliedInstant;
-  readonly values: (atMs: number) => SqlValues;
-  readonly at: number;
-  readonly month?: number;
-  readonly day?: number;
+export interface BooksDecision<T> {
+  readonly tenant: string;
+  readonly name: string;
+  readonly atMs: number;
+  readonly applied?: AppliedInstant | undefined;
+  readonly run?: string;
+  readonly agent?: string | null;
+  readonly queue?: boolean;
+  readonly decide: (books: PostgresTenantBooks, atMs: number, queues: PostgresQueueBooks) => T;
 }
 
-// How a decision is named in a waited-too-long fault.
-const DECISION_NAMES: Partial<Record<BatchedDecision, string>> = { admit: 'admission', settlePass: 'settle' };
-
 interface Pending {
-  readonly op: BatchedDecision;
-  readonly values: SqlValues | AppliedDecision;
-  /** The tenant, the first value: its lock is what the batch takes. */
-  readonly tenant: string;
-  readonly resolve: (row: unknown) => void;
+  readonly decision: BooksDecision<unknown>;
+  readonly resolve: (answer: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
 
-type ItemAnswer =
-  | { readonly ok: unknown }
-  | { readonly error: { readonly code: string; readonly message: string; readonly detail?: string | null; readonly hint?: string | null } };
+type Settled = { readonly ok: true; readonly answer: unknown } | { readonly ok: false; readonly error: unknown };
 
 /**
- * Group commit for one PostgreSQL store instance: decisions
- * that arrive while earlier ones are in flight share one round trip, one `quota_batch` call that
- * runs each in its own subtransaction inside one transaction (see `quota_batch` in `migrations/`).
+ * How often one decision may find a fact missing before the batch gives up on it: each load reads
+ * at least one fact it lacked, and a plane-wide round reads the queues and runs of many tenants.
+ */
+const MAX_LOADS_PER_DECISION = 256;
+
+/**
+ * Group commit for one PostgreSQL store instance: decisions that arrive while earlier ones are in
+ * flight share one transaction, in which `core/` decides each in turn on the books of its tenant
+ * (postgres-tenant-books.ts): the batch takes its tenants' locks and reads their facts in one
+ * statement, decides, and writes every changed row in one statement (migrations/0002_books.sql).
  *
  * - FIFO per tenant: decisions leave the queue in arrival order, at most `maxBatch` at a time; a
  *   batch goes out as soon as a lane is free (on the next event-loop turn, so calls made together
@@ -70,7 +79,11 @@ type ItemAnswer =
  *   When the queue holds more than 8 decisions per free lane, it is split over several batches
  *   (all of a tenant's decisions in one), which commit side by side on their own connections and
  *   never queue behind one another's locks.
- * - A decision that raises in the database is rolled back alone; only its caller gets the error.
+ * - A decision that throws (a refusal such as `CONFLICT`, or an unreadable row) is undone alone;
+ *   only its caller gets the error.
+ * - Decisions asked without an instant of their own are applied at the plane's clock read once
+ *   the batch holds its tenants' locks; one that waited longer than its bound is refused with
+ *   `STORE_UNAVAILABLE` (`waited-too-long`) and decides nothing.
  * - Callers are answered only after the statement returned, that is after its transaction
  *   committed. If the batch fails as a whole, every caller in it is rejected with the same
  *   `STORE_UNAVAILABLE`, and nothing in it was acknowledged: when the server refused it (statement
@@ -80,31 +93,24 @@ type ItemAnswer =
  */
 export class PostgresBatcher {
   readonly #db: PostgresConnection;
-  readonly #query: string;
+  readonly #q: BooksQueries;
   readonly #settings: BatchSettings;
   #queue: Pending[] = [];
   #inFlight = 0;
   #scheduled = false;
   readonly #busyTenants = new Set<string>();
 
-  /** `query` is the `quota_batch` call with one `$1` jsonb parameter. */
-  constructor(db: PostgresConnection, query: string, settings: BatchSettings) {
+  constructor(db: PostgresConnection, q: BooksQueries, settings: BatchSettings) {
     this.#db = db;
-    this.#query = query;
+    this.#q = q;
     this.#settings = settings;
   }
 
-  /**
-   * Queues one decision (`values` as the function takes them, or made when the batch is sent, see
-   * {@link AppliedDecision}) and answers its row once committed. A decision sent with
-   * `AppliedDecision` answers its row with `applied_at_ms`, the instant it was recorded at, or
-   * rejects with `STORE_UNAVAILABLE` (`details.reason = 'waited-too-long'`) having written nothing.
-   */
-  decide<Row>(op: BatchedDecision, values: SqlValues | AppliedDecision): Promise<Row> {
+  /** Queues one decision and answers what it decided once that committed (see {@link BooksDecision}). */
+  decide<T>(decision: BooksDecision<T>): Promise<T> {
     if (this.#db.isClosed) return Promise.reject(closedStoreError());
-    return new Promise<Row>((resolve, reject) => {
-      const tenant = ('askedAtMs' in values ? values.values(values.askedAtMs)[0] : values[0]) as string;
-      this.#queue.push({ op, values, tenant, resolve: resolve as (row: unknown) => void, reject });
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ decision: decision as BooksDecision<unknown>, resolve: resolve as (answer: unknown) => void, reject });
       this.#schedule();
     });
   }
@@ -124,7 +130,7 @@ export class PostgresBatcher {
     // Parallel batches only when each would carry several decisions: a batch's fixed cost (its
     // round trip, its locks, its commit) is shared by what it carries.
     for (const batch of this.#take(Math.min(free, Math.ceil(this.#queue.length / DECISIONS_PER_LANE)))) {
-      const tenants = new Set(batch.map((pending) => pending.tenant));
+      const tenants = new Set(batch.map((pending) => pending.decision.tenant));
       for (const tenant of tenants) this.#busyTenants.add(tenant);
       this.#inFlight += 1;
       void this.#send(batch).finally(() => {
@@ -144,7 +150,7 @@ export class PostgresBatcher {
     const laneOf = new Map<string, number>();
     const kept: Pending[] = [];
     for (const pending of this.#queue) {
-      const tenant = pending.tenant;
+      const tenant = pending.decision.tenant;
       let lane = laneOf.get(tenant);
       if (lane === undefined && !this.#busyTenants.has(tenant)) {
         lane = laneOf.size % lanes;
@@ -159,60 +165,161 @@ export class PostgresBatcher {
   }
 
   async #send(batch: readonly Pending[]): Promise<void> {
-    let answers: unknown;
+    const decisions = batch.map((pending) => pending.decision);
+    let settled: Settled[];
     try {
-      // Made when the statement is written to its connection (node-postgres calls `toPostgres` then,
-      // after the pool handed one out), so a decision's instant is read as late as Node can read it.
-      const items = { toPostgres: () => JSON.stringify(batch.map(itemOf)) };
-      const rows = await this.#db.decide<{ answers: unknown }>(this.#query, [items], 'batch');
-      answers = rows[0]?.answers;
+      try {
+        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'));
+      } catch (error) {
+        // The server refused the batch's write: decided again, each written on its own, so only
+        // the decision whose rows the server refuses is refused.
+        if (!(error instanceof WriteRefused) || decisions.length === 1) throw error;
+        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'));
+      }
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
       for (const pending of batch) pending.reject(fault);
       return;
     }
-    if (!Array.isArray(answers) || answers.length !== batch.length) {
-      const fault = decisionMismatch('batch', `answered ${Array.isArray(answers) ? answers.length : 'no'} results for ${batch.length} decisions`);
-      for (const pending of batch) pending.reject(fault);
-      return;
-    }
     batch.forEach((pending, index) => {
-      const answer = answers[index] as ItemAnswer;
-      if ('error' in answer) {
-        const { code, message, detail, hint } = answer.error;
-        if (code === WAITED_TOO_LONG) {
-          pending.reject(waitedTooLong(DECISION_NAMES[pending.op] ?? pending.op, Number(detail), Number(hint)));
-          return;
-        }
-        // The detail and hint carry what a raised refusal names (quota_require_fits), as a direct call's error does.
-        pending.reject(toQuotaError(Object.assign(new Error(message), { code, detail: detail ?? undefined, hint: hint ?? undefined })));
-      } else {
-        pending.resolve(answer.ok);
-      }
+      const answer = settled[index] as Settled;
+      if (answer.ok) pending.resolve(answer.answer);
+      else pending.reject(answer.error);
     });
   }
 }
 
-/** The SQLSTATE `quota_batch` raises for a decision that waited past its bound. */
-const WAITED_TOO_LONG = 'QPW01';
+/** The server refused a batch's write; nothing of the batch is written. */
+class WriteRefused extends QuotaError {
+  constructor(fault: WriteFault) {
+    super('STORE_UNAVAILABLE', `the PostgreSQL quota store refused a batch's write (SQLSTATE ${fault.code}: ${fault.message})`);
+  }
+}
 
-// One item of `quota_batch`'s argument; an applied decision is stamped now (see AppliedDecision).
-function itemOf(pending: Pending): { op: BatchedDecision; args: SqlValues; wait?: Record<string, number> } {
-  const values = pending.values;
-  if (!('askedAtMs' in values)) return { op: pending.op, args: values };
-  // A clock that throws or answers no instant must not fail the other decisions of the batch: this
-  // one is then decided at the instant it was asked (the server still adds its lock wait).
+// The fault of a decision whose own write the server refused, as a direct statement's error reads.
+function refusedWrite(fault: WriteFault): QuotaError {
+  const { code, message, detail, hint } = fault;
+  return toQuotaError(Object.assign(new Error(message), { code, detail: detail ?? undefined, hint: hint ?? undefined }));
+}
+
+// The instant `decision` is applied at, read once its tenant's lock is held: the plane's clock
+// (never before the instant asked), or the instant asked without one. A clock that throws or
+// answers no instant must not fail the other decisions of the batch: this one is then decided at
+// the instant it was asked. Throws waited-too-long past the decision's bound.
+function appliedAt(decision: BooksDecision<unknown>): number {
+  const applied = decision.applied;
+  if (applied === undefined) return decision.atMs;
   let nowMs: number;
   try {
-    nowMs = values.applied.nowMs();
+    nowMs = applied.nowMs();
   } catch {
-    nowMs = values.askedAtMs;
+    nowMs = decision.atMs;
   }
-  // An instant beyond MAX_INSTANT_MS is no instant either: quota_batch would refuse it for the whole batch.
-  const isInstant = Number.isSafeInteger(nowMs) && nowMs >= 0 && nowMs <= MAX_INSTANT_MS;
-  const sentAtMs = isInstant ? Math.max(values.askedAtMs, nowMs) : values.askedAtMs;
-  const wait: Record<string, number> = { at: values.at, askedMs: values.askedAtMs, maxMs: values.applied.maxWaitMs };
-  if (values.month !== undefined) wait.month = values.month;
-  if (values.day !== undefined) wait.day = values.day;
-  return { op: pending.op, args: values.values(sentAtMs), wait };
+  if (!Number.isSafeInteger(nowMs) || nowMs < 0 || nowMs > MAX_INSTANT_MS) nowMs = decision.atMs;
+  const waitedMs = nowMs - decision.atMs;
+  if (waitedMs > applied.maxWaitMs) throw waitedTooLong(decision.name, waitedMs, applied.maxWaitMs);
+  return Math.max(decision.atMs, nowMs);
+}
+
+// The period keys a decision at `atMs` may read: its month and its day.
+function periodsAt(atMs: number): string[] {
+  return [periodKey('monthly', atMs), periodKey('daily', atMs)];
+}
+
+/**
+ * Decides `decision` inside the caller's transaction `tx` (after writes of its own, such as a new
+ * quota), as a batch of one: its changed rows are written before this returns. Throws what the
+ * decision threw, or the server's refusal of its write.
+ */
+export async function decideNow<T>(tx: TransactionClient, q: BooksQueries, decision: BooksDecision<T>): Promise<T> {
+  const [answer] = await decideBatch(tx, q, [decision as BooksDecision<unknown>], 'together');
+  if (answer === undefined || !answer.ok) throw answer?.error;
+  return answer.answer as T;
+}
+
+/** The tenant a plane-wide decision names: it holds no lock of its own. */
+export const PLANE_WIDE = '*';
+
+/**
+ * Decides `decisions` in one transaction on `tx`: takes the tenants' locks (bytewise order) and
+ * reads the facts they will need in one statement, stamps the instants, decides each in turn on
+ * the books (loading what a decision finds missing, and deciding it again), and writes every
+ * changed row in one statement (`together`), or after each decision (`each`: a decision whose
+ * write the server refuses is refused alone, and the others stand). Throws `WriteRefused` when a
+ * `together` write is refused.
+ */
+export async function decideBatch(
+  tx: TransactionClient,
+  q: BooksQueries,
+  decisions: readonly BooksDecision<unknown>[],
+  mode: 'together' | 'each',
+): Promise<Settled[]> {
+  let facts = new BatchFacts();
+  const tenants = [...new Set(decisions.map((decision) => decision.tenant))].filter((tenant) => tenant !== PLANE_WIDE).sort(bytewise);
+  const guessMs = Date.now();
+  for (const decision of decisions) {
+    if (decision.tenant === PLANE_WIDE) continue;
+    const atMs = decision.applied === undefined ? decision.atMs : Math.max(decision.atMs, guessMs);
+    prefetch(facts, decision.tenant, {
+      run: decision.run,
+      agent: decision.agent ?? null,
+      periods: atMs > 0 ? periodsAt(atMs) : [],
+      queue: decision.queue === true,
+    });
+  }
+  facts.plane.wantCeiling = true;
+  await loadFacts(tx, q, facts, { lock: tenants });
+  const settled: Settled[] = [];
+  const instants: (number | null)[] = decisions.map((decision, index) => {
+    try {
+      return appliedAt(decision);
+    } catch (error) {
+      settled[index] = { ok: false, error };
+      return null;
+    }
+  });
+  // Writes what was decided since the last write, and goes on from the books as they then stand.
+  const write = async (): Promise<WriteFault | null> => {
+    const fault = await writeFacts(tx, q, facts);
+    const locked = facts.locked;
+    facts = new BatchFacts();
+    for (const tenant of locked) facts.locked.add(tenant);
+    facts.plane.wantCeiling = true;
+    if (fault !== null && mode === 'together') throw new WriteRefused(fault);
+    return fault;
+  };
+  for (const [index, decision] of decisions.entries()) {
+    const atMs = instants[index];
+    if (atMs === null || atMs === undefined) continue;
+    let answer = await decideOne(tx, q, facts, decision, atMs);
+    if (mode === 'each') {
+      const fault = await write();
+      if (fault !== null) answer = { ok: false, error: refusedWrite(fault) };
+    }
+    settled[index] = answer;
+  }
+  await write();
+  return settled;
+}
+
+async function decideOne(tx: TransactionClient, q: BooksQueries, facts: BatchFacts, decision: BooksDecision<unknown>, atMs: number): Promise<Settled> {
+  const queues = new PostgresQueueBooks(facts);
+  const books = queues.tenant(decision.tenant);
+  for (let loads = 0; ; loads += 1) {
+    const mark = facts.mark();
+    try {
+      return { ok: true, answer: decision.decide(books, atMs, queues) };
+    } catch (error) {
+      facts.undoTo(mark);
+      if (!(error instanceof FactsMissing)) return { ok: false, error };
+      if (loads >= MAX_LOADS_PER_DECISION || !facts.wanting) {
+        return { ok: false, error: new QuotaError('STORE_UNAVAILABLE', `the ${decision.name} read the books ${loads} times and still missed a fact; retry`) };
+      }
+      await loadFacts(tx, q, facts);
+    }
+  }
+}
+
+function bytewise(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
 }

@@ -1,6 +1,7 @@
 import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
 import { retryFactsSql } from './postgres-admit-retry.js';
+import { booksQueries } from './postgres-books-io.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
 import { waiterQueries } from './postgres-waiter-queries.js';
 
@@ -15,8 +16,8 @@ export function postgresQueries(s: string) {
   const MAX = '9007199254740991';
   return {
     // ── decision functions (one round trip each; see migrations/) ───────────
-    /** Several decisions in one round trip and one transaction (`quota_batch`). */
-    batch: `SELECT ${s}.quota_batch($1::jsonb) AS answers`,
+    /** A batch's reads and writes of the books (postgres-books-io.ts). */
+    books: booksQueries(s),
     judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
     /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
     settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,

@@ -9,7 +9,7 @@ import { decodePlaneCeiling } from '../plane-rows.js';
 import { knownTenantOf } from '../known-tenants.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
-import { defaultBatchSettings, MAX_BATCH, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
+import { decideNow, defaultBatchSettings, MAX_BATCH, PLANE_WIDE, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
 import { migratePostgres, POSTGRES_SCHEMA_VERSION } from './postgres-migrations.js';
@@ -18,6 +18,7 @@ import { createPool } from './postgres-pool.js';
 import { postgresQueries, type PostgresQueries } from './postgres-queries.js';
 import { DEFAULT_POSTGRES_SCHEMA, quoteSchemaName } from './postgres-schema-name.js';
 import { PostgresTenantStore } from './postgres-tenant-store.js';
+import { grantEveryQueue } from '../../core/lifecycle/waiting.js';
 import { PostgresWaiterWakes } from './postgres-wakes.js';
 
 /**
@@ -80,7 +81,7 @@ export class PostgresQuotaStore implements QuotaStore {
   ) {
     this.#db = db;
     this.#q = queries;
-    this.#batch = new PostgresBatcher(db, queries.batch, batch);
+    this.#batch = new PostgresBatcher(db, queries.books, batch);
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
@@ -127,9 +128,14 @@ export class PostgresQuotaStore implements QuotaStore {
     await this.#db.transaction(async (tx) => {
       await tx.run(this.#q.upsertPlane, [JSON.stringify(plane)]);
       await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
-      // A raised plane-wide ceiling admits waiters, in turn, in this transaction; '*' is
-      // no tenant, so every tenant's lock is only tried (see quota_grant_waiters).
-      await tx.rows(this.#q.waiters.grantWaiters, ['*', audit.atMs]);
+      // A raised plane-wide ceiling admits waiters, in turn, in this transaction; every tenant's
+      // lock is only tried (see PostgresQueueBooks).
+      await decideNow(tx, this.#q.books, {
+        tenant: PLANE_WIDE,
+        name: 'plane ceiling change',
+        atMs: audit.atMs,
+        decide: (_books, atMs, queues) => grantEveryQueue(queues, atMs),
+      });
     });
   }
 

@@ -44,6 +44,13 @@ import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import type { LifecycleContext } from './postgres-lifecycle-context.js';
 import * as lifecycle from './postgres-lifecycle.js';
+import type { PostgresTenantBooks } from './postgres-tenant-books.js';
+import { reserveOnBooks } from '../../core/lifecycle/reserve.js';
+import { carryHold } from '../../core/lifecycle/hold-moves.js';
+import { decideSettle } from '../../core/lifecycle/receipts.js';
+import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
+import { grantWaiters } from '../../core/lifecycle/waiting.js';
+import { decideNow } from './postgres-batcher.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
 import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
@@ -90,51 +97,25 @@ export class PostgresTenantStore implements TenantStore {
 
   // ── store primitives (the C cases) ────────────────────────────────────────
 
+  // One decision of core on this tenant's books, in a batch of the store's batcher.
+  #decide<T>(name: string, atMs: number, run: string | undefined, decide: (books: PostgresTenantBooks, atMs: number) => T): Promise<T> {
+    return this.#batch.decide(run === undefined ? { tenant: this.tenant, name, atMs, decide } : { tenant: this.tenant, name, atMs, run, decide });
+  }
+
   async reserve(request: { run: string; quota: TenantQuota; hold?: SpendHold | null; atMs: number }): Promise<ReserveOutcome> {
-    const { run, quota, atMs } = request;
-    const hold = request.hold ?? null;
-    const row = await this.#batch.decide<(ReserveFigures & { outcome: string }) | undefined>(
-      'reserve',
-      [
-        this.tenant,
-        run,
-        quota.maxConcurrentRuns ?? null,
-        hold?.period ?? null,
-        hold?.amount.tokens ?? 0,
-        hold?.amount.minorUnits ?? 0,
-        quota.maxTokensPerPeriod ?? null,
-        quota.maxMinorUnitsPerPeriod ?? null,
-        atMs,
-        null,
-        null,
-        null,
-        null,
-      ],
-    );
-    switch (row?.outcome) {
-      case 'ok':
-        return { ok: true };
-      case 'too-many-runs':
-        return { ok: false, refusal: tooManyRuns(this.tenant, quota, row) };
-      case 'spent-out':
-        if (hold === null) throw decisionMismatch('reserve', 'spend refused without a hold');
-        return { ok: false, refusal: spentOut(this.tenant, quota, hold.period, hold.amount, row) };
-      default:
-        throw decisionMismatch('reserve', `unknown outcome ${String(row?.outcome)}`);
-    }
+    const input = { run: request.run, agent: null, quota: request.quota, hold: request.hold ?? null, atMs: request.atMs };
+    return this.#decide('reservation', request.atMs, request.run, (books) => reserveOnBooks(books, input));
   }
 
   async release(run: string): Promise<void> {
-    const key = [this.tenant, run];
-    // Hold before slot, the order every settle takes them in, so the two never deadlock.
-    await this.#db.transaction(async (tx) => {
-      await tx.run(this.#q.deleteHold, key);
-      await tx.run(this.#q.deleteSlot, key);
+    await this.#decide('release', 0, run, (books) => {
+      books.giveSlot(run);
+      books.dropHold(run);
     });
   }
 
   async carry(run: string, period: string): Promise<void> {
-    await this.#db.run(this.#q.carryHold, [this.tenant, run, period]);
+    await this.#decide('carry', 0, run, (books) => carryHold(books, run, period));
   }
 
   async reservations(limit: number): Promise<Held[]> {
@@ -186,19 +167,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async settle(settlement: QuotaSettlement): Promise<SettleOutcome> {
-    const s = settlement;
-    const row = await this.#batch.decide<{ outcome: string } | undefined>('settle', [
-      this.tenant,
-      s.run,
-      s.epoch,
-      s.period,
-      s.spend.tokens,
-      s.spend.minorUnits,
-      s.releaseSlot,
-      s.concludes,
-    ]);
-    if (row?.outcome === 'pruned') await retention.refuseIfPruned(this.#context, s.run, 'settle');
-    return lifecycle.settleOutcome(this.tenant, row?.outcome, s.run, s.epoch);
+    return this.#decide('settle', 0, settlement.run, (books) => decideSettle(books, settlement, null));
   }
 
   async spent(period: string): Promise<Spend> {
@@ -217,30 +186,14 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async reserveRate(reservation: RateReservation): Promise<RateOutcome> {
-    const r = reservation;
-    const row = await this.#batch.decide<RateRow | undefined>(
-      'reserveRate',
-      [
-        this.tenant,
-        r.grant,
-        r.run,
-        r.dispatch,
-        r.ceilings.map((ceiling) => ceiling.count),
-        r.ceilings.map((ceiling) => ceiling.windowSeconds),
-        r.atMs,
-        r.exempt,
-      ],
-    );
-    return lifecycle.rateOutcome(this.tenant, row, r.grant, r.ceilings, r.atMs);
+    return this.#decide('rate reservation', reservation.atMs, reservation.run, (books) => reserveRate(books, this.tenant, reservation));
   }
 
   async rateRoom(grant: string, ceilings: readonly RateCeiling[], atMs: number): Promise<RateOutcome> {
-    const row = await this.#db.row<RateRow>(
-      this.#q.judgeRate,
-      [this.tenant, grant, ceilings.map((ceiling) => ceiling.count), ceilings.map((ceiling) => ceiling.windowSeconds), atMs],
-      'judge-rate',
-    );
-    return lifecycle.rateOutcome(this.tenant, row, grant, ceilings, atMs);
+    return this.#decide('rate judgement', atMs, undefined, (books): RateOutcome => {
+      const refusal = judgeRate(books, this.tenant, grant, ceilings, atMs);
+      return refusal === null ? { ok: true } : { ok: false, refusal };
+    });
   }
 
   // ── tenant configuration ──────────────────────────────────────────────────
@@ -252,11 +205,12 @@ export class PostgresTenantStore implements TenantStore {
 
   async setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void> {
     await this.#db.transaction(async (tx) => {
-      // A raised ceiling admits the tenant's waiters in this transaction.
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(quota)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, audit);
-      await tx.rows(this.#q.waiters.grantWaiters, [this.tenant, audit.atMs]);
+      // A raised ceiling admits the tenant's waiters in this transaction.
+      const tenant = this.tenant;
+      await decideNow(tx, this.#q.books, { tenant, name: 'quota change', atMs: audit.atMs, queue: true, decide: (_books, atMs, queues) => grantWaiters(queues, tenant, atMs) });
     });
   }
 
@@ -345,23 +299,23 @@ export class PostgresTenantStore implements TenantStore {
   // ── waiting admissions ────────────────────────────────────────────────────
 
   async admitOrWait(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.admitOrWait(this.#context, this.#q.waiters, request, wait);
+    return waiters.admitOrWait(this.#context, request, wait);
   }
 
   async collectWaiter(request: AdmitRequest, wait: WaitTerms): Promise<WaitOutcome> {
-    return waiters.collectWaiter(this.#context, this.#q.waiters, request, wait);
+    return waiters.collectWaiter(this.#context, request, wait);
   }
 
   async cancelWaiter(request: { run: string; atMs: number; applied?: AppliedInstant }): Promise<CancelOutcome> {
-    return waiters.cancelWaiter(this.#context, this.#q.waiters, request);
+    return waiters.cancelWaiter(this.#context, request);
   }
 
   async sweepWaiters(request: { atMs: number; applied?: AppliedInstant }): Promise<WaiterSweep> {
-    return waiters.sweepWaiters(this.#context, this.#q.waiters, request);
+    return waiters.sweepWaiters(this.#context, request);
   }
 
   async waitQueue(request: { atMs: number }): Promise<WaitQueue> {
-    return waiters.readWaitQueue(this.#context, this.#q.waiters, request.atMs);
+    return waiters.readWaitQueue(this.#context, request.atMs);
   }
 
   // ── retention ─────────────────────────────────────────────────────────────
