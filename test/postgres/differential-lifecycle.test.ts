@@ -135,10 +135,7 @@ async function apply(t: TenantStore, o: Op, atMs: number): Promise<unknown> {
     case 'cancelWaiter':
       return answer(() => t.cancelWaiter({ run: r, atMs }));
     case 'sweepWaiters':
-      // `expired` left out: SQLite's sweepRun serves the queue (dropping lapsed waiters) even when it
-      // sweeps nothing, PostgreSQL's quota_sweep_run only when it frees a slot, so the count of
-      // lapsed waiters a later sweep finds may differ while the queues read alike.
-      return answer(async () => ({ ...(await t.sweepWaiters({ atMs })), expired: undefined }));
+      return answer(() => t.sweepWaiters({ atMs }));
     case 'sweepRun':
       return answer(() => t.sweepRun({ run: r, atMs }));
     case 'sweep':

@@ -76,7 +76,7 @@ describe('a settle queued behind the run lock of another settle of the same pass
     // A waiter, so the slot the settle gives back is granted in the settle's transaction.
     expect(await globex.admitOrWait(request('g2'), { untilMs: T_MS + 60_000, leaseMs: 60_000 })).toMatchObject({ waiting: true });
 
-    // A batch of globex's decisions holds the tenant's lock, as quota_batch takes it first.
+    // A batch of globex's decisions holds the tenant's lock, as a batch takes it first.
     await admin.query('BEGIN');
     await admin.query(`SELECT "${schema}".quota_admission_lock('sw-globex')`);
     const settled = globex.settlePass({ run: 'g1', epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true, atMs: T_MS + 1, by: BY }).then(

@@ -6,8 +6,7 @@ import { fileURLToPath } from 'node:url';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { BATCHED_DECISIONS } from '../../src/store/postgres/postgres-batch-ops.js';
-import { AMOUNT_OVERFLOW_SQLSTATE } from '../../src/store/postgres/postgres-errors.js';
+import { WRITTEN_ROWS } from '../../src/store/postgres/postgres-books-io.js';
 import { POSTGRES_MIGRATION_FILES } from '../../src/store/postgres/postgres-migrations.generated.js';
 import { postgresMigrations, SCHEMA_PLACEHOLDER } from '../../src/store/postgres/postgres-migrations.js';
 import { WAITER_CHANNEL } from '../../src/store/postgres/postgres-wakes.js';
@@ -76,28 +75,15 @@ describe('the PostgreSQL migration files', () => {
     expect(migration?.sql).not.toMatch(/"quotaplane"\./);
   });
 
-  it("quota_batch calls each batched decision with the argument types BATCHED_DECISIONS lists, in its order", () => {
-    const definitions = POSTGRES_MIGRATION_FILES.filter((migration) => migration.sql.includes(`FUNCTION ${SCHEMA_PLACEHOLDER}.quota_batch(`));
-    const latest = definitions.at(-1)?.sql ?? '';
-    const branches = Object.entries(BATCHED_DECISIONS)
-      .map(([op, spec]) => {
-        const args = spec.types
-          .map((type, index) =>
-            type.endsWith('[]')
-              ? `ARRAY(SELECT jsonb_array_elements_text(coalesce(v_args -> ${index}, '[]'::jsonb)))::${type}`
-              : `(v_args ->> ${index})::${type}`,
-          )
-          .join(',\n            ');
-        const call = `${SCHEMA_PLACEHOLDER}.${spec.fn}(\n            ${args})`;
-        const select = 'scalar' in spec ? `v_row := jsonb_build_object('${spec.scalar}', ${call});` : `v_row := to_jsonb(${call});`;
-        return `        WHEN '${op}' THEN\n          ${select}`;
-      })
-      .join('\n');
-    expect(latest).toContain(`      CASE v_item ->> 'op'\n${branches}\n        ELSE\n`);
+  it('quota_books_write stores exactly the kinds of rows a batch of PostgreSQL decisions can change', () => {
+    const writes = POSTGRES_MIGRATION_FILES.filter((migration) => migration.sql.includes(`FUNCTION ${SCHEMA_PLACEHOLDER}.quota_books_write(`));
+    const latest = writes.at(-1)?.sql ?? '';
+    const body = latest.slice(latest.indexOf(`FUNCTION ${SCHEMA_PLACEHOLDER}.quota_books_write(`));
+    const stored = [...body.matchAll(/IF p_rows \? '(\w+)' THEN/g)].map((match) => match[1]);
+    expect([...stored].sort()).toEqual([...WRITTEN_ROWS].sort());
   });
 
-  it('raise the overflow SQLSTATE and notify the waiter channel the TypeScript side listens for', () => {
-    expect(latestSql).toContain(`ERRCODE = '${AMOUNT_OVERFLOW_SQLSTATE}'`);
+  it('notify the waiter channel the TypeScript side listens for', () => {
     expect(latestSql).toContain(`pg_notify('${WAITER_CHANNEL}', '${SCHEMA_PLACEHOLDER}:' || `);
   });
 });

@@ -9,7 +9,7 @@ import type { PostgresQueries } from './postgres-queries.js';
  * first) with the backend-neutral `auditRowHash`. `detail` is stored as canonical JSON, so the
  * record returned equals the one `auditLog` reads back and its hash verifies. The hash is computed
  * here, in TypeScript, because it must be byte-for-byte the SQLite adapter's: that is why audited
- * operations are TypeScript transactions rather than server-side functions.
+ * operations compute it in TypeScript whatever path appends them.
  */
 export async function appendAuditInTransaction(
   tx: TransactionClient,

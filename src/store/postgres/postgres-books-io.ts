@@ -29,7 +29,6 @@ export function booksQueries(s: string) {
   return {
     load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
     write: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
-    grantWaiters: `SELECT ${s}.quota_grant_waiters($1, $2) AS granted`,
   } as const;
 }
 
@@ -235,10 +234,35 @@ function byRunEpoch(key: string): { run_id: string; epoch: number } {
   return { run_id: key.slice(0, cut), epoch: Number(key.slice(cut + 1)) };
 }
 
+/** The kinds of rows `quota_books_write` stores: to replace whole, or (`…Gone`) to delete by key. */
+export const WRITTEN_ROWS = [
+  'slots',
+  'slotsGone',
+  'holds',
+  'holdsGone',
+  'figures',
+  'agentFigures',
+  'spent',
+  'agentSpent',
+  'passes',
+  'passesGone',
+  'runs',
+  'runsGone',
+  'receipts',
+  'ratePrunes',
+  'rates',
+  'rateGrants',
+  'waiters',
+  'waitersGone',
+  'turns',
+  'audit',
+  'notify',
+] as const;
+
 /** The rows `batch` changed, as `quota_books_write` takes them, or `null` when nothing changed. */
-export function changedRows(batch: BatchFacts): Record<string, unknown[]> | null {
-  const out: Record<string, unknown[]> = {};
-  const add = (name: string, rows: readonly unknown[]): void => {
+export function changedRows(batch: BatchFacts): Partial<Record<(typeof WRITTEN_ROWS)[number], unknown[]>> | null {
+  const out: Partial<Record<(typeof WRITTEN_ROWS)[number], unknown[]>> = {};
+  const add = (name: (typeof WRITTEN_ROWS)[number], rows: readonly unknown[]): void => {
     if (rows.length > 0) (out[name] ??= []).push(...rows);
   };
   for (const facts of batch.tenants.values()) {

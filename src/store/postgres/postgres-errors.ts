@@ -1,14 +1,4 @@
-import { sumOverflowError } from '../../core/amounts.js';
 import { QuotaError } from '../../core/errors.js';
-
-/**
- * The SQLSTATE `quota_require_fits` raises when a figure of the books would pass 2^53 − 1, with the
- * input field as the message, the figure's name as the detail and the two operands as the hint
- * (`<total> <adding>`). Raised inside a decision function, it rolls the whole call back, so nothing
- * is written; `toQuotaError` turns it into the same `INVALID_ARGUMENT` the SQLite adapter throws
- * (`sumOverflowError`). The migration files raise it by this literal code.
- */
-export const AMOUNT_OVERFLOW_SQLSTATE = 'QP001';
 
 // SQLSTATE classes and codes whose meaning is "the server cannot answer now" (PostgreSQL manual,
 // appendix A): the connection broke or was refused, the server is shutting down or starting,
@@ -62,12 +52,6 @@ export function toQuotaError(error: unknown): QuotaError {
   if (error instanceof QuotaError) return error;
   const text = error instanceof Error ? error.message : String(error);
   const state = sqlState(error);
-  if (state === AMOUNT_OVERFLOW_SQLSTATE) {
-    // quota_require_fits: message = field, detail = the figure, hint = '<total> <adding>'.
-    const raised = error as { detail?: unknown; hint?: unknown };
-    const [total = '0', adding = '0'] = String(raised.hint ?? '').split(' ');
-    return sumOverflowError(text, String(raised.detail ?? 'a figure of the books'), total, adding);
-  }
   if (state !== null) {
     if (UNAVAILABLE_CODES.has(state) || UNAVAILABLE_CLASSES.includes(state.slice(0, 2))) {
       return unavailable(`SQLSTATE ${state}: ${text}`, state, error);

@@ -1,6 +1,5 @@
 import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
-import { retryFactsSql } from './postgres-admit-retry.js';
 import { booksQueries } from './postgres-books-io.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
 import { waiterQueries } from './postgres-waiter-queries.js';
@@ -15,13 +14,9 @@ import { waiterQueries } from './postgres-waiter-queries.js';
 export function postgresQueries(s: string) {
   const MAX = '9007199254740991';
   return {
-    // ── decision functions (one round trip each; see migrations/) ───────────
+    // ── decisions (see postgres-books-io.ts and migrations/) ─────────────────
     /** A batch's reads and writes of the books (postgres-books-io.ts). */
     books: booksQueries(s),
-    judgeRate: `SELECT * FROM ${s}.quota_judge_rate($1, $2, $3, $4, $5)`,
-    /** An operator's settle runs inside a TypeScript transaction that also writes its audit row. */
-    settlePass: `SELECT * FROM ${s}.quota_settle_pass($1, $2, $3, $4, $5, $6, $7)`,
-    admitRetry: retryFactsSql(s),
     /** Waiting admissions (postgres-waiters.ts). */
     waiters: waiterQueries(s),
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
@@ -29,9 +24,6 @@ export function postgresQueries(s: string) {
     retention: postgresRetentionQueries(s),
 
     // ── running set (slots) ─────────────────────────────────────────────────
-    /** Slots and holds change only through the counter functions (`quota_slot_take`, `quota_slot_give`, `quota_hold_*`). */
-    deleteSlot: `SELECT ${s}.quota_slot_give($1, $2)`,
-    slotExists: `SELECT EXISTS (SELECT 1 FROM ${s}.quota_running WHERE tenant = $1 AND run_id = $2) AS held`,
     countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
@@ -58,10 +50,6 @@ export function postgresQueries(s: string) {
     sumReserved: `SELECT least(coalesce(sum(held_tokens), 0), ${MAX})::bigint AS tokens,
         least(coalesce(sum(held_minor_units), 0), ${MAX})::bigint AS minor_units
       FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
-    deleteHold: `SELECT ${s}.quota_hold_drop($1, $2)`,
-    selectHold: `SELECT period, tokens, minor_units FROM ${s}.quota_reserved WHERE tenant = $1 AND run_id = $2`,
-    /** Carry moves the hold whole in one write, so one period loses exactly what the other gains (docs/design/rules.md#c17). */
-    carryHold: `SELECT ${s}.quota_hold_carry($1, $2, $3)`,
     listHolds: `SELECT run_id, period, tokens, minor_units FROM ${s}.quota_reserved
       WHERE tenant = $1 ORDER BY run_id LIMIT $2`,
 
@@ -87,11 +75,6 @@ export function postgresQueries(s: string) {
     // ── run registry ────────────────────────────────────────────────────────
     selectRun: `SELECT run_id, status, agent_name, agent_digest, chain_json::text AS chain_json, admitted_at_ms, last_epoch
       FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = $2`,
-    /** The run row locked for an operator's release: its status cannot change under the decision. */
-    lockRun: `SELECT run_id, status, agent_name, agent_digest, chain_json::text AS chain_json, admitted_at_ms, last_epoch
-      FROM ${s}.quota_runs WHERE tenant = $1 AND run_id = $2 FOR UPDATE`,
-    /** An operator's release closes the run. */
-    markRunReleased: `UPDATE ${s}.quota_runs SET status = 'released', status_since_ms = $3 WHERE tenant = $1 AND run_id = $2`,
     /** A page of the registry in ascending run id, bytewise, optionally of some statuses ($4: text[] or null). */
     listRuns: `SELECT r.run_id, r.status, r.agent_name, r.agent_digest, r.chain_json::text AS chain_json, r.admitted_at_ms,
         r.last_epoch, r.status_since_ms,

@@ -24,7 +24,7 @@ import type { AuditAction } from '../../core/audit-actions.js';
  * Retention on PostgreSQL (store.ts `prunableRuns`, `pruneRuns`, `pruneRate`).
  * Candidates are read with plain statements, a bounded page at a time. Each removal batch is one
  * TypeScript transaction that first takes the tenant's admission lock (the advisory lock every
- * batched decision of that tenant holds for its whole transaction, `quota_batch`), so no
+ * batched decision of that tenant holds for its whole transaction, `quota_books_load`), so no
  * admission, settle, resume, heartbeat or dispatch of the tenant interleaves with it; then it locks
  * the candidate run rows (`FOR UPDATE SKIP LOCKED`: a run an operator's settle or release holds
  * is left for the next prune, never waited on) reading their facts, lets core judge them

@@ -1,10 +1,8 @@
 import { QuotaError } from '../../core/errors.js';
 import { parseStoredQuota, type TenantQuota } from '../../core/quota.js';
-import type { Spend } from '../../core/spend.js';
-import { decodeSpend } from '../rows.js';
 
 /*
- * Decoders for what only PostgreSQL stores this way: JSONB quotas and nullable amount pairs. The
+ * Decoders for what only PostgreSQL stores this way: JSONB quotas. The
  * row decoders both adapters share (runs, audit rows, run ids, amounts) are in `../rows.ts`.
  */
 
@@ -18,10 +16,4 @@ export function decodeQuota(tenant: string, quotaJson: unknown): TenantQuota {
       cause: error,
     });
   }
-}
-
-/** A hold from two nullable amount columns: `null` when the run holds none (both columns null). */
-export function decodeOptionalSpend(tenant: string, what: string, tokens: unknown, minorUnits: unknown): Spend | null {
-  if (tokens === null || tokens === undefined) return null;
-  return decodeSpend(tenant, what, tokens, minorUnits);
 }

@@ -54,7 +54,6 @@ import { decideNow } from './postgres-batcher.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
 import type { PrunableRunsPage, PrunableRunsRequest, PrunedRate, PrunedRuns, PruneRateRequest, PruneRunsRequest } from '../retention.js';
-import { decisionMismatch, spentOut, tooManyRuns, type RateFigures, type ReserveFigures } from './postgres-outcomes.js';
 import type { PostgresQueries } from './postgres-queries.js';
 import { decodeQuota } from './postgres-rows.js';
 import * as waiters from './postgres-waiters.js';
@@ -63,10 +62,6 @@ import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } fr
 interface SpendRow {
   readonly tokens: number;
   readonly minor_units: number;
-}
-
-interface RateRow extends RateFigures {
-  readonly outcome: string;
 }
 
 /**

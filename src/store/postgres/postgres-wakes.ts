@@ -18,7 +18,7 @@ const LAST_RETRY_MS = 5_000;
 
 /**
  * Wakes waiting admissions on PostgreSQL: one dedicated connection per store runs
- * `LISTEN quotaplane_waiters`; every grant (`quota_grant_waiters`) notifies `<schema>:<tenant>` on
+ * `LISTEN quotaplane_waiters`; every grant (`quota_books_write`) notifies `<schema>:<tenant>` on
  * commit, so every instance's waiters of that tenant look at once. The connection is opened on the
  * first subscription (a store nobody waits on opens none). When it is lost it is re-established
  * with backoff, and meanwhile waiters poll every {@link FALLBACK_POLL_MS} ms; while it is up they
