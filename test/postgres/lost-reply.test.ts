@@ -87,10 +87,11 @@ describe('PostgreSQL: a decision whose reply never came', () => {
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const before = granted(await plane.admit({ tenant: 'acme', run: 'settled-in-freeze', budget: BUDGET }));
 
-    // The server is frozen the moment the store sends its next COMMIT (that of the batch below).
+    // The server is frozen the moment the store sends its next COMMIT (that of the batch below,
+    // sent with the batch's write).
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      if (args[0] === 'COMMIT') {
+      if (typeof args[0] === 'string' && /\bCOMMIT$/.test(args[0])) {
         pg.Client.prototype.query = query;
         freeze();
       }

@@ -169,7 +169,7 @@ export class PostgresBatcher {
     let settled: Settled[];
     try {
       try {
-        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'));
+        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
       } catch (error) {
         // The server refused the batch's write: decided again, each written on its own, so only
         // the decision whose rows the server refuses is refused.
@@ -268,7 +268,7 @@ export async function decideBatch(
     });
   }
   facts.plane.wantCeiling = true;
-  await loadFacts(tx, q, facts, { lock: tenants });
+  await loadFacts(tx, q, facts, { lock: tenants, opens: true });
   const settled: Settled[] = [];
   const instants: (number | null)[] = decisions.map((decision, index) => {
     try {
@@ -279,8 +279,8 @@ export async function decideBatch(
     }
   });
   // Writes what was decided since the last write, and goes on from the books as they then stand.
-  const write = async (): Promise<WriteFault | null> => {
-    const fault = await writeFacts(tx, q, facts);
+  const write = async (closes = false): Promise<WriteFault | null> => {
+    const fault = await writeFacts(tx, q, facts, closes);
     const locked = facts.locked;
     facts = new BatchFacts();
     for (const tenant of locked) facts.locked.add(tenant);
@@ -298,7 +298,8 @@ export async function decideBatch(
     }
     settled[index] = answer;
   }
-  await write();
+  // Together, the write is the batch's last statement and goes with its COMMIT.
+  await write(mode === 'together');
   return settled;
 }
 

@@ -77,10 +77,14 @@ interface FactsAnswer {
   readonly waitingTenants?: string[] | null;
 }
 
-/** Options of a load: the admission locks to take first (sorted), and whether to take the plane lock. */
+/**
+ * Options of a load: the admission locks to take first (sorted), whether to take the plane lock,
+ * and whether the load opens its transaction (`tx.opening`: one round trip for `BEGIN` and it).
+ */
 export interface LoadLocks {
   readonly lock?: readonly string[];
   readonly planeLock?: boolean;
+  readonly opens?: boolean;
 }
 
 // Files `value` under `key` unless the key is loaded already: what a batch loaded first is what it
@@ -110,7 +114,11 @@ export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: B
     turns: [...plane.wantTurns],
     waitingTenants: plane.wantWaitingTenants,
   };
-  const [row] = await tx.rows<{ facts: FactsAnswer }>(q.load, [JSON.stringify(request)]);
+  const json = JSON.stringify(request);
+  const [row] =
+    locks.opens === true && tx.opening !== undefined
+      ? await tx.opening<{ facts: FactsAnswer }>(q.load, json)
+      : await tx.rows<{ facts: FactsAnswer }>(q.load, [json]);
   const answer = row?.facts ?? { tenants: [] };
   wanted.forEach((facts, index) => {
     fileTenant(facts, answer.tenants[index] ?? { tenant: facts.tenant });
@@ -309,11 +317,17 @@ export interface WriteFault {
 
 /**
  * Writes every row `batch` changed in one statement (nothing when nothing changed), and answers
- * `null`, or the fault the server refused the write with, having written none of it.
+ * `null`, or the fault the server refused the write with, having written none of it. With
+ * `closes`, the write is the transaction's last statement and goes with its COMMIT
+ * (`tx.closing`): one round trip.
  */
-export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts): Promise<WriteFault | null> {
+export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts, closes = false): Promise<WriteFault | null> {
   const rows = changedRows(batch);
   if (rows === null) return null;
-  const [row] = await tx.rows<{ fault: WriteFault | null }>(q.write, [JSON.stringify(rows)]);
+  const json = JSON.stringify(rows);
+  const [row] =
+    closes && tx.closing !== undefined
+      ? await tx.closing<{ fault: WriteFault | null }>(q.write, json)
+      : await tx.rows<{ fault: WriteFault | null }>(q.write, [json]);
   return row?.fault ?? null;
 }

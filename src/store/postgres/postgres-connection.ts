@@ -12,6 +12,17 @@ export interface TransactionClient {
   rows<Row extends pg.QueryResultRow>(text: string, values: SqlValues): Promise<Row[]>;
   /** Runs a write and answers how many rows it changed. */
   run(text: string, values: SqlValues): Promise<number>;
+  /**
+   * Only in a transaction opened with `deferBegin`, and then first: sends `BEGIN` and `text` in one
+   * round trip, `$1` in `text` standing for `value` as an escaped string literal; answers its rows.
+   */
+  readonly opening?: <Row extends pg.QueryResultRow>(text: string, value: string) => Promise<Row[]>;
+  /**
+   * Only in a transaction opened with `deferBegin`, and then last: sends `text` and `COMMIT` in one
+   * round trip (`$1` as in `opening`); answers the rows of `text`. A reply that never comes leaves
+   * the outcome unknown, as a COMMIT's does.
+   */
+  readonly closing?: <Row extends pg.QueryResultRow>(text: string, value: string) => Promise<Row[]>;
 }
 
 /**
@@ -115,31 +126,55 @@ export class PostgresConnection {
    * nothing (the server rolls back a transaction whose connection ends); a `COMMIT` whose reply
    * never came is `STORE_UNAVAILABLE` with `details.outcome = 'unknown'`, as in {@link decide}.
    */
-  async transaction<T>(body: (client: TransactionClient) => Promise<T>): Promise<T> {
+  async transaction<T>(body: (client: TransactionClient) => Promise<T>, options: { readonly deferBegin?: boolean } = {}): Promise<T> {
     const client = await this.#checkout();
     let committing = false;
+    let begun = options.deferBegin !== true;
+    let committed = false;
     // The pool's own listener (createPool) keeps any error the connection reports, also one that
     // came before this borrower got the connection: such a connection is not used, and is destroyed.
     let broken: Error | undefined = connectionFault(client);
     try {
       if (broken !== undefined) throw broken;
-      await client.query('BEGIN');
+      if (begun) await client.query('BEGIN');
+      // A simple query of several statements answers one result per statement.
+      const simple = async (text: string): Promise<pg.QueryResult[]> => {
+        const results = (await client.query(text)) as unknown as pg.QueryResult | pg.QueryResult[];
+        return Array.isArray(results) ? results : [results];
+      };
       const tx: TransactionClient = {
         rows: async <Row extends pg.QueryResultRow>(text: string, values: SqlValues) =>
           (await client.query<Row>({ text, values: values as unknown[] })).rows,
         run: async (text: string, values: SqlValues) =>
           (await client.query({ text, values: values as unknown[] })).rowCount ?? 0,
       };
+      if (!begun) {
+        Object.assign(tx, {
+          opening: async <Row extends pg.QueryResultRow>(text: string, value: string): Promise<Row[]> => {
+            begun = true;
+            const results = await simple(`BEGIN; ${text.replace('$1', client.escapeLiteral(value))}`);
+            return (results.at(-1)?.rows ?? []) as Row[];
+          },
+          closing: async <Row extends pg.QueryResultRow>(text: string, value: string): Promise<Row[]> => {
+            committing = true;
+            const results = await simple(`${text.replace('$1', client.escapeLiteral(value))}; COMMIT`);
+            committed = true;
+            return (results[0]?.rows ?? []) as Row[];
+          },
+        });
+      }
       const result = await body(tx);
-      committing = true;
-      await client.query('COMMIT');
+      if (begun && !committed) {
+        committing = true;
+        await client.query('COMMIT');
+      }
       return result;
     } catch (error) {
       const fault = committing ? decisionFault(error) : toQuotaError(error);
       // A COMMIT without an answer leaves nothing to roll back here: the connection is dropped.
       if (fault.details.outcome === 'unknown') broken ??= error instanceof Error ? error : new Error(String(error));
       broken ??= connectionFault(client);
-      if (broken === undefined) {
+      if (broken === undefined && begun && !committed) {
         try {
           await client.query('ROLLBACK');
         } catch (rollbackError) {
