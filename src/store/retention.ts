@@ -1,4 +1,5 @@
 import { describe } from '../core/amounts.js';
+import { compareBytewise } from './byte-order.js';
 import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
@@ -184,7 +185,7 @@ export function requirePruneRunsRequest(value: unknown): PruneRunsRequest {
   if (!Array.isArray(record.runs) || record.runs.length > MAX_PRUNE_BATCH) {
     throw invalidArgument('runs', `must be an array of at most ${MAX_PRUNE_BATCH} run ids, got ${describe(record.runs)}`);
   }
-  const runs = [...new Set(record.runs.map((run: unknown, index) => normaliseRunId(`runs[${index}]`, run)))].sort(byteOrder);
+  const runs = [...new Set(record.runs.map((run: unknown, index) => normaliseRunId(`runs[${index}]`, run)))].sort(compareBytewise);
   return {
     runs,
     closedAtOrBeforeMs: requireInstantMs('closedAtOrBeforeMs', record.closedAtOrBeforeMs),
@@ -210,11 +211,6 @@ function requireBatch(field: string, value: unknown): number {
   return limit;
 }
 
-// Run ids compare as the stores order them: by UTF-8 bytes (identifiers are well-formed, so
-// code-point order is byte order).
-function byteOrder(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
 
 /** The `run.prune` audit detail of one batch. */
 export function runPruneDetail(request: PruneRunsRequest, removed: { runs: readonly string[]; passes: number; receipts: number }) {

@@ -1,4 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
+import { compareBytewise } from '../byte-order.js';
 import { waitedTooLong } from '../applied-instant.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
@@ -7,7 +8,7 @@ import { loadFacts, writeFacts, type BooksQueries, type WriteFault } from './pos
 import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
 import { prefetch, type PostgresTenantBooks } from './postgres-tenant-books.js';
-import { PostgresQueueBooks } from './postgres-waiters.js';
+import { PostgresQueueBooks } from './postgres-queue-books.js';
 import { periodKey } from '../../core/period.js';
 
 /** How a store groups its decisions: see {@link PostgresBatcher}. */
@@ -255,7 +256,7 @@ export async function decideBatch(
   mode: 'together' | 'each',
 ): Promise<Settled[]> {
   let facts = new BatchFacts();
-  const tenants = [...new Set(decisions.map((decision) => decision.tenant))].filter((tenant) => tenant !== PLANE_WIDE).sort(bytewise);
+  const tenants = [...new Set(decisions.map((decision) => decision.tenant))].filter((tenant) => tenant !== PLANE_WIDE).sort(compareBytewise);
   const guessMs = Date.now();
   for (const decision of decisions) {
     if (decision.tenant === PLANE_WIDE) continue;
@@ -321,6 +322,3 @@ async function decideOne(tx: TransactionClient, q: BooksQueries, facts: BatchFac
   }
 }
 
-function bytewise(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
