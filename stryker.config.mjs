@@ -15,8 +15,8 @@ export default {
     // store: the backend-neutral rules and argument checks, and the SQLite adapter's decisions
     // (reserve, settle, rate, the pass lifecycle, operator verbs). Not mutated: SQL text
     // (sqlite-queries.ts, sqlite-lease-queries.ts, schemas: a mutated statement fails to prepare,
-    // which says nothing about a rule) and the PostgreSQL adapter, whose decisions are SQL inside
-    // PL/pgSQL functions that Stryker cannot mutate meaningfully and whose tests need a server.
+    // which says nothing about a rule) and the PostgreSQL adapter, whose tests need a server; its
+    // decisions are the core/lifecycle/ functions mutated above.
     'src/store/store-arguments.ts',
     'src/store/lifecycle-arguments.ts',
     'src/store/operator-arguments.ts',

@@ -29,8 +29,8 @@ export interface OpenStoreOptions {
   /** PostgreSQL only: connections in this instance's pool. @defaultValue 4 */
   readonly poolSize?: number;
   /**
-   * PostgreSQL only: most decisions one batch carries (one round trip, one transaction, one
-   * subtransaction each), 1 … 64. @defaultValue 32
+   * PostgreSQL only: most decisions one batch carries (one transaction: the tenants'
+   * locks and rows loaded in one statement, the changed rows written in one), 1 … 64. @defaultValue 32
    */
   readonly maxBatch?: number;
   /** PostgreSQL only: most batches in flight at once, each on its own connection. @defaultValue half the pool, at least 1 */

@@ -32,8 +32,8 @@ import { PostgresWaiterWakes } from './postgres-wakes.js';
  *   `max_connections`.
  * - `statementTimeoutMs`: server-side cap on one statement, default 10 000; the client also
  *   gives up 2 s after that when a server stops answering without closing the connection.
- * - `maxBatch`: most decisions one batch carries (one round trip, one transaction, one subtransaction
- *   each), default 32, at most 64 (PostgreSQL's per-backend subtransaction cache).
+ * - `maxBatch`: most decisions one batch carries (one transaction: the tenants' locks and rows
+ *   loaded in one statement, the changed rows written in one), default 32, at most 64.
  * - `batchLanes`: most batches in flight at once, each on its own pooled connection; default half
  *   the pool (at least 1), leaving connections for reads and operator transactions.
  * - `onPoolError`: called with an error of an idle pooled connection (the server restarted, a

@@ -68,11 +68,10 @@ interface SpendRow {
  * One tenant's handle on a PostgreSQL store (store.ts `TenantStore`). It checks no argument:
  * `openStore` answers it wrapped in `validated()` (validated-store.ts), and the plane validates
  * before it calls. Every method runs as one transaction. The hot operations (`admit`, `reserve`, `settle`, `settlePass`,
- * `resume`, `reserveRate`, `dispatch`, `heartbeat`, `sweepRun`) are one call of a server-side
- * function, sent through the store's batcher (concurrent calls share one round trip and one
- * transaction), decided inside the database under the tenant's locks, with refusal values
- * rebuilt from the returned figures by the pure functions of `core/`. Every statement is keyed by
- * `tenant`.
+ * `resume`, `reserveRate`, `dispatch`, `heartbeat`, `sweepRun`) go through the store's batcher
+ * (postgres-batcher.ts: concurrent calls share one transaction), which loads the rows under the
+ * tenant's lock and lets `core/lifecycle/` decide on them in memory before writing what changed.
+ * Every statement is keyed by `tenant`.
  */
 export class PostgresTenantStore implements TenantStore {
   readonly tenant: string;
