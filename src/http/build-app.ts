@@ -20,6 +20,7 @@ import type { RouteContext, RouteModule } from './route-context.js';
 import { MERGE_PATCH_CONTENT_TYPE } from './route-options.js';
 import { ROUTES } from './routes/index.js';
 import { Problem } from './schemas/common.js';
+import { cachedSerializerFactory } from './serializers.js';
 import { strictValidatorCompiler } from './validation.js';
 import { DEFAULT_BODY_DRAIN, DEFAULT_BODY_LIMIT_BYTES } from './http-defaults.js';
 import { drainBody, type BodyDrainBounds } from './body-drain.js';
@@ -96,6 +97,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...(options.logger === undefined ? { logger: false } : { loggerInstance: options.logger }),
     bodyLimit: options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT_BYTES,
     genReqId: requestIdGenerator(),
+    // Fastify's response serializers, compiled once per process for each schema (serializers.ts).
+    schemaController: { compilersFactory: { buildSerializer: cachedSerializerFactory } },
     // One log line per request, written when it ends (see the onResponse hook), not Fastify's two.
     logController: new LogController({ disableRequestLogging: true }),
     // Keep the route's own behaviour for `/x/` instead of answering 404 on a stray slash. A path

@@ -1,4 +1,4 @@
-import { Ajv, type Options } from 'ajv';
+import { Ajv, type Options, type ValidateFunction } from 'ajv';
 import type { FastifySchemaCompiler } from 'fastify';
 
 import { identifierProblem } from '../core/identifiers.js';
@@ -28,16 +28,28 @@ const SHARED: Options = {
   strict: false,
 };
 
+// Validators compiled so far, per schema object, for the life of the process: a validator depends
+// only on its schema and the options above, the same for every app, so an app built from the same
+// route modules reuses it instead of compiling it again (a process builds one app; the tests
+// build hundreds).
+const compiledBodies = new WeakMap<object, ValidateFunction>();
+const compiledScalars = new WeakMap<object, ValidateFunction>();
+
 /**
  * A Fastify validator compiler: strict for `body`, coercing scalars for `querystring`, `params`
- * and `headers`. Each call makes its own Ajv instances, so two apps never share compiled schemas.
+ * and `headers`. Each call makes its own Ajv instances; a schema object that an earlier app
+ * already compiled gets that app's validator back.
  */
 export function strictValidatorCompiler(): FastifySchemaCompiler<unknown> {
   const bodies = withIdentifierKeyword(new Ajv({ ...SHARED, coerceTypes: false }));
   const scalars = withIdentifierKeyword(new Ajv({ ...SHARED, coerceTypes: true }));
   return ({ schema, httpPart }) => {
-    const ajv = httpPart === 'body' ? bodies : scalars;
-    return ajv.compile(schema as object);
+    const [ajv, compiled] = httpPart === 'body' ? [bodies, compiledBodies] : [scalars, compiledScalars];
+    const known = compiled.get(schema as object);
+    if (known !== undefined) return known;
+    const validate = ajv.compile(schema as object);
+    compiled.set(schema as object, validate);
+    return validate;
   };
 }
 
