@@ -174,8 +174,11 @@ export class PostgresBatcher {
       } catch (error) {
         // The server refused the batch's write: decided again, each written on its own, so only
         // the decision whose rows the server refuses is refused.
-        if (!(error instanceof WriteRefused) || decisions.length === 1) throw error;
-        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'));
+        if (!(error instanceof WriteRefused)) throw error;
+        settled =
+          decisions.length === 1
+            ? [{ ok: false, error: refusedWrite(error.fault) }]
+            : await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'));
       }
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
@@ -192,8 +195,11 @@ export class PostgresBatcher {
 
 /** The server refused a batch's write; nothing of the batch is written. */
 class WriteRefused extends QuotaError {
+  readonly fault: WriteFault;
+
   constructor(fault: WriteFault) {
     super('STORE_UNAVAILABLE', `the PostgreSQL quota store refused a batch's write (SQLSTATE ${fault.code}: ${fault.message})`);
+    this.fault = fault;
   }
 }
 
