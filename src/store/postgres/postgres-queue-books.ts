@@ -2,7 +2,7 @@ import type { QueueBooks } from '../../core/lifecycle/waiting.js';
 import { compareBytewise } from '../byte-order.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import { FactsMissing, type BatchFacts } from './postgres-books-facts.js';
-import { PostgresTenantBooks } from './postgres-tenant-books.js';
+import { planeCeilingOf, PostgresTenantBooks } from './postgres-tenant-books.js';
 
 /*
  * The waiting queues of the tenants a PostgreSQL batch holds (core/lifecycle/waiting.ts
@@ -30,7 +30,7 @@ export class PostgresQueueBooks implements QueueBooks {
   }
 
   planeCeiling(): PlaneCeiling | null {
-    return this.tenant('*').planeCeiling();
+    return planeCeilingOf(this.#batch);
   }
 
   waitingTenants(atMs: number): readonly string[] {

@@ -217,10 +217,7 @@ export class PostgresTenantBooks implements TenantBooks {
   }
 
   planeCeiling(): PlaneCeiling | null {
-    const plane = this.#batch.plane;
-    if (plane.ceiling !== undefined) return plane.ceiling.raw === null ? null : decodePlaneCeiling(plane.ceiling.raw);
-    plane.wantCeiling = true;
-    return this.#missing();
+    return planeCeilingOf(this.#batch);
   }
 
   holdsSlot(run: string): boolean {
@@ -722,6 +719,14 @@ export class PostgresTenantBooks implements TenantBooks {
   waitsAt(atMs: number): boolean {
     return this.#inOrder().some((row) => row.state === 'waiting' && row.lease_expires_at_ms > atMs);
   }
+}
+
+/** The stored plane-wide ceiling as `batch` loaded it (`null`: none); throws `FactsMissing` until it is loaded. */
+export function planeCeilingOf(batch: BatchFacts): PlaneCeiling | null {
+  const plane = batch.plane;
+  if (plane.ceiling !== undefined) return plane.ceiling.raw === null ? null : decodePlaneCeiling(plane.ceiling.raw);
+  plane.wantCeiling = true;
+  throw new FactsMissing();
 }
 
 /** The facts a decision of `tenant` about `run` at `atMs` will read, asked for before it runs. */
