@@ -210,12 +210,14 @@ $fn$;
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write(p_rows jsonb) RETURNS jsonb
 LANGUAGE plpgsql AS $fn$
 DECLARE
+  k record;
   v_detail text;
   v_hint text;
 BEGIN
   IF p_rows ? 'slotsGone' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t USING jsonb_to_recordset(coalesce(p_rows -> 'slotsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'slotsGone') AS x(tenant text, run_id text) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    END LOOP;
   END IF;
   IF p_rows ? 'slots' THEN
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_running AS t
@@ -223,8 +225,9 @@ BEGIN
       ON CONFLICT (tenant, run_id) DO UPDATE SET admitted_at_ms = excluded.admitted_at_ms, agent_name = excluded.agent_name;
   END IF;
   IF p_rows ? 'holdsGone' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_reserved t USING jsonb_to_recordset(coalesce(p_rows -> 'holdsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'holdsGone') AS x(tenant text, run_id text) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_reserved t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    END LOOP;
   END IF;
   IF p_rows ? 'holds' THEN
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_reserved AS t
@@ -255,12 +258,14 @@ BEGIN
         held_tokens = excluded.held_tokens, held_minor_units = excluded.held_minor_units;
   END IF;
   IF p_rows ? 'passesGone' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_passes t USING jsonb_to_recordset(coalesce(p_rows -> 'passesGone', '[]'::jsonb)) AS k(tenant text, run_id text, epoch bigint)
-     WHERE t.tenant = k.tenant AND t.run_id = k.run_id AND t.epoch = k.epoch;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'passesGone') AS x(tenant text, run_id text, epoch bigint) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_passes t WHERE t.tenant = k.tenant AND t.run_id = k.run_id AND t.epoch = k.epoch;
+    END LOOP;
   END IF;
   IF p_rows ? 'runsGone' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_runs t USING jsonb_to_recordset(coalesce(p_rows -> 'runsGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'runsGone') AS x(tenant text, run_id text) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_runs t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    END LOOP;
   END IF;
   IF p_rows ? 'runs' THEN
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_runs AS t
@@ -284,8 +289,9 @@ BEGIN
       SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_settled, coalesce(p_rows -> 'receipts', '[]'::jsonb));
   END IF;
   IF p_rows ? 'ratePrunes' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_rate t USING jsonb_to_recordset(coalesce(p_rows -> 'ratePrunes', '[]'::jsonb)) AS k(tenant text, grant_ref text, floor_ms bigint)
-     WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref AND t.reserved_at_ms <= k.floor_ms;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'ratePrunes') AS x(tenant text, grant_ref text, floor_ms bigint) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_rate t WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref AND t.reserved_at_ms <= k.floor_ms;
+    END LOOP;
   END IF;
   IF p_rows ? 'rates' THEN
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_rate
@@ -297,8 +303,9 @@ BEGIN
       ON CONFLICT (tenant, grant_ref) DO UPDATE SET last_ordinal = excluded.last_ordinal, last_at_ms = excluded.last_at_ms;
   END IF;
   IF p_rows ? 'waitersGone' THEN
-    DELETE FROM :QUOTAPLANE_SCHEMA.quota_waiters t USING jsonb_to_recordset(coalesce(p_rows -> 'waitersGone', '[]'::jsonb)) AS k(tenant text, run_id text)
-     WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'waitersGone') AS x(tenant text, run_id text) LOOP
+      DELETE FROM :QUOTAPLANE_SCHEMA.quota_waiters t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
+    END LOOP;
   END IF;
   IF p_rows ? 'waiters' THEN
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_waiters AS t
