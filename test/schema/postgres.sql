@@ -257,6 +257,7 @@ $function$;
 CREATE OR REPLACE FUNCTION quotaplane.quota_books_load(p_want jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 DECLARE
   v_key text;
@@ -371,6 +372,7 @@ $function$;
 CREATE OR REPLACE FUNCTION quotaplane.quota_books_write(p_rows jsonb)
  RETURNS jsonb
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
 AS $function$
 DECLARE
   k record;

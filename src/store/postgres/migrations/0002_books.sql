@@ -4,7 +4,8 @@
 -- input. Two functions take their place, neither holding a rule: quota_books_load takes the locks
 -- it is asked for and answers the rows it is asked for; quota_books_write stores the rows a batch
 -- changed, as the decisions computed them (counters included). Both are PL/pgSQL so that their
--- statements' plans are kept per connection. Waiting admissions keep their request as the JSON
+-- statements' plans are kept per connection, and both plan generically: every statement is a
+-- lookup by key, and planning one anew on each call (a custom plan) cost more than running it. Waiting admissions keep their request as the JSON
 -- the SQLite store keeps (the table is made anew: a waiter of version 1, whose caller polls it,
 -- is dropped with it and its caller told the run is not waiting). `:QUOTAPLANE_SCHEMA` stands for
 -- the quoted schema name.
@@ -89,7 +90,7 @@ CREATE UNIQUE INDEX quota_waiters_by_seq ON :QUOTAPLANE_SCHEMA.quota_waiters (te
 -- `waitingTenants`: the tenants with a waiting waiter whose admission lock this transaction holds
 -- or takes now (tried, never waited for: a tenant busy elsewhere is left out).
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_load(p_want jsonb) RETURNS jsonb
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   v_key text;
   v_t jsonb;
@@ -208,7 +209,7 @@ $fn$;
 -- and answered as {code, message, detail, hint} instead of aborting the transaction, so the batch
 -- can write its decisions one by one and refuse only the one that fails; NULL when all is written.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write(p_rows jsonb) RETURNS jsonb
-LANGUAGE plpgsql AS $fn$
+LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   k record;
   v_detail text;
