@@ -5,6 +5,7 @@ import { requireInstantMs } from '../core/instant.js';
 import { requireBoolean, requireLeaseMs, requireObject } from './store-arguments.js';
 import type { WaitTerms } from '../core/lifecycle/waiting-types.js';
 import type { AdmitRequest } from './types.js';
+import type { WaiterPlace, WaitingEntry } from '../core/lifecycle/waiter-books.js';
 
 /*
  * Waiting admissions: the shapes every adapter shares, the
@@ -54,4 +55,29 @@ export function requireWaitTerms(value: unknown): WaitTerms {
   const terms = { untilMs: requireInstantMs('wait.untilMs', record.untilMs), leaseMs: requireLeaseMs('wait.leaseMs', record.leaseMs) };
   if (record.keepPlace === undefined) return terms;
   return { ...terms, keepPlace: requireBoolean('wait.keepPlace', record.keepPlace) };
+}
+
+/** A waiter's row as both stores keep it (`quota_waiters`), the columns the queue decisions read. */
+export interface QueueRow {
+  readonly run_id: string;
+  readonly seq: number;
+  readonly state: 'waiting' | 'granted' | 'refused';
+  readonly request_json: string;
+  readonly enqueued_at_ms: number;
+  readonly lease_expires_at_ms: number;
+}
+
+/** A waiting waiter of `tenant` from its row, its request rebuilt at the instant asked (`STORE_CORRUPT` when unreadable). */
+export function waitingEntryOf(tenant: string, row: Pick<QueueRow, 'run_id' | 'seq' | 'request_json' | 'lease_expires_at_ms'>): WaitingEntry {
+  return {
+    run: row.run_id,
+    seq: row.seq,
+    leaseExpiresAtMs: row.lease_expires_at_ms,
+    requestAt: (atMs: number) => waiterRequest(tenant, row.request_json, atMs),
+  };
+}
+
+/** A waiter's place in its queue from its row. */
+export function waiterPlaceOf(row: Pick<QueueRow, 'run_id' | 'seq' | 'state' | 'enqueued_at_ms' | 'lease_expires_at_ms'>): WaiterPlace {
+  return { run: row.run_id, seq: row.seq, state: row.state, enqueuedAtMs: row.enqueued_at_ms, leaseExpiresAtMs: row.lease_expires_at_ms };
 }

@@ -255,7 +255,7 @@ export const PLANE_WIDE = '*';
  * write the server refuses is refused alone, and the others stand). Throws `WriteRefused` when a
  * `together` write is refused.
  */
-export async function decideBatch(
+async function decideBatch(
   tx: TransactionClient,
   q: BooksQueries,
   decisions: readonly BooksDecision<unknown>[],

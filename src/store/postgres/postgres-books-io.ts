@@ -268,7 +268,7 @@ export const WRITTEN_ROWS = [
 ] as const;
 
 /** The rows `batch` changed, as `quota_books_write` takes them, or `null` when nothing changed. */
-export function changedRows(batch: BatchFacts): Partial<Record<(typeof WRITTEN_ROWS)[number], unknown[]>> | null {
+function changedRows(batch: BatchFacts): Partial<Record<(typeof WRITTEN_ROWS)[number], unknown[]>> | null {
   const out: Partial<Record<(typeof WRITTEN_ROWS)[number], unknown[]>> = {};
   const add = (name: (typeof WRITTEN_ROWS)[number], rows: readonly unknown[]): void => {
     if (rows.length > 0) (out[name] ??= []).push(...rows);

@@ -39,7 +39,7 @@ import {
   type TenantFacts,
   type WaiterRow,
 } from './postgres-books-facts.js';
-import { waiterRequest, waiterRequestJson } from '../waiters.js';
+import { waiterPlaceOf, waiterRequestJson, waitingEntryOf } from '../waiters.js';
 
 const SEP = '\u0000';
 
@@ -651,19 +651,13 @@ export class PostgresTenantBooks implements TenantBooks {
     if (!this.#base().waiting && !this.#facts.queueLoaded) return null;
     const row = this.#inOrder().find((candidate) => candidate.seq > afterSeq && candidate.state === 'waiting');
     if (row === undefined) return null;
-    const tenant = this.tenant;
-    return {
-      run: row.run_id,
-      seq: row.seq,
-      leaseExpiresAtMs: row.lease_expires_at_ms,
-      requestAt: (atMs: number) => waiterRequest(tenant, row.request_json, atMs),
-    };
+    return waitingEntryOf(this.tenant, row);
   }
 
   waiter(run: string): WaiterPlace | null {
     const row = this.#waiterRow(run);
     if (row === null) return null;
-    return { run: row.run_id, seq: row.seq, state: row.state, enqueuedAtMs: row.enqueued_at_ms, leaseExpiresAtMs: row.lease_expires_at_ms };
+    return waiterPlaceOf(row);
   }
 
   enqueueWaiter(request: AdmitRequest, atMs: number, untilMs: number, leaseExpiresAtMs: number): void {

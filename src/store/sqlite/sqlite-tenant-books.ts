@@ -14,7 +14,7 @@ import type {
 import type { PrunedRunRecord } from '../../core/lifecycle/pruned.js';
 import type { RateGrantCounter } from '../../core/lifecycle/rate-books.js';
 import type { GrantedWaiter, WaiterPlace, WaitingEntry } from '../../core/lifecycle/waiter-books.js';
-import { waiterRequest, waiterRequestJson } from '../waiters.js';
+import { waiterPlaceOf, waiterRequestJson, waitingEntryOf } from '../waiters.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
@@ -450,19 +450,13 @@ export class SqliteTenantBooks implements TenantBooks {
     const read = () => this.#conn.get<WaitingRow>(NEXT_WAITING, this.#key({ after: afterSeq })) ?? null;
     const row = afterSeq === 0 ? this.#conn.cachedInWrite(`queue-head:${this.tenant}`, read) : read();
     if (row === null) return null;
-    const tenant = this.tenant;
-    return {
-      run: row.run_id,
-      seq: row.seq,
-      leaseExpiresAtMs: row.lease_expires_at_ms,
-      requestAt: (atMs: number) => waiterRequest(tenant, row.request_json, atMs),
-    };
+    return waitingEntryOf(this.tenant, row);
   }
 
   waiter(run: string): WaiterPlace | null {
     const row = this.#conn.get<WaiterRow>(SELECT_WAITER, this.#key({ run }));
     if (row === undefined) return null;
-    return { run: row.run_id, seq: row.seq, state: row.state, enqueuedAtMs: row.enqueued_at_ms, leaseExpiresAtMs: row.lease_expires_at_ms };
+    return waiterPlaceOf(row);
   }
 
   enqueueWaiter(request: AdmitRequest, atMs: number, untilMs: number, leaseExpiresAtMs: number): void {
