@@ -10,14 +10,14 @@ import type { CallerCall } from './concurrent-loop.js';
 import { admissionCycle, quotaplanePoolSize, rateLimiterConsume, type Shape } from './postgres-section.js';
 import { loadStatementStatistics } from './postgres-statement-statistics.js';
 
-// `npx tsx bench/postgres-profile.ts [--callers 1,8] [--cycles 2000] [--explain] [--quotaplane-only]
+// `npx tsx bench/postgres-profile.ts [--callers 1,8] [--cycles 2000] [--explain] [--quotaplane-only] [--rate]
 // [--cpu-prof <dir>]`: where a PostgreSQL admission cycle's work goes, next to
 // rate-limiter-flexible's consume(), on a durable embedded server. Per decision: statements
 // (pg_stat_statements, nested ones too), WAL records and the relations whose blocks they touch
 // (pg_walinspect), and server CPU by process. --explain: auto_explain reports every statement's
 // plan with ANALYZE (nested ones too) as a notice, and those of the measured run are printed.
 // --cpu-prof: a V8 CPU profile of each measured run (not the set-up) into <dir>, for Chrome
-// DevTools. --quotaplane-only leaves the peer out. A diagnosis tool, not a benchmark: its times
+// DevTools. --quotaplane-only leaves the peer out; --rate profiles one caller's reserveRate instead. A diagnosis tool, not a benchmark: its times
 // are noisy on a shared machine, its counts are not. docs/benchmarks-postgres-profile.md reads it.
 
 const { values } = parseArgs({
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     cycles: { type: 'string', default: '2000' },
     explain: { type: 'boolean', default: false },
     'quotaplane-only': { type: 'boolean', default: false },
+    rate: { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
   },
 });
@@ -57,7 +58,21 @@ try {
   await observer.query('CREATE SCHEMA rlf_profile');
   process.stderr.write('profile: server ready\n');
   const postmaster = Number.parseInt(readFileSync(join(server.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0] ?? '', 10);
-  for (const callers of callerCounts) {
+  if (values.rate) {
+    // One caller's reserveRate on an empty window: one decision per call.
+    const store = await openPostgresStore(server.url, { schema: 'qp_profile_rate' });
+    const handle = store.tenant('profile-rate');
+    let next = 0;
+    await profile(observer, postmaster, 'quotaplane reserveRate, 1 caller', async () => {
+      next += 1;
+      const ceilings = [{ count: 10_000_000, windowSeconds: 86_400 }];
+      const outcome = await handle.reserveRate({ grant: 'tool://profile', run: 'profile', dispatch: `d${next}`, ceilings, atMs: Date.now(), exempt: false });
+      if (!outcome.ok) throw new Error(`the profile dispatch was refused: ${outcome.refusal.code}`);
+      return 0;
+    }, 1, 1);
+    await store.close();
+  }
+  for (const callers of values.rate ? [] : callerCounts) {
     const shape: Shape = { label: `${callers} caller(s)`, callers, tenants: callers };
     const store = await openPostgresStore(server.url, { schema: `qp_profile_${callers}`, poolSize: quotaplanePoolSize(callers) });
     const peerPool = new pg.Pool({ connectionString: server.url, max: callers });

@@ -15,7 +15,7 @@ import { startEmbeddedServer, type EmbeddedServer } from './embedded-server.js';
 
 // A decision whose reply never came (postgres-errors.ts decisionFault): every process of a server
 // of this file's own is frozen (SIGSTOP) just as the batch carrying an admission and a settle sends
-// its COMMIT, for longer than the client's query timeout (statement timeout + 2 s). Both calls fail
+// its write, for longer than the client's query timeout (statement timeout + 2 s). Both calls fail
 // with STORE_UNAVAILABLE, yet the server commits both once it is thawed. So the fault must say the outcome is unknown, never
 // "nothing was decided", and the retries the message asks for are answered from the books: the
 // admission is told its pass (no second slot), the settle that it was settled already.
@@ -87,11 +87,12 @@ describe('PostgreSQL: a decision whose reply never came', () => {
     await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 1_000_000 }, { newTenant: true });
     const before = granted(await plane.admit({ tenant: 'acme', run: 'settled-in-freeze', budget: BUDGET }));
 
-    // The server is frozen the moment the store sends its next COMMIT (that of the batch below,
-    // sent with the batch's write).
+    // The server is frozen the moment the store sends the batch's write (below): the statement
+    // that commits it, alone on kept rows or with its transaction's COMMIT.
     const query = pg.Client.prototype.query;
     pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-      if (typeof args[0] === 'string' && /\bCOMMIT$/.test(args[0])) {
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+      if (typeof text === 'string' && text.includes('quota_books_write')) {
         pg.Client.prototype.query = query;
         freeze();
       }

@@ -128,6 +128,7 @@ describe('PostgreSQL migrations', () => {
       'quota_agent_figures',
       'quota_agent_spent',
       'quota_audit',
+      'quota_book_versions',
       'quota_figures',
       'quota_halted',
       'quota_passes',

@@ -41,6 +41,12 @@ CREATE TABLE quotaplane.quota_audit (
   CONSTRAINT quota_audit_seq_check CHECK ((seq >= 1))
 );
 
+CREATE TABLE quotaplane.quota_book_versions (
+  tenant text COLLATE "C" NOT NULL,
+  version bigint NOT NULL,
+  CONSTRAINT quota_book_versions_pkey PRIMARY KEY (tenant)
+);
+
 CREATE TABLE quotaplane.quota_figures (
   tenant text COLLATE "C" NOT NULL,
   running quotaplane.quota_count NOT NULL,
@@ -221,6 +227,7 @@ CREATE UNIQUE INDEX quota_agent_figures_pkey ON quotaplane.quota_agent_figures U
 CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING btree (tenant, agent_name, period);
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
+CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
 CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (tenant, scope);
 CREATE UNIQUE INDEX quota_passes_pkey ON quotaplane.quota_passes USING btree (tenant, run_id, epoch);
@@ -250,7 +257,7 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)
  LANGUAGE plpgsql
 AS $function$
 BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  PERFORM "quotaplane".quota_tenant_lock(p_tenant);
 END
 $function$;
 
@@ -269,9 +276,10 @@ DECLARE
   v_grants text[];
   v_tenants jsonb := '[]'::jsonb;
   v_store jsonb := '{}'::jsonb;
+  v_versions jsonb := '{}'::jsonb;
 BEGIN
   FOR v_key IN SELECT jsonb_array_elements_text(coalesce(p_want -> 'lock', '[]'::jsonb)) LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(v_key) || ':' || v_key, 0));
+    v_versions := v_versions || jsonb_build_object(v_key, "quotaplane".quota_tenant_lock(v_key));
   END LOOP;
   IF coalesce((p_want ->> 'planeLock')::boolean, false) THEN
     PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-plane', 3));
@@ -364,8 +372,12 @@ BEGIN
     v_store := v_store || jsonb_build_object('waitingTenants', (SELECT coalesce(jsonb_agg(c.tenant ORDER BY c.tenant), '[]'::jsonb)
       FROM (SELECT DISTINCT w.tenant FROM "quotaplane".quota_waiters w WHERE w.state = 'waiting') AS c
      WHERE pg_try_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(c.tenant) || ':' || c.tenant, 0))));
+    -- A tenant taken here may be written by this transaction: its version is raised too.
+    INSERT INTO "quotaplane".quota_book_versions AS v (tenant, version)
+      SELECT w.tenant, 1 FROM jsonb_array_elements_text(v_store -> 'waitingTenants') AS w(tenant)
+      ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1;
   END IF;
-  RETURN v_store || jsonb_build_object('tenants', v_tenants);
+  RETURN v_store || jsonb_build_object('tenants', v_tenants, 'versions', v_versions);
 END
 $function$;
 
@@ -379,6 +391,40 @@ DECLARE
   v_detail text;
   v_hint text;
 BEGIN
+  -- A write decided on rows kept from an earlier batch: written only if each tenant's lock is free
+  -- (tried, never waited for) and its version is still the one those rows were read at, no plane
+  -- ceiling has been set since, and the runs the decisions took to be new have no row in any table
+  -- keyed by run (a hold or slot may stand without a registry row).
+  -- Otherwise nothing is written and the answer is {"stale": true}: the caller reads again.
+  IF p_rows ? 'expect' THEN
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+      IF NOT pg_try_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(k.tenant) || ':' || k.tenant, 0))
+         OR NOT EXISTS (SELECT 1 FROM "quotaplane".quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM "quotaplane".quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
+      RETURN '{"stale": true}'::jsonb;
+    END IF;
+    FOR k IN SELECT * FROM jsonb_to_recordset(coalesce(p_rows -> 'absent', '[]'::jsonb)) AS x(tenant text, run_id text) LOOP
+      IF EXISTS (SELECT 1 FROM "quotaplane".quota_runs t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_pruned t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_waiters t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_running t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_reserved t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_passes t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM "quotaplane".quota_settled t WHERE t.tenant = k.tenant AND t.run_id = k.run_id) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
+    -- Checked only (a decision that changed nothing): the version stays.
+    IF coalesce((p_rows ->> 'readOnly')::boolean, false) THEN
+      RETURN NULL;
+    END IF;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+      UPDATE "quotaplane".quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant;
+    END LOOP;
+  END IF;
   IF p_rows ? 'slotsGone' THEN
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'slotsGone') AS x(tenant text, run_id text) LOOP
       DELETE FROM "quotaplane".quota_running t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;
@@ -518,5 +564,20 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_plane_lock()
 AS $function$
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-plane', 3));
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_tenant_lock(p_tenant text)
+ RETURNS bigint
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_version bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  INSERT INTO "quotaplane".quota_book_versions AS v (tenant, version) VALUES (p_tenant, 1)
+    ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1
+    RETURNING v.version INTO v_version;
+  RETURN v_version;
 END
 $function$;

@@ -4,7 +4,8 @@ import { waitedTooLong } from '../applied-instant.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
 import { BatchFacts, FactsMissing } from './postgres-books-facts.js';
-import { loadFacts, writeFacts, type BooksQueries, type WriteFault } from './postgres-books-io.js';
+import { loadFacts, writeFacts, writeKeptFacts, type BooksQueries, type KeptWrite, type WriteFault } from './postgres-books-io.js';
+import { BooksCache } from './postgres-books-cache.js';
 import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
 import { prefetch, type PostgresTenantBooks } from './postgres-tenant-books.js';
@@ -100,6 +101,9 @@ export class PostgresBatcher {
   #inFlight = 0;
   #scheduled = false;
   readonly #busyTenants = new Set<string>();
+  readonly #cache = new BooksCache();
+  #keptWritten = 0;
+  #keptReadAgain = 0;
 
   constructor(db: PostgresConnection, q: BooksQueries, settings: BatchSettings) {
     this.#db = db;
@@ -165,21 +169,16 @@ export class PostgresBatcher {
     return batches.filter((batch) => batch.length > 0);
   }
 
+  /** How many batches were decided on kept rows and written at once, and how many had to be read again. */
+  get keptBatches(): { readonly written: number; readonly readAgain: number } {
+    return { written: this.#keptWritten, readAgain: this.#keptReadAgain };
+  }
+
   async #send(batch: readonly Pending[]): Promise<void> {
     const decisions = batch.map((pending) => pending.decision);
     let settled: Settled[];
     try {
-      try {
-        settled = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
-      } catch (error) {
-        // The server refused the batch's write: decided again, each written on its own, so only
-        // the decision whose rows the server refuses is refused.
-        if (!(error instanceof WriteRefused)) throw error;
-        settled =
-          decisions.length === 1
-            ? [{ ok: false, error: refusedWrite(error.fault) }]
-            : await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'));
-      }
+      settled = (await this.#decideOnKept(decisions)) ?? (await this.#decideLocked(decisions));
     } catch (error) {
       const fault = error instanceof QuotaError && error.code === 'STORE_UNAVAILABLE' ? error : batchFailedError(error);
       for (const pending of batch) pending.reject(fault);
@@ -190,6 +189,79 @@ export class PostgresBatcher {
       if (answer.ok) pending.resolve(answer.answer);
       else pending.reject(answer.error);
     });
+  }
+
+  // The batch under its tenants' locks: read, decided and written in one transaction, its rows
+  // then kept for the next batch. When the server refuses the write, the batch is decided again
+  // and each decision written on its own, so only the one whose rows the server refuses is refused.
+  async #decideLocked(decisions: readonly BooksDecision<unknown>[]): Promise<Settled[]> {
+    const tenants = new Set(decisions.map((decision) => decision.tenant));
+    try {
+      const { settled, facts } = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
+      this.#cache.planeUnbounded = facts.plane.ceiling?.raw === null;
+      for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, tenantFacts.version);
+      return settled;
+    } catch (error) {
+      for (const tenant of tenants) this.#cache.drop(tenant);
+      if (!(error instanceof WriteRefused)) throw error;
+      if (decisions.length === 1) return [{ ok: false, error: refusedWrite(error.fault) }];
+      return (await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'))).settled;
+    }
+  }
+
+  // The batch on the rows its tenants' last batch here kept (postgres-books-cache.ts), written in
+  // one statement if nobody else wrote those tenants' books since and the runs taken to be new
+  // still are. Answers `null`, having forgotten the rows, when a tenant's rows are not kept, a
+  // decision needs a fact they lack, or the write finds them stale: the batch is then decided
+  // under the locks. No plane ceiling may be set (its counts are read under the plane lock).
+  async #decideOnKept(decisions: readonly BooksDecision<unknown>[]): Promise<Settled[] | null> {
+    if (!this.#cache.planeUnbounded) return null;
+    const facts = new BatchFacts();
+    for (const decision of decisions) {
+      if (decision.tenant === PLANE_WIDE) return null;
+      if (facts.tenants.has(decision.tenant)) continue;
+      const kept = this.#cache.get(decision.tenant);
+      if (kept === undefined) return null;
+      kept.speculative = true;
+      facts.tenants.set(decision.tenant, kept);
+      facts.locked.add(decision.tenant);
+    }
+    facts.plane.ceiling = { raw: null };
+    const forget = (): null => {
+      for (const tenant of facts.tenants.keys()) this.#cache.drop(tenant);
+      this.#keptReadAgain += 1;
+      return null;
+    };
+    const settled: Settled[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      let atMs: number;
+      try {
+        atMs = appliedAt(decision);
+      } catch (error) {
+        settled[index] = { ok: false, error };
+        continue;
+      }
+      const queues = new PostgresQueueBooks(facts);
+      const mark = facts.mark();
+      try {
+        settled[index] = { ok: true, answer: decision.decide(queues.tenant(decision.tenant), atMs, queues) };
+      } catch (error) {
+        facts.undoTo(mark);
+        if (error instanceof FactsMissing) return forget();
+        settled[index] = { ok: false, error };
+      }
+    }
+    let written: KeptWrite;
+    try {
+      written = await writeKeptFacts(this.#db, this.#q, facts);
+    } catch (error) {
+      forget();
+      throw error;
+    }
+    if (!written.written) return forget();
+    this.#keptWritten += 1;
+    for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, (tenantFacts.version ?? 0) + (written.raised ? 1 : 0));
+    return settled;
   }
 }
 
@@ -239,7 +311,7 @@ function periodsAt(atMs: number): string[] {
  * decision threw, or the server's refusal of its write.
  */
 export async function decideNow<T>(tx: TransactionClient, q: BooksQueries, decision: BooksDecision<T>): Promise<T> {
-  const [answer] = await decideBatch(tx, q, [decision as BooksDecision<unknown>], 'together');
+  const [answer] = (await decideBatch(tx, q, [decision as BooksDecision<unknown>], 'together')).settled;
   if (answer === undefined || !answer.ok) throw answer?.error;
   return answer.answer as T;
 }
@@ -260,7 +332,7 @@ async function decideBatch(
   q: BooksQueries,
   decisions: readonly BooksDecision<unknown>[],
   mode: 'together' | 'each',
-): Promise<Settled[]> {
+): Promise<{ settled: Settled[]; facts: BatchFacts }> {
   let facts = new BatchFacts();
   const tenants = [...new Set(decisions.map((decision) => decision.tenant))].filter((tenant) => tenant !== PLANE_WIDE).sort(compareBytewise);
   const guessMs = Date.now();
@@ -286,7 +358,9 @@ async function decideBatch(
     }
   });
   // Writes what was decided since the last write, and goes on from the books as they then stand.
+  let written = facts;
   const write = async (closes = false): Promise<WriteFault | null> => {
+    written = facts;
     const fault = await writeFacts(tx, q, facts, closes);
     const locked = facts.locked;
     facts = new BatchFacts();
@@ -307,7 +381,7 @@ async function decideBatch(
   }
   // Together, the write is the batch's last statement and goes with its COMMIT.
   await write(mode === 'together');
-  return settled;
+  return { settled, facts: written };
 }
 
 async function decideOne(tx: TransactionClient, q: BooksQueries, facts: BatchFacts, decision: BooksDecision<unknown>, atMs: number): Promise<Settled> {

@@ -239,6 +239,14 @@ export class TenantFacts {
   auditHead: { seq: number; hash: string } | null | undefined;
   readonly auditAppended: AuditRowToWrite[] = [];
   want = new TenantWant();
+  /** The books' version these rows were read at (`quota_book_versions`), once known. */
+  version: number | undefined;
+  /**
+   * Set while decisions run on rows kept from an earlier batch (postgres-books-cache.ts): a run
+   * not among them is taken to be new, named in `assumedNew`, and the write checks it still is.
+   */
+  speculative = false;
+  readonly assumedNew = new Set<string>();
 
   constructor(tenant: string) {
     this.tenant = tenant;

@@ -14,7 +14,7 @@ import type {
   WaiterRow,
 } from './postgres-books-facts.js';
 import { TenantWant } from './postgres-books-facts.js';
-import type { TransactionClient } from './postgres-connection.js';
+import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 
 /*
  * Reading and writing a batch's books on PostgreSQL: `loadFacts` sends what the facts want to
@@ -75,6 +75,8 @@ interface FactsAnswer {
   readonly planeAgents?: Record<string, number>;
   readonly turns?: Record<string, number> | null;
   readonly waitingTenants?: string[] | null;
+  /** Per tenant locked by this load, the books' version its transaction holds. */
+  readonly versions?: Record<string, number>;
 }
 
 /**
@@ -120,6 +122,7 @@ export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: B
       ? await tx.opening<{ facts: FactsAnswer }>(q.load, json)
       : await tx.rows<{ facts: FactsAnswer }>(q.load, [json]);
   const answer = row?.facts ?? { tenants: [] };
+  for (const [tenant, version] of Object.entries(answer.versions ?? {})) batch.of(tenant).version = Number(version);
   wanted.forEach((facts, index) => {
     fileTenant(facts, answer.tenants[index] ?? { tenant: facts.tenant });
     facts.want = new TenantWant();
@@ -313,6 +316,37 @@ export interface WriteFault {
   readonly message: string;
   readonly detail: string | null;
   readonly hint: string | null;
+}
+
+/**
+ * What a write on kept rows (see {@link writeKeptFacts}) answers: written (`raised`: the versions
+ * moved on by one; not when nothing changed), or not, with the server's fault or none (stale).
+ */
+export type KeptWrite = { readonly written: true; readonly raised: boolean } | { readonly written: false; readonly fault: WriteFault | null };
+
+/**
+ * Writes every row `batch` changed, decided on rows kept from an earlier batch (postgres-books-
+ * cache.ts), in one statement outside any transaction: written only if each tenant's books are
+ * still at the version its rows were read at and the runs taken to be new still are. Answers
+ * `written: false` with no fault when they are not (nothing written: read again), or with the
+ * fault the server refused the write with. Nothing changed still checks the versions: a refusal
+ * decided on kept rows is true only if they are still what the store holds.
+ */
+export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, batch: BatchFacts): Promise<KeptWrite> {
+  const expect: { tenant: string; version: number | undefined }[] = [];
+  const absent: { tenant: string; run_id: string }[] = [];
+  for (const facts of batch.tenants.values()) {
+    expect.push({ tenant: facts.tenant, version: facts.version });
+    for (const run of facts.assumedNew) absent.push({ tenant: facts.tenant, run_id: run });
+  }
+  const rows = changedRows(batch);
+  const request: Record<string, unknown> = { ...rows, expect };
+  if (absent.length > 0) request.absent = absent;
+  if (rows === null) request.readOnly = true;
+  const [row] = await db.decide<{ fault: (WriteFault & { stale?: undefined }) | { stale: true } | null }>(q.write, [JSON.stringify(request)]);
+  const fault = row?.fault ?? null;
+  if (fault === null) return { written: true, raised: rows !== null };
+  return { written: false, fault: fault.stale === true ? null : (fault as WriteFault) };
 }
 
 /**

@@ -76,8 +76,15 @@ export class PostgresTenantBooks implements TenantBooks {
   }
 
   #loadedRun(run: string): void {
-    if (this.#facts.loadedRuns.has(run)) return;
-    this.#facts.want.runs.add(run);
+    const facts = this.#facts;
+    if (facts.loadedRuns.has(run)) return;
+    if (facts.speculative) {
+      // On kept rows, a run they lack is taken to be new: the write checks it still is.
+      facts.loadedRuns.add(run);
+      facts.assumedNew.add(run);
+      return;
+    }
+    facts.want.runs.add(run);
     this.#missing();
   }
 

@@ -129,17 +129,26 @@ export class PostgresTenantStore implements TenantStore {
     return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
   }
 
+  // Runs `text` under the tenant's lock, which raises its books' version: an instance deciding on
+  // the tenant's rows kept from an earlier batch hears of the change (migrations/0002_books.sql).
+  async #writeUnderLock(text: string, values: readonly unknown[]): Promise<number> {
+    return this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
+      return tx.run(text, values);
+    });
+  }
+
   async setHalt(halt: Halt): Promise<void> {
-    await this.#db.run(this.#q.upsertHalt, [this.tenant, haltScopeKey(halt.scope), halt.reason, halt.by.actor, halt.by.basis, halt.atMs]);
+    await this.#writeUnderLock(this.#q.upsertHalt, [this.tenant, haltScopeKey(halt.scope), halt.reason, halt.by.actor, halt.by.basis, halt.atMs]);
   }
 
   async liftHalt(scope: HaltScope): Promise<boolean> {
-    return (await this.#db.run(this.#q.deleteHalt, [this.tenant, haltScopeKey(scope)])) > 0;
+    return (await this.#writeUnderLock(this.#q.deleteHalt, [this.tenant, haltScopeKey(scope)])) > 0;
   }
 
   async liftHaltIf(standing: Halt): Promise<boolean> {
     const scope = haltScopeKey(standing.scope);
-    const removed = await this.#db.run(this.#q.deleteHaltIfSame, [
+    const removed = await this.#writeUnderLock(this.#q.deleteHaltIfSame, [
       this.tenant,
       scope,
       standing.reason,

@@ -72,6 +72,39 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_waiters (
 -- The queue of one tenant in arrival order.
 CREATE UNIQUE INDEX quota_waiters_by_seq ON :QUOTAPLANE_SCHEMA.quota_waiters (tenant, seq);
 
+-- The books' version of each tenant: raised by every transaction that takes the tenant's
+-- admission lock, which every writer of the tenant's books takes first (a batch, a sweep, a
+-- retention walk, a quota or halt change, a waiter's collect). An instance may keep a tenant's rows
+-- between batches and decide on them without reading them again, then write its decision only if
+-- the version is still the one its rows were read at (quota_books_write `expect`): a version moved
+-- on means someone else wrote, and the instance reads the rows again under the lock.
+CREATE TABLE :QUOTAPLANE_SCHEMA.quota_book_versions (
+  tenant   TEXT COLLATE "C" PRIMARY KEY,
+  version  BIGINT NOT NULL
+);
+
+-- Takes `p_tenant`'s admission lock (seed 0, as before) and raises its books' version; answers the
+-- version this transaction holds.
+CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_tenant_lock(p_tenant text) RETURNS bigint
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_version bigint;
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
+  INSERT INTO :QUOTAPLANE_SCHEMA.quota_book_versions AS v (tenant, version) VALUES (p_tenant, 1)
+    ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1
+    RETURNING v.version INTO v_version;
+  RETURN v_version;
+END
+$fn$;
+
+CREATE OR REPLACE FUNCTION :QUOTAPLANE_SCHEMA.quota_admission_lock(p_tenant text) RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM :QUOTAPLANE_SCHEMA.quota_tenant_lock(p_tenant);
+END
+$fn$;
+
 --
 -- quota_books_load(p_want) first takes, in this order, the admission locks of `lock` (tenants, in
 -- the order given: the caller sorts them bytewise so two batches never wait on each other in a
@@ -101,9 +134,10 @@ DECLARE
   v_grants text[];
   v_tenants jsonb := '[]'::jsonb;
   v_store jsonb := '{}'::jsonb;
+  v_versions jsonb := '{}'::jsonb;
 BEGIN
   FOR v_key IN SELECT jsonb_array_elements_text(coalesce(p_want -> 'lock', '[]'::jsonb)) LOOP
-    PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(v_key) || ':' || v_key, 0));
+    v_versions := v_versions || jsonb_build_object(v_key, :QUOTAPLANE_SCHEMA.quota_tenant_lock(v_key));
   END LOOP;
   IF coalesce((p_want ->> 'planeLock')::boolean, false) THEN
     PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-plane', 3));
@@ -196,8 +230,12 @@ BEGIN
     v_store := v_store || jsonb_build_object('waitingTenants', (SELECT coalesce(jsonb_agg(c.tenant ORDER BY c.tenant), '[]'::jsonb)
       FROM (SELECT DISTINCT w.tenant FROM :QUOTAPLANE_SCHEMA.quota_waiters w WHERE w.state = 'waiting') AS c
      WHERE pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(c.tenant) || ':' || c.tenant, 0))));
+    -- A tenant taken here may be written by this transaction: its version is raised too.
+    INSERT INTO :QUOTAPLANE_SCHEMA.quota_book_versions AS v (tenant, version)
+      SELECT w.tenant, 1 FROM jsonb_array_elements_text(v_store -> 'waitingTenants') AS w(tenant)
+      ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1;
   END IF;
-  RETURN v_store || jsonb_build_object('tenants', v_tenants);
+  RETURN v_store || jsonb_build_object('tenants', v_tenants, 'versions', v_versions);
 END
 $fn$;
 
@@ -215,6 +253,40 @@ DECLARE
   v_detail text;
   v_hint text;
 BEGIN
+  -- A write decided on rows kept from an earlier batch: written only if each tenant's lock is free
+  -- (tried, never waited for) and its version is still the one those rows were read at, no plane
+  -- ceiling has been set since, and the runs the decisions took to be new have no row in any table
+  -- keyed by run (a hold or slot may stand without a registry row).
+  -- Otherwise nothing is written and the answer is {"stale": true}: the caller reads again.
+  IF p_rows ? 'expect' THEN
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+      IF NOT pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(k.tenant) || ':' || k.tenant, 0))
+         OR NOT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
+    IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
+      RETURN '{"stale": true}'::jsonb;
+    END IF;
+    FOR k IN SELECT * FROM jsonb_to_recordset(coalesce(p_rows -> 'absent', '[]'::jsonb)) AS x(tenant text, run_id text) LOOP
+      IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_runs t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_pruned t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_waiters t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_running t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_reserved t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_passes t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
+         OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_settled t WHERE t.tenant = k.tenant AND t.run_id = k.run_id) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
+    -- Checked only (a decision that changed nothing): the version stays.
+    IF coalesce((p_rows ->> 'readOnly')::boolean, false) THEN
+      RETURN NULL;
+    END IF;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+      UPDATE :QUOTAPLANE_SCHEMA.quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant;
+    END LOOP;
+  END IF;
   IF p_rows ? 'slotsGone' THEN
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'slotsGone') AS x(tenant text, run_id text) LOOP
       DELETE FROM :QUOTAPLANE_SCHEMA.quota_running t WHERE t.tenant = k.tenant AND t.run_id = k.run_id;

@@ -1,0 +1,66 @@
+import { TenantWant, type TenantFacts } from './postgres-books-facts.js';
+
+/** Most tenants whose rows one store instance keeps (least recently decided dropped first). */
+const MAX_TENANTS = 4096;
+
+/** Most runs one kept tenant may hold: a busier tenant is read again under its lock. */
+const MAX_RUNS_PER_TENANT = 128;
+
+/**
+ * The rows of each tenant as this store instance's last committed batch left them, with the books'
+ * version they stand at (migrations/0002_books.sql `quota_book_versions`), so that the next batch
+ * of the tenant can decide without reading them again and write only if nobody else wrote since
+ * (postgres-batcher.ts). Kept: the tenant-wide facts, its runs with their passes, receipts, slots
+ * and holds, the agents' slot counts, the periods' figures and the rate counters. Never kept: a
+ * tenant whose queue holds anyone (a queue is read whole under the lock), rate windows and the
+ * audit head. Whether the plane has a ceiling is kept too: a plane ceiling makes every decision
+ * read plane-wide counts under the plane lock, so no decision is made on kept rows then.
+ */
+export class BooksCache {
+  readonly #tenants = new Map<string, TenantFacts>();
+  /** Whether the last batch read under the lock found no plane ceiling. */
+  planeUnbounded = false;
+
+  /** The kept rows of `tenant`, or `undefined`. They stay kept while a batch decides on them. */
+  get(tenant: string): TenantFacts | undefined {
+    return this.#tenants.get(tenant);
+  }
+
+  /** Forgets `tenant`'s rows: they may not be what the store holds. */
+  drop(tenant: string): void {
+    this.#tenants.delete(tenant);
+  }
+
+  /**
+   * Keeps `facts` as they stand after a committed batch, at version `version`: what the batch
+   * changed is now stored, so nothing is dirty; what is never kept is cleared. A tenant that
+   * cannot be kept is forgotten.
+   */
+  keep(facts: TenantFacts, version: number | undefined): void {
+    const tenant = facts.tenant;
+    this.#tenants.delete(tenant);
+    const base = facts.base;
+    if (version === undefined || base === undefined || base.waiting || base.granted || facts.queueLoaded || facts.waiters.rows.size > 0) return;
+    if (facts.loadedRuns.size > MAX_RUNS_PER_TENANT) return;
+    facts.version = version;
+    facts.speculative = false;
+    facts.assumedNew.clear();
+    facts.baseDirty = false;
+    for (const table of [facts.runs, facts.pruned, facts.passes, facts.settled, facts.slots, facts.holds, facts.agentFigures, facts.spent, facts.agentSpent, facts.rateGrants]) {
+      table.dirty.clear();
+    }
+    facts.rateKeys.clear();
+    facts.rateOrdinals.clear();
+    facts.rateAfter.clear();
+    facts.ratePrunes.clear();
+    facts.rateRecorded.clear();
+    facts.auditHead = undefined;
+    facts.auditAppended.length = 0;
+    facts.want = new TenantWant();
+    this.#tenants.set(tenant, facts);
+    if (this.#tenants.size > MAX_TENANTS) {
+      const oldest = this.#tenants.keys().next().value;
+      if (oldest !== undefined) this.#tenants.delete(oldest);
+    }
+  }
+}
