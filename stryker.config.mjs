@@ -28,6 +28,7 @@ export default {
     'src/store/waiters.ts',
     'src/store/retention.ts',
     'src/store/sqlite/sqlite-waiters.ts',
+    'src/store/sqlite/sqlite-queue-books.ts',
     'src/store/sqlite/sqlite-retention.ts',
     // plane: the run lifecycle on top of the store.
     'src/plane/**/*.ts',
