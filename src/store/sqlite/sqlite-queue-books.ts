@@ -1,7 +1,7 @@
 import type { QueueBooks } from '../../core/lifecycle/waiting.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { SELECT_TURN, UPSERT_TURN, WAITING_TENANTS } from './sqlite-queries.js';
+import { SELECT_TURN, UPSERT_TURN, WAITING_TENANTS } from './sqlite-waiter-queries.js';
 import { readPlaneCeiling, SqliteTenantBooks } from './sqlite-tenant-books.js';
 
 /*

@@ -11,7 +11,7 @@ import {
 import type { AdmitOutcome, AdmitRequest } from '../types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from '../waiters.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { QUEUE_FIGURES } from './sqlite-queries.js';
+import { QUEUE_FIGURES } from './sqlite-waiter-queries.js';
 import { SqliteQueueBooks } from './sqlite-queue-books.js';
 
 /*
