@@ -14,7 +14,8 @@ export default {
     '!src/core/**/*.test.ts',
     // store: the backend-neutral rules and argument checks, and the SQLite adapter's decisions
     // (reserve, settle, rate, the pass lifecycle, operator verbs). Not mutated: SQL text
-    // (sqlite-queries.ts, sqlite-lease-queries.ts, schemas: a mutated statement fails to prepare,
+    // (sqlite-queries.ts, sqlite-lease-queries.ts, sqlite-waiter-queries.ts,
+    // sqlite-retention-queries.ts, schemas: a mutated statement fails to prepare,
     // which says nothing about a rule) and the PostgreSQL adapter, whose tests need a server; its
     // decisions are the core/lifecycle/ functions mutated above.
     'src/store/store-arguments.ts',

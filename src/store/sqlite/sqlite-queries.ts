@@ -4,7 +4,9 @@ import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
  * The SQL statements of the SQLite adapter, as named constants with named placeholders (`@tenant`,
  * `@run`, …); nothing is interpolated. Each statement is confined to one tenant by its leading key
  * (docs/design/rules.md#l34–#l37). Sums clamp at 2^53 − 1 so amounts saturate instead of losing
- * precision. Those of waiting admissions are in sqlite-waiter-queries.ts.
+ * precision. Those of waiting admissions are in sqlite-waiter-queries.ts, of retention in
+ * sqlite-retention-queries.ts, of leases and the operator listings in sqlite-lease-queries.ts, and
+ * of an admission retry in sqlite-admit-retry.ts. Mirrors postgres-queries.ts.
  */
 const MAX = '9007199254740991';
 
