@@ -14,7 +14,8 @@ export default {
     '!src/core/**/*.test.ts',
     // store: the backend-neutral rules and argument checks, and the SQLite adapter's decisions
     // (reserve, settle, rate, the pass lifecycle, operator verbs). Not mutated: SQL text
-    // (sqlite-queries.ts, sqlite-lease-queries.ts, schemas: a mutated statement fails to prepare,
+    // (sqlite-queries.ts, sqlite-lease-queries.ts, sqlite-waiter-queries.ts,
+    // sqlite-retention-queries.ts, schemas: a mutated statement fails to prepare,
     // which says nothing about a rule) and the PostgreSQL adapter, whose tests need a server; its
     // decisions are the core/lifecycle/ functions mutated above.
     'src/store/store-arguments.ts',
@@ -28,6 +29,7 @@ export default {
     'src/store/waiters.ts',
     'src/store/retention.ts',
     'src/store/sqlite/sqlite-waiters.ts',
+    'src/store/sqlite/sqlite-queue-books.ts',
     'src/store/sqlite/sqlite-retention.ts',
     // plane: the run lifecycle on top of the store.
     'src/plane/**/*.ts',

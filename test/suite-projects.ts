@@ -55,6 +55,7 @@ export const UNIT_FILES: readonly string[] = [
   'test/plane/**/*.test.ts',
   'test/schema/**/*.test.ts',
   'test/sqlite/**/*.test.ts',
+  'test/store/**/*.test.ts',
 ];
 
 /** The HTTP service, its client, the SDK adapters and the CLI in process: the `service` project. */

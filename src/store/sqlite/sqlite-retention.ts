@@ -17,6 +17,20 @@ import { decodeRunId } from '../rows.js';
 import type { RunStatus } from '../types.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
+import {
+  COUNT_RATE_ROWS,
+  COUNT_RECORDS,
+  DELETE_PASSES,
+  DELETE_RECEIPTS,
+  DELETE_RUN,
+  FACTS_IN_PAGE,
+  INSERT_TOMBSTONE,
+  LIST_RATE_GRANTS,
+  PRUNE_GRANT_ROWS,
+  RUN_FACTS_OF,
+  SCAN_RUNS,
+  SELECT_TOMBSTONE,
+} from './sqlite-retention-queries.js';
 import type { AuditAction } from '../../core/audit-actions.js';
 
 /*
@@ -28,51 +42,6 @@ import type { AuditAction } from '../../core/audit-actions.js';
  * stands, and the lock is held for one bounded batch only. The SQL only reads facts and deletes
  * the runs core chose; it decides nothing.
  */
-
-// What a prune reads of a run to judge it (store/retention.ts `PruneFactsRow`); core/lifecycle/
-// prunable.ts decides from these whether it may go.
-const RUN_FACTS = `r.run_id, r.status, r.last_epoch, coalesce(r.status_since_ms, r.admitted_at_ms) AS closed_at_ms,
-    EXISTS (SELECT 1 FROM quota_running s WHERE s.tenant = r.tenant AND s.run_id = r.run_id) AS holds_slot,
-    EXISTS (SELECT 1 FROM quota_reserved h WHERE h.tenant = r.tenant AND h.run_id = r.run_id) AS holds_hold,
-    EXISTS (SELECT 1 FROM quota_passes p
-             WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL) AS pass_unsettled`;
-
-// One page of the tenant's runs of every status by primary key, at most @scanLimit of them, and
-// the facts of those of @status among them. No index by status is kept for closed runs (it would
-// cost a page write per admission and settle), and nearly every run a prune walks is closed anyway.
-const SCAN_RUNS = `SELECT run_id FROM quota_runs
-  WHERE tenant = @tenant AND run_id > @after ORDER BY run_id LIMIT @scanLimit`;
-const FACTS_IN_PAGE = `SELECT ${RUN_FACTS} FROM quota_runs r
-  WHERE r.tenant = @tenant AND r.status = @status AND r.run_id > @after AND r.run_id <= @last
-  ORDER BY r.run_id`;
-// How many passes and receipts each of the runs core chose has (@runs, a JSON array of ids).
-const COUNT_RECORDS = `SELECT r.run_id,
-    (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id) AS passes,
-    (SELECT count(*) FROM quota_settled x WHERE x.tenant = r.tenant AND x.run_id = r.run_id)
-      + (SELECT count(*) FROM quota_passes p WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.receipt_tokens IS NOT NULL)
-      AS receipts
-  FROM quota_runs r
-  WHERE r.tenant = @tenant AND r.run_id IN (SELECT value FROM json_each(@runs))`;
-const RUN_FACTS_OF = `SELECT ${RUN_FACTS} FROM quota_runs r WHERE r.tenant = @tenant AND r.run_id = @run`;
-// Each pass removed, and whether it held its own receipt (a pass's settle writes it into the pass row).
-const DELETE_PASSES = `DELETE FROM quota_passes WHERE tenant = @tenant AND run_id = @run
-  RETURNING receipt_tokens IS NOT NULL AS had_receipt`;
-const DELETE_RECEIPTS = 'DELETE FROM quota_settled WHERE tenant = @tenant AND run_id = @run';
-const DELETE_RUN = 'DELETE FROM quota_runs WHERE tenant = @tenant AND run_id = @run';
-const INSERT_TOMBSTONE = `INSERT INTO quota_pruned (tenant, run_id, status, last_epoch, closed_at_ms, pruned_at_ms)
-  VALUES (@tenant, @run, @status, @lastEpoch, @closedAtMs, @atMs)
-  ON CONFLICT (tenant, run_id) DO NOTHING`;
-const SELECT_TOMBSTONE = `SELECT status, last_epoch, closed_at_ms, pruned_at_ms FROM quota_pruned
-  WHERE tenant = @tenant AND run_id = @run`;
-
-// Per grant, the oldest rows first (instants grow with the ordinal): one seek of the instant index.
-const LIST_RATE_GRANTS = 'SELECT grant_ref FROM quota_rate_grants WHERE tenant = @tenant ORDER BY grant_ref';
-const PRUNE_GRANT_ROWS = `DELETE FROM quota_rate
-  WHERE tenant = @tenant AND grant_ref = @grant AND ordinal IN (
-    SELECT ordinal FROM quota_rate
-     WHERE tenant = @tenant AND grant_ref = @grant AND reserved_at_ms <= @atOrBeforeMs
-     ORDER BY reserved_at_ms LIMIT @limit)`;
-const COUNT_RATE_ROWS = `SELECT count(*) AS n FROM quota_rate WHERE tenant = @tenant AND reserved_at_ms <= @atOrBeforeMs`;
 
 /** store.ts `prunableRuns`, inside a read transaction. */
 export function listPrunableRuns(conn: SqliteConnection, tenant: string, request: PrunableRunsRequest): PrunableRunsPage {

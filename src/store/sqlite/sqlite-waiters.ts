@@ -1,4 +1,3 @@
-import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import {
   admitInTurn,
   admitOrWait,
@@ -8,48 +7,19 @@ import {
   grantWaiters,
   sweepWaiters,
   type Granting,
-  type QueueBooks,
 } from '../../core/lifecycle/waiting.js';
 import type { AdmitOutcome, AdmitRequest } from '../types.js';
 import type { CancelOutcome, WaitOutcome, WaitQueue, WaiterSweep, WaitTerms } from '../waiters.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { QUEUE_FIGURES, SELECT_TURN, UPSERT_TURN, WAITING_TENANTS } from './sqlite-queries.js';
-import { readPlaneCeiling, SqliteTenantBooks } from './sqlite-tenant-books.js';
+import { QUEUE_FIGURES } from './sqlite-waiter-queries.js';
+import { SqliteQueueBooks } from './sqlite-queue-books.js';
 
 /*
  * Waiting admissions on SQLite, decided by core/lifecycle/waiting.ts on the books of every tenant
- * of the file. Every body runs inside the caller's `BEGIN IMMEDIATE` transaction, so the queue,
- * the slots and the grants are decided under one write lock across every process on the file.
+ * of the file (sqlite-queue-books.ts). Every body runs inside the caller's `BEGIN IMMEDIATE`
+ * transaction, so the queue, the slots and the grants are decided under one write lock across
+ * every process on the file. Mirrors postgres-waiters.ts.
  */
-
-/** The queues of every tenant on the file, and their fair turns, in the caller's transaction. */
-class SqliteQueueBooks implements QueueBooks {
-  readonly #conn: SqliteConnection;
-
-  constructor(conn: SqliteConnection) {
-    this.#conn = conn;
-  }
-
-  tenant(tenant: string): SqliteTenantBooks {
-    return new SqliteTenantBooks(this.#conn, tenant);
-  }
-
-  planeCeiling(): PlaneCeiling | null {
-    return readPlaneCeiling(this.#conn);
-  }
-
-  waitingTenants(atMs: number): readonly string[] {
-    return this.#conn.all<{ tenant: string }>(WAITING_TENANTS, { atMs }).map((row) => row.tenant);
-  }
-
-  turn(tenant: string): number {
-    return this.#conn.get<{ vtime: number }>(SELECT_TURN, { tenant })?.vtime ?? 0;
-  }
-
-  setTurn(tenant: string, vtime: number): void {
-    this.#conn.run(UPSERT_TURN, { tenant, vtime });
-  }
-}
 
 /** core's `grantWaiters` after a slot of `tenant` freed or before it admits. */
 export function grantWaitersInTransaction(conn: SqliteConnection, tenant: string, atMs: number): string[] {
