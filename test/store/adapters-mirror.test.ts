@@ -22,6 +22,7 @@ const ONE_SIDED: Readonly<Record<string, string>> = {
   'sqlite/sqlite-wal-ahead.ts': 'keeps the WAL file written ahead of its frames; PostgreSQL has no WAL file of ours',
   'postgres/postgres-batcher.ts': "group commit as batches that lock, load, decide and write; SQLite's group commit is in sqlite-connection.ts",
   'postgres/postgres-books-facts.ts': "a batch's loaded rows and undo log; SQLite's books read and write one statement per fact",
+  'postgres/postgres-books-cache.ts': "each tenant's rows kept between batches, at their books' version; SQLite's one writer reads its own file",
   'postgres/postgres-books-io.ts': "a batch's one load and one write (quota_books_load, quota_books_write); SQLite has neither",
   'postgres/postgres-lifecycle-context.ts': "what each composite is handed (pool, statements, batcher); SQLite's take the connection",
   'postgres/postgres-pool.ts': 'the pg pool and its int8 parsing; SQLite has one synchronous connection',
