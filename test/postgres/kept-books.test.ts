@@ -122,4 +122,36 @@ describe('PostgreSQL: a tenant decided on the rows an instance kept', () => {
     expect(retried).toEqual(first);
     expect(await store.tenant(tenant).running()).toBe(2);
   });
+  it('C32 a dispatch another instance recorded counts in the window here', async () => {
+    const tenant = await freshTenant(5);
+    const ceilings = [{ count: 2, windowSeconds: 60 }];
+    const reserve = (on: PostgresQuotaStore, dispatch: string) =>
+      on.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
+    expect(await reserve(store, 'd1')).toEqual({ ok: true });
+    expect(await reserve(other, 'd2')).toEqual({ ok: true });
+    expect(await reserve(store, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited', reached: 2 } });
+  });
+
+  it('C33 a dispatch key another instance recorded is admitted here unjudged, on a full window', async () => {
+    const tenant = await freshTenant(5);
+    const ceilings = [{ count: 2, windowSeconds: 60 }];
+    const reserve = (on: PostgresQuotaStore, dispatch: string) =>
+      on.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
+    expect(await reserve(store, 'd1')).toEqual({ ok: true });
+    expect(await reserve(other, 'd2')).toEqual({ ok: true });
+    expect(await reserve(store, 'd2')).toEqual({ ok: true });
+    expect(await reserve(store, 'd1')).toEqual({ ok: true });
+    expect(await reserve(store, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited' } });
+  });
+
+  it("a tenant's next dispatch on the same instance is one statement, the write", async () => {
+    const tenant = await freshTenant(5);
+    const ceilings = [{ count: 100, windowSeconds: 60 }];
+    const reserve = (dispatch: string) => store.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
+    expect(await reserve('d1')).toEqual({ ok: true });
+    expect(await reserve('d2')).toEqual({ ok: true });
+    const counts = countBookStatements();
+    expect(await reserve('d3')).toEqual({ ok: true });
+    expect(counts).toEqual({ load: 0, write: 1 });
+  });
 });

@@ -6,14 +6,19 @@ const MAX_TENANTS = 4096;
 /** Most runs one kept tenant may hold: a busier tenant is read again under its lock. */
 const MAX_RUNS_PER_TENANT = 128;
 
+/** Most dispatch keys, and most dispatch instants by ordinal, one kept tenant may hold. */
+const MAX_RATE_FACTS_PER_TENANT = 1024;
+
+const SEP = '\u0000';
+
 /**
  * The rows of each tenant as this store instance's last committed batch left them, with the books'
  * version they stand at (migrations/0002_books.sql `quota_book_versions`), so that the next batch
  * of the tenant can decide without reading them again and write only if nobody else wrote since
  * (postgres-batcher.ts). Kept: the tenant-wide facts, its runs with their passes, receipts, slots
- * and holds, the agents' slot counts, the periods' figures and the rate counters. Never kept: a
- * tenant whose queue holds anyone (a queue is read whole under the lock), rate windows and the
- * audit head. Whether the plane has a ceiling is kept too: a plane ceiling makes every decision
+ * and holds, the agents' slot counts, the periods' figures, the rate counters, and the dispatch
+ * keys and instants by ordinal read or recorded. Never kept: a tenant whose queue holds anyone (a
+ * queue is read whole under the lock), the oldest dispatch after an instant, and the audit head. Whether the plane has a ceiling is kept too: a plane ceiling makes every decision
  * read plane-wide counts under the plane lock, so no decision is made on kept rows then.
  */
 export class BooksCache {
@@ -45,15 +50,12 @@ export class BooksCache {
     facts.version = version;
     facts.speculative = false;
     facts.assumedNew.clear();
+    facts.assumedNewRates.clear();
     facts.baseDirty = false;
     for (const table of [facts.runs, facts.pruned, facts.passes, facts.settled, facts.slots, facts.holds, facts.agentFigures, facts.spent, facts.agentSpent, facts.rateGrants]) {
       table.dirty.clear();
     }
-    facts.rateKeys.clear();
-    facts.rateOrdinals.clear();
-    facts.rateAfter.clear();
-    facts.ratePrunes.clear();
-    facts.rateRecorded.clear();
+    keepRates(facts);
     facts.auditHead = undefined;
     facts.auditAppended.length = 0;
     facts.want = new TenantWant();
@@ -61,6 +63,34 @@ export class BooksCache {
     if (this.#tenants.size > MAX_TENANTS) {
       const oldest = this.#tenants.keys().next().value;
       if (oldest !== undefined) this.#tenants.delete(oldest);
+    }
+  }
+}
+
+// The rate facts as the batch left them stored: the dispatches it recorded join the known keys and
+// ordinals, those its prunes removed leave them, and the "oldest ordinal after" answers (which any
+// dispatch may change) go. Past the bound, the oldest ordinals go first (a window's boundary is
+// among the newest) and the keys all at once (a key not kept is checked by the write).
+function keepRates(facts: TenantFacts): void {
+  for (const [grant, floorMs] of facts.ratePrunes) {
+    for (const map of [facts.rateKeys, facts.rateOrdinals]) {
+      for (const [key, atMs] of map) if (key.startsWith(grant + SEP) && atMs !== null && atMs <= floorMs) map.delete(key);
+    }
+  }
+  for (const [grant, rows] of facts.rateRecorded) {
+    for (const row of rows) {
+      facts.rateKeys.set(grant + SEP + row.run_id + SEP + row.dispatch, row.reserved_at_ms);
+      facts.rateOrdinals.set(grant + SEP + row.ordinal, row.reserved_at_ms);
+    }
+  }
+  facts.rateAfter.clear();
+  facts.ratePrunes.clear();
+  facts.rateRecorded.clear();
+  if (facts.rateKeys.size > MAX_RATE_FACTS_PER_TENANT) facts.rateKeys.clear();
+  if (facts.rateOrdinals.size > MAX_RATE_FACTS_PER_TENANT) {
+    for (const key of facts.rateOrdinals.keys()) {
+      if (facts.rateOrdinals.size <= MAX_RATE_FACTS_PER_TENANT / 2) break;
+      facts.rateOrdinals.delete(key);
     }
   }
 }

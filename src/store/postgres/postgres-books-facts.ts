@@ -247,6 +247,8 @@ export class TenantFacts {
    */
   speculative = false;
   readonly assumedNew = new Set<string>();
+  /** Keyed as `rateKeys`: the dispatches decisions on kept rows took to be new. */
+  readonly assumedNewRates = new Map<string, [string, string, string]>();
 
   constructor(tenant: string) {
     this.tenant = tenant;

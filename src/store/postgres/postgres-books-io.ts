@@ -327,7 +327,7 @@ export type KeptWrite = { readonly written: true; readonly raised: boolean } | {
 /**
  * Writes every row `batch` changed, decided on rows kept from an earlier batch (postgres-books-
  * cache.ts), in one statement outside any transaction: written only if each tenant's books are
- * still at the version its rows were read at and the runs taken to be new still are. Answers
+ * still at the version its rows were read at and the runs and dispatches taken to be new still are. Answers
  * `written: false` with no fault when they are not (nothing written: read again), or with the
  * fault the server refused the write with. Nothing changed still checks the versions: a refusal
  * decided on kept rows is true only if they are still what the store holds.
@@ -335,13 +335,21 @@ export type KeptWrite = { readonly written: true; readonly raised: boolean } | {
 export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, batch: BatchFacts): Promise<KeptWrite> {
   const expect: { tenant: string; version: number | undefined }[] = [];
   const absent: { tenant: string; run_id: string }[] = [];
+  const absentRates: { tenant: string; grant_ref: string; run_id: string; dispatch: string }[] = [];
   for (const facts of batch.tenants.values()) {
     expect.push({ tenant: facts.tenant, version: facts.version });
     for (const run of facts.assumedNew) absent.push({ tenant: facts.tenant, run_id: run });
+    // A dispatch this batch records is checked by the insert itself (its key is unique): only
+    // those it took to be new and did not record (refused) are looked up.
+    const recorded = new Set([...facts.rateRecorded.values()].flat().map((row) => row.grant_ref + SEP + row.run_id + SEP + row.dispatch));
+    for (const [key, [grant, run, dispatch]] of facts.assumedNewRates) {
+      if (!recorded.has(key)) absentRates.push({ tenant: facts.tenant, grant_ref: grant, run_id: run, dispatch });
+    }
   }
   const rows = changedRows(batch);
   const request: Record<string, unknown> = { ...rows, expect };
   if (absent.length > 0) request.absent = absent;
+  if (absentRates.length > 0) request.absentRates = absentRates;
   if (rows === null) request.readOnly = true;
   const [row] = await db.decide<{ fault: (WriteFault & { stale?: undefined }) | { stale: true } | null }>(q.write, [JSON.stringify(request)]);
   const fault = row?.fault ?? null;

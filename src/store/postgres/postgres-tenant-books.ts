@@ -531,6 +531,11 @@ export class PostgresTenantBooks implements TenantBooks {
     const key = grant + SEP + run + SEP + dispatch;
     const storedAtMs = this.#facts.rateKeys.get(key);
     if (storedAtMs === undefined) {
+      if (this.#facts.speculative) {
+        // On kept rows, a dispatch they lack is taken to be new: the write checks it still is.
+        this.#facts.assumedNewRates.set(key, [grant, run, dispatch]);
+        return false;
+      }
       this.#facts.want.rateKeys.set(key, [grant, run, dispatch]);
       return this.#missing();
     }

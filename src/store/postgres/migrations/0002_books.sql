@@ -255,8 +255,10 @@ DECLARE
 BEGIN
   -- A write decided on rows kept from an earlier batch: written only if each tenant's lock is free
   -- (tried, never waited for) and its version is still the one those rows were read at, no plane
-  -- ceiling has been set since, and the runs the decisions took to be new have no row in any table
-  -- keyed by run (a hold or slot may stand without a registry row).
+  -- ceiling has been set since, the runs the decisions took to be new have no row in any table
+  -- keyed by run (a hold or slot may stand without a registry row), and the dispatches they took
+  -- to be new and refused are not recorded (`absentRates`; one they record is checked by its
+  -- insert, the dispatch key being unique).
   -- Otherwise nothing is written and the answer is {"stale": true}: the caller reads again.
   IF p_rows ? 'expect' THEN
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
@@ -276,6 +278,13 @@ BEGIN
          OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_reserved t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
          OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_passes t WHERE t.tenant = k.tenant AND t.run_id = k.run_id)
          OR EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_settled t WHERE t.tenant = k.tenant AND t.run_id = k.run_id) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
+    FOR k IN SELECT * FROM jsonb_to_recordset(coalesce(p_rows -> 'absentRates', '[]'::jsonb))
+                      AS x(tenant text, grant_ref text, run_id text, dispatch text) LOOP
+      IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_rate t WHERE t.tenant = k.tenant AND t.grant_ref = k.grant_ref
+                    AND t.run_id = k.run_id AND t.dispatch = k.dispatch) THEN
         RETURN '{"stale": true}'::jsonb;
       END IF;
     END LOOP;
