@@ -25,11 +25,13 @@ export interface Shape {
 
 // The concurrency users run: one caller; eight on eight tenants; sixty-four on
 // eight tenants (eight callers per tenant, whose decisions serialise on its lock and share its
-// batches). The peer gets the same callers on as many keys.
+// batches); sixty-four on sixty-four tenants (one each). The peer gets the same callers on as many
+// keys.
 const SHAPES: readonly Shape[] = [
   { label: '1 caller', callers: 1, tenants: 1 },
   { label: '8 callers, 8 tenants', callers: 8, tenants: 8 },
   { label: '64 callers, 8 tenants', callers: 64, tenants: 8 },
+  { label: '64 callers, 64 tenants', callers: 64, tenants: 64 },
 ];
 
 /**

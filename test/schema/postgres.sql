@@ -388,23 +388,17 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_books_write(p_rows jsonb)
 AS $function$
 DECLARE
   k record;
-  v_detail text;
-  v_hint text;
 BEGIN
-  -- A write decided on rows kept from an earlier batch: written only if each tenant's lock is free
-  -- (tried, never waited for) and its version is still the one those rows were read at, no plane
-  -- ceiling has been set since, the runs the decisions took to be new have no row in any table
-  -- keyed by run (a hold or slot may stand without a registry row), and the dispatches they took
-  -- to be new and refused are not recorded (`absentRates`; one they record is checked by its
-  -- insert, the dispatch key being unique).
-  -- Otherwise nothing is written and the answer is {"stale": true}: the caller reads again.
+  -- A write decided on rows kept from an earlier batch (`expect`): written only if no plane ceiling
+  -- has been set since, the runs the decisions took to be new have no row in any table keyed by
+  -- run (a hold or slot may stand without a registry row), the dispatches they took to be new and
+  -- refused are not recorded (`absentRates`; one they record is checked by its insert, the
+  -- dispatch key being unique), and, last, each tenant's version is still the one those rows were
+  -- read at. The version is raised as it is checked: the row lock that takes waits for a
+  -- transaction holding the tenant's admission lock (which raised it first), then sees the version
+  -- it committed. Tenants come in bytewise order, as a batch takes their locks. Otherwise nothing
+  -- of the batch is written and the answer is {"stale": true}: the caller reads again.
   IF p_rows ? 'expect' THEN
-    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-      IF NOT pg_try_advisory_xact_lock(hashtextextended('"quotaplane".quota-admission:' || octet_length(k.tenant) || ':' || k.tenant, 0))
-         OR NOT EXISTS (SELECT 1 FROM "quotaplane".quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
-        RETURN '{"stale": true}'::jsonb;
-      END IF;
-    END LOOP;
     IF EXISTS (SELECT 1 FROM "quotaplane".quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
       RETURN '{"stale": true}'::jsonb;
     END IF;
@@ -426,12 +420,21 @@ BEGIN
         RETURN '{"stale": true}'::jsonb;
       END IF;
     END LOOP;
-    -- Checked only (a decision that changed nothing): the version stays.
+    -- Checked only (a batch that changed nothing: its refusals stand as of the versions read).
     IF coalesce((p_rows ->> 'readOnly')::boolean, false) THEN
+      FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+        IF NOT EXISTS (SELECT 1 FROM "quotaplane".quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
+          RETURN '{"stale": true}'::jsonb;
+        END IF;
+      END LOOP;
       RETURN NULL;
     END IF;
+    -- A stale tenant after others were raised leaves them raised: harmless, their keepers read again.
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-      UPDATE "quotaplane".quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant;
+      UPDATE "quotaplane".quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant AND v.version = k.version;
+      IF NOT FOUND THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
     END LOOP;
   END IF;
   IF p_rows ? 'slotsGone' THEN
@@ -548,6 +551,18 @@ BEGIN
       SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
   END IF;
   RETURN NULL;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_books_write_caught(p_rows jsonb)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+AS $function$
+DECLARE
+  v_detail text;
+  v_hint text;
+BEGIN
+  RETURN "quotaplane".quota_books_write(p_rows);
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
   RETURN jsonb_build_object('code', SQLSTATE, 'message', SQLERRM, 'detail', v_detail, 'hint', v_hint);

@@ -1,3 +1,5 @@
+import { QuotaError } from '../../core/errors.js';
+import { compareBytewise } from '../byte-order.js';
 import type { HaltRow } from '../halt-rows.js';
 import type {
   BatchFacts,
@@ -28,7 +30,8 @@ const SEP = '\u0000';
 export function booksQueries(s: string) {
   return {
     load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
-    write: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
+    write: `SELECT ${s}.quota_books_write_caught($1::jsonb) AS fault`,
+    writeAlone: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
   } as const;
 }
 
@@ -320,23 +323,26 @@ export interface WriteFault {
 
 /**
  * What a write on kept rows (see {@link writeKeptFacts}) answers: written (`raised`: the versions
- * moved on by one; not when nothing changed), or not, with the server's fault or none (stale).
+ * moved on by one; not when nothing changed), or not (nothing of it committed), with the server's
+ * refusal or `null` when the rows were stale.
  */
-export type KeptWrite = { readonly written: true; readonly raised: boolean } | { readonly written: false; readonly fault: WriteFault | null };
+export type KeptWrite = { readonly written: true; readonly raised: boolean } | { readonly written: false; readonly fault: unknown };
 
 /**
  * Writes every row `batch` changed, decided on rows kept from an earlier batch (postgres-books-
  * cache.ts), in one statement outside any transaction: written only if each tenant's books are
- * still at the version its rows were read at and the runs and dispatches taken to be new still are. Answers
- * `written: false` with no fault when they are not (nothing written: read again), or with the
- * fault the server refused the write with. Nothing changed still checks the versions: a refusal
- * decided on kept rows is true only if they are still what the store holds.
+ * still at the version its rows were read at and the runs and dispatches taken to be new still
+ * are. Answers `written: false` with no fault when they are not (nothing written: read again), or
+ * with the server's refusal (nothing written either); throws when the reply never came (the
+ * outcome is unknown). Nothing changed still checks the versions: a refusal decided on kept rows
+ * is true only if they are still what the store holds.
  */
 export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, batch: BatchFacts): Promise<KeptWrite> {
   const expect: { tenant: string; version: number | undefined }[] = [];
   const absent: { tenant: string; run_id: string }[] = [];
   const absentRates: { tenant: string; grant_ref: string; run_id: string; dispatch: string }[] = [];
-  for (const facts of batch.tenants.values()) {
+  // Bytewise, the order a batch takes its tenants' locks in (the write raises each version).
+  for (const facts of [...batch.tenants.values()].sort((a, b) => compareBytewise(a.tenant, b.tenant))) {
     expect.push({ tenant: facts.tenant, version: facts.version });
     for (const run of facts.assumedNew) absent.push({ tenant: facts.tenant, run_id: run });
     // A dispatch this batch records is checked by the insert itself (its key is unique): only
@@ -351,10 +357,18 @@ export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, ba
   if (absent.length > 0) request.absent = absent;
   if (absentRates.length > 0) request.absentRates = absentRates;
   if (rows === null) request.readOnly = true;
-  const [row] = await db.decide<{ fault: (WriteFault & { stale?: undefined }) | { stale: true } | null }>(q.write, [JSON.stringify(request)]);
-  const fault = row?.fault ?? null;
-  if (fault === null) return { written: true, raised: rows !== null };
-  return { written: false, fault: fault.stale === true ? null : (fault as WriteFault) };
+  let answer: { stale: true } | null;
+  try {
+    const [row] = await db.decide<{ fault: { stale: true } | null }>(q.writeAlone, [JSON.stringify(request)], 'books-write');
+    answer = row?.fault ?? null;
+  } catch (error) {
+    // Refused by the server (or never sent): nothing of it committed. A reply that never came
+    // leaves the outcome unknown, and that is the caller's to hear.
+    if (error instanceof QuotaError && error.details.outcome === 'unknown') throw error;
+    return { written: false, fault: error };
+  }
+  if (answer === null) return { written: true, raised: rows !== null };
+  return { written: false, fault: null };
 }
 
 /**

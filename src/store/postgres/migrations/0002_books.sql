@@ -242,31 +242,23 @@ $fn$;
 -- quota_books_write(p_rows) stores what a batch changed, per table: the keys to delete, then the
 -- rows to insert or replace whole. Rate rows go by prune (a grant's rows at or before an instant),
 -- then insert; the tenants granted to are notified (delivered at commit). Every row carries its
--- tenant. A write
--- the server refuses (a row lock held past lock_timeout, a constraint, a trigger) is undone whole
--- and answered as {code, message, detail, hint} instead of aborting the transaction, so the batch
--- can write its decisions one by one and refuse only the one that fails; NULL when all is written.
+-- tenant. Answers NULL when all is written; a write the server refuses raises (see
+-- quota_books_write_caught below for a batch's transaction).
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write(p_rows jsonb) RETURNS jsonb
 LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   k record;
-  v_detail text;
-  v_hint text;
 BEGIN
-  -- A write decided on rows kept from an earlier batch: written only if each tenant's lock is free
-  -- (tried, never waited for) and its version is still the one those rows were read at, no plane
-  -- ceiling has been set since, the runs the decisions took to be new have no row in any table
-  -- keyed by run (a hold or slot may stand without a registry row), and the dispatches they took
-  -- to be new and refused are not recorded (`absentRates`; one they record is checked by its
-  -- insert, the dispatch key being unique).
-  -- Otherwise nothing is written and the answer is {"stale": true}: the caller reads again.
+  -- A write decided on rows kept from an earlier batch (`expect`): written only if no plane ceiling
+  -- has been set since, the runs the decisions took to be new have no row in any table keyed by
+  -- run (a hold or slot may stand without a registry row), the dispatches they took to be new and
+  -- refused are not recorded (`absentRates`; one they record is checked by its insert, the
+  -- dispatch key being unique), and, last, each tenant's version is still the one those rows were
+  -- read at. The version is raised as it is checked: the row lock that takes waits for a
+  -- transaction holding the tenant's admission lock (which raised it first), then sees the version
+  -- it committed. Tenants come in bytewise order, as a batch takes their locks. Otherwise nothing
+  -- of the batch is written and the answer is {"stale": true}: the caller reads again.
   IF p_rows ? 'expect' THEN
-    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-      IF NOT pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(k.tenant) || ':' || k.tenant, 0))
-         OR NOT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
-        RETURN '{"stale": true}'::jsonb;
-      END IF;
-    END LOOP;
     IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
       RETURN '{"stale": true}'::jsonb;
     END IF;
@@ -288,12 +280,21 @@ BEGIN
         RETURN '{"stale": true}'::jsonb;
       END IF;
     END LOOP;
-    -- Checked only (a decision that changed nothing): the version stays.
+    -- Checked only (a batch that changed nothing: its refusals stand as of the versions read).
     IF coalesce((p_rows ->> 'readOnly')::boolean, false) THEN
+      FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+        IF NOT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
+          RETURN '{"stale": true}'::jsonb;
+        END IF;
+      END LOOP;
       RETURN NULL;
     END IF;
+    -- A stale tenant after others were raised leaves them raised: harmless, their keepers read again.
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-      UPDATE :QUOTAPLANE_SCHEMA.quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant;
+      UPDATE :QUOTAPLANE_SCHEMA.quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant AND v.version = k.version;
+      IF NOT FOUND THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
     END LOOP;
   END IF;
   IF p_rows ? 'slotsGone' THEN
@@ -410,6 +411,21 @@ BEGIN
       SELECT * FROM jsonb_populate_recordset(NULL:::QUOTAPLANE_SCHEMA.quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
   END IF;
   RETURN NULL;
+END
+$fn$;
+
+-- quota_books_write_caught(p_rows): quota_books_write inside a transaction of many writes. A write
+-- the server refuses (a row lock held past lock_timeout, a constraint, a trigger) is undone whole
+-- and answered as {code, message, detail, hint} instead of aborting the transaction, so the batch
+-- can write its decisions one by one and refuse only the one that fails. (On its own, a refused
+-- quota_books_write raises: its statement is its transaction, and nothing of it is kept.)
+CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_books_write_caught(p_rows jsonb) RETURNS jsonb
+LANGUAGE plpgsql AS $fn$
+DECLARE
+  v_detail text;
+  v_hint text;
+BEGIN
+  RETURN :QUOTAPLANE_SCHEMA.quota_books_write(p_rows);
 EXCEPTION WHEN OTHERS THEN
   GET STACKED DIAGNOSTICS v_detail = PG_EXCEPTION_DETAIL, v_hint = PG_EXCEPTION_HINT;
   RETURN jsonb_build_object('code', SQLSTATE, 'message', SQLERRM, 'detail', v_detail, 'hint', v_hint);
