@@ -154,4 +154,14 @@ describe('PostgreSQL: a tenant decided on the rows an instance kept', () => {
     expect(await reserve('d3')).toEqual({ ok: true });
     expect(counts).toEqual({ load: 0, write: 1 });
   });
+  it('C3 a run whose rows the instance forgot (past 128 kept runs) is settled from the books, once', async () => {
+    const tenant = await freshTenant(500);
+    for (let index = 0; index < 140; index += 1) expect((await admit(store, tenant, `many-${index}`)).ok).toBe(true);
+    const settle = () =>
+      store.tenant(tenant).settle({ run: 'many-0', epoch: 1, period: '2026-12', spend: { tokens: 7, minorUnits: 0 }, releaseSlot: true, concludes: true });
+    expect(await settle()).toBe('settled');
+    expect(await settle()).toBe('already-settled');
+    expect(await store.tenant(tenant).running()).toBe(139);
+    expect(await store.tenant(tenant).spent('2026-12')).toEqual({ tokens: 7, minorUnits: 0 });
+  });
 });

@@ -102,8 +102,6 @@ export class PostgresBatcher {
   #scheduled = false;
   readonly #busyTenants = new Set<string>();
   readonly #cache = new BooksCache();
-  #keptWritten = 0;
-  #keptReadAgain = 0;
 
   constructor(db: PostgresConnection, q: BooksQueries, settings: BatchSettings) {
     this.#db = db;
@@ -169,11 +167,6 @@ export class PostgresBatcher {
     return batches.filter((batch) => batch.length > 0);
   }
 
-  /** How many batches were decided on kept rows and written at once, and how many had to be read again. */
-  get keptBatches(): { readonly written: number; readonly readAgain: number } {
-    return { written: this.#keptWritten, readAgain: this.#keptReadAgain };
-  }
-
   async #send(batch: readonly Pending[]): Promise<void> {
     const decisions = batch.map((pending) => pending.decision);
     let settled: Settled[];
@@ -222,14 +215,13 @@ export class PostgresBatcher {
       if (facts.tenants.has(decision.tenant)) continue;
       const kept = this.#cache.get(decision.tenant);
       if (kept === undefined) return null;
-      kept.speculative = true;
       facts.tenants.set(decision.tenant, kept);
       facts.locked.add(decision.tenant);
     }
+    for (const kept of facts.tenants.values()) kept.speculative = true;
     facts.plane.ceiling = { raw: null };
     const forget = (): null => {
       for (const tenant of facts.tenants.keys()) this.#cache.drop(tenant);
-      this.#keptReadAgain += 1;
       return null;
     };
     const settled: Settled[] = [];
@@ -259,7 +251,6 @@ export class PostgresBatcher {
       throw error;
     }
     if (!written.written) return forget();
-    this.#keptWritten += 1;
     for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, (tenantFacts.version ?? 0) + (written.raised ? 1 : 0));
     return settled;
   }

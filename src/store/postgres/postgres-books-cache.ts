@@ -3,7 +3,7 @@ import { TenantWant, type TenantFacts } from './postgres-books-facts.js';
 /** Most tenants whose rows one store instance keeps (least recently decided dropped first). */
 const MAX_TENANTS = 4096;
 
-/** Most runs one kept tenant may hold: a busier tenant is read again under its lock. */
+/** Most runs one kept tenant may hold: past it, the oldest read are forgotten (read again when asked). */
 const MAX_RUNS_PER_TENANT = 128;
 
 /** Most dispatch keys, and most dispatch instants by ordinal, one kept tenant may hold. */
@@ -46,7 +46,7 @@ export class BooksCache {
     this.#tenants.delete(tenant);
     const base = facts.base;
     if (version === undefined || base === undefined || base.waiting || base.granted || facts.queueLoaded || facts.waiters.rows.size > 0) return;
-    if (facts.loadedRuns.size > MAX_RUNS_PER_TENANT) return;
+    if (facts.loadedRuns.size > MAX_RUNS_PER_TENANT) forgetOldestRuns(facts, MAX_RUNS_PER_TENANT / 2);
     facts.version = version;
     facts.speculative = false;
     facts.assumedNew.clear();
@@ -92,5 +92,22 @@ function keepRates(facts: TenantFacts): void {
       if (facts.rateOrdinals.size <= MAX_RATE_FACTS_PER_TENANT / 2) break;
       facts.rateOrdinals.delete(key);
     }
+  }
+}
+
+// Forgets the rows of the runs read longest ago until `keep` remain: a decision about one of them
+// takes it to be new, and the write finds it is not (the batch is then decided under the lock).
+function forgetOldestRuns(facts: TenantFacts, keep: number): void {
+  const gone = new Set<string>();
+  for (const run of facts.loadedRuns) {
+    if (facts.loadedRuns.size - gone.size <= keep) break;
+    gone.add(run);
+  }
+  for (const run of gone) {
+    facts.loadedRuns.delete(run);
+    for (const table of [facts.runs, facts.pruned, facts.slots, facts.holds]) table.rows.delete(run);
+  }
+  for (const table of [facts.passes, facts.settled]) {
+    for (const key of table.rows.keys()) if (gone.has(key.slice(0, key.lastIndexOf(SEP)))) table.rows.delete(key);
   }
 }
