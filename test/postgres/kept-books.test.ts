@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
-import type { AdmitOutcome } from '../../src/store/types.js';
+import type { AdmitOutcome, RateOutcome } from '../../src/store/types.js';
 import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // A store instance keeps each tenant's rows after a batch and decides the tenant's next batch on
@@ -69,6 +69,11 @@ function admit(on: PostgresQuotaStore, tenant: string, run: string): Promise<Adm
   return on.tenant(tenant).admit({ run, budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 });
 }
 
+// One dispatch of run 'r' on grant tool://kept under at most `count` a minute.
+function dispatch(on: PostgresQuotaStore, tenant: string, key: string, count = 2): Promise<RateOutcome> {
+  return on.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch: key, ceilings: [{ count, windowSeconds: 60 }], atMs: T_MS, exempt: false });
+}
+
 function refusalCode(outcome: AdmitOutcome): string | null {
   return outcome.ok ? null : outcome.refusal.code;
 }
@@ -122,36 +127,29 @@ describe('PostgreSQL: a tenant decided on the rows an instance kept', () => {
     expect(retried).toEqual(first);
     expect(await store.tenant(tenant).running()).toBe(2);
   });
+
   it('C32 a dispatch another instance recorded counts in the window here', async () => {
     const tenant = await freshTenant(5);
-    const ceilings = [{ count: 2, windowSeconds: 60 }];
-    const reserve = (on: PostgresQuotaStore, dispatch: string) =>
-      on.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
-    expect(await reserve(store, 'd1')).toEqual({ ok: true });
-    expect(await reserve(other, 'd2')).toEqual({ ok: true });
-    expect(await reserve(store, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited', reached: 2 } });
+    expect(await dispatch(store, tenant, 'd1')).toEqual({ ok: true });
+    expect(await dispatch(other, tenant, 'd2')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited', reached: 2 } });
   });
 
   it('C33 a dispatch key another instance recorded is admitted here unjudged, on a full window', async () => {
     const tenant = await freshTenant(5);
-    const ceilings = [{ count: 2, windowSeconds: 60 }];
-    const reserve = (on: PostgresQuotaStore, dispatch: string) =>
-      on.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
-    expect(await reserve(store, 'd1')).toEqual({ ok: true });
-    expect(await reserve(other, 'd2')).toEqual({ ok: true });
-    expect(await reserve(store, 'd2')).toEqual({ ok: true });
-    expect(await reserve(store, 'd1')).toEqual({ ok: true });
-    expect(await reserve(store, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited' } });
+    expect(await dispatch(store, tenant, 'd1')).toEqual({ ok: true });
+    expect(await dispatch(other, tenant, 'd2')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd2')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd1')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd3')).toMatchObject({ ok: false, refusal: { code: 'RateLimited' } });
   });
 
   it("a tenant's next dispatch on the same instance is one statement, the write", async () => {
     const tenant = await freshTenant(5);
-    const ceilings = [{ count: 100, windowSeconds: 60 }];
-    const reserve = (dispatch: string) => store.tenant(tenant).reserveRate({ grant: 'tool://kept', run: 'r', dispatch, ceilings, atMs: T_MS, exempt: false });
-    expect(await reserve('d1')).toEqual({ ok: true });
-    expect(await reserve('d2')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd1', 100)).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd2', 100)).toEqual({ ok: true });
     const counts = countBookStatements();
-    expect(await reserve('d3')).toEqual({ ok: true });
+    expect(await dispatch(store, tenant, 'd3', 100)).toEqual({ ok: true });
     expect(counts).toEqual({ load: 0, write: 1 });
   });
   it('C3 a run whose rows the instance forgot (past 128 kept runs) is settled from the books, once', async () => {
