@@ -7,7 +7,7 @@ import { closeSchemaStore, openSchemaStore } from './pg-test-support.js';
 
 // A store instance keeps each tenant's rows after a batch and decides the tenant's next batch on
 // them, writing in one statement only if the tenant's books are still at the version its rows
-// were read at (postgres-books-cache.ts, migrations/0002_books.sql). These tests prove the kept
+// were read at (postgres-books-cache.ts, migrations/0001_quotaplane.sql). These tests prove the kept
 // rows are used, and that whatever another instance changes in between (a slot taken or freed, a
 // halt, the same run admitted) is never decided on stale: the write finds the version moved, and
 // the decision is made again under the tenant's lock.

@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane, 2 books
+-- Applied migrations: 1 quotaplane
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -579,15 +579,6 @@ BEGIN
     WHEN jsonb_typeof(p_chain) <> 'array' THEN false
     ELSE NOT EXISTS (SELECT 1 FROM jsonb_array_elements(p_chain) AS e(principal) WHERE jsonb_typeof(e.principal) <> 'string')
   END;
-END
-$function$;
-
-CREATE OR REPLACE FUNCTION quotaplane.quota_plane_lock()
- RETURNS void
- LANGUAGE plpgsql
-AS $function$
-BEGIN
-  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-plane', 3));
 END
 $function$;
 

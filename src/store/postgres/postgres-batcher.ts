@@ -72,7 +72,7 @@ const MAX_LOADS_PER_DECISION = 256;
  * Group commit for one PostgreSQL store instance: decisions that arrive while earlier ones are in
  * flight share one transaction, in which `core/` decides each in turn on the books of its tenant
  * (postgres-tenant-books.ts): the batch takes its tenants' locks and reads their facts in one
- * statement, decides, and writes every changed row in one statement (migrations/0002_books.sql).
+ * statement, decides, and writes every changed row in one statement (migrations/0001_quotaplane.sql).
  *
  * - FIFO per tenant: decisions leave the queue in arrival order, at most `maxBatch` at a time; a
  *   batch goes out as soon as a lane is free (on the next event-loop turn, so calls made together

@@ -13,7 +13,7 @@ const SEP = '\u0000';
 
 /**
  * The rows of each tenant as this store instance's last committed batch left them, with the books'
- * version they stand at (migrations/0002_books.sql `quota_book_versions`), so that the next batch
+ * version they stand at (migrations/0001_quotaplane.sql `quota_book_versions`), so that the next batch
  * of the tenant can decide without reading them again and write only if nobody else wrote since
  * (postgres-batcher.ts). Kept: the tenant-wide facts, its runs with their passes, receipts, slots
  * and holds, the agents' slot counts, the periods' figures, the rate counters, and the dispatch

@@ -135,7 +135,7 @@ export class FactsMissing extends Error {
   }
 }
 
-/** What a batch asks `quota_books_load` for, for one tenant (see migrations/0002_books.sql). */
+/** What a batch asks `quota_books_load` for, for one tenant (see migrations/0001_quotaplane.sql). */
 export class TenantWant {
   base = false;
   audit = false;

@@ -21,7 +21,7 @@ import type { PostgresConnection, TransactionClient } from './postgres-connectio
 /*
  * Reading and writing a batch's books on PostgreSQL: `loadFacts` sends what the facts want to
  * `quota_books_load` (taking the locks asked for first) and files the rows it answers;
- * `writeFacts` sends every changed row to `quota_books_write`. See migrations/0002_books.sql.
+ * `writeFacts` sends every changed row to `quota_books_write`. See migrations/0001_quotaplane.sql.
  */
 
 const SEP = '\u0000';

@@ -109,7 +109,7 @@ export function postgresQueries(s: string) {
       ORDER BY h.run_id LIMIT $3`,
 
     // ── audit log ───────────────────────────────────────────────────────────
-    /** Appends of one tenant serialise on this lock (seed 3: apart from admission 0, rate 1, migration 2). */
+    /** Appends of one tenant serialise on this lock (seed 3, with its own key prefix: apart from the admission and migration locks). */
     lockAudit: `SELECT pg_advisory_xact_lock(hashtextextended('${s}.quota-audit:' || octet_length($1::text) || ':' || $1::text, 3))`,
     selectAuditHead: `SELECT seq, hash FROM ${s}.quota_audit WHERE tenant = $1 ORDER BY seq DESC LIMIT 1`,
     insertAudit: `INSERT INTO ${s}.quota_audit

@@ -130,7 +130,7 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   // Runs `text` under the tenant's lock, which raises its books' version: an instance deciding on
-  // the tenant's rows kept from an earlier batch hears of the change (migrations/0002_books.sql).
+  // the tenant's rows kept from an earlier batch hears of the change (migrations/0001_quotaplane.sql).
   async #writeUnderLock(text: string, values: readonly unknown[]): Promise<number> {
     return this.#db.transaction(async (tx) => {
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
