@@ -41,6 +41,10 @@ export function postgresQueries(s: string) {
                     coalesce((SELECT sum(a.running) FROM ${s}.quota_agent_figures a WHERE a.agent_name = n.agent), 0))
                     FROM unnest($1::text[]) AS n(agent)), '{}'::json) AS agents`,
     selectPlane: `SELECT ceiling_json FROM ${s}.quota_plane WHERE id = 1`,
+    /** Taken before the plane ceiling changes: waits for every decision made on the ceiling as it stood. */
+    lockPlaneCeiling: `SELECT ${s}.quota_set_plane_lock()`,
+    /** What a batch that reads the plane ceiling holds (shared), taken first by a transaction that locks a tenant before its batch. */
+    sharePlaneCeiling: `SELECT pg_advisory_xact_lock_shared(hashtextextended('${s}.quota-plane-ceiling', 3))`,
     upsertPlane: `INSERT INTO ${s}.quota_plane (id, ceiling_json) VALUES (1, $1::jsonb)
       ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`,
 

@@ -126,6 +126,7 @@ export class PostgresQuotaStore implements QuotaStore {
   /** Replaces the plane-wide ceiling and appends `audit` to `auditTenant`'s chain, in one transaction. */
   async setPlaneCeiling(plane: PlaneCeiling, audit: AuditEntry, auditTenant: string): Promise<void> {
     await this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.lockPlaneCeiling, []);
       await tx.run(this.#q.upsertPlane, [JSON.stringify(plane)]);
       await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
       // A raised plane-wide ceiling admits waiters, in turn, in this transaction; every tenant's

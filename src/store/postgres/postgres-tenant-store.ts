@@ -208,6 +208,8 @@ export class PostgresTenantStore implements TenantStore {
 
   async setQuota(quota: TenantQuota, audit: AuditEntry): Promise<void> {
     await this.#db.transaction(async (tx) => {
+      // The plane ceiling's lock before the tenant's, in the order a batch takes them.
+      await tx.rows(this.#q.sharePlaneCeiling, []);
       await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(quota)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, audit);

@@ -346,8 +346,19 @@ BEGIN
 END
 $fn$;
 
+-- The plane ceiling's lock (its own key, seed 3): a decision that reads the ceiling holds it
+-- shared until it commits; whoever sets the ceiling takes it exclusively first, so the change waits
+-- for every decision made on the ceiling before, and every decision after reads the new one.
+CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_set_plane_lock() RETURNS void
+LANGUAGE plpgsql AS $fn$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-plane-ceiling', 3));
+END
+$fn$;
+
 --
--- quota_books_load(p_want) first takes, in this order, the admission locks of `lock` (tenants, in
+-- quota_books_load(p_want) first takes, in this order, the plane ceiling's lock (shared) when it is
+-- asked for the ceiling (`plane`), the admission locks of `lock` (tenants, in
 -- the order given: the caller sorts them bytewise so two batches never wait on each other in a
 -- cycle; each through quota_tenant_lock, raising its version), the plane lock when `planeLock`, and
 -- the audit locks of `auditLock`. Then, per entry of `tenants`, the rows named:
@@ -377,6 +388,11 @@ DECLARE
   v_store jsonb := '{}'::jsonb;
   v_versions jsonb := '{}'::jsonb;
 BEGIN
+  -- A batch that reads the plane ceiling holds its lock (shared) until it commits, so the ceiling
+  -- cannot change under a decision made on it (quota_set_plane_lock takes it exclusively).
+  IF coalesce((p_want ->> 'plane')::boolean, false) THEN
+    PERFORM pg_advisory_xact_lock_shared(hashtextextended(':QUOTAPLANE_SCHEMA.quota-plane-ceiling', 3));
+  END IF;
   FOR v_key IN SELECT jsonb_array_elements_text(coalesce(p_want -> 'lock', '[]'::jsonb)) LOOP
     v_versions := v_versions || jsonb_build_object(v_key, :QUOTAPLANE_SCHEMA.quota_tenant_lock(v_key));
   END LOOP;
@@ -490,16 +506,24 @@ LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan AS $fn$
 DECLARE
   k record;
 BEGIN
-  -- A write decided on rows kept from an earlier batch (`expect`): written only if no plane ceiling
-  -- has been set since, the runs the decisions took to be new have no row in any table keyed by
-  -- run (a hold or slot may stand without a registry row), the dispatches they took to be new and
-  -- refused are not recorded (`absentRates`; one they record is checked by its insert, the
-  -- dispatch key being unique), and, last, each tenant's version is still the one those rows were
-  -- read at. The version is raised as it is checked: the row lock that takes waits for a
-  -- transaction holding the tenant's admission lock (which raised it first), then sees the version
-  -- it committed. Tenants come in bytewise order, as a batch takes their locks. Otherwise nothing
-  -- of the batch is written and the answer is {"stale": true}: the caller reads again.
+  -- A write decided on rows kept from an earlier batch (`expect`): written only if, first, the
+  -- plane ceiling's lock and each tenant's lock are free (tried, never waited for: a write that
+  -- waited could stand on a ceiling or an instant gone stale meanwhile), each tenant's version is
+  -- still the one those rows were read at, no plane ceiling is set, the runs the decisions took to
+  -- be new have no row in any table keyed by run (a hold or slot may stand without a registry row),
+  -- and the dispatches they took to be new and refused are not recorded (`absentRates`; one they
+  -- record is checked by its insert, the dispatch key being unique). Otherwise nothing of the batch
+  -- is written and the answer is {"stale": true}: the caller decides it again under the locks.
   IF p_rows ? 'expect' THEN
+    IF NOT pg_try_advisory_xact_lock_shared(hashtextextended(':QUOTAPLANE_SCHEMA.quota-plane-ceiling', 3)) THEN
+      RETURN '{"stale": true}'::jsonb;
+    END IF;
+    FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
+      IF NOT pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(k.tenant) || ':' || k.tenant, 0))
+         OR NOT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
+        RETURN '{"stale": true}'::jsonb;
+      END IF;
+    END LOOP;
     IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
       RETURN '{"stale": true}'::jsonb;
     END IF;
@@ -523,19 +547,10 @@ BEGIN
     END LOOP;
     -- Checked only (a batch that changed nothing: its refusals stand as of the versions read).
     IF coalesce((p_rows ->> 'readOnly')::boolean, false) THEN
-      FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-        IF NOT EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_book_versions v WHERE v.tenant = k.tenant AND v.version = k.version) THEN
-          RETURN '{"stale": true}'::jsonb;
-        END IF;
-      END LOOP;
       RETURN NULL;
     END IF;
-    -- A stale tenant after others were raised leaves them raised: harmless, their keepers read again.
     FOR k IN SELECT * FROM jsonb_to_recordset(p_rows -> 'expect') AS x(tenant text, version bigint) LOOP
-      UPDATE :QUOTAPLANE_SCHEMA.quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant AND v.version = k.version;
-      IF NOT FOUND THEN
-        RETURN '{"stale": true}'::jsonb;
-      END IF;
+      UPDATE :QUOTAPLANE_SCHEMA.quota_book_versions v SET version = v.version + 1 WHERE v.tenant = k.tenant;
     END LOOP;
   END IF;
   IF p_rows ? 'slotsGone' THEN
