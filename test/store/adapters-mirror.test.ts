@@ -17,7 +17,6 @@ const ONE_SIDED: Readonly<Record<string, string>> = {
   'sqlite/sqlite-admit-retry.ts': 'the statement a retried admission is judged on; PostgreSQL loads those facts with the books (quota_books_load)',
   'sqlite/sqlite-checkpointer.ts': 'WAL checkpoints on a background thread; the PostgreSQL server checkpoints on its own',
   'sqlite/sqlite-halts.ts': "a tenant's halts read once per write (cachedInWrite); PostgreSQL reads them from a batch's loaded rows",
-  'sqlite/sqlite-lease-queries.ts': 'statements of leases, the sweep and the operator listings; PostgreSQL keeps them in postgres-queries.ts',
   'sqlite/sqlite-quota.ts': "a tenant's quota read once per write (cachedInWrite); PostgreSQL reads it from a batch's loaded rows",
   'sqlite/sqlite-wal-ahead.ts': 'keeps the WAL file written ahead of its frames; PostgreSQL has no WAL file of ours',
   'postgres/postgres-batcher.ts': "group commit as batches that lock, load, decide and write; SQLite's group commit is in sqlite-connection.ts",
