@@ -8,7 +8,7 @@ import { planeCeilingOf, PostgresTenantBooks } from './postgres-tenant-books.js'
  * The waiting queues of the tenants a PostgreSQL batch holds (core/lifecycle/waiting.ts
  * `QueueBooks`), over the batch's loaded rows. A plane-wide round serves only the tenants whose
  * lock the batch holds or could take at once: a tenant busy in another transaction is passed over
- * this time, never waited for.
+ * this time, never waited for. Mirrors sqlite-queue-books.ts.
  */
 
 /** The queues of the tenants a batch holds, and their fair turns, in the batch's transaction. */
