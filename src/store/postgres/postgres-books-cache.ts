@@ -18,8 +18,9 @@ const SEP = '\u0000';
  * (postgres-batcher.ts). Kept: the tenant-wide facts, its runs with their passes, receipts, slots
  * and holds, the agents' slot counts, the periods' figures, the rate counters, and the dispatch
  * keys and instants by ordinal read or recorded. Never kept: a tenant whose queue holds anyone (a
- * queue is read whole under the lock), the oldest dispatch after an instant, and the audit head. Whether the plane has a ceiling is kept too: a plane ceiling makes every decision
- * read plane-wide counts under the plane lock, so no decision is made on kept rows then.
+ * queue is read whole under the lock), the oldest dispatch after an instant, and the audit head.
+ * Whether the plane has a ceiling is kept too: a plane ceiling makes every decision read
+ * plane-wide counts under the plane lock, so no decision is made on kept rows then.
  */
 export class BooksCache {
   readonly #tenants = new Map<string, TenantFacts>();

@@ -323,18 +323,18 @@ export interface WriteFault {
 
 /**
  * What a write on kept rows (see {@link writeKeptFacts}) answers: written (`raised`: the versions
- * moved on by one; not when nothing changed), or not (nothing of it committed), with the server's
- * refusal or `null` when the rows were stale.
+ * moved on by one; not when nothing changed), or not (stale, or refused by the server: nothing of
+ * it committed).
  */
-export type KeptWrite = { readonly written: true; readonly raised: boolean } | { readonly written: false; readonly fault: unknown };
+export type KeptWrite = { readonly written: true; readonly raised: boolean } | { readonly written: false };
 
 /**
  * Writes every row `batch` changed, decided on rows kept from an earlier batch (postgres-books-
  * cache.ts), in one statement outside any transaction: written only if each tenant's books are
  * still at the version its rows were read at and the runs and dispatches taken to be new still
- * are. Answers `written: false` with no fault when they are not (nothing written: read again), or
- * with the server's refusal (nothing written either); throws when the reply never came (the
- * outcome is unknown). Nothing changed still checks the versions: a refusal decided on kept rows
+ * are. Answers `written: false` when they are not, or when the server refused the write: nothing
+ * was written, and the batch is to be decided again under the locks. Throws when the reply never
+ * came (the outcome is unknown). Nothing changed still checks the versions: a refusal decided on kept rows
  * is true only if they are still what the store holds.
  */
 export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, batch: BatchFacts): Promise<KeptWrite> {
@@ -365,10 +365,9 @@ export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, ba
     // Refused by the server (or never sent): nothing of it committed. A reply that never came
     // leaves the outcome unknown, and that is the caller's to hear.
     if (error instanceof QuotaError && error.details.outcome === 'unknown') throw error;
-    return { written: false, fault: error };
+    return { written: false };
   }
-  if (answer === null) return { written: true, raised: rows !== null };
-  return { written: false, fault: null };
+  return answer === null ? { written: true, raised: rows !== null } : { written: false };
 }
 
 /**
