@@ -3,6 +3,9 @@ import { TenantWant, type TenantFacts } from './postgres-books-facts.js';
 /** Most tenants whose rows one store instance keeps (least recently decided dropped first). */
 const MAX_TENANTS = 4096;
 
+/** Most runs one store instance keeps across its tenants (a few kilobytes each, with their rows). */
+const MAX_RUNS = 16_384;
+
 /** Most runs one kept tenant may hold: past it, the oldest read are forgotten (read again when asked). */
 const MAX_RUNS_PER_TENANT = 128;
 
@@ -24,6 +27,8 @@ const SEP = '\u0000';
  */
 export class BooksCache {
   readonly #tenants = new Map<string, TenantFacts>();
+  // The runs kept across tenants, counted when a tenant is kept and when it goes.
+  #runs = 0;
   /** Whether the last batch read under the lock found no plane ceiling. */
   planeUnbounded = false;
 
@@ -34,7 +39,10 @@ export class BooksCache {
 
   /** Forgets `tenant`'s rows: they may not be what the store holds. */
   drop(tenant: string): void {
+    const kept = this.#tenants.get(tenant);
+    if (kept === undefined) return;
     this.#tenants.delete(tenant);
+    this.#runs -= kept.loadedRuns.size;
   }
 
   /**
@@ -44,7 +52,7 @@ export class BooksCache {
    */
   keep(facts: TenantFacts, version: number | undefined): void {
     const tenant = facts.tenant;
-    this.#tenants.delete(tenant);
+    this.drop(tenant);
     const base = facts.base;
     if (version === undefined || base === undefined || base.waiting || base.granted || facts.queueLoaded || facts.waiters.rows.size > 0) return;
     if (facts.loadedRuns.size > MAX_RUNS_PER_TENANT) forgetOldestRuns(facts, MAX_RUNS_PER_TENANT / 2);
@@ -61,9 +69,10 @@ export class BooksCache {
     facts.auditAppended.length = 0;
     facts.want = new TenantWant();
     this.#tenants.set(tenant, facts);
-    if (this.#tenants.size > MAX_TENANTS) {
-      const oldest = this.#tenants.keys().next().value;
-      if (oldest !== undefined) this.#tenants.delete(oldest);
+    this.#runs += facts.loadedRuns.size;
+    for (const oldest of this.#tenants.keys()) {
+      if (this.#tenants.size <= MAX_TENANTS && this.#runs <= MAX_RUNS) break;
+      this.drop(oldest);
     }
   }
 }
