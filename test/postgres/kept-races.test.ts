@@ -73,7 +73,7 @@ describe('PostgreSQL: instances racing on kept rows', () => {
     expect(describeDifferences(await booksDisagreements(opened.url, opened.schema))).toBe('');
   });
 
-  it('C12 holds racing from three instances on kept rows never reserve past the spend ceiling', async () => {
+  it('C11 holds racing from three instances on kept rows never reserve past the spend ceiling', async () => {
     const tenant = 'race-c12';
     await on(0)
       .tenant(tenant)
