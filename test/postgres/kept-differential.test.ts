@@ -61,7 +61,9 @@ type Op =
   | { kind: 'sweepWaiters'; dt: number }
   | { kind: 'halt'; scope: number; dt: number }
   | { kind: 'lift'; scope: number; dt: number }
-  | { kind: 'quota'; max: number; dt: number };
+  | { kind: 'quota'; max: number; dt: number }
+  | { kind: 'portReserve'; run: number; tokens: number; dt: number }
+  | { kind: 'portCarry'; run: number; next: boolean; dt: number };
 
 const SCOPES = [
   { kind: 'tenant' },
@@ -97,6 +99,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('halt' as const), scope: fc.integer({ min: 0, max: 3 }), dt }),
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('lift' as const), scope: fc.integer({ min: 0, max: 3 }), dt }) },
   fc.record({ kind: fc.constant('quota' as const), max: fc.integer({ min: 0, max: 4 }), dt }),
+  fc.record({ kind: fc.constant('portReserve' as const), run, tokens: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 3_000 })), dt }),
+  fc.record({ kind: fc.constant('portCarry' as const), run, next: fc.boolean(), dt }),
 );
 const step = fc.tuple(op, fc.oneof({ weight: 4, arbitrary: fc.constant(0) }, fc.integer({ min: 1, max: 2 })));
 
@@ -118,6 +122,16 @@ function strip(value: unknown): unknown {
 async function apply(t: TenantStore, o: Op, atMs: number, period: 'monthly' | 'daily'): Promise<unknown> {
   const r = `r${'run' in o ? o.run : 0}`;
   switch (o.kind) {
+    case 'portReserve': {
+      const month = new Date(atMs).toISOString().slice(0, 7);
+      const quota = { period: 'monthly', maxConcurrentRuns: 3, maxTokensPerPeriod: 6_000 } as const;
+      return answer(() => t.reserve({ run: r, quota, hold: o.tokens === 0 ? null : { period: month, amount: { tokens: o.tokens, minorUnits: 0 } }, atMs }));
+    }
+    case 'portCarry': {
+      const at = new Date(atMs);
+      const month = o.next ? new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1)).toISOString().slice(0, 7) : at.toISOString().slice(0, 7);
+      return answer(() => t.carry(r, month));
+    }
     case 'halt':
       return answer(() => t.setHalt({ scope: SCOPES[o.scope] as never, reason: 'test', by: BY, atMs }));
     case 'lift':
