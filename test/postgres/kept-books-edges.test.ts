@@ -7,7 +7,8 @@ import { closeSchemaStore, openSchemaStore, type SchemaStore } from './pg-test-s
 
 // Kept rows (postgres-books-cache.ts) at their edges: retention on another instance, a batch of
 // two tenants one of which another instance wrote, a tenant past the bound of kept runs or of kept
-// dispatch keys, and a period that rolls over between two batches on kept rows.
+// dispatch keys, a period that rolls over between two batches on kept rows, and a waiter queued
+// on another instance.
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
 const BY = { actor: 'kept-edge', basis: 'asserted' } as const;
@@ -108,6 +109,23 @@ describe('PostgreSQL: kept rows at their edges', () => {
     expect((await admit(store, tenant, 'dec2', endMs)).ok).toBe(false);
     const jan = await admit(store, tenant, 'jan', endMs + 2_000);
     expect(jan).toMatchObject({ ok: true, period: '2027-01' });
+    await agree();
+  });
+
+  it('W1 a waiter queued on another instance is served before this instance admits past it', async () => {
+    const tenant = 'edge-wait';
+    await quota(tenant, 1);
+    const terms = { untilMs: T_MS + 60_000, leaseMs: 30_000 };
+    const ask = (run: string) => ({ run, budget: BUDGET, width: 1, atMs: T_MS, leaseMs: 60_000 });
+    expect((await admit(store, tenant, 'r1')).ok).toBe(true);
+    expect(await other.tenant(tenant).admitOrWait(ask('w1'), terms)).toMatchObject({ ok: false, waiting: true, position: 1 });
+    // This instance kept the tenant full with nobody waiting; the queue is now ahead of r2.
+    expect(await admit(store, tenant, 'r2')).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns' } });
+    expect(await store.tenant(tenant).settlePass({ run: 'r1', epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true, atMs: T_MS })).toMatchObject({ outcome: 'settled' });
+    expect(await admit(store, tenant, 'r3')).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns' } });
+    expect(await other.tenant(tenant).collectWaiter(ask('w1'), terms)).toMatchObject({ ok: true, run: 'w1' });
+    expect(await admit(store, tenant, 'r4')).toMatchObject({ ok: false, refusal: { code: 'TooManyRuns' } });
+    expect(await store.tenant(tenant).running()).toBe(1);
     await agree();
   });
 });
