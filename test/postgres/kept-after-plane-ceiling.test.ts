@@ -3,13 +3,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { closeSchemaStore, openSchemaStore, type SchemaStore } from './pg-test-support.js';
 
-// Kept rows are not decided on while a plane-wide ceiling is set (postgres-books-cache.ts). A
-// ceiling removed by a merge patch (core/plane-ceiling.ts `applyPlanePatch`) is stored as `{}`: it
-// bounds nothing, and the tenant's decisions should be one statement again, as before it was set.
-//
-// NEEDS SQL (migrations/0002_books.sql, the lead's), a cost and not a wrong answer: the kept write
-// answers stale for any stored ceiling row, `{}` included, so the batcher's `planeUnbounded` cannot
-// follow an unbounding ceiling alone. Marked `it.fails` until both change together.
+// Kept rows are not decided on while a plane-wide ceiling bounds anything (postgres-books-cache.ts).
+// A ceiling removed by a merge patch (core/plane-ceiling.ts `applyPlanePatch`) is stored as `{}`:
+// it bounds nothing, and the tenant's decisions are one statement again, as before it was set (the
+// kept write checks the ceiling is still the `{}` they were decided under).
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
 const BY = { actor: 'kept-plane', basis: 'asserted' } as const;
@@ -26,7 +23,7 @@ afterAll(async () => {
 });
 
 describe('PostgreSQL: kept rows after a plane ceiling is removed', () => {
-  it.fails("K1 with the ceiling removed, the tenant's next decision is one statement again", async () => {
+  it("K1 with the ceiling removed, the tenant's next decision is one statement again", async () => {
     const { store } = opened;
     const tenant = 'after-plane';
     await store.tenant(tenant).setQuota({ period: 'monthly', maxConcurrentRuns: 50 }, { atMs: T_MS, by: BY, action: 'quota.set', subject: 'quota', detail: {} });

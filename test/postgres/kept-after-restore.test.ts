@@ -6,12 +6,9 @@ import { closeSchemaStore, openSchemaStore, type SchemaStore } from './pg-test-s
 // docs/guides/postgresql.md: whatever writes quotaplane's tables behind its back (SQL by hand, a
 // restore) must take the tenant's lock, which raises the books' version so kept rows are read
 // again (postgres-books-cache.ts). A restore brings `quota_book_versions` back too, to a version
-// the tenant has had before: one raise later it can equal the version an instance kept rows at
-// that the restore undid, and the instance decides on them.
-//
-// NEEDS SQL or the guide (the lead's): versions that never repeat (e.g. raised to at least the
-// server clock in microseconds by quota_tenant_lock and the kept write), or the guide saying a
-// restore needs every instance restarted. Marked `it.fails` until then.
+// the tenant has had before; were the lock to raise it by one, it could equal the version an
+// instance kept rows at that the restore undid. The lock raises it to at least the server's clock
+// in microseconds (quota_tenant_lock), so a version never comes back.
 
 const T_MS = Date.UTC(2026, 11, 1, 12);
 const BY = { actor: 'kept-restore', basis: 'asserted' } as const;
@@ -28,7 +25,7 @@ afterAll(async () => {
 });
 
 describe('PostgreSQL: kept rows and a restore behind the store', () => {
-  it.fails('C3 after a restore and the tenant lock the guide asks for, a freed slot admits the next run here', async () => {
+  it('C3 after a restore and the tenant lock the guide asks for, a freed slot admits the next run here', async () => {
     const { store, admin, schema } = opened;
     const s = `"${schema}"`;
     const tenant = 'restored';

@@ -11,6 +11,8 @@ import { batchFailedError, closedStoreError, toQuotaError } from './postgres-err
 import { prefetch, type PostgresTenantBooks } from './postgres-tenant-books.js';
 import { PostgresQueueBooks } from './postgres-queue-books.js';
 import { periodKey } from '../../core/period.js';
+import { boundsPlane } from '../../core/plane-ceiling.js';
+import { decodePlaneCeiling } from '../plane-rows.js';
 
 /** How a store groups its decisions: see {@link PostgresBatcher}. */
 export interface BatchSettings {
@@ -191,7 +193,7 @@ export class PostgresBatcher {
     const tenants = new Set(decisions.map((decision) => decision.tenant));
     try {
       const { settled, facts } = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
-      this.#cache.planeUnbounded = facts.plane.ceiling?.raw === null;
+      this.#cache.unboundedPlane = unboundedPlane(facts.plane.ceiling);
       for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, tenantFacts.version);
       return settled;
     } catch (error) {
@@ -208,7 +210,8 @@ export class PostgresBatcher {
   // decision needs a fact they lack, or the write finds them stale: the batch is then decided
   // under the locks. No plane ceiling may be set (its counts are read under the plane lock).
   async #decideOnKept(decisions: readonly BooksDecision<unknown>[]): Promise<Settled[] | null> {
-    if (!this.#cache.planeUnbounded) return null;
+    const plane = this.#cache.unboundedPlane;
+    if (plane === undefined) return null;
     const facts = new BatchFacts();
     for (const decision of decisions) {
       if (decision.tenant === PLANE_WIDE) return null;
@@ -219,7 +222,7 @@ export class PostgresBatcher {
       facts.locked.add(decision.tenant);
     }
     for (const kept of facts.tenants.values()) kept.speculative = true;
-    facts.plane.ceiling = { raw: null };
+    facts.plane.ceiling = { raw: plane };
     const forget = (): null => {
       for (const tenant of facts.tenants.keys()) this.#cache.drop(tenant);
       return null;
@@ -253,6 +256,18 @@ export class PostgresBatcher {
     if (!written.written) return forget();
     for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, (tenantFacts.version ?? 0) + (written.raised ? 1 : 0));
     return settled;
+  }
+}
+
+// The plane ceiling as stored when it bounds nothing (`null`: none), else `undefined` (one that
+// bounds, or one not read or unreadable).
+function unboundedPlane(ceiling: { readonly raw: unknown } | undefined): unknown {
+  if (ceiling === undefined) return undefined;
+  if (ceiling.raw === null) return null;
+  try {
+    return boundsPlane(decodePlaneCeiling(ceiling.raw)) ? undefined : ceiling.raw;
+  } catch {
+    return undefined;
   }
 }
 

@@ -22,15 +22,19 @@ const SEP = '\u0000';
  * and holds, the agents' slot counts, the periods' figures, the rate counters, and the dispatch
  * keys and instants by ordinal read or recorded. Never kept: a tenant whose queue holds anyone (a
  * queue is read whole under the lock), the oldest dispatch after an instant, and the audit head.
- * Whether the plane has a ceiling is kept too: a plane ceiling makes every decision read
+ * The plane ceiling is kept too, when it bounds nothing: one that bounds makes a decision read
  * plane-wide counts under the plane lock, so no decision is made on kept rows then.
  */
 export class BooksCache {
   readonly #tenants = new Map<string, TenantFacts>();
   // The runs kept across tenants, counted when a tenant is kept and when it goes.
   #runs = 0;
-  /** Whether the last batch read under the lock found no plane ceiling. */
-  planeUnbounded = false;
+  /**
+   * The plane ceiling as stored (`null`: none) when the last batch read under the lock found one
+   * that bounds nothing, else `undefined`: decisions on kept rows are made only under a plane that
+   * bounds nothing (a bound is counted plane-wide, under the plane lock).
+   */
+  unboundedPlane: unknown = undefined;
 
   /** The kept rows of `tenant`, or `undefined`. They stay kept while a batch decides on them. */
   get(tenant: string): TenantFacts | undefined {

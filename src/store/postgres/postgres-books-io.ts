@@ -353,7 +353,7 @@ export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, ba
     }
   }
   const rows = changedRows(batch);
-  const request: Record<string, unknown> = { ...rows, expect };
+  const request: Record<string, unknown> = { ...rows, expect, expectPlane: batch.plane.ceiling?.raw ?? null };
   if (absent.length > 0) request.absent = absent;
   if (absentRates.length > 0) request.absentRates = absentRates;
   if (rows === null) request.readOnly = true;

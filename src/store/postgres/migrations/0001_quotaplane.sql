@@ -324,6 +324,12 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_book_versions (
   version  BIGINT NOT NULL
 );
 
+-- The server's clock in microseconds: a tenant lock raises the version to at least it, so a
+-- version never comes back, not even after a restore brought an older one back (a kept write
+-- adds 1, far fewer times than microseconds pass between two tenant locks).
+CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_clock_us() RETURNS bigint
+LANGUAGE sql VOLATILE AS $fn$ SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint $fn$;
+
 -- Takes `p_tenant`'s admission lock (seed 0) and raises its books' version; answers the
 -- version this transaction holds.
 CREATE FUNCTION :QUOTAPLANE_SCHEMA.quota_tenant_lock(p_tenant text) RETURNS bigint
@@ -332,8 +338,8 @@ DECLARE
   v_version bigint;
 BEGIN
   PERFORM pg_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(p_tenant) || ':' || p_tenant, 0));
-  INSERT INTO :QUOTAPLANE_SCHEMA.quota_book_versions AS v (tenant, version) VALUES (p_tenant, 1)
-    ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1
+  INSERT INTO :QUOTAPLANE_SCHEMA.quota_book_versions AS v (tenant, version) VALUES (p_tenant, :QUOTAPLANE_SCHEMA.quota_clock_us())
+    ON CONFLICT (tenant) DO UPDATE SET version = greatest(v.version + 1, :QUOTAPLANE_SCHEMA.quota_clock_us())
     RETURNING v.version INTO v_version;
   RETURN v_version;
 END
@@ -489,8 +495,8 @@ BEGIN
      WHERE pg_try_advisory_xact_lock(hashtextextended(':QUOTAPLANE_SCHEMA.quota-admission:' || octet_length(c.tenant) || ':' || c.tenant, 0))));
     -- A tenant taken here may be written by this transaction: its version is raised too.
     INSERT INTO :QUOTAPLANE_SCHEMA.quota_book_versions AS v (tenant, version)
-      SELECT w.tenant, 1 FROM jsonb_array_elements_text(v_store -> 'waitingTenants') AS w(tenant)
-      ON CONFLICT (tenant) DO UPDATE SET version = v.version + 1;
+      SELECT w.tenant, :QUOTAPLANE_SCHEMA.quota_clock_us() FROM jsonb_array_elements_text(v_store -> 'waitingTenants') AS w(tenant)
+      ON CONFLICT (tenant) DO UPDATE SET version = greatest(v.version + 1, :QUOTAPLANE_SCHEMA.quota_clock_us());
   END IF;
   RETURN v_store || jsonb_build_object('tenants', v_tenants, 'versions', v_versions);
 END
@@ -509,7 +515,8 @@ BEGIN
   -- A write decided on rows kept from an earlier batch (`expect`): written only if, first, the
   -- plane ceiling's lock and each tenant's lock are free (tried, never waited for: a write that
   -- waited could stand on a ceiling or an instant gone stale meanwhile), each tenant's version is
-  -- still the one those rows were read at, no plane ceiling is set, the runs the decisions took to
+  -- still the one those rows were read at, the plane ceiling is still the one they were decided
+  -- under (`expectPlane`, as stored: null for none), the runs the decisions took to
   -- be new have no row in any table keyed by run (a hold or slot may stand without a registry row),
   -- and the dispatches they took to be new and refused are not recorded (`absentRates`; one they
   -- record is checked by its insert, the dispatch key being unique). Otherwise nothing of the batch
@@ -524,7 +531,8 @@ BEGIN
         RETURN '{"stale": true}'::jsonb;
       END IF;
     END LOOP;
-    IF EXISTS (SELECT 1 FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1 AND p.ceiling_json IS NOT NULL) THEN
+    IF coalesce((SELECT p.ceiling_json FROM :QUOTAPLANE_SCHEMA.quota_plane p WHERE p.id = 1), 'null'::jsonb)
+       IS DISTINCT FROM coalesce(p_rows -> 'expectPlane', 'null'::jsonb) THEN
       RETURN '{"stale": true}'::jsonb;
     END IF;
     FOR k IN SELECT * FROM jsonb_to_recordset(coalesce(p_rows -> 'absent', '[]'::jsonb)) AS x(tenant text, run_id text) LOOP
