@@ -6,12 +6,22 @@ import { QuotaError } from '../core/errors.js';
  * - `no-store`: nothing quotaplane wrote is there (a missing file, schema or table; an empty file);
  * - `foreign`: the database holds another application's tables and no quotaplane schema;
  * - `needs-migration`: an older quotaplane wrote it; `quotaplane migrate` brings it up to date;
+ * - `pre-release`: a build before release 0.1.0 wrote it, in a layout no release reads or upgrades;
+ *   it must be made afresh;
  * - `credentials`: the server refused the user or password;
  * - `no-database`: the database named does not exist;
  * - `no-host`: the host name does not resolve;
  * - `not-writable`: the path cannot be created or written, or the role may not create the schema.
  */
-export type MisconfigurationReason = 'no-store' | 'foreign' | 'needs-migration' | 'credentials' | 'no-database' | 'no-host' | 'not-writable';
+export type MisconfigurationReason =
+  | 'no-store'
+  | 'foreign'
+  | 'needs-migration'
+  | 'pre-release'
+  | 'credentials'
+  | 'no-database'
+  | 'no-host'
+  | 'not-writable';
 
 /** How a store is opened: whether a missing store is created, and whether an older one is migrated. */
 export interface OpenIntent {

@@ -113,6 +113,20 @@ describe('PostgreSQL migrations', () => {
     expect(versions.rows[0]).toEqual({ v: 999, n: POSTGRES_SCHEMA_VERSION + 1 });
   });
 
+  it('refuses a store a build before release 0.1.0 made (version 1 without the books\' versions) as pre-release, naming what to do, and changes nothing', async () => {
+    const schema = schemaFor('pre-release');
+    await (await openPostgresStore(url, { schema })).close();
+    // The layout of those builds: version 1 recorded, and no quota_book_versions.
+    await admin.query(`DROP TABLE "${schema}".quota_book_versions CASCADE`);
+    const error = await rejection(openPostgresStore(url, { schema }));
+    expect(error.code).toBe('STORE_MISCONFIGURED');
+    expect(error.details).toMatchObject({ reason: 'pre-release' });
+    expect(error.message).toContain('before release 0.1.0');
+    expect(error.message).toContain('create it afresh');
+    const still = await admin.query(`SELECT to_regclass($1) IS NULL AS absent`, [`"${schema}".quota_book_versions`]);
+    expect(still.rows[0]).toEqual({ absent: true });
+  });
+
   it('keeps its tables in the configured schema and nowhere else', async () => {
     const schema = schemaFor('placement');
     const store = await openPostgresStore(url, { schema });

@@ -52,6 +52,19 @@ export async function inspectPostgresSchema(
   const foundVersion = version.rows[0]?.version ?? 0;
   if (foundVersion > currentVersion) throw schemaTooNewError('postgres', foundVersion, currentVersion);
   if (foundVersion < currentVersion && !intent.migrate) throw needsMigration('PostgreSQL', where, foundVersion, currentVersion, "'<url>'");
+  // Builds before release 0.1.0 recorded version 1 too, for a layout that decided in server-side
+  // functions; the release's version 1 keeps each tenant's books' version in quota_book_versions.
+  if (foundVersion >= 1) {
+    const released = await pool.query<{ released: boolean }>('SELECT to_regclass($1) IS NOT NULL AS released', [`${s}.quota_book_versions`]);
+    if (released.rows[0]?.released !== true) {
+      throw storeMisconfigured(
+        'pre-release',
+        where,
+        `${where} was made by a build of quotaplane before release 0.1.0, whose layout no release reads or upgrades; nothing was changed: ` +
+          'drop the schema and let quotaplane create it afresh, or name another one (?schema=<name>)',
+      );
+    }
+  }
   return foundVersion;
 }
 
