@@ -20,12 +20,11 @@ export function wholeNumber(min: number): (value: string) => number {
   };
 }
 
-/** A whole number from `min` to `max`. */
+/** A whole number from `min` to `max`; any other value is refused naming that range. */
 export function wholeNumberBetween(min: number, max: number): (value: string) => number {
-  const atLeast = wholeNumber(min);
   return (value) => {
-    const parsed = atLeast(value);
-    if (parsed > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
+    const parsed = /^\d+$/.test(value.trim()) ? Number(value.trim()) : Number.NaN;
+    if (!Number.isSafeInteger(parsed) || parsed < min || parsed > max) throw new InvalidArgumentError(`Use a whole number from ${min} to ${max}.`);
     return parsed;
   };
 }

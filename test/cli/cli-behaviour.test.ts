@@ -66,6 +66,29 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     expect(commas.stderr).toContain('give several separated by spaces');
   });
 
+  it('--limit states the same range whether the number is too small or too large', async () => {
+    for (const limit of ['0', '5000', 'x']) {
+      const result = await runCli(['audit', '--limit', limit, '--store', url]);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain(`argument '${limit}' is invalid. Use a whole number from 1 to 1000.`);
+    }
+  });
+
+  it('a cut listing suggests --tenant only when more than one tenant was listed', async () => {
+    await seed([
+      { tenant: 'acme', run: 'run-1' },
+      { tenant: 'acme', run: 'run-2' },
+      { tenant: 'globex', run: 'run-3' },
+    ]);
+    const one = await runCli(['runs', '--tenant', 'acme', '--limit', '1', '--store', url]);
+    expect(one.status).toBe(5);
+    expect(one.stderr).toContain('raise --limit (up to 1000)');
+    expect(one.stderr).not.toContain('--tenant');
+    const all = await runCli(['runs', '--limit', '1', '--store', url]);
+    expect(all.status).toBe(5);
+    expect(all.stderr).toContain('raise --limit (up to 1000) or narrow with --tenant');
+  });
+
   it('audit --action takes every action quotaplane records: plane.set rows of the plane chain', async () => {
     await seed([{ tenant: 'acme', run: 'run-1' }]);
     expect((await runCli(['quota', 'plane', 'set', '--max-concurrent-runs', '5', '--actor', 'ops', '--store', url])).status).toBe(0);

@@ -55,8 +55,10 @@ export async function printTenantListing<T>(io: CliIo, json: boolean, listing: T
     listed.items.length === 0 ? `${listing.empty}\n` : renderTable(listing.header, listed.items.map(listing.row)),
   );
   // A person reading a table must not take a cut list for the whole (scripts read `truncated`).
+  // --tenant narrows only a listing of several tenants (it is one tenant when --tenant was given).
   if (listed.truncated && !json) {
-    writeLine(io.stderr, `quotaplane: showing the first ${listed.items.length}; there are more: raise --limit (up to ${MAX_LIST_LIMIT}) or narrow with --tenant`);
+    const narrow = listing.tenants.length > 1 ? ' or narrow with --tenant' : '';
+    writeLine(io.stderr, `quotaplane: showing the first ${listed.items.length}; there are more: raise --limit (up to ${MAX_LIST_LIMIT})${narrow}`);
   }
   return listed.truncated;
 }
