@@ -25,6 +25,8 @@ describe('quotaplane keys', () => {
 
     const listed = await runCli(['keys', 'list', '--store', store]);
     expect(listed.status).toBe(0);
+    // Upper-case column headers, like every other table of the CLI.
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+ROLE\s+TENANT\s+CREATED\s+REVOKED\s*$/);
     expect(listed.stdout).toMatch(/key_\w+\s+acme-worker\s+runner\s+acme/);
     expect(listed.stdout).not.toContain(secret);
 

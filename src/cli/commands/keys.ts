@@ -115,7 +115,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
         }
         io.stdout.write(
           renderTable(
-            ['id', 'name', 'role', 'tenant', 'created', 'revoked'],
+            ['ID', 'NAME', 'ROLE', 'TENANT', 'CREATED', 'REVOKED'],
             listed.map((key) => [key.id, key.name, key.role, key.tenant, instant(key.createdAtMs), key.revokedAtMs === null ? '' : instant(key.revokedAtMs)]),
           ),
         );
