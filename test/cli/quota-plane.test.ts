@@ -111,6 +111,24 @@ describe('quota plane and per-agent quota flags', () => {
     expect(text.stdout).toContain('agent refund-bot  running 1 (unlimited), tokens settled 0, reserved 400 (limit 1000)');
   });
 
+  it('quota get prints one aligned column of values, rate and agent rows included', async () => {
+    const set = await runCli([
+      'quota', 'set', '--tenant', 'acme', '--new-tenant', '--max-concurrent-runs', '5', '--rate', 'tool://payments/refund=10/60', '--rate', 'tool://payments/refund=100/3600',
+      '--agent-runs', 'refund-bot=2', '--store', url, '--actor', 'ops-alice',
+    ]);
+    expect(set.status).toBe(0);
+    const text = await runCli(['quota', 'get', '--tenant', 'acme', '--store', url]);
+    const lines = text.stdout.trimEnd().split('\n');
+    expect(lines).toEqual([
+      "tenant 'acme' (monthly periods, UTC)",
+      '  max concurrent runs          5',
+      '  max tokens per period        unlimited',
+      '  max minor units per period   unlimited',
+      '  rate tool://payments/refund  10 per 60s, 100 per 3600s',
+      '  agent refund-bot             runs 2, tokens unlimited, minor units unlimited',
+    ]);
+  });
+
   it('status without a plane-wide ceiling has no plane member, as before', async () => {
     await json(['quota', 'set', '--tenant', 'acme', '--new-tenant', '--max-concurrent-runs', '5', '--store', url, '--actor', 'ops-alice']);
     const status = await json(['status', '--store', url]);

@@ -7,7 +7,7 @@ import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, amountOrUnlimited, tenantName } from '../options.js';
-import { writeAnswer } from '../operator/format.js';
+import { labelledLines, writeAnswer } from '../operator/format.js';
 import { newTenantOption } from '../operator/new-tenant.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
@@ -82,22 +82,21 @@ function rateCeilings(values: readonly string[]): Record<string, RateCeiling[]> 
 function quotaText(tenant: string, quota: TenantQuota | null): string {
   if (quota === null) return `tenant '${tenant}' has no quota set: every ceiling is unlimited, periods are monthly\n`;
   const ceiling = (value: number | undefined) => (value === undefined ? 'unlimited' : String(value));
-  const lines = [
-    `tenant '${tenant}' (${quota.period} periods, UTC)`,
-    `  max concurrent runs         ${ceiling(quota.maxConcurrentRuns)}`,
-    `  max tokens per period       ${ceiling(quota.maxTokensPerPeriod)}`,
-    `  max minor units per period  ${ceiling(quota.maxMinorUnitsPerPeriod)}`,
+  const rows: [string, string][] = [
+    ['max concurrent runs', ceiling(quota.maxConcurrentRuns)],
+    ['max tokens per period', ceiling(quota.maxTokensPerPeriod)],
+    ['max minor units per period', ceiling(quota.maxMinorUnitsPerPeriod)],
   ];
   for (const [grant, ceilings] of Object.entries(quota.rateCeilings ?? {})) {
-    lines.push(`  rate ${grant}  ${ceilings.map((c) => `${c.count} per ${c.windowSeconds}s`).join(', ')}`);
+    rows.push([`rate ${grant}`, ceilings.map((c) => `${c.count} per ${c.windowSeconds}s`).join(', ')]);
   }
   for (const [agent, agentCeilings] of Object.entries(quota.agents ?? {})) {
-    lines.push(
-      `  agent ${agent}  runs ${ceiling(agentCeilings.maxConcurrentRuns)}, tokens ${ceiling(agentCeilings.maxTokensPerPeriod)}, ` +
-        `minor units ${ceiling(agentCeilings.maxMinorUnitsPerPeriod)}`,
-    );
+    rows.push([
+      `agent ${agent}`,
+      `runs ${ceiling(agentCeilings.maxConcurrentRuns)}, tokens ${ceiling(agentCeilings.maxTokensPerPeriod)}, minor units ${ceiling(agentCeilings.maxMinorUnitsPerPeriod)}`,
+    ]);
   }
-  return `${lines.join('\n')}\n`;
+  return `${[`tenant '${tenant}' (${quota.period} periods, UTC)`, ...labelledLines(rows, '  ')].join('\n')}\n`;
 }
 
 /** Registers `quotaplane quota get --tenant T` and `quotaplane quota set --tenant T …` (set is audited). */

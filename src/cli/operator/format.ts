@@ -27,6 +27,16 @@ export function renderTable(header: readonly string[], givenRows: readonly (read
   return [line(header), ...rows.map(line)].join('\n') + '\n';
 }
 
+/**
+ * Lines of `label  value`, each label padded to the widest (display width, as {@link renderTable}),
+ * every line led by `indent`: a block of settings that reads as one aligned column of values.
+ */
+export function labelledLines(rows: readonly (readonly [string, string])[], indent = ''): string[] {
+  const safe = rows.map(([label, value]) => [terminalSafe(label, { keepNewlines: false }), terminalSafe(value, { keepNewlines: false })] as const);
+  const width = Math.max(0, ...safe.map(([label]) => stringWidth(label)));
+  return safe.map(([label, value]) => `${indent}${label}${' '.repeat(width - stringWidth(label))}  ${value}`.trimEnd());
+}
+
 /** A duration as its two largest units: `3d 4h`, `2h 5m`, `4m 10s`, `12s`, `250ms`. */
 export function duration(ms: number): string {
   if (ms < 1000) return `${ms}ms`;
