@@ -4,6 +4,7 @@ import { haltScopeKey } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
+import { DEFAULT_HOLD_STALE_AFTER_MS, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { isQuotaError } from '../../core/errors.js';
 import type { OperatorTarget } from '../operator/operator-target.js';
 import { planeStatusText } from './quota-plane.js';
@@ -29,6 +30,23 @@ function ceilings(quota: TenantQuota | null): Record<string, number | null> {
 interface OverCeiling {
   readonly tokens: number;
   readonly minorUnits: number;
+}
+
+/** What needs a person in a tenant (`quotaplane attention`): its conditions, and the runs stranded among them. */
+interface AttentionCounts {
+  readonly conditions: number;
+  readonly stranded: number;
+  /** More conditions stand than were counted (at most 1000 are). */
+  readonly truncated: boolean;
+}
+
+async function attentionCounts(target: OperatorTarget, tenant: string): Promise<AttentionCounts> {
+  const report = await target.attention({ tenant, limit: MAX_LIST_LIMIT, holdStaleAfterMs: DEFAULT_HOLD_STALE_AFTER_MS });
+  return {
+    conditions: report.conditions.length,
+    stranded: report.conditions.filter((condition) => condition.kind === 'run.stranded').length,
+    truncated: report.truncated,
+  };
 }
 
 function overCeiling(usage: Usage): OverCeiling | null {
@@ -62,18 +80,23 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
     .description(
       'For one tenant or every tenant: the quota (absent ceilings are unlimited), the runs holding a\n' +
         'slot (and per agent where the quota sets agent ceilings), the admissions waiting for one (how many, and the oldest wait), the spend settled and reserved in the current billing period (marked OVER CEILING, with by ' +
-        'how much, when settled spend passed a ceiling), and the standing halts; first, the plane-wide ceiling with every tenant’s running slots against it. ' +
+        'how much, when settled spend passed a ceiling), how many conditions need a person and how many runs are stranded (see attention), and the standing halts; first, the plane-wide ceiling with every tenant’s running slots against it. ' +
         'A --tenant the store has never seen is said so on stderr (exit status 1), not shown as a tenant without ceilings.',
     )
     .addOption(new Option('--tenant <tenant>', 'one tenant (default: every tenant)').argParser(tenantName))
     .action(async (flags: TargetFlags & { tenant?: string }) => {
       await withTarget(flags, 'reads', async (target) => {
-        const tenants: (Usage & { ceilings: Record<string, number | null>; overCeiling: OverCeiling | null; halts: { scope: string; reason: string; by: Operator; atMs: number }[] })[] = [];
+        const tenants: (Usage & {
+          ceilings: Record<string, number | null>;
+          overCeiling: OverCeiling | null;
+          halts: { scope: string; reason: string; by: Operator; atMs: number }[];
+          attention: AttentionCounts;
+        })[] = [];
         // A tenant the store has never seen would read as one with no ceilings: tenantsOf refuses it.
         for (const tenant of await tenantsOf(target, flags.tenant)) {
           const usage = await target.usage(tenant);
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
-          tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts });
+          tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts, attention: await attentionCounts(target, tenant) });
         }
         // Shown only while a plane-wide ceiling sets something: without one (never set, or every
         // ceiling and weight removed, `{}`), status reads as it always did.
@@ -102,6 +125,12 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
             if (t.overCeiling !== null) {
               lines.push(`  OVER CEILING  by ${t.overCeiling.tokens} tokens, ${t.overCeiling.minorUnits} minor units (see attention: spend.overrun)`);
             }
+            const a = t.attention;
+            lines.push(
+              a.conditions === 0
+                ? '  attention     none'
+                : `  attention     ${a.conditions}${a.truncated ? '+' : ''} condition(s), ${a.stranded} run(s) stranded: see quotaplane attention --tenant ${t.tenant}`,
+            );
             if (t.halts.length === 0) lines.push('  halts         none');
             for (const halt of t.halts) lines.push(`  halt          ${halt.scope}: ${halt.reason} (${operatorText(halt.by)}, ${instant(halt.atMs)})`);
             return lines.join('\n');
