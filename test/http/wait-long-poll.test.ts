@@ -91,6 +91,20 @@ describe('waiting admissions over HTTP', () => {
     expect(await queueDepth(f)).toBe(0);
   });
 
+  it("an admission may name its wait waitMs, as the library does; the two names with different values are a 400 naming waitMs", async () => {
+    const { f, url } = await listening();
+    await createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-1' });
+    const post = (body: Record<string, unknown>) =>
+      fetch(`${url}/v1/runs`, { method: 'POST', headers: { ...bearer(f.key.runAcme), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const waited = await post({ run: 'run-2', waitMs: 150 });
+    expect(waited.status).toBe(429);
+    expect(await waited.json()).toMatchObject({ code: 'TooManyRuns', queuePosition: 1 });
+    const both = await post({ run: 'run-3', wait: 100, waitMs: 200 });
+    expect(both.status).toBe(400);
+    expect(await both.json()).toMatchObject({ field: 'waitMs' });
+    expect(await queueDepth(f)).toBe(0);
+  });
+
   it('W33: atMs with wait is a 400 naming wait, in the past and in the future, and nothing waits', async () => {
     const { f, url } = await listening();
     await createClient({ url, key: f.key.runAcme.secret }).admit({ tenant: 'acme', run: 'run-1' });

@@ -50,6 +50,13 @@ const AdmitBody = strictObject({
       description: `How long to wait for a slot, ms (0 to ${MAX_HTTP_WAIT_MS}): only a TooManyRuns refusal waits, answered as a long poll`,
     }),
   ),
+  waitMs: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: MAX_HTTP_WAIT_MS,
+      description: '`wait` under the library\'s name (`admit({ waitMs })`); give one of the two',
+    }),
+  ),
 });
 
 const SettleBody = strictObject({ tenant: Type.Optional(ActingTenant), ...SETTLE_FIELDS });
@@ -96,7 +103,11 @@ export const runRoutes: RouteModule = (app, context) => {
     async (request, reply) => {
       const tenant = actingTenant(request, request.body.tenant);
       const atMs = callerInstant(request, request.body.atMs);
-      const { wait, ...body } = request.body;
+      const { wait: waitGiven, waitMs, ...body } = request.body;
+      if (waitGiven !== undefined && waitMs !== undefined && waitGiven !== waitMs) {
+        throw badInput('waitMs', `give the wait once: wait is ${waitGiven} ms and waitMs ${waitMs} ms (waitMs is the library's name for wait)`);
+      }
+      const wait = waitGiven ?? waitMs;
       if (wait === undefined || wait === 0) {
         const result = await context.plane.admit({ ...body, tenant, atMs });
         return result.ok ? result : sendRefused(reply, request, result, context, atMs);
