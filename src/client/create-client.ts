@@ -8,7 +8,7 @@ import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
-import type { AdmitResult, DispatchResult, HeartbeatResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
+import type { AdmitResult, DispatchResult, HaltInput, HaltResult, HeartbeatResult, LiftInput, LiftResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
@@ -50,6 +50,13 @@ export interface QuotaplaneClient extends Plane {
   /** The server's base URL, as given. */
   readonly url: string;
   /**
+   * `Plane.halt` over HTTP. `by` may be left out, and is not sent when given: the server records
+   * the operator key's name (an operator says who it is with its key, not in the body).
+   */
+  halt(input: ClientHaltInput): Promise<HaltResult>;
+  /** `Plane.lift` over HTTP; `by` as in {@link QuotaplaneClient.halt}. */
+  lift(input: ClientLiftInput): Promise<LiftResult>;
+  /**
    * The server's API keys (`/v1/keys`, operator keys only; docs/guides/operating.md#api-keys),
    * audited under the key's name.
    */
@@ -67,6 +74,12 @@ export interface ClientOptions {
   readonly key: string;
   readonly fetch?: typeof globalThis.fetch | undefined;
 }
+
+/** {@link HaltInput} without the operator: the server records the key's name. */
+export type ClientHaltInput = Omit<HaltInput, 'by'> & { readonly by?: HaltInput['by'] };
+
+/** {@link LiftInput} without the operator: the server records the key's name. */
+export type ClientLiftInput = Omit<LiftInput, 'by'> & { readonly by?: LiftInput['by'] };
 
 interface HaltView {
   readonly scope: string;

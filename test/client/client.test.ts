@@ -66,6 +66,12 @@ describe('the HTTP client with an operator key', () => {
   });
   afterEach(() => fixture.close());
 
+  it('halts and lifts without a `by` at all: the key names the operator', async () => {
+    const thrown = await ops.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', newTenant: true });
+    expect(thrown.by).toEqual({ actor: 'ops-acme', basis: 'authenticated' });
+    expect(await ops.lift({ tenant: 'acme', scope: 'tenant' })).toMatchObject({ wasStanding: true, removed: true });
+  });
+
   it('records halts under the key name, authenticated, whatever `by` it is given', async () => {
     const thrown = await ops.halt({ tenant: 'acme', scope: { kind: 'agent', name: 'bot' }, reason: 'loop', by: { actor: 'someone-else', basis: 'asserted' }, newTenant: true });
     expect(thrown.by).toEqual({ actor: 'ops-acme', basis: 'authenticated' });
