@@ -190,14 +190,13 @@ export class PostgresBatcher {
   // then kept for the next batch. When the server refuses the write, the batch is decided again
   // and each decision written on its own, so only the one whose rows the server refuses is refused.
   async #decideLocked(decisions: readonly BooksDecision<unknown>[]): Promise<Settled[]> {
-    const tenants = new Set(decisions.map((decision) => decision.tenant));
     try {
       const { settled, facts } = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
       this.#cache.unboundedPlane = unboundedPlane(facts.plane.ceiling);
       for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, tenantFacts.version);
       return settled;
     } catch (error) {
-      for (const tenant of tenants) this.#cache.drop(tenant);
+      for (const decision of decisions) this.#cache.drop(decision.tenant);
       if (!(error instanceof WriteRefused)) throw error;
       if (decisions.length === 1) return [{ ok: false, error: refusedWrite(error.fault) }];
       return (await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'each'))).settled;

@@ -24,6 +24,13 @@ export function postgresQueries(s: string) {
     /** Retention: prune candidates, removal batches, tombstones. */
     retention: postgresRetentionQueries(s),
 
+    // ── locks ──────────────────────────────────────────────────────────────
+    /**
+     * A tenant's lock, as every writer of its books takes it first (a batch takes it in
+     * `quota_books_load`); raises the books' version, so kept rows are read again.
+     */
+    lockTenant: `SELECT ${s}.quota_admission_lock($1)`,
+
     // ── running set (slots) ─────────────────────────────────────────────────
     countSlots: `SELECT coalesce((SELECT running FROM ${s}.quota_figures WHERE tenant = $1), 0) AS running`,
     listSlots: `SELECT run_id FROM ${s}.quota_running WHERE tenant = $1 ORDER BY run_id LIMIT $2`,

@@ -8,8 +8,6 @@ export function postgresRetentionQueries(s: string) {
     EXISTS (SELECT 1 FROM ${s}.quota_passes p
              WHERE p.tenant = r.tenant AND p.run_id = r.run_id AND p.settled_at_ms IS NULL) AS pass_unsettled`;
   return {
-    /** The lock a batch of decisions takes on each of its tenants (`quota_books_load`); raises the books' version. */
-    lockTenantDecisions: `SELECT ${s}.quota_admission_lock($1)`,
     scanRuns: `SELECT run_id FROM ${s}.quota_runs WHERE tenant = $1 AND run_id > $2 ORDER BY run_id LIMIT $3`,
     /** The facts of the runs of status $2 in the page ($3, $4]. */
     factsInPage: `SELECT ${runFacts} FROM ${s}.quota_runs r

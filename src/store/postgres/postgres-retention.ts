@@ -70,7 +70,7 @@ export async function listPrunableRuns(context: LifecycleContext, request: Pruna
 export async function pruneRuns(context: LifecycleContext, request: PruneRunsRequest): Promise<PrunedRuns> {
   const { db, q, tenant } = context;
   return db.transaction(async (tx) => {
-    await tx.rows(q.retention.lockTenantDecisions, [tenant]);
+    await tx.rows(q.lockTenant, [tenant]);
     const facts = await tx.rows<PruneFactsRow>(q.retention.lockRunFacts, [tenant, request.runs]);
     const chosen = prunableRows(facts, request.closedAtOrBeforeMs).map((row) => row.run_id);
     if (chosen.length === 0) return { runs: [], passes: 0, receipts: 0, audit: null };
@@ -99,7 +99,7 @@ export async function pruneRuns(context: LifecycleContext, request: PruneRunsReq
 export async function pruneRate(context: LifecycleContext, request: PruneRateRequest): Promise<PrunedRate> {
   const { db, q, tenant } = context;
   return db.transaction(async (tx) => {
-    await tx.rows(q.retention.lockTenantDecisions, [tenant]);
+    await tx.rows(q.lockTenant, [tenant]);
     let dispatches = 0;
     for (const { grant_ref: grant } of await tx.rows<{ grant_ref: string }>(q.retention.listRateGrants, [tenant])) {
       if (dispatches >= request.limit) break;

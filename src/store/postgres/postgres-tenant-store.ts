@@ -133,7 +133,7 @@ export class PostgresTenantStore implements TenantStore {
   // the tenant's rows kept from an earlier batch hears of the change (migrations/0001_quotaplane.sql).
   async #writeUnderLock(text: string, values: readonly unknown[]): Promise<number> {
     return this.#db.transaction(async (tx) => {
-      await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
+      await tx.rows(this.#q.lockTenant, [this.tenant]);
       return tx.run(text, values);
     });
   }
@@ -210,7 +210,7 @@ export class PostgresTenantStore implements TenantStore {
     await this.#db.transaction(async (tx) => {
       // The plane ceiling's lock before the tenant's, in the order a batch takes them.
       await tx.rows(this.#q.sharePlaneCeiling, []);
-      await tx.rows(this.#q.waiters.lockTenant, [this.tenant]);
+      await tx.rows(this.#q.lockTenant, [this.tenant]);
       await tx.run(this.#q.upsertQuota, [this.tenant, JSON.stringify(quota)]);
       await appendAuditInTransaction(tx, this.#q, this.tenant, audit);
       // A raised ceiling admits the tenant's waiters in this transaction.

@@ -1,7 +1,6 @@
 /** The statements of the waiter verbs for the quoted schema `s`. */
 export function waiterQueries(s: string) {
   return {
-    lockTenant: `SELECT ${s}.quota_admission_lock($1)`,
     queueFigures: `SELECT
         count(*) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2)::bigint AS depth,
         min(enqueued_at_ms) FILTER (WHERE state = 'waiting' AND lease_expires_at_ms > $2) AS oldest,
