@@ -106,6 +106,7 @@ export {
   type AttentionCondition,
   type AttentionInput,
   type AttentionKind,
+  type AttentionItem,
   type AttentionReport,
   type AuditLogInput,
   type AuditLogPage,

@@ -115,7 +115,28 @@ export interface AttentionCondition {
 }
 
 /**
- * Answer of `attention`: the conditions found, by kind then tenant then run. `truncated` is true
+ * One run that needs a person, with every reason it does: a run whose process died is both
+ * `run.stranded` and `pass.unsettled`, and is one item. A `spend.overrun` is an item of its own
+ * (its `run` names a run that overran in the period, or is empty). `reasons` are in report order;
+ * `epochs` the passes the conditions name, ascending; `halt` the standing halt's scope key for
+ * `run.withheld`; `sinceMs` the earliest condition's start and `ageMs` the longest standing;
+ * `summaries` one sentence per condition; `remedy` the commands that end them all, each once.
+ */
+export interface AttentionItem {
+  readonly tenant: string;
+  readonly run: string;
+  readonly reasons: readonly AttentionKind[];
+  readonly epochs: readonly number[];
+  readonly halt: string | null;
+  readonly sinceMs: number;
+  readonly ageMs: number;
+  readonly summaries: readonly string[];
+  readonly remedy: Remedy;
+}
+
+/**
+ * Answer of `attention`: the conditions found, by kind then tenant then run, and the same
+ * gathered per run in `items` (what a person acts on; the CLI lists these). `truncated` is true
  * when some kind had more conditions than `limit` (each kind reads one more than it lists, so
  * this is a fact); `truncatedKinds` names them. `needsAttention` is `conditions.length > 0`.
  */
@@ -124,6 +145,7 @@ export interface AttentionReport {
   readonly holdStaleAfterMs: number;
   readonly needsAttention: boolean;
   readonly conditions: readonly AttentionCondition[];
+  readonly items: readonly AttentionItem[];
   readonly truncated: boolean;
   readonly truncatedKinds: readonly AttentionKind[];
 }
