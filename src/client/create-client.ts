@@ -7,7 +7,7 @@ import type { TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
-import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
+import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type { AdmitResult, DispatchResult, HaltInput, HaltResult, HeartbeatResult, LiftInput, LiftResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
@@ -56,6 +56,8 @@ export interface QuotaplaneClient extends Plane {
   halt(input: ClientHaltInput): Promise<HaltResult>;
   /** `Plane.lift` over HTTP; `by` as in {@link QuotaplaneClient.halt}. */
   lift(input: ClientLiftInput): Promise<LiftResult>;
+  /** `Plane.deleteTenant` over HTTP (an operator key of every tenant); `by` as in {@link QuotaplaneClient.halt}. */
+  deleteTenant(input: ClientDeleteTenantInput): Promise<DeleteTenantAnswer>;
   /**
    * The server's API keys (`/v1/keys`, operator keys only; docs/guides/operating.md#api-keys),
    * audited under the key's name.
@@ -80,6 +82,9 @@ export type ClientHaltInput = Omit<HaltInput, 'by'> & { readonly by?: HaltInput[
 
 /** {@link LiftInput} without the operator: the server records the key's name. */
 export type ClientLiftInput = Omit<LiftInput, 'by'> & { readonly by?: LiftInput['by'] };
+
+/** {@link DeleteTenantInput} without the operator: the server records the key's name. */
+export type ClientDeleteTenantInput = Omit<DeleteTenantInput, 'by'> & { readonly by?: DeleteTenantInput['by'] };
 
 interface HaltView {
   readonly scope: string;
@@ -229,6 +234,10 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     release: (input) => {
       const { tenant, run, atMs } = requestBody(input);
       return value('POST', tenantRunPath(tenant, run, '/release'), { atMs });
+    },
+    deleteTenant: (input) => {
+      const { tenant, reason, atMs } = requestBody(input);
+      return value('POST', tenantPath(tenant, '/delete'), { reason, atMs });
     },
     verifyAudit: async (input = {}) => {
       const { tenant } = requestBody(input);

@@ -158,6 +158,28 @@ export interface ReleaseInput {
   readonly atMs?: number | undefined;
 }
 
+/**
+ * An operator's deletion of a tenant (docs/design/rules.md#l95-4–#l95-7): the tenant, who deletes
+ * it, why (a non-empty sentence, kept in the audit row), and when (`atMs`, default the plane clock).
+ */
+export interface DeleteTenantInput {
+  readonly tenant: string;
+  readonly by: Operator;
+  readonly reason: string;
+  readonly atMs?: number | undefined;
+}
+
+/**
+ * Answer of `deleteTenant`: the tenant, the `tenant.delete` audit row appended to its chain (its
+ * detail has the reason, the quota it had and the keys removed), and the ids of the tenant's own
+ * API keys removed with it, which no longer authenticate.
+ */
+export interface DeleteTenantAnswer {
+  readonly tenant: string;
+  readonly audit: AuditRecord;
+  readonly keysDeleted: readonly string[];
+}
+
 /** An audit verification of one tenant, or every tenant when absent. */
 export interface VerifyAuditInput {
   readonly tenant?: string | undefined;
