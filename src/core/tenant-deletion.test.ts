@@ -29,6 +29,8 @@ describe('L95.4: what stands in the way of deleting a tenant', () => {
   it('running runs holding their slots are named once, as running', () => {
     expect(tenantDeletionRefusal('acme', { ...NONE, running: 2, slots: 2 })?.message).not.toMatch(/slot/);
     expect(tenantDeletionRefusal('acme', { ...NONE, running: 2, slots: 3 })?.message).toMatch(/3 slot\(s\) held/);
+    // A running run whose slot is already gone names no slot.
+    expect(tenantDeletionRefusal('acme', { ...NONE, running: 1, slots: 0 })?.message).not.toMatch(/slot/);
   });
 });
 

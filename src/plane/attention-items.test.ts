@@ -38,6 +38,9 @@ describe('attention items: one per run with every reason', () => {
       condition('spend.overrun', 'acme', 'r1', null, 20, ['status']),
     ]);
     expect(items.map((item) => item.reasons)).toEqual([['run.overran'], ['spend.overrun']]);
+    // And one tenant's period from another's.
+    const two = attentionItems([condition('spend.overrun', 'acme', '', null, 1, ['status']), condition('spend.overrun', 'beta', '', null, 1, ['status'])]);
+    expect(two.map((item) => item.tenant)).toEqual(['acme', 'beta']);
   });
 
   it('names the withheld halt of a run', () => {
@@ -51,6 +54,8 @@ describe('attention items: one per run with every reason', () => {
       cli: ['x', 'y', 'z'],
       http: ['POST x', 'POST y', 'POST z'],
     });
+    // A remedy asking for one command not given yet keeps its sentence, though it repeats another.
+    expect(mergedRemedy([remedy('a', 'x'), remedy('b', 'x', 'w')]).text).toBe('a; then b');
     // A remedy with no CLI line (an HTTP-only one) keeps its sentence.
     expect(mergedRemedy([remedy('a', 'x'), { text: 'b', cli: [], http: ['GET b'] }]).text).toBe('a; then b');
   });

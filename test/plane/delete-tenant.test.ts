@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { isQuotaError } from '../../src/core/errors.js';
+import { createPlane } from '../../src/plane/create-plane.js';
 import { ALICE, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
 
 let fixture: MemoryPlane;
@@ -56,12 +57,38 @@ describe('plane.deleteTenant', () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     await plane.setQuota('acme', { period: 'monthly' }, { newTenant: true });
-    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: '  ' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'reason' } });
+    const blank = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: '  ' }));
+    expect(blank).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'reason' } });
+    expect(blank.message).toMatch(/reason: is required: say why the tenant is deleted/);
+    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE } as never))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'reason' } });
     expect(await refusal(plane.deleteTenant({ tenant: 'quotaplane:plane', by: ALICE, reason: 'x' }))).toMatchObject({
       code: 'INVALID_ARGUMENT',
       details: { field: 'tenant' },
     });
-    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: { actor: '' } as never, reason: 'x' }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: { actor: '' } as never, reason: 'x' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: expect.stringMatching(/^by/) },
+    });
     expect(await plane.tenants()).toEqual(['acme']);
+  });
+});
+
+describe('plane.deleteTenant on a store without the capability', () => {
+  it('is refused STORE_MISCONFIGURED, naming the capability, and deletes nothing', async () => {
+    fixture = await memoryPlane();
+    const { store } = fixture;
+    await fixture.plane.setQuota('acme', { period: 'monthly' }, { newTenant: true });
+    // A third-party store's handles, without the optional deleteTenant.
+    const bare = new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'tenant') return Reflect.get(target, name, receiver) as unknown;
+        return (tenant: string) => ({ ...target.tenant(tenant), tenant, deleteTenant: undefined });
+      },
+    });
+    const plane = createPlane({ store: bare, clock: fixture.clock });
+    const refused = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'left' }));
+    expect(refused).toMatchObject({ code: 'STORE_MISCONFIGURED', details: { capability: 'deleteTenant' } });
+    expect(refused.message).toMatch(/cannot delete tenants/);
+    expect(await fixture.plane.tenants()).toEqual(['acme']);
   });
 });
