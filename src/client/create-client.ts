@@ -86,6 +86,7 @@ interface HaltView {
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
+  readonly reachesRunning?: boolean;
 }
 
 /**
@@ -197,8 +198,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     updatePlaneCeiling: async (patch) => (await value<{ ceiling: PlaneCeiling }>('PATCH', '/v1/plane/ceiling', patch)).ceiling,
     planeStatus: () => value<PlaneStatus>('GET', '/v1/plane'),
     halt: (input) => {
-      const { tenant, scope, reason, atMs, newTenant } = requestBody(input);
-      return value('POST', `${tenantPath(tenant, '/halts')}${newTenantQuery(newTenant)}`, { scope: scopeKey(scope), reason, atMs });
+      const { tenant, scope, reason, atMs, newTenant, reachesRunning } = requestBody(input);
+      return value('POST', `${tenantPath(tenant, '/halts')}${newTenantQuery(newTenant)}`, { scope: scopeKey(scope), reason, atMs, reachesRunning });
     },
     lift: (input) => {
       const { tenant, scope, atMs } = requestBody(input);
@@ -209,7 +210,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       return reply.halts.map((view) => {
         const scope = parseHaltScope(view.scope);
         if (scope === null) throw new QuotaError('INTERNAL', `the quotaplane server listed a halt with an unreadable scope ${JSON.stringify(view.scope)}`);
-        return { scope, reason: view.reason, by: view.by, atMs: view.atMs };
+        const halt: Halt = { scope, reason: view.reason, by: view.by, atMs: view.atMs };
+        return view.reachesRunning === true && scope.kind !== 'subject' ? { ...halt, reachesRunning: true } : halt;
       });
     },
     sweep: (input = {}) => {

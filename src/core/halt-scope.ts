@@ -21,6 +21,21 @@ export interface Halt {
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
+  /**
+   * `true` when a tenant, agent or revision halt was thrown to reach running work too: the running
+   * runs it covers answer `Withheld` at their next heartbeat, dispatch or resume, as under a subject
+   * halt (docs/design/rules.md#c44). Absent or `false`: it stops new admissions only. A subject halt
+   * always reaches running work, whatever this says (docs/design/rules.md#l47).
+   */
+  readonly reachesRunning?: boolean | undefined;
+}
+
+/**
+ * Whether `halt` reaches running work (docs/design/rules.md#l46, #l47, #c44): a subject halt always
+ * does; any other only when it was thrown with `reachesRunning: true`.
+ */
+export function haltReachesRunning(halt: Halt): boolean {
+  return halt.scope.kind === 'subject' || halt.reachesRunning === true;
 }
 
 /** The agent identity a run is governed by: its name and the digest of its revision. */

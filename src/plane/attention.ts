@@ -54,7 +54,7 @@ const READERS: Record<AttentionKind, KindReader> = {
     if (rows.length === 0) return [];
     const halts = await storeCall('halts', () => handle.halts());
     return rows.map((run) => {
-      const refusal = withheldBy(tenant, halts, run.chain);
+      const refusal = withheldBy(tenant, halts, { agent: run.agent ?? undefined, chain: run.chain ?? undefined });
       const halt = refusal === null ? null : withheldScopeKey(refusal);
       return {
         kind: 'run.withheld',
@@ -66,8 +66,10 @@ const READERS: Record<AttentionKind, KindReader> = {
         ageMs: age(atMs, run.statusSinceMs),
         summary:
           refusal === null
-            ? `run '${run.run}' of tenant '${tenant}' was withheld by a subject halt that has since been lifted`
-            : `run '${run.run}' of tenant '${tenant}' is withheld: authority of '${refusal.subject}' was withdrawn (${refusal.reason})`,
+            ? `run '${run.run}' of tenant '${tenant}' was withheld by a halt that has since been lifted`
+            : refusal.subject !== undefined
+              ? `run '${run.run}' of tenant '${tenant}' is withheld: authority of '${refusal.subject}' was withdrawn (${refusal.reason})`
+              : `run '${run.run}' of tenant '${tenant}' is withheld by the halt on ${halt ?? 'its scope'} (${refusal.reason})`,
         remedy: withheldRemedy(tenant, run.run, halt),
       };
     });

@@ -219,8 +219,9 @@ export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal | With
 export type DispatchResult = { readonly ok: true } | Refused<DispatchRefusal>;
 
 /**
- * What a halt reaches (docs/design/rules.md#l46, #l47): tenant, agent and revision halts stop
- * admission only; a subject halt also reaches running work, which answers `Withheld` and pauses.
+ * What a halt reaches (docs/design/rules.md#l46, #l47, #c44): tenant, agent and revision halts stop
+ * admission only unless thrown with `reachesRunning: true`; a subject halt always also reaches
+ * running work, which answers `Withheld` and pauses.
  */
 export type HaltReach = 'admission' | 'admission and running work';
 
@@ -237,6 +238,12 @@ export interface HaltInput {
   readonly atMs?: number | undefined;
   /** `true` when `tenant` is meant as a new tenant: without it, a tenant that does not exist is refused (rules.md#l95). */
   readonly newTenant?: boolean | undefined;
+  /**
+   * `true` to reach running work too (docs/design/rules.md#c44): the running runs the halt covers
+   * answer `Withheld` at their next heartbeat, dispatch or resume, and pause. Default `false`: new
+   * admissions only. A subject halt reaches running work either way.
+   */
+  readonly reachesRunning?: boolean | undefined;
 }
 
 /**
@@ -252,13 +259,20 @@ export interface QuotaChangeOptions {
   readonly newTenant?: boolean | undefined;
 }
 
-/** Answer of `halt`: the standing halt as written (`scope` as its key string) and what it reaches. */
+/**
+ * Answer of `halt`: the standing halt as written (`scope` as its key string), what it reaches, and
+ * `running`, how many runs in its scope were running once it stood (docs/design/rules.md#c45):
+ * when `reachesRunning`, those the halt reaches (each answers `Withheld` at its next step);
+ * otherwise those that continue.
+ */
 export interface HaltResult {
   readonly scope: string;
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
   readonly reach: HaltReach;
+  readonly reachesRunning: boolean;
+  readonly running: number;
 }
 
 /**

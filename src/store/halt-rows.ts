@@ -8,6 +8,8 @@ export interface HaltRow {
   readonly by_actor: string;
   readonly by_basis: string;
   readonly at_ms: number | string | bigint;
+  /** Whether it reaches running work (0/1 in SQLite, a boolean in PostgreSQL; absent: no). */
+  readonly reaches_running?: number | boolean | null | undefined;
 }
 
 /**
@@ -33,12 +35,22 @@ export function decodeHaltRow(tenant: string, row: HaltRow): Halt {
       { details: { tenant, scope: row.scope } },
     );
   }
-  return { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+  const halt: Halt = { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+  return reachesRunningOf(row) ? { ...halt, reachesRunning: true } : halt;
+}
+
+/** Whether a stored row says its halt reaches running work (docs/design/rules.md#c44). */
+export function reachesRunningOf(row: { readonly reaches_running?: number | boolean | null | undefined }): boolean {
+  return row.reaches_running === true || row.reaches_running === 1;
 }
 
 /** True when two halts are the same throw: scope, reason, operator actor and basis, and instant (docs/design/rules.md#c28–#c30). */
 export function sameHalt(a: Halt, b: Halt): boolean {
   return (
-    a.reason === b.reason && a.by.actor === b.by.actor && a.by.basis === b.by.basis && a.atMs === b.atMs
+    a.reason === b.reason &&
+    a.by.actor === b.by.actor &&
+    a.by.basis === b.by.basis &&
+    a.atMs === b.atMs &&
+    (a.reachesRunning === true) === (b.reachesRunning === true)
   );
 }

@@ -105,6 +105,7 @@ export function requireHalt(field: string, value: unknown): Halt {
     reason: record.reason,
     by: parseOperator(record.by, `${field}.by`),
     atMs: requireInstantMs(`${field}.atMs`, record.atMs),
+    ...(record.reachesRunning !== undefined && requireBoolean(`${field}.reachesRunning`, record.reachesRunning) ? { reachesRunning: true } : {}),
   };
 }
 

@@ -15,6 +15,17 @@ interface HaltFlags extends TargetFlags {
   readonly tenant: string;
   readonly reason: string;
   readonly newTenant: boolean;
+  readonly reachesRunning: boolean;
+}
+
+/**
+ * The confirmation's line about running work (docs/design/rules.md#c45): how many running runs the
+ * halt reaches, or how many run on in its scope.
+ */
+export function runningReachText(running: number, reachesRunning: boolean): string {
+  const runs = `${running} running run${running === 1 ? '' : 's'}`;
+  if (reachesRunning) return `reaches ${runs}: each answers Withheld at its next heartbeat, dispatch or resume, and pauses`;
+  return `${runs} in scope continue${running === 1 ? 's' : ''}: this halt stops new admissions only`;
 }
 
 /** Registers `quotaplane halt <scope> --tenant T --reason R`. */
@@ -24,8 +35,11 @@ export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExit
     .description(
       'Throw (or re-throw, replacing) a halt on one of the scopes\n' +
         `  ${HALT_SCOPE_FORMS.join('\n  ')}\n` +
-        'Tenant, agent and revision halts stop admission; a subject halt also withholds\n' +
-        'running work whose delegation chain holds the principal. The audit row is\n' +
+        'Tenant, agent and revision halts stop admission; with --reaches-running they also\n' +
+        'withhold the running runs they cover (their next heartbeat, dispatch or resume\n' +
+        'answers Withheld, and they pause). A subject halt always withholds running work\n' +
+        'whose delegation chain holds the principal. The answer counts the runs in the\n' +
+        'scope running once the halt stands. The audit row is\n' +
         'written before the halt stands. A tenant with no quota and no history is\n' +
         'refused (exit 1, naming the nearest known tenant) unless --new-tenant says it is new.',
     )
@@ -33,14 +47,22 @@ export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExit
     .requiredOption('--tenant <tenant>', 'the tenant', tenantName)
     .requiredOption('--reason <text>', 'why; shown in every refusal the halt causes')
     .addOption(newTenantOption())
+    .option('--reaches-running', 'also withhold the running runs the halt covers (default: new admissions only)', false)
     .action(async (scope: string, flags: HaltFlags) => {
       const key = cliScope(scope);
       const result = await withTarget(flags, 'writes', (target) =>
-        target.halt({ tenant: flags.tenant, scope: key, reason: flags.reason, newTenant: flags.newTenant }),
+        target.halt({
+          tenant: flags.tenant,
+          scope: key,
+          reason: flags.reason,
+          newTenant: flags.newTenant,
+          ...(flags.reachesRunning ? { reachesRunning: true } : {}),
+        }),
       );
       writeAnswer(io, flags.json, { tenant: flags.tenant, ...result }, () =>
         `halted ${result.scope} of tenant '${flags.tenant}' (reaches ${result.reach}): ${result.reason}\n` +
-        `by ${operatorText(result.by)} at ${instant(result.atMs)}\n`,
+        `by ${operatorText(result.by)} at ${instant(result.atMs)}\n` +
+        `${runningReachText(result.running, result.reachesRunning)}\n`,
       );
       setExitStatus(EXIT.OK);
     });

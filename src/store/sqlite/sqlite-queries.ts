@@ -152,16 +152,17 @@ export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch,
 // ── halts ───────────────────────────────────────────────────────────────────
 
 /** Every standing halt in one read, bytewise by scope key (BINARY collation; docs/design/rules.md#c23). */
-export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM quota_halted
   WHERE tenant = @tenant ORDER BY scope`;
 /** The halt row of one scope, for the compare-and-delete of liftHaltIf (docs/design/rules.md#c28–#c30). */
-export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM quota_halted
   WHERE tenant = @tenant AND scope = @scope`;
 /** A re-throw replaces the row, never appends (docs/design/rules.md#c22). */
-export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms)
-  VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs)
+export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms, reaches_running)
+  VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs, @reachesRunning)
   ON CONFLICT (tenant, scope) DO UPDATE SET
-    reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`;
+    reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms,
+    reaches_running = excluded.reaches_running`;
 /** Deletes one scope; other scopes stand (docs/design/rules.md#c24–#c26). */
 export const DELETE_HALT = 'DELETE FROM quota_halted WHERE tenant = @tenant AND scope = @scope';
 

@@ -7,6 +7,7 @@ import { conditionalLift, haltsPerScope } from './halts.js';
 import { tenantIsolation } from './isolation.js';
 import { appliedInstants } from './applied-instants.js';
 import { leaseRenewal, subjectHaltsReachRunningWork } from './leases.js';
+import { haltsReachRunningWork } from './halts-reach.js';
 import { operatorActs, operatorListings } from './operator.js';
 import { resumePasses, settlePasses } from './passes.js';
 import { lifecycleRaces, rateRace, slotRace, spendRace } from './races.js';
@@ -79,6 +80,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   leaseRenewal,
   appliedInstants,
   subjectHaltsReachRunningWork,
+  haltsReachRunningWork,
   sweepLapsedLeases,
   operatorListings,
   operatorActs,
