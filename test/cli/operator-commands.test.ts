@@ -160,7 +160,10 @@ async function everyVerb(server: Served): Promise<void> {
   expect(updateRow).toMatchObject({ action: 'quota.update', detail: { old: { maxConcurrentRuns: 3 }, new: { maxConcurrentRuns: 2, maxTokensPerPeriod: 1000000 }, patch: { rateCeilings: { 'tool://payments/refund': null } } } });
 
   const halt = await bothWays(server, ['halt', 'subject:svc-billing', '--tenant', 'acme', '--reason', 'credential leaked'], 'ops-alice');
-  expect(halt.store).toMatchObject({ status: 0, body: { tenant: 'acme', scope: 'subject:svc-billing', reach: 'admission and running work', by: { actor: 'ops-alice', basis: 'asserted' } } });
+  expect(halt.store).toMatchObject({
+    status: 0,
+    body: { tenant: 'acme', scope: 'subject:svc-billing', reach: 'admission and running work', reachesRunning: true, running: 2, by: { actor: 'ops-alice', basis: 'asserted' } },
+  });
   // Through a server the operator is the key's name, authenticated.
   expect(halt.served.body.by).toEqual({ actor: 'ops-alice', basis: 'authenticated' });
   const halts = await bothWays(server, ['halts']);
@@ -373,6 +376,19 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect(text.status).toBe(1);
     expect(text.stdout).toMatch(/^run\.stranded {2}acme {2}run-a pass 1 {2}for /m);
     expect(text.stdout).toContain('    quotaplane release run-a --tenant acme');
+  });
+
+  it('C45 halt --reaches-running says how many running runs it reaches; without it, how many continue (text and --json)', async () => {
+    const reaching = await runCli(['halt', 'tenant', '--tenant', 'acme', '--reason', 'incident 7', '--reaches-running', '--actor', 'ops-alice', '--store', url]);
+    expect(reaching.status).toBe(0);
+    expect(reaching.stdout).toContain('(reaches admission and running work)');
+    expect(reaching.stdout).toContain('reaches 2 running runs: each answers Withheld at its next heartbeat, dispatch or resume, and pauses');
+    const quiet = await json(['halt', 'tenant', '--tenant', 'globex', '--reason', 'new work only', '--actor', 'ops-alice']);
+    expect(quiet.body).toMatchObject({ tenant: 'globex', scope: 'tenant', reach: 'admission', reachesRunning: false, running: 1 });
+    const text = await runCli(['halt', 'agent:nobody', '--tenant', 'globex', '--reason', 'x', '--actor', 'ops-alice', '--store', url]);
+    expect(text.stdout).toContain('0 running runs in scope continue: this halt stops new admissions only');
+    const listed = await json(['halts', '--tenant', 'acme']);
+    expect(listed.body.halts).toEqual([expect.objectContaining({ scope: 'tenant', reachesRunning: true })]);
   });
 
   it('refuses usage mistakes with 2 before touching the store, and an unreachable store with 4', async () => {

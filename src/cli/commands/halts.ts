@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 
-import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
+import { describeHaltScope, haltReachesRunning, haltScopeKey } from '../../core/halt-scope.js';
 import type { LiftedHalt } from '../../plane/lifted-halts.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
@@ -21,7 +21,8 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
   operatorCommand(program, 'halts', io, 'reads')
     .summary('list standing halts, or with --lifted the recorded lifts (newest first)')
     .description(
-      'List the standing halts of one tenant or of every tenant: scope, what it covers, reason, who\n' +
+      'List the standing halts of one tenant or of every tenant: scope, what it covers, what it\n' +
+        'reaches (admission, or admission and running work), reason, who\n' +
         'threw it and when. With --lifted, list the lifts recorded in the audit log instead, newest\n' +
         'first: who lifted which halt and when, and who had thrown it.',
     )
@@ -63,7 +64,15 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
         const standing = [];
         for (const tenant of tenants) {
           for (const halt of await target.halts(tenant)) {
-            standing.push({ tenant, scope: haltScopeKey(halt.scope), covers: describeHaltScope(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs });
+            standing.push({
+              tenant,
+              scope: haltScopeKey(halt.scope),
+              covers: describeHaltScope(halt.scope),
+              reachesRunning: haltReachesRunning(halt),
+              reason: halt.reason,
+              by: halt.by,
+              atMs: halt.atMs,
+            });
           }
         }
         const shown = standing.slice(0, flags.limit);
@@ -72,8 +81,16 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
           shown.length === 0
             ? 'no halt stands\n'
             : renderTable(
-                ['TENANT', 'SCOPE', 'COVERS', 'REASON', 'BY', 'SINCE'],
-                shown.map((row) => [row.tenant, row.scope, row.covers, row.reason, operatorText(row.by), instant(row.atMs)]),
+                ['TENANT', 'SCOPE', 'COVERS', 'REACHES', 'REASON', 'BY', 'SINCE'],
+                shown.map((row) => [
+                  row.tenant,
+                  row.scope,
+                  row.covers,
+                  row.reachesRunning ? 'admission and running work' : 'admission',
+                  row.reason,
+                  operatorText(row.by),
+                  instant(row.atMs),
+                ]),
               ),
         );
         return cut;
