@@ -1,5 +1,5 @@
 import type { BudgetField, SpendUnit } from './budget.js';
-import { describeHaltScope, parseHaltScope } from './halt-scope.js';
+import { describeHaltScope, parseAnyHaltScope } from './halt-scope.js';
 import type { Operator } from './operator.js';
 import { describeRateCeiling, MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 
@@ -179,7 +179,7 @@ export function refusalMessage(refusal: Refusal): string {
         `(a run under a ${refusal.unit} ceiling declares both its total and its per-call bound)`
       );
     case 'Halted': {
-      const scope = parseHaltScope(refusal.scope);
+      const scope = parseAnyHaltScope(refusal.scope);
       const what = scope === null ? refusal.scope : describeHaltScope(scope);
       return `${what} is halted by an operator (tenant '${refusal.tenant}'): ${refusal.reason}`;
     }
@@ -205,7 +205,7 @@ export function refusalMessage(refusal: Refusal): string {
 // What a Withheld refusal says was stopped: a subject's authority, or the work of a halted scope.
 function withheldWhat(refusal: WithheldRefusal): string {
   if (refusal.subject !== undefined) return `authority of '${refusal.subject}' was withdrawn`;
-  const scope = refusal.scope === undefined ? null : parseHaltScope(refusal.scope);
+  const scope = refusal.scope === undefined ? null : parseAnyHaltScope(refusal.scope);
   return `running work of ${scope === null ? (refusal.scope ?? 'a halted scope') : describeHaltScope(scope)} was halted`;
 }
 

@@ -55,6 +55,16 @@ export function postgresQueries(s: string) {
     sharePlaneCeiling: `SELECT pg_advisory_xact_lock_shared(hashtextextended('${s}.quota-plane-ceiling', 3))`,
     upsertPlane: `INSERT INTO ${s}.quota_plane (id, ceiling_json) VALUES (1, $1::jsonb)
       ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`,
+    /** The plane-wide halt (docs/design/rules.md#c49), at most one row. */
+    selectPlaneHalt: `SELECT reason, by_actor, by_basis, at_ms, reaches_running FROM ${s}.quota_plane_halt WHERE id = 1`,
+    /** Throws or re-throws the plane-wide halt; run after lockPlaneCeiling (docs/design/rules.md#c52). */
+    upsertPlaneHalt: `INSERT INTO ${s}.quota_plane_halt (id, reason, by_actor, by_basis, at_ms, reaches_running)
+      VALUES (1, $1, $2, $3, $4, $5)
+      ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis,
+        at_ms = excluded.at_ms, reaches_running = excluded.reaches_running`,
+    /** Removes the plane-wide halt only if it is still the one read; run after lockPlaneCeiling. */
+    deletePlaneHaltIfSame: `DELETE FROM ${s}.quota_plane_halt
+      WHERE id = 1 AND reason = $1 AND by_actor = $2 AND by_basis = $3 AND at_ms = $4 AND reaches_running = $5`,
 
     // ── settled totals and holds ────────────────────────────────────────────
     selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,

@@ -126,6 +126,16 @@ export const SELECT_PLANE_CEILING = 'SELECT ceiling_json FROM quota_plane WHERE 
 export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) VALUES (1, @ceilingJson)
   ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`;
 
+/** The plane-wide halt (docs/design/rules.md#c49), at most one row. */
+export const SELECT_PLANE_HALT = 'SELECT reason, by_actor, by_basis, at_ms, reaches_running FROM quota_plane_halt WHERE id = 1';
+/** Throws or re-throws the plane-wide halt, replacing the row. */
+export const UPSERT_PLANE_HALT = `INSERT INTO quota_plane_halt (id, reason, by_actor, by_basis, at_ms, reaches_running)
+  VALUES (1, @reason, @actor, @basis, @atMs, @reachesRunning)
+  ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis,
+    at_ms = excluded.at_ms, reaches_running = excluded.reaches_running`;
+/** Lifts the plane-wide halt. */
+export const DELETE_PLANE_HALT = 'DELETE FROM quota_plane_halt WHERE id = 1';
+
 // ── receipts ────────────────────────────────────────────────────────────────
 
 /**
