@@ -276,6 +276,28 @@ export interface HaltResult {
 }
 
 /**
+ * Throwing the plane-wide halt over every tenant of the store (docs/design/rules.md#c49–#c51):
+ * `reason` is required and not blank; `by` is the operator; `atMs` defaults to the plane clock;
+ * `reachesRunning: true` withholds the running runs of every tenant too (default: new admissions
+ * only).
+ */
+export interface PlaneHaltInput {
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
+  readonly reachesRunning?: boolean | undefined;
+}
+
+/** Answer of `haltPlane`: as `halt` answers (`scope: 'plane'`), `running` counted over every tenant. */
+export type PlaneHaltResult = HaltResult;
+
+/** Lifting the plane-wide halt: `by` is the operator who lifts it; `atMs` defaults to the plane clock. */
+export interface PlaneLiftInput {
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
+}
+
+/**
  * Lifting a halt (docs/design/rules.md#c28–#c30): `by` is the operator who lifts it; `atMs`
  * defaults to the plane clock.
  */
@@ -370,6 +392,16 @@ export interface PlaneStatus {
   readonly running: number | null;
   readonly limit: number | null;
   readonly agents: readonly { readonly agent: string; readonly running: number; readonly limit: number | null }[];
+  /** The standing plane-wide halt (docs/design/rules.md#c49, #c51), or `null`. */
+  readonly halt: PlaneHaltView | null;
+}
+
+/** The plane-wide halt as `planeStatus` and `halts` show it: why, who threw it, when, and what it reaches. */
+export interface PlaneHaltView {
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs: number;
+  readonly reachesRunning: boolean;
 }
 
 /**
@@ -479,6 +511,17 @@ export interface Plane {
   lift(input: LiftInput): Promise<LiftResult>;
   /** Every standing halt of the tenant, bytewise by scope key (docs/design/rules.md#c23). */
   halts(tenant: string): Promise<Halt[]>;
+  /**
+   * Throws (or re-throws, replacing) the plane-wide halt over every tenant of the store
+   * (docs/design/rules.md#c49–#c51), audited as `plane.halt` on the `quotaplane:plane` chain in the
+   * store's one transaction. Answers what it reaches and how many runs of every tenant were running.
+   * Throws `STORE_MISCONFIGURED` on a store that keeps no plane-wide halt.
+   */
+  haltPlane(input: PlaneHaltInput): Promise<PlaneHaltResult>;
+  /** Lifts the plane-wide halt (audited as `plane.lift`), removed only if it is still the halt read. */
+  liftPlaneHalt(input: PlaneLiftInput): Promise<LiftResult>;
+  /** The standing plane-wide halt (`scope: { kind: 'plane' }`), or `null`. */
+  planeHalt(): Promise<Halt | null>;
   /**
    * Sweeps lapsed leases (docs/design/rules.md#l49–#l55) of one tenant or every tenant: each run
    * holding a slot or running, with no live pass at `atMs`, gets its slot released and, when

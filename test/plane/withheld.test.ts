@@ -158,6 +158,42 @@ describe.each(BACKENDS)('a subject halt reaches running work on $name (docs/desi
     });
   });
 
+  it('C49 C50 C51 C45 the plane-wide halt refuses admissions in two tenants, counts their running runs, withholds them when it reaches running work, is audited on quotaplane:plane, and lifts', async () => {
+    fixture = await backendPlane();
+    const { plane, clock, handle } = fixture;
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-a' }));
+    admitted(await plane.admit({ tenant: 'globex', run: 'run-g' }));
+    const quiet = await plane.haltPlane({ reason: 'provider outage', by: BOB });
+    expect(quiet).toEqual({ scope: 'plane', reason: 'provider outage', by: BOB, atMs: T0, reach: 'admission', reachesRunning: false, running: 2 });
+    for (const tenant of ['acme', 'globex']) {
+      expect(await plane.admit({ tenant, run: `new-${tenant}` })).toMatchObject({ ok: false, refusal: { code: 'Halted', tenant, scope: 'plane', reason: 'provider outage' } });
+    }
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: 1 })).toMatchObject({ ok: true });
+    expect((await plane.planeStatus()).halt).toEqual({ reason: 'provider outage', by: BOB, atMs: T0, reachesRunning: false });
+    expect(await plane.halts('acme')).toEqual([]);
+
+    clock.advance(1000);
+    const reaching = await plane.haltPlane({ reason: 'stop everything', by: BOB, reachesRunning: true });
+    expect(reaching).toMatchObject({ reach: 'admission and running work', reachesRunning: true, running: 2 });
+    expect(await plane.heartbeat({ tenant: 'globex', run: 'run-g', epoch: 1 })).toMatchObject({
+      ok: false,
+      refusal: { code: 'Withheld', tenant: 'globex', scope: 'plane', reason: 'stop everything' },
+    });
+    const audit = await handle('quotaplane:plane').auditLog({ limit: 10 });
+    expect(audit.map((row) => [row.action, row.subject, row.detail])).toEqual([
+      ['plane.halt', 'plane', { reason: 'stop everything', reachesRunning: true, replaced: { reason: 'provider outage', thrownBy: 'ops-bob', thrownBasis: 'authenticated', thrownAtMs: T0 } }],
+      ['plane.halt', 'plane', { reason: 'provider outage', replaced: null }],
+    ]);
+
+    clock.advance(1000);
+    expect(await plane.liftPlaneHalt({ by: ALICE })).toEqual({ wasStanding: true, removed: true });
+    expect(await plane.liftPlaneHalt({ by: ALICE })).toEqual({ wasStanding: false, removed: false });
+    expect((await handle('quotaplane:plane').auditLog({ limit: 1 }))[0]).toMatchObject({ action: 'plane.lift', by: ALICE, detail: { reason: 'stop everything', reachesRunning: true } });
+    expect(await plane.planeHalt()).toBeNull();
+    admitted(await plane.admit({ tenant: 'acme', run: 'after-lift' }));
+    expect(await plane.heartbeat({ tenant: 'globex', run: 'run-g', epoch: 1 })).toMatchObject({ ok: true });
+  });
+
   it('a stale epoch is told that a newer pass exists', async () => {
     fixture = await backendPlane();
     const { plane } = fixture;
