@@ -40,6 +40,8 @@ describe('service routes', () => {
         '/v1/keys/{id}/revoke',
         '/v1/plane',
         '/v1/plane/ceiling',
+        '/v1/plane/halt',
+        '/v1/plane/halt/lift',
         '/v1/runs',
         '/v1/runs/{run}/dispatches',
         '/v1/runs/{run}/heartbeat',

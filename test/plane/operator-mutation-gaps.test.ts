@@ -122,7 +122,7 @@ describe('attention on withheld runs', () => {
         halt: null,
         sinceMs: T0 + 1000,
         ageMs: 0,
-        summary: "run 'run-w' of tenant 'acme' was withheld by a subject halt that has since been lifted",
+        summary: "run 'run-w' of tenant 'acme' was withheld by a halt that has since been lifted",
         remedy: {
           text: 'the subject halt was lifted: resume the run, or release it to abandon it',
           cli: ['quotaplane release run-w --tenant acme'],
