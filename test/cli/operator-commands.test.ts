@@ -420,6 +420,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
     const withTenant = await runCli(['halt', 'plane', '--tenant', 'acme', '--reason', 'x', '--actor', 'a', '--store', url]);
     expect(withTenant.status).toBe(2);
     expect(withTenant.stderr).toContain("the scope 'plane' halts every tenant of the store; leave out --tenant");
+    expect((await runCli(['halt', 'plane', '--new-tenant', '--reason', 'x', '--actor', 'a', '--store', url])).status).toBe(2);
     const noTenant = await runCli(['halt', 'tenant', '--reason', 'x', '--actor', 'a', '--store', url]);
     expect(noTenant.status).toBe(2);
     expect(noTenant.stderr).toContain("required option '--tenant <tenant>' not specified");

@@ -124,7 +124,7 @@ describe('attention on withheld runs', () => {
         ageMs: 0,
         summary: "run 'run-w' of tenant 'acme' was withheld by a halt that has since been lifted",
         remedy: {
-          text: 'the subject halt was lifted: resume the run, or release it to abandon it',
+          text: 'the halt was lifted: resume the run, or release it to abandon it',
           cli: ['quotaplane release run-w --tenant acme'],
           http: ['POST /v1/runs/run-w/resume {"tenant":"acme"}', 'POST /v1/tenants/acme/runs/run-w/release'],
         },

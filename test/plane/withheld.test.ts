@@ -179,6 +179,9 @@ describe.each(BACKENDS)('a subject halt reaches running work on $name (docs/desi
       ok: false,
       refusal: { code: 'Withheld', tenant: 'globex', scope: 'plane', reason: 'stop everything' },
     });
+    expect((await plane.attention({ tenant: 'globex' })).conditions).toEqual([
+      expect.objectContaining({ kind: 'run.withheld', run: 'run-g', halt: 'plane', remedy: expect.objectContaining({ cli: ['quotaplane lift plane', 'quotaplane release run-g --tenant globex'] }) }),
+    ]);
     const audit = await handle('quotaplane:plane').auditLog({ limit: 10 });
     expect(audit.map((row) => [row.action, row.subject, row.detail])).toEqual([
       ['plane.halt', 'plane', { reason: 'stop everything', reachesRunning: true, replaced: { reason: 'provider outage', thrownBy: 'ops-bob', thrownBasis: 'authenticated', thrownAtMs: T0 } }],

@@ -7,6 +7,7 @@ import type { CliIo } from '../io.js';
 import { instant } from '../../core/instant.js';
 import { operatorText, writeAnswer } from '../operator/format.js';
 import { cliHaltTenant } from '../operator/scope-argument.js';
+import { UsageError } from '../usage-error.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName } from '../options.js';
 import { newTenantOption } from '../operator/new-tenant.js';
@@ -52,6 +53,7 @@ export function registerHalt(program: Command, io: CliIo, setExitStatus: SetExit
     .option('--reaches-running', 'also withhold the running runs the halt covers (default: new admissions only)', false)
     .action(async (scope: string, flags: HaltFlags) => {
       const tenant = cliHaltTenant(scope, flags.tenant);
+      if (tenant === null && flags.newTenant) throw new UsageError("the scope 'plane' names no tenant, so --new-tenant has nothing to create; leave it out");
       const reach = flags.reachesRunning ? { reachesRunning: true } : {};
       const result = await withTarget(flags, 'writes', (target) =>
         tenant === null
