@@ -5,6 +5,7 @@ import { isQuotaError } from '../core/errors.js';
 import { outputFor, reflowDescriptions } from './command-output.js';
 import { registerAttention } from './commands/attention.js';
 import { registerAudit } from './commands/audit.js';
+import { registerDeleteTenant } from './commands/delete-tenant.js';
 import { registerHalt } from './commands/halt.js';
 import { registerHalts } from './commands/halts.js';
 import { registerKeys } from './commands/keys.js';
@@ -66,6 +67,7 @@ export async function main(argv: readonly string[], given: CliIo): Promise<numbe
   registerRuns(program, io, setStatus);
   registerReservations(program, io, setStatus);
   registerRelease(program, io, setStatus);
+  registerDeleteTenant(program, io, setStatus);
   registerSettle(program, io, setStatus);
   registerAttention(program, io, setStatus);
   registerQuota(program, io, setStatus);

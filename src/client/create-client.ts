@@ -7,7 +7,7 @@ import type { TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
-import type { AuditLogPage, AuditVerification, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
+import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type {
   AdmitResult,
   DispatchResult,
@@ -74,6 +74,8 @@ export interface QuotaplaneClient extends Plane {
   haltPlane(input: ClientPlaneHaltInput): Promise<PlaneHaltResult>;
   /** `Plane.liftPlaneHalt` over HTTP; `by` as in {@link QuotaplaneClient.halt}. */
   liftPlaneHalt(input?: ClientPlaneLiftInput): Promise<LiftResult>;
+  /** `Plane.deleteTenant` over HTTP (an operator key of every tenant); `by` as in {@link QuotaplaneClient.halt}. */
+  deleteTenant(input: ClientDeleteTenantInput): Promise<DeleteTenantAnswer>;
   /**
    * The server's API keys (`/v1/keys`, operator keys only; docs/guides/operating.md#api-keys),
    * audited under the key's name.
@@ -104,6 +106,9 @@ export type ClientHaltInput = Omit<HaltInput, 'by'> & { readonly by?: HaltInput[
 
 /** {@link LiftInput} without the operator: the server records the key's name. */
 export type ClientLiftInput = Omit<LiftInput, 'by'> & { readonly by?: LiftInput['by'] };
+
+/** {@link DeleteTenantInput} without the operator: the server records the key's name. */
+export type ClientDeleteTenantInput = Omit<DeleteTenantInput, 'by'> & { readonly by?: DeleteTenantInput['by'] };
 
 interface HaltView {
   readonly scope: string;
@@ -269,6 +274,10 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     release: (input) => {
       const { tenant, run, atMs } = requestBody(input);
       return value('POST', tenantRunPath(tenant, run, '/release'), { atMs });
+    },
+    deleteTenant: (input) => {
+      const { tenant, reason, atMs } = requestBody(input);
+      return value('POST', tenantPath(tenant, '/delete'), { reason, atMs });
     },
     verifyAudit: async (input = {}) => {
       const { tenant } = requestBody(input);

@@ -12,6 +12,7 @@
  * - `run.release`, `run.settle`: an operator's release or settle of a run.
  * - `key.create`, `key.revoke`: an API key made or revoked (chain `quotaplane:keys`).
  * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
+ * - `tenant.delete`: the tenant deleted, every record of it but this chain removed.
  */
 export const AUDIT_ACTIONS = Object.freeze([
   'halt',
@@ -28,6 +29,7 @@ export const AUDIT_ACTIONS = Object.freeze([
   'key.revoke',
   'run.prune',
   'rate.prune',
+  'tenant.delete',
 ] as const);
 
 /** One of {@link AUDIT_ACTIONS}. */

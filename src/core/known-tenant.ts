@@ -19,7 +19,9 @@ import { QuotaError } from './errors.js';
  * - `waiter`: an admission waiting for a slot;
  * - `spend`: a billing period's settled or held figures;
  * - `halt`: a standing halt;
- * - `audit`: a row of its audit chain (a lifted halt, a prune, a key created or revoked…);
+ * - `audit`: its audit chain (a lifted halt, a prune, a key created or revoked…), unless the
+ *   chain's newest row is the tenant's deletion (`tenant.delete`, rules.md#l95-6): a deleted
+ *   tenant keeps its chain but exists again only once something of it is written;
  * - `key`: an API key of that one tenant, revoked or not (not a key of every tenant, `*`).
  */
 export const TENANT_RECORDS = Object.freeze(['quota', 'run', 'slot', 'waiter', 'spend', 'halt', 'audit', 'key'] as const);
@@ -42,11 +44,11 @@ export function isKnownTenant(records: TenantRecords): boolean {
  * What an operator's write would have done to a tenant that does not exist:
  * - `halt`, `quota` (a set or a change) and `key` (an API key created for it) would create it,
  *   and do when the caller says the tenant is new;
- * - `lift` and `release` can only end what exists, so there is nothing to say new.
+ * - `lift`, `release` and `delete` can only end what exists, so there is nothing to say new.
  */
-export type TenantAct = 'halt' | 'quota' | 'key' | 'lift' | 'release';
+export type TenantAct = 'halt' | 'quota' | 'key' | 'lift' | 'release' | 'delete';
 
-const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release'];
+const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release', 'delete'];
 
 /** True when `act` creates the tenant it names once its caller says the tenant is new (`halt`, `quota`, `key`). */
 export function actCreatesTenant(act: TenantAct): boolean {
@@ -94,7 +96,7 @@ export const LIBRARY_NEW_TENANT_HINT = 'pass newTenant: true';
  */
 export function unknownTenantMessage(unknown: UnknownTenant, newTenantHint: string, where?: string): string {
   const { tenant, suggestion, act } = unknown;
-  const nothing = act === 'lift' ? ', so it has no halt to lift' : act === 'release' ? ', so it has no run to release' : '';
+  const nothing = act === 'lift' ? ', so it has no halt to lift' : act === 'release' ? ', so it has no run to release' : act === 'delete' ? ', so there is nothing to delete' : '';
   const meant = suggestion === null ? '; no known tenant has a name near it' : `; did you mean '${suggestion}'?`;
   const create = actCreatesTenant(act) ? `${suggestion === null ? ';' : ''} ${newTenantHint} to create '${tenant}'` : '';
   return `tenant '${tenant}' does not exist${where === undefined ? '' : ` in ${where}`}: it has no quota and no history${nothing}${meant}${create}`;

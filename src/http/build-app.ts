@@ -12,7 +12,7 @@ import type { QuotaStore } from '../store/store.js';
 import { keyCoversTenant } from '../store/api-keys.js';
 import { authenticate, authorize } from './auth.js';
 import { registerDashboard, type DashboardOptions } from './dashboard.js';
-import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults } from './errors.js';
+import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults, type SpentOutStatus } from './errors.js';
 import { createServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, requestIdGenerator } from './request-id.js';
 import { problemCodeOf, requestLogLine } from './request-log.js';
@@ -43,6 +43,9 @@ export { DEFAULT_BODY_DRAIN, DEFAULT_BODY_LIMIT_BYTES };
  *   `maxBytes` bytes more and `maxMs` ms, then the answer goes out and the connection is closed.
  *   Default {@link DEFAULT_BODY_DRAIN}: 16 MiB and 10 000 ms.
  * - `retryAfter`: `Retry-After` defaults, seconds (errors.ts `DEFAULT_RETRY_AFTER`: 1 and 2).
+ * - `spentOutStatus`: the status of a `SpentOut` that only the period's end clears, 429 (default)
+ *   or 403, which generic retry logic does not retry (errors.ts `SpentOutStatus`;
+ *   docs/design/rules.md#d13).
  * - `routes`: the route files; default every route of the service (`routes/index.ts`).
  * - `dashboard`: serve the operator dashboard at `/ui/` with these options; default none.
  * - `readiness`: why the service is not ready now (the store is not open yet, the server is
@@ -60,6 +63,7 @@ export interface BuildAppOptions {
   readonly bodyLimitBytes?: number | undefined;
   readonly bodyDrain?: BodyDrainBounds | undefined;
   readonly retryAfter?: Partial<RetryAfterDefaults> | undefined;
+  readonly spentOutStatus?: SpentOutStatus | undefined;
   readonly routes?: readonly RouteModule[] | undefined;
   readonly dashboard?: DashboardOptions | undefined;
   readonly readiness?: (() => string | null) | undefined;
@@ -88,6 +92,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     clock: options.clock ?? systemClock,
     metrics,
     retryAfter,
+    spentOutStatus: options.spentOutStatus ?? 429,
   };
 
   const send = (reply: FastifyReply, { problem, headers }: ProblemReply) =>

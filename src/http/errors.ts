@@ -1,10 +1,10 @@
 import type { FastifyError } from 'fastify';
 
-import { describe, saturatingAdd } from '../core/amounts.js';
+import { describe } from '../core/amounts.js';
 import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
 import { escapeHidden } from '../core/identifiers.js';
 import { unknownTenantDetails, unknownTenantMessage, unknownTenantOf } from '../core/known-tenant.js';
-import { periodEndMs } from '../core/period.js';
+import { spentOutClearing } from '../core/spent-out-clearing.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
 
 /*
@@ -28,7 +28,8 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
 /**
  * The status of each code:
  * - back-pressure refusals `TooManyRuns`, `SpentOut`, `RateLimited`: 429, with `Retry-After`
- *   (except a `SpentOut` whose hold alone exceeds the ceiling: 422, see {@link refusalStatus});
+ *   (except a `SpentOut` whose hold alone exceeds the ceiling: 422, and one only the period's end
+ *   clears: 429 or, when the service is so set, 403; see {@link refusalStatus});
  * - `Halted`: 423 (the operator's stop stands until lifted); `Withheld` too: a subject halt
  *   withdrew the authority the run acts on, and only a lift changes that;
  * - `Unbounded`, `UncountableRate`: 422 (the request is well formed but can never be counted as is);
@@ -143,25 +144,37 @@ export interface RetryAfterDefaults {
 export const DEFAULT_RETRY_AFTER: RetryAfterDefaults = Object.freeze({ backPressureSeconds: 1, unavailableSeconds: 2 });
 
 /**
+ * How the service answers a `SpentOut` that only the period's end clears
+ * (docs/design/rules.md#d13): `429` (the default, as v1 was released) with `Retry-After` until the
+ * period ends, which can be weeks; or `403`, with no `Retry-After`, which generic HTTP retry logic
+ * neither sleeps on nor loops on. Both carry `retryAtMs`, the period's end. A `SpentOut` that held
+ * spend may clear stays 429 with the short `Retry-After`, and one that can never fit stays 422.
+ */
+export type SpentOutStatus = 429 | 403;
+
+/** The statuses {@link SpentOutStatus} may be, as `quotaplane serve --spent-out-status` accepts them. */
+export const SPENT_OUT_STATUSES: readonly SpentOutStatus[] = Object.freeze([429, 403]);
+
+/**
  * Seconds a refused caller should wait, or `null` when waiting does not help (422, 423):
  * - `RateLimited`: until `retryAtMs`, when enough counted dispatches have left every full window;
- * - `SpentOut` whose settled spend alone leaves no room for the request (`settled + requested >
- *   limit`): releasing holds cannot help, only the period's end does, so until `periodEndMs`;
- * - other `SpentOut` and `TooManyRuns`: the short default;
- * - a `SpentOut` whose request alone exceeds the limit (`requested > limit`): none, it never fits.
+ * - `SpentOut` that clears at the period's end (core/spent-out-clearing.ts): until then, unless it
+ *   is answered 403 (`spentOutStatus`), which carries no `Retry-After`;
+ * - other `SpentOut` (held spend may come back) and `TooManyRuns`: the short default;
+ * - a `SpentOut` that never fits: none.
  * `decidedAtMs` is the instant the refusal was decided at (the request's `atMs`, else the server
  * clock). Never less than 1 s, so a caller cannot spin on an answer of 0.
  */
-export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, defaults: RetryAfterDefaults): number | null {
+export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, defaults: RetryAfterDefaults, spentOutStatus: SpentOutStatus = 429): number | null {
   switch (refusal.code) {
     case 'RateLimited':
       return secondsUntil(refusal.retryAtMs, decidedAtMs);
-    case 'SpentOut':
-      if (neverFits(refusal)) return null;
-      if (saturatingAdd(refusal.settled, refusal.requested) > refusal.limit) {
-        return secondsUntil(periodEndMs(refusal.period), decidedAtMs);
-      }
+    case 'SpentOut': {
+      const clearing = spentOutClearing(refusal);
+      if (clearing.when === 'never') return null;
+      if (clearing.when === 'period-end') return spentOutStatus === 403 ? null : secondsUntil(clearing.atMs, decidedAtMs);
       return defaults.backPressureSeconds;
+    }
     case 'TooManyRuns':
       return defaults.backPressureSeconds;
     case 'Halted':
@@ -173,26 +186,22 @@ export function retryAfterSeconds(refusal: Refusal, decidedAtMs: number, default
 }
 
 /**
- * Whether a refusal can never clear by waiting: a `SpentOut` whose `requested` alone exceeds the
- * whole period's `limit` (an empty period could not hold it either).
+ * The status of a refusal: {@link statusOf} its code, except a `SpentOut` that can never fit
+ * (its hold alone exceeds the period's ceiling), which answers 422: retrying can never succeed,
+ * only a smaller budget or a higher ceiling can; and a `SpentOut` that only the period's end
+ * clears, which answers `spentOutStatus` (default 429). The code stays `SpentOut` either way.
  */
-function neverFits(refusal: Refusal): boolean {
-  return refusal.code === 'SpentOut' && refusal.requested > refusal.limit;
-}
-
-/**
- * The status of a refusal: {@link statusOf} its code, except a `SpentOut` whose hold alone exceeds
- * the period's ceiling (`requested > limit`), which answers 422: retrying can never succeed, only a
- * smaller budget or a higher ceiling can (the code stays `SpentOut`).
- */
-export function refusalStatus(refusal: Refusal): number {
-  return neverFits(refusal) ? 422 : statusOf(refusal.code);
+export function refusalStatus(refusal: Refusal, spentOutStatus: SpentOutStatus = 429): number {
+  if (refusal.code !== 'SpentOut') return statusOf(refusal.code);
+  const clearing = spentOutClearing(refusal);
+  if (clearing.when === 'never') return 422;
+  return clearing.when === 'period-end' ? spentOutStatus : statusOf(refusal.code);
 }
 
 // The detail of a never-fitting SpentOut says why waiting is useless and what to change.
 function refusalDetail(refused: Refused): string {
   const { refusal } = refused;
-  if (refusal.code !== 'SpentOut' || !neverFits(refusal)) return refused.message;
+  if (refusal.code !== 'SpentOut' || spentOutClearing(refusal).when !== 'never') return refused.message;
   return (
     `tenant '${refusal.tenant}' cannot reserve ${refusal.requested} ${refusal.unit} in period ${refusal.period}: ` +
     `the run's hold alone exceeds the ${refusal.bound === 'agent' ? `ceiling of agent '${refusal.agent ?? ''}'` : "tenant's ceiling"} of ${refusal.limit} ${refusal.unit}, so it can never fit; ` +
@@ -200,26 +209,38 @@ function refusalDetail(refused: Refused): string {
   );
 }
 
+// A SpentOut that clears at its period's end says when, as RateLimited does: `retryAtMs`.
+function retryMembers(refusal: Refusal): { retryAtMs?: number } {
+  if (refusal.code !== 'SpentOut') return {};
+  const clearing = spentOutClearing(refusal);
+  return clearing.when === 'period-end' ? { retryAtMs: clearing.atMs } : {};
+}
+
 function secondsUntil(atMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
 }
 
-/** The reply for a refusal value: its status, `detail` = the refusal's message, and its fields. */
+/**
+ * The reply for a refusal value: its status, `detail` = the refusal's message, and its fields; a
+ * `SpentOut` that clears at its period's end adds `retryAtMs` (docs/design/rules.md#d13).
+ */
 export function refusalProblem(
   refused: Refused,
   requestId: string,
   decidedAtMs: number,
   defaults: RetryAfterDefaults,
+  spentOutStatus: SpentOutStatus = 429,
 ): ProblemReply {
   const { refusal } = refused;
-  const retryAfter = retryAfterSeconds(refusal, decidedAtMs, defaults);
+  const retryAfter = retryAfterSeconds(refusal, decidedAtMs, defaults, spentOutStatus);
   return {
     problem: {
       type: problemType(refusal.code),
       title: TITLES[refusal.code],
-      status: refusalStatus(refusal),
+      status: refusalStatus(refusal, spentOutStatus),
       detail: refusalDetail(refused),
       ...refusal,
+      ...retryMembers(refusal),
       code: refusal.code,
       requestId,
     },

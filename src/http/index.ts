@@ -3,7 +3,16 @@
 // ready-made server; this is the same app without the process around it.
 export { buildApp, DEFAULT_BODY_LIMIT_BYTES, type BuildAppOptions } from './build-app.js';
 export { API_KEY_PREFIX, generateApiKeySecret, hashApiKey, mintApiKey, type MintedApiKey } from './api-key-secret.js';
-export { DEFAULT_RETRY_AFTER, PROBLEM_CONTENT_TYPE, statusOf, type Problem, type ProblemCode, type RetryAfterDefaults } from './errors.js';
+export {
+  DEFAULT_RETRY_AFTER,
+  PROBLEM_CONTENT_TYPE,
+  SPENT_OUT_STATUSES,
+  statusOf,
+  type Problem,
+  type ProblemCode,
+  type RetryAfterDefaults,
+  type SpentOutStatus,
+} from './errors.js';
 export type { RouteAccess } from './auth.js';
 export type { RouteContext, RouteModule } from './route-context.js';
 export { ROUTES } from './routes/index.js';

@@ -6,7 +6,7 @@ import type { Plane } from '../plane/plane.js';
 import type { ApiKeyStore } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { actingTenant, callerInstant } from './auth.js';
-import { PROBLEM_CONTENT_TYPE, refusalProblem, type RetryAfterDefaults } from './errors.js';
+import { PROBLEM_CONTENT_TYPE, refusalProblem, type RetryAfterDefaults, type SpentOutStatus } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
 
 /** What every route file gets: the plane (metered; its listings too), the store (readiness only), the clock and metrics. */
@@ -18,6 +18,8 @@ export interface RouteContext {
   readonly clock: Clock;
   readonly metrics: ServiceMetrics;
   readonly retryAfter: RetryAfterDefaults;
+  /** The status of a `SpentOut` only the period's end clears (errors.ts `SpentOutStatus`). */
+  readonly spentOutStatus: SpentOutStatus;
   /** Why the service is not ready now (store not open yet, stopping), or `null`: `/readyz` answers 503 with it. */
   readonly readiness: () => string | null;
 }
@@ -39,7 +41,7 @@ export function sendRefused(
   context: RouteContext,
   decidedAtMs: number | undefined,
 ): FastifyReply {
-  const { problem, headers } = refusalProblem(refused, request.id, decidedAtMs ?? context.clock.nowMs(), context.retryAfter);
+  const { problem, headers } = refusalProblem(refused, request.id, decidedAtMs ?? context.clock.nowMs(), context.retryAfter, context.spentOutStatus);
   return reply.code(problem.status).headers(headers).type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(problem));
 }
 

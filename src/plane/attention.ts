@@ -18,6 +18,7 @@ import {
   type AttentionKind,
   type AttentionReport,
 } from './operator-types.js';
+import { attentionItems } from './attention-items.js';
 import { overranRuns, overrunPeriods } from './attention-overruns.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseLimit } from './plane-input.js';
@@ -155,6 +156,7 @@ export async function attention(context: PlaneContext, input: AttentionInput = {
     holdStaleAfterMs,
     needsAttention: conditions.length > 0,
     conditions,
+    items: attentionItems(conditions),
     truncated: truncatedKinds.length > 0,
     truncatedKinds,
   };

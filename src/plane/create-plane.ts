@@ -20,6 +20,7 @@ import { unvalidated } from '../store/validated-store.js';
 import { getQuota, setQuota, updateQuota } from './quota.js';
 import { rateWindows } from './rate-windows.js';
 import { release } from './release.js';
+import { deleteTenant } from './delete-tenant.js';
 import { resume } from './resume.js';
 import { settle } from './settle.js';
 import { spendHistory } from './spend-history.js';
@@ -104,6 +105,7 @@ export function createPlane(options: PlaneOptions): Plane {
     sweep: (input) => sweep(context, input),
     attention: (input) => attention(context, input),
     release: (input) => release(context, input),
+    deleteTenant: (input) => deleteTenant(context, input),
     verifyAudit: (input) => verifyAudit(context, input),
     runs: (input) => runs(context, input),
     slotHolders: (input) => slotHolders(context, input),

@@ -115,7 +115,28 @@ export interface AttentionCondition {
 }
 
 /**
- * Answer of `attention`: the conditions found, by kind then tenant then run. `truncated` is true
+ * One run that needs a person, with every reason it does: a run whose process died is both
+ * `run.stranded` and `pass.unsettled`, and is one item. A `spend.overrun` is an item of its own
+ * (its `run` names a run that overran in the period, or is empty). `reasons` are in report order;
+ * `epochs` the passes the conditions name, ascending; `halt` the standing halt's scope key for
+ * `run.withheld`; `sinceMs` the earliest condition's start and `ageMs` the longest standing;
+ * `summaries` one sentence per condition; `remedy` the commands that end them all, each once.
+ */
+export interface AttentionItem {
+  readonly tenant: string;
+  readonly run: string;
+  readonly reasons: readonly AttentionKind[];
+  readonly epochs: readonly number[];
+  readonly halt: string | null;
+  readonly sinceMs: number;
+  readonly ageMs: number;
+  readonly summaries: readonly string[];
+  readonly remedy: Remedy;
+}
+
+/**
+ * Answer of `attention`: the conditions found, by kind then tenant then run, and the same
+ * gathered per run in `items` (what a person acts on; the CLI lists these). `truncated` is true
  * when some kind had more conditions than `limit` (each kind reads one more than it lists, so
  * this is a fact); `truncatedKinds` names them. `needsAttention` is `conditions.length > 0`.
  */
@@ -124,6 +145,7 @@ export interface AttentionReport {
   readonly holdStaleAfterMs: number;
   readonly needsAttention: boolean;
   readonly conditions: readonly AttentionCondition[];
+  readonly items: readonly AttentionItem[];
   readonly truncated: boolean;
   readonly truncatedKinds: readonly AttentionKind[];
 }
@@ -134,6 +156,28 @@ export interface ReleaseInput {
   readonly run: string;
   readonly by: Operator;
   readonly atMs?: number | undefined;
+}
+
+/**
+ * An operator's deletion of a tenant (docs/design/rules.md#l95-4–#l95-7): the tenant, who deletes
+ * it, why (a non-empty sentence, kept in the audit row), and when (`atMs`, default the plane clock).
+ */
+export interface DeleteTenantInput {
+  readonly tenant: string;
+  readonly by: Operator;
+  readonly reason: string;
+  readonly atMs?: number | undefined;
+}
+
+/**
+ * Answer of `deleteTenant`: the tenant, the `tenant.delete` audit row appended to its chain (its
+ * detail has the reason, the quota it had and the keys removed), and the ids of the tenant's own
+ * API keys removed with it, which no longer authenticate.
+ */
+export interface DeleteTenantAnswer {
+  readonly tenant: string;
+  readonly audit: AuditRecord;
+  readonly keysDeleted: readonly string[];
 }
 
 /** An audit verification of one tenant, or every tenant when absent. */

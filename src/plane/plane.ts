@@ -31,6 +31,8 @@ import type {
   LiftedHaltsInput,
   LiftedHaltsPage,
   ReleaseInput,
+  DeleteTenantAnswer,
+  DeleteTenantInput,
   ReservationsInput,
   ReservationsPage,
   RunsInput,
@@ -542,6 +544,16 @@ export interface Plane {
    * nothing, and for a tenant that does not exist, naming the nearest known tenant (rules.md#l95).
    */
   release(input: ReleaseInput): Promise<ReleaseRunOutcome>;
+  /**
+   * An operator's deletion of a tenant (docs/design/rules.md#l95-4–#l95-7): every record of it but
+   * its audit chain removed, its own API keys included, and `tenant.delete` appended to the chain,
+   * in one transaction; the tenant no longer exists (listed nowhere, acts on it refused as on any
+   * unknown tenant) until something of it is written again. Refused `CONFLICT` while it has a
+   * running run, a slot, a hold, a pass whose spend is not booked, or a waiting admission, naming
+   * each; `NOT_FOUND` for a tenant that does not exist; `INVALID_ARGUMENT` for a missing `reason`
+   * or a `quotaplane:` chain.
+   */
+  deleteTenant(input: DeleteTenantInput): Promise<DeleteTenantAnswer>;
   /**
    * Recomputes every audit row's hash (`auditRowHash`) of one tenant or every tenant and names the
    * first row per tenant that does not match its content, is missing from the sequence, or

@@ -1,5 +1,6 @@
 import { EVERY_TENANT } from '../core/identifiers.js';
 import { isKnownTenant, TENANT_RECORDS, type TenantRecord, type TenantRecords } from '../core/known-tenant.js';
+import { TENANT_DELETE_ACTION } from '../core/tenant-deletion.js';
 import type { QuotaStore } from './store.js';
 
 /*
@@ -8,25 +9,43 @@ import type { QuotaStore } from './store.js';
  * listing of tenants and their `hasTenant` from this one map, so what `status` lists and what an
  * operator's write accepts cannot drift apart, nor the two backends.
  */
-const RECORD_TABLES: Readonly<Record<TenantRecord, { readonly table: string; readonly where?: string }>> = {
+const RECORD_TABLES: Readonly<Record<Exclude<TenantRecord, 'audit'>, { readonly table: string; readonly where?: string }>> = {
   quota: { table: 'quota_tenants' },
   run: { table: 'quota_runs' },
   slot: { table: 'quota_running' },
   waiter: { table: 'quota_waiters' },
   spend: { table: 'quota_spent' },
   halt: { table: 'quota_halted' },
-  audit: { table: 'quota_audit' },
   // A key of every tenant belongs to no tenant.
   key: { table: 'quotaplane_api_keys', where: `tenant <> '${EVERY_TENANT}'` },
 };
 
+// An audit chain makes its tenant known unless its newest row is the tenant's deletion
+// (rules.md#l95-6): a deleted tenant keeps its chain but no longer exists until it is used again.
+const DELETED = `'${TENANT_DELETE_ACTION}'`;
+
+// The tenants whose chain makes them known: each chain's head (its highest seq, read from the
+// primary key's order) is not a deletion.
+function auditListSql(prefix: string): string {
+  return (
+    `SELECT h.tenant FROM (SELECT tenant, max(seq) AS seq FROM ${prefix}quota_audit GROUP BY tenant) h ` +
+    `WHERE NOT EXISTS (SELECT 1 FROM ${prefix}quota_audit d WHERE d.tenant = h.tenant AND d.seq = h.seq AND d.action = ${DELETED})`
+  );
+}
+
+// Whether `tenant`'s chain makes it known: its head row exists and is not a deletion.
+function auditExistsSql(prefix: string, tenant: string): string {
+  return `EXISTS (SELECT 1 FROM (SELECT action FROM ${prefix}quota_audit WHERE tenant = ${tenant} ORDER BY seq DESC LIMIT 1) h WHERE h.action <> ${DELETED})`;
+}
+
 /**
  * Every known tenant once, in byte order, with the schema `prefix` of a backend (`` on SQLite,
  * `"s".` on PostgreSQL, whose tenant columns are `COLLATE "C"`): the union of the tenant columns
- * of every table of {@link RECORD_TABLES}.
+ * of every table of {@link RECORD_TABLES}, and of the audit chains not ended by a deletion.
  */
 export function listTenantsSql(prefix: string): string {
   const selects = TENANT_RECORDS.map((record) => {
+    if (record === 'audit') return auditListSql(prefix);
     const { table, where } = RECORD_TABLES[record];
     return `SELECT tenant FROM ${prefix}${table}${where === undefined ? '' : ` WHERE ${where}`}`;
   });
@@ -36,10 +55,12 @@ export function listTenantsSql(prefix: string): string {
 /**
  * One row with a column per kind of record (named as the kind), true (or 1) when the store holds at
  * least one of the tenant's: each an indexed `EXISTS` on the tenant given by the `tenant`
- * placeholder (`@tenant` on SQLite, `$1` on PostgreSQL).
+ * placeholder (`@tenant` on SQLite, `$1` on PostgreSQL); for `audit`, a chain whose newest row is
+ * not the tenant's deletion.
  */
 export function tenantRecordsSql(prefix: string, tenant: string): string {
   const columns = TENANT_RECORDS.map((record) => {
+    if (record === 'audit') return `${auditExistsSql(prefix, tenant)} AS "audit"`;
     const { table, where } = RECORD_TABLES[record];
     return `EXISTS (SELECT 1 FROM ${prefix}${table} WHERE tenant = ${tenant}${where === undefined ? '' : ` AND ${where}`}) AS "${record}"`;
   });

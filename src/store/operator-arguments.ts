@@ -4,6 +4,7 @@ import { invalidArgument } from '../core/errors.js';
 import { normaliseRunId, requireIdentifier } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import { requireInstantMs } from '../core/instant.js';
+import type { DeleteTenantRequest } from './port/tenant-deletion.js';
 import { requireLimit, requireObject } from './store-arguments.js';
 import { RUN_STATUSES, type AppliedInstant, type ReleaseRunRequest, type RunListRequest, type RunStatus } from './types.js';
 
@@ -89,6 +90,13 @@ export function requireReleaseRunRequest(value: unknown): ReleaseRunRequest {
     atMs: requireInstantMs('atMs', record.atMs),
     by: parseOperator(record.by, 'by'),
   };
+}
+
+/** A `deleteTenant` request: an instant, the operator and a reason string. */
+export function requireDeleteTenantRequest(value: unknown): DeleteTenantRequest {
+  const record = requireObject('request', value);
+  if (typeof record.reason !== 'string') throw invalidArgument('reason', `must be a string, got ${describe(record.reason)}`);
+  return { atMs: requireInstantMs('atMs', record.atMs), by: parseOperator(record.by, 'by'), reason: record.reason };
 }
 
 /** An `auditChain` request: `afterSeq` a non-negative integer (0 reads from the first row). */

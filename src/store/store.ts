@@ -7,6 +7,7 @@ import type { PlaneCeilingStore } from './port/plane-ceiling.js';
 import type { PlaneHaltStore } from './port/plane-halt.js';
 import type { StorePrimitives } from './port/primitives.js';
 import type { TenantQuotaStore } from './port/quota.js';
+import type { TenantDeletionStore } from './port/tenant-deletion.js';
 import type { RetentionStore } from './port/retention.js';
 import type { WaitingStore } from './port/waiting.js';
 import type { WaiterWakes } from './waiter-wakes.js';
@@ -23,6 +24,7 @@ export type { StorePrimitives } from './port/primitives.js';
 export type { TenantQuotaStore } from './port/quota.js';
 export type { RetentionStore } from './port/retention.js';
 export type { TenantScoped } from './port/tenant-scoped.js';
+export type { DeleteTenantOutcome, DeleteTenantRequest, TenantDeletionStore } from './port/tenant-deletion.js';
 export type { WaitingStore } from './port/waiting.js';
 
 /**
@@ -70,7 +72,8 @@ export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCa
  * (`StorePrimitives`) are what the conformance suite's C cases prove; the rest is what the plane
  * builds on: the tenant's quota (`TenantQuotaStore`), its halts (`HaltStore`), the run lifecycle
  * (`RunLifecycleStore`), the sweep and operator acts (`OperatorStore`), waiting admissions
- * (`WaitingStore`), retention (`RetentionStore`) and the audit log (`AuditStore`). A function that
+ * (`WaitingStore`), retention (`RetentionStore`), the audit log (`AuditStore`) and the tenant's
+ * deletion (`TenantDeletionStore`). A function that
  * needs one capability takes that interface, so it says what it touches.
  */
 export interface TenantStore
@@ -81,4 +84,5 @@ export interface TenantStore
     OperatorStore,
     WaitingStore,
     RetentionStore,
-    AuditStore {}
+    AuditStore,
+    TenantDeletionStore {}

@@ -18,6 +18,7 @@ import {
   requireIdleHoldsRequest,
   requireLapsedRunsRequest,
   requireOverranPassesRequest,
+  requireDeleteTenantRequest,
   requireReleaseRunRequest,
   requireRunListRequest,
   requireSweepRunRequest,
@@ -26,7 +27,7 @@ import {
   requireWaitQueueRequest,
 } from './operator-arguments.js';
 import { requirePrunableRunsRequest, requirePruneRateRequest, requirePruneRunsRequest } from './retention.js';
-import type { QuotaStore, TenantStore } from './store.js';
+import type { DeleteTenantRequest, QuotaStore, TenantStore } from './store.js';
 import {
   requireAgentNames,
   requireHalt,
@@ -165,5 +166,8 @@ function validatedTenant(handle: TenantStore): TenantStore {
     appendAudit: async (entry) => handle.appendAudit(requireAuditEntry('entry', entry)),
     auditLog: async (options) => handle.auditLog(requireAuditLogOptions(options)),
     auditChain: async (request) => handle.auditChain(requireAuditChainRequest(request)),
+    ...(handle.deleteTenant === undefined
+      ? {}
+      : { deleteTenant: async (request: DeleteTenantRequest) => handle.deleteTenant!(requireDeleteTenantRequest(request)) }),
   };
 }

@@ -378,7 +378,9 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect((await json(['attention', '--limit', '1'])).status).toBe(5);
     const text = await runCli(['attention', '--store', url]);
     expect(text.status).toBe(1);
-    expect(text.stdout).toMatch(/^run\.stranded {2}acme {2}run-a pass 1 {2}for /m);
+    // A crashed run is listed once, with both its reasons.
+    expect(text.stdout).toMatch(/^run\.stranded \+ pass\.unsettled {2}acme {2}run-a pass 1 {2}for /m);
+    expect(text.stdout.match(/ {2}run-a pass 1 {2}for /g)).toHaveLength(1);
     expect(text.stdout).toContain('    quotaplane release run-a --tenant acme');
   });
 

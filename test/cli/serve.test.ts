@@ -148,6 +148,7 @@ describe('serve configuration', () => {
       metricsTenants: 50,
       currency: 'USD',
       minorUnitsPerUnit: 1_000_000,
+      spentOutStatus: 429,
     };
     expect(resolveServeConfig({}, {})).toEqual(defaults);
     const env = {
@@ -176,6 +177,7 @@ describe('serve configuration', () => {
       firstKeyFile: '/run/secrets/first-key',
       currency: 'USD',
       minorUnitsPerUnit: 1_000_000,
+      spentOutStatus: 429,
     };
     expect(resolveServeConfig({}, env)).toEqual(fromEnv);
     expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '::1', sweepIntervalMs: 250, logLevel: 'debug', metricsTenants: 0 }, env)).toEqual({
@@ -188,6 +190,14 @@ describe('serve configuration', () => {
       metricsTenants: 0,
     });
     expect(() => resolveServeConfig({}, { QUOTAPLANE_LOG_LEVEL: 'loud' })).toThrow(/QUOTAPLANE_LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent/);
+  });
+
+  it('D13: answers a SpentOut only the period end clears with 429 unless --spent-out-status or its variable says 403, and names a bad one', async () => {
+    expect(resolveServeConfig({}, { QUOTAPLANE_SPENT_OUT_STATUS: '403' })).toMatchObject({ spentOutStatus: 403 });
+    expect(resolveServeConfig({ spentOutStatus: 429 }, { QUOTAPLANE_SPENT_OUT_STATUS: '403' })).toMatchObject({ spentOutStatus: 429 });
+    expect(() => resolveServeConfig({}, { QUOTAPLANE_SPENT_OUT_STATUS: '402' })).toThrow(/QUOTAPLANE_SPENT_OUT_STATUS.*429 or 403/);
+    const flag = await runCli(['serve', '--spent-out-status', '200']);
+    expect([flag.status, flag.stderr]).toEqual([2, expect.stringMatching(/--spent-out-status.*429 or 403/)]);
   });
 
   it('shows money as micro-USD unless --currency / --minor-units-per-unit or their variables say otherwise, and names a bad one', async () => {

@@ -132,6 +132,17 @@ describe('the HTTP client with an operator key', () => {
     expect(await ops.verifyAudit()).toEqual({ ok: true, tenants: [{ tenant: 'acme', rows: 2, ok: true, firstMismatch: null }] });
     expect(await ops.verifyAudit({ tenant: 'acme' })).toEqual(await fixture.plane.verifyAudit({ tenant: 'acme' }));
   });
+
+  it('L95.7: deletes a tenant only with a key of every tenant, recorded under the key name', async () => {
+    await fixture.plane.setQuota('globex', { period: 'monthly' }, { newTenant: true });
+    expect(await fault(() => ops.deleteTenant({ tenant: 'acme', reason: 'left' }))).toEqual({ error: 'NOT_FOUND' });
+    expect(await ops.tenants()).toEqual(['acme']);
+    const all = createClient({ url: 'http://quotaplane.test', key: fixture.key.opAll.secret, fetch: injectFetch(fixture.app) });
+    const deleted = await all.deleteTenant({ tenant: 'globex', reason: 'left', by: { actor: 'x', basis: 'asserted' } });
+    expect(deleted).toMatchObject({ tenant: 'globex', keysDeleted: [fixture.key.opGlobex.record.id, fixture.key.runGlobex.record.id].sort() });
+    expect(deleted.audit).toMatchObject({ action: 'tenant.delete', by: { actor: 'ops-all', basis: 'authenticated' }, detail: { reason: 'left' } });
+    expect(await all.tenants()).not.toContain('globex');
+  });
 });
 
 describe('the HTTP client without a server to answer', () => {

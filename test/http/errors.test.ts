@@ -6,6 +6,7 @@ import {
   DEFAULT_RETRY_AFTER,
   errorProblem,
   GENERIC_INTERNAL_DETAIL,
+  refusalStatus,
   retryAfterSeconds,
   statusOf,
   validationField,
@@ -56,6 +57,16 @@ describe('Retry-After', () => {
     expect(retryAfterSeconds({ ...spentOut, settled: 900, reserved: 0, requested: 200 }, T0, DEFAULT_RETRY_AFTER)).toBe(16 * 3600);
     const monthly = { ...spentOut, period: '2026-01', settled: 1000, reserved: 0, requested: 1 };
     expect(retryAfterSeconds(monthly, T0, DEFAULT_RETRY_AFTER)).toBe((Date.UTC(2026, 1, 1) - T0) / 1000);
+  });
+
+  it('D13: a SpentOut the period end clears, answered 403, carries no Retry-After (generic retry logic must not wait weeks)', () => {
+    expect(retryAfterSeconds({ ...spentOut, settled: 900, reserved: 0, requested: 200 }, T0, DEFAULT_RETRY_AFTER, 403)).toBeNull();
+    expect(refusalStatus({ ...spentOut, settled: 900, reserved: 0, requested: 200 }, 403)).toBe(403);
+    expect(refusalStatus({ ...spentOut, settled: 900, reserved: 0, requested: 200 })).toBe(429);
+    // Held spend may still come back: 429 and the short wait, whatever the setting.
+    expect(refusalStatus({ ...spentOut, settled: 100, reserved: 800, requested: 200 }, 403)).toBe(429);
+    expect(retryAfterSeconds({ ...spentOut, settled: 100, reserved: 800, requested: 200 }, T0, DEFAULT_RETRY_AFTER, 403)).toBe(1);
+    expect(refusalStatus({ ...spentOut, settled: 0, reserved: 0, requested: 1001 }, 403)).toBe(422);
   });
 
   it('SpentOut that held spend may still free, and TooManyRuns: the short default', () => {

@@ -168,6 +168,10 @@ describe('every route answers what /openapi.json documents', () => {
     await call('audit of one action', 'GET', '/v1/tenants/acme/audit?action=halt&limit=1', k.opAcme);
     await call('audit verify', 'GET', '/v1/tenants/acme/audit/verify', k.opAcme);
     await call('tenants', 'GET', '/v1/tenants', k.opAll);
+    // A tenant deleted: refused while its runs still hold slots, then deleted once released.
+    await call('delete a tenant with a running run 409', 'POST', '/v1/tenants/initech/delete', k.opAll, { reason: 'left' });
+    await call('release initech holder', 'POST', '/v1/tenants/initech/runs/holder/release', k.opAll, {});
+    await call('delete a tenant', 'POST', '/v1/tenants/initech/delete', k.opAll, { reason: 'left' });
     await call('prune', 'POST', '/v1/prune', k.opAcme, { olderThanMs: 1, dryRun: true });
     // Keys.
     await call('key', 'GET', '/v1/key', k.runAcme);

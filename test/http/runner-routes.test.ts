@@ -50,8 +50,36 @@ describe('runner routes', () => {
     await post('/v1/runs', { run: 'run-1', budget });
     await post('/v1/runs/run-1/settle', { epoch: 1, spend: { tokens: 950, minorUnits: 0 }, concludes: true });
     const response = await post('/v1/runs', { run: 'run-2', budget });
-    expect(expectProblem(response, 429, 'SpentOut')).toMatchObject({ period: '2026-01-05', settled: 950, reserved: 0, requested: 600, limit: 1000 });
+    expect(expectProblem(response, 429, 'SpentOut')).toMatchObject({
+      period: '2026-01-05',
+      settled: 950,
+      reserved: 0,
+      requested: 600,
+      limit: 1000,
+      retryAtMs: Date.UTC(2026, 0, 6),
+    });
     expect(response.headers['retry-after']).toBe(String(16 * 3600));
+  });
+
+  it('D13: with spentOutStatus 403, a SpentOut only the period end clears is 403 with retryAtMs and no Retry-After; one held spend may clear stays 429', async () => {
+    const strict = await serviceFixture({ spentOutStatus: 403 });
+    try {
+      const send = (payload: unknown) => strict.app.inject({ method: 'POST', url: '/v1/runs', payload: payload as object, headers: bearer(strict.key.runAcme) });
+      await strict.plane.setQuota('acme', { period: 'daily', maxTokensPerPeriod: 1000 }, { newTenant: true });
+      await send({ run: 'run-1', budget });
+      // run-1 holds 600 of 1000: run-2 is refused on held spend, which may come back soon.
+      const held = await send({ run: 'run-2', budget });
+      expect(expectProblem(held, 429, 'SpentOut')).not.toHaveProperty('retryAtMs');
+      expect(held.headers['retry-after']).toBe('1');
+      await strict.app.inject({ method: 'POST', url: '/v1/runs/run-1/settle', payload: { epoch: 1, spend: { tokens: 950, minorUnits: 0 }, concludes: true }, headers: bearer(strict.key.runAcme) });
+      const settled = await send({ run: 'run-3', budget });
+      expect(expectProblem(settled, 403, 'SpentOut')).toMatchObject({ settled: 950, retryAtMs: Date.UTC(2026, 0, 6) });
+      expect(settled.headers['retry-after']).toBeUndefined();
+      // One that never fits stays 422, whatever the setting.
+      expectProblem(await send({ run: 'run-4', budget: { maxTokens: 5000, maxCallTokens: 1 } }), 422, 'SpentOut');
+    } finally {
+      await strict.close();
+    }
   });
 
   it('Unbounded answers 422 and Halted 423, neither with Retry-After', async () => {

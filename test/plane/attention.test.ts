@@ -21,6 +21,7 @@ describe('plane.attention lists what needs a person', () => {
       holdStaleAfterMs: DEFAULT_HOLD_STALE_AFTER_MS,
       needsAttention: false,
       conditions: [],
+      items: [],
       truncated: false,
       truncatedKinds: [],
     });
@@ -62,6 +63,23 @@ describe('plane.attention lists what needs a person', () => {
       },
       expect.objectContaining({ kind: 'hold.stale', run: 'run-idle', sinceMs: T0, ageMs: 2 * HOUR_MS }),
       expect.objectContaining({ kind: 'pass.unsettled', run: 'run-dead', epoch: 1, sinceMs: T0 + LEASE_MS }),
+    ]);
+    // Per run, the dead run is one item with both its reasons, and one remedy: the stranded run's
+    // commands already settle its last pass, so the unsettled pass adds no sentence of its own.
+    const stranded = report.conditions[0];
+    expect(report.items).toEqual([
+      {
+        tenant: 'acme',
+        run: 'run-dead',
+        reasons: ['run.stranded', 'pass.unsettled'],
+        epochs: [1],
+        halt: null,
+        sinceMs: T0 + LEASE_MS,
+        ageMs: 2 * HOUR_MS - LEASE_MS,
+        summaries: [stranded?.summary, report.conditions[2]?.summary],
+        remedy: stranded?.remedy,
+      },
+      expect.objectContaining({ run: 'run-idle', reasons: ['hold.stale'], epochs: [], sinceMs: T0, ageMs: 2 * HOUR_MS }),
     ]);
     // A hold younger than the threshold is not stale yet.
     const lenient = await plane.attention({ tenant: 'acme', holdStaleAfterMs: 3 * HOUR_MS });

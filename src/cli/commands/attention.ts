@@ -20,8 +20,8 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
   operatorCommand(program, 'attention', io, 'reads')
     .summary('does anything need a person now? exit 1 when it does')
     .description(
-      'List the conditions that need a person, each with its run, how long it has stood and the\n' +
-        'commands that end it:\n' +
+      'List the runs that need a person, once each with every condition of the run, how long it has\n' +
+        'stood and the commands that end them (--json also lists each condition on its own):\n' +
         '  run.stranded    its process died (lease lapsed): settle the real spend, or release it\n' +
         '  run.withheld    a subject halt withheld it: lift the halt and resume, or release it\n' +
         '  hold.stale      a paused run kept its hold past --hold-stale-after-ms: resume and conclude, or release\n' +
@@ -48,13 +48,16 @@ export function registerAttention(program: Command, io: CliIo, setExitStatus: Se
         ` ${remedyTarget.target}${/^quotaplane (release|settle|lift|halt) /.test(line) && remedyTarget.writes !== '' ? ` ${remedyTarget.writes}` : ''}`;
       writeAnswer(io, flags.json, report, () => {
         if (!report.needsAttention) return `nothing needs attention (${instant(report.atMs)})\n`;
-        const blocks = report.conditions.map((condition) => {
-          const pass = condition.epoch === null ? '' : ` pass ${condition.epoch}`;
+        // One block per run, with every reason it needs a person (a dead process's run is both
+        // stranded and unsettled, and one thing to act on).
+        const blocks = report.items.map((item) => {
+          const passes = item.epochs.length === 0 ? '' : ` ${item.epochs.length === 1 ? 'pass' : 'passes'} ${item.epochs.join(', ')}`;
+          const run = item.run === '' ? '' : `  ${item.run}`;
           return [
-            `${condition.kind}  ${condition.tenant}  ${condition.run}${pass}  for ${duration(condition.ageMs)} (since ${instant(condition.sinceMs)})`,
-            `  ${condition.summary}`,
-            `  remedy: ${condition.remedy.text}`,
-            ...condition.remedy.cli.map((line) => `    ${line}${targetFlags(line)}`),
+            `${item.reasons.join(' + ')}  ${item.tenant}${run}${passes}  for ${duration(item.ageMs)} (since ${instant(item.sinceMs)})`,
+            ...item.summaries.map((summary) => `  ${summary}`),
+            `  remedy: ${item.remedy.text}`,
+            ...item.remedy.cli.map((line) => `    ${line}${targetFlags(line)}`),
           ].join('\n');
         });
         const cut = report.truncated ? `\nmore conditions than --limit ${flags.limit} of kind ${report.truncatedKinds.join(', ')}\n` : '';

@@ -8,6 +8,7 @@ import type {
   AttentionReport,
   AuditLogPage,
   AuditVerification,
+  DeleteTenantAnswer,
   LiftedHaltsPage,
   ReservationsPage,
   RunsInput,
@@ -50,6 +51,8 @@ export interface OperatorTarget {
   runs(input: RunsInput): Promise<RunsPage>;
   reservations(input: { tenant: string; limit: number }): Promise<ReservationsPage>;
   release(input: { tenant: string; run: string }): Promise<ReleaseRunOutcome>;
+  /** Deletes a tenant but its audit chain (docs/design/rules.md#l95-4–#l95-7). */
+  deleteTenant(input: { tenant: string; reason: string }): Promise<DeleteTenantAnswer>;
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;
   attention(input: AttentionInput): Promise<AttentionReport>;
   getQuota(tenant: string): Promise<TenantQuota | null>;
@@ -99,6 +102,7 @@ export function planeOperatorTarget(
     runs: (input) => plane.runs(input),
     reservations: (input) => plane.reservations(input),
     release: (input) => plane.release({ ...input, by: operator('release') }),
+    deleteTenant: (input) => plane.deleteTenant({ ...input, by: operator('delete-tenant') }),
     settle: (input) => plane.settle({ ...input, by: operator('settle') }),
     attention: (input) => plane.attention(input),
     getQuota: (tenant) => plane.getQuota(tenant),

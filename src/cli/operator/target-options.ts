@@ -106,6 +106,8 @@ export async function requireKnownTenant(target: OperatorTarget, tenant: string,
   }
   const known = await target.tenants();
   if (known.includes(tenant)) return;
+  // A deleted tenant exists no more, but its audit chain stays to be read (docs/design/rules.md#l95-6).
+  if (options.auditChains === true && (await target.auditLog({ tenant, limit: 1 })).rows.length > 0) return;
   const suggestion = nearestTenant(tenant, known);
   throw new QuotaError(
     'NOT_FOUND',

@@ -1,3 +1,4 @@
+import type { SpentOutStatus } from '../../http/errors.js';
 import { UsageError } from '../usage-error.js';
 import { NO_VALUE, refusedSettingMessage, SERVE_SETTINGS, type LogLevel, type ServeSetting } from './serve-settings.js';
 
@@ -34,6 +35,8 @@ export interface ServeConfig {
   readonly pruneOlderThanMs?: number | undefined;
   /** The pause between prunes, ms; default 3 600 000. */
   readonly pruneIntervalMs?: number | undefined;
+  /** The status of a `SpentOut` only the period's end clears (docs/design/rules.md#d13); default 429. */
+  readonly spentOutStatus?: SpentOutStatus | undefined;
 }
 
 /** Environment variables as `process.env` holds them. */

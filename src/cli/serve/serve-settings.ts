@@ -1,4 +1,5 @@
 import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
+import { SPENT_OUT_STATUSES } from '../../http/errors.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_METRICS_TENANTS } from '../../http/http-defaults.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
@@ -250,6 +251,20 @@ export const SERVE_SETTINGS = Object.freeze([
     expected: 'a power of ten from 1 to 1000000000000, such as 100 for cents or 1000000 for micro-units',
     parse: (value: string) => (/^10{0,12}$/.test(value.trim()) ? Number(value.trim()) : null),
     fallback: DEFAULT_MONEY_DISPLAY.minorUnitsPerUnit,
+  },
+  {
+    key: 'spentOutStatus',
+    flag: '--spent-out-status',
+    value: '<status>',
+    env: 'QUOTAPLANE_SPENT_OUT_STATUS',
+    shownDefault: '429',
+    unit: '',
+    description:
+      "the HTTP status of a SpentOut only the period's end clears: 429 with Retry-After until then (as v1 was released), " +
+      'or 403 without it, which generic retry logic neither sleeps on for weeks nor loops on; both carry retryAtMs',
+    expected: '429 or 403',
+    parse: (value: string) => SPENT_OUT_STATUSES.find((status) => String(status) === value.trim()) ?? null,
+    fallback: 429,
   },
 ] as const satisfies readonly ServeSetting[]);
 

@@ -83,6 +83,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
     logger,
     bodyLimitBytes: config.bodyLimitBytes,
     metricsTenants: config.metricsTenants,
+    spentOutStatus: config.spentOutStatus,
     readiness: () => (stopping ? 'the server is stopping' : pending.isOpen ? null : 'the store is not open yet'),
     dashboard: {
       money: {

@@ -292,7 +292,7 @@ export const Problem = Type.Object(
     grant: Type.Optional(Type.String({ description: 'RateLimited, UncountableRate: the tool grant' })),
     ceiling: Type.Optional(RateCeiling),
     reached: Type.Optional(Type.Integer({ description: 'RateLimited: dispatches already in the window' })),
-    retryAtMs: Type.Optional(Type.Integer({ description: 'RateLimited: when one more dispatch fits, Unix ms' })),
+    retryAtMs: Type.Optional(Type.Integer({ description: 'RateLimited: when one more dispatch fits; SpentOut: when its period ends, the only instant it can clear (absent when held spend may clear it sooner); Unix ms' })),
     // The members of a CONFLICT and of a STORE_UNAVAILABLE whose outcome is unknown (errors.ts errorMembers).
     outcome: Type.Optional(
       Type.Literal('unknown', {
@@ -330,7 +330,7 @@ export const PROBLEM_REPLIES = {
     description:
       'A refusal or a fault of the request, as problem details: 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 404 NOT_FOUND, ' +
       '409 CONFLICT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 Unbounded, UncountableRate or a SpentOut that can never fit, ' +
-      '423 Halted or Withheld, 429 TooManyRuns, SpentOut or RateLimited',
+      '423 Halted or Withheld, 429 TooManyRuns, SpentOut or RateLimited; a SpentOut only the period\'s end clears is 429, or 403 when the service is started with --spent-out-status 403',
     headers: {
       'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 429 where waiting can help' },
       'www-authenticate': { type: 'string', description: 'on a 401: Bearer realm="quotaplane"' },

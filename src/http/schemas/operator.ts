@@ -144,6 +144,20 @@ export const AttentionReport = strictObject({
       remedy: strictObject({ text: Type.String(), cli: Type.Array(Type.String()), http: Type.Array(Type.String()) }),
     }),
   ),
+  items: Type.Array(
+    strictObject({
+      tenant: Type.String(),
+      run: Type.String({ description: "the run; for spend.overrun, a run that overran in the period, or ''" }),
+      reasons: Type.Array(AttentionKind, { description: 'every condition of the run, in report order' }),
+      epochs: Type.Array(Type.Integer(), { description: 'the passes the conditions name, ascending' }),
+      halt: Type.Union([Type.String(), Type.Null()]),
+      sinceMs: Type.Integer({ description: 'when the earliest condition began, Unix ms' }),
+      ageMs: Type.Integer({ description: 'how long the longest-standing condition has stood, ms' }),
+      summaries: Type.Array(Type.String()),
+      remedy: strictObject({ text: Type.String(), cli: Type.Array(Type.String()), http: Type.Array(Type.String()) }),
+    }),
+    { description: 'the conditions gathered per run: one item per run with all its reasons' },
+  ),
   truncated: Type.Boolean(),
   truncatedKinds: Type.Array(AttentionKind),
 });

@@ -1,5 +1,6 @@
 import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
+import { deleteTenantRowsSql, deletionBlockersSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { booksQueries } from './postgres-books-io.js';
 import { postgresLeaseQueries } from './postgres-lease-queries.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
@@ -23,6 +24,12 @@ export function postgresQueries(s: string) {
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
     /** Retention: prune candidates, removal batches, tombstones. */
     retention: postgresRetentionQueries(s),
+    /** A tenant's deletion (postgres-tenant-deletion.ts). */
+    tenantDeletion: {
+      blockers: deletionBlockersSql(`${s}.`, '$1'),
+      keys: tenantKeysSql(`${s}.`, '$1'),
+      deleteRows: deleteTenantRowsSql(`${s}.`, '$1'),
+    },
 
     // ── locks ──────────────────────────────────────────────────────────────
     /**

@@ -40,6 +40,8 @@ import type {
 } from '../types.js';
 import { decodeAudit, decodeRun, decodeRunId, decodeSpend, type AuditRow, type RunRow } from '../rows.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
+import { deleteTenant } from './postgres-tenant-deletion.js';
+import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
 import type { PostgresBatcher } from './postgres-batcher.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import type { LifecycleContext } from './postgres-lifecycle-context.js';
@@ -368,5 +370,11 @@ export class PostgresTenantStore implements TenantStore {
   async auditChain(request: { afterSeq: number; limit: number }): Promise<AuditRecord[]> {
     const rows = await this.#db.rows<AuditRow>(this.#q.listAuditChain, [this.tenant, request.afterSeq, request.limit]);
     return rows.map((row) => decodeAudit(this.tenant, row));
+  }
+
+  // ── the tenant's deletion ─────────────────────────────────────────────────
+
+  async deleteTenant(request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
+    return deleteTenant(this.#db, this.#q, this.tenant, request);
   }
 }

@@ -44,6 +44,8 @@ import type {
 } from '../types.js';
 import { atApply } from '../applied-instant.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { deleteTenantInTransaction } from './sqlite-tenant-deletion.js';
+import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
 import { decodeOverran, overranPassesSql, type OverranRow } from '../overran-passes.js';
 
 const OVERRAN_PASSES = overranPassesSql('', '@tenant', '@limit');
@@ -386,5 +388,11 @@ export class SqliteTenantStore implements TenantStore {
     const params = { tenant: this.tenant, afterSeq: request.afterSeq, limit: request.limit };
     const rows = await this.#conn.read(() => this.#conn.all<AuditRow>(LIST_AUDIT_CHAIN, params));
     return rows.map((row) => decodeAudit(this.tenant, row));
+  }
+
+  // ── the tenant's deletion ─────────────────────────────────────────────────
+
+  async deleteTenant(request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
+    return this.#conn.write(() => deleteTenantInTransaction(this.#conn, this.tenant, request));
   }
 }

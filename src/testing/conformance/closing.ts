@@ -60,6 +60,7 @@ function everyCall(handle: TenantStore): Calls {
     pruneRuns: () => handle.pruneRuns({ runs: [run], closedAtOrBeforeMs: JAN_MS, atMs: JAN_MS, by: OPS_ALICE }),
     pruneRate: () => handle.pruneRate({ atOrBeforeMs: JAN_MS, limit: 10, atMs: JAN_MS, by: OPS_ALICE }),
     countPrunableRate: () => handle.countPrunableRate({ atOrBeforeMs: JAN_MS }),
+    deleteTenant: async () => handle.deleteTenant?.({ atMs: JAN_MS, by: OPS_ALICE, reason: 'left' }),
   };
 }
 

@@ -28,6 +28,7 @@ import { batterySelfTest } from './self-test.js';
 import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } from './slots.js';
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
 import { sweepLapsedLeases } from './sweep.js';
+import { tenantDeletion } from './tenant-deletion.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
 import { lapsedGrants } from './waiting-lapsed.js';
@@ -76,6 +77,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   dispatchCeilings,
   quotaAndAudit,
   tenantListing,
+  tenantDeletion,
   tenantIsolation,
   leaseRenewal,
   appliedInstants,

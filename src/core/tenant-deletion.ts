@@ -1,0 +1,70 @@
+import { QuotaError } from './errors.js';
+import type { AuditEntry } from './lifecycle/types.js';
+import type { Operator } from './operator.js';
+
+/*
+ * Deleting a tenant (docs/design/rules.md#l95-4–#l95-7): a customer who left is removed with every
+ * record of it but its audit chain, which stays as the record of what was done, ending in the
+ * deletion's own row. Nothing that still acts or still holds spend may be cut off by it: a run
+ * whose process is alive, a slot, a hold, a pass whose spend is not booked, or a caller waiting
+ * for a slot. Those end first, by the commands named.
+ */
+
+/** The audit action of a tenant's deletion, the last row of its chain until the tenant is used again. */
+export const TENANT_DELETE_ACTION = 'tenant.delete';
+
+/**
+ * What stands in the way of deleting a tenant, each a count read in the deleting transaction:
+ * - `running`: registered runs of status `running` (their process may be alive);
+ * - `slots`: slots held, by runs or by raw `reserve` callers;
+ * - `holds`: holds of more than nothing in some unit;
+ * - `unsettledPasses`: passes whose receipt is unwritten, of runs neither running (counted as
+ *   such) nor released: a stranded, paused or withheld run's pass whose spend is not booked;
+ * - `waiting`: admissions waiting for a slot.
+ */
+export interface TenantDeletionBlockers {
+  readonly running: number;
+  readonly slots: number;
+  readonly holds: number;
+  readonly unsettledPasses: number;
+  readonly waiting: number;
+}
+
+/**
+ * The `CONFLICT` refusing the deletion of `tenant` while anything of {@link TenantDeletionBlockers}
+ * is above 0 (rules.md#l95-4), naming each count and the command that ends it, with the counts in
+ * `details`; or `null` when nothing stands in the way. Pure.
+ */
+export function tenantDeletionRefusal(tenant: string, blockers: TenantDeletionBlockers): QuotaError | null {
+  const reasons: string[] = [];
+  if (blockers.running > 0) reasons.push(`${blockers.running} running run(s): let them conclude (halt the tenant so no new run starts), or release them`);
+  if (blockers.slots > 0 && blockers.slots !== blockers.running) reasons.push(`${blockers.slots} slot(s) held: release the runs holding them`);
+  if (blockers.holds > 0) reasons.push(`${blockers.holds} hold(s) of unsettled spend: settle or release the runs holding them`);
+  if (blockers.unsettledPasses > 0) reasons.push(`${blockers.unsettledPasses} pass(es) whose spend is not booked: settle them (quotaplane attention lists them)`);
+  if (blockers.waiting > 0) reasons.push(`${blockers.waiting} admission(s) waiting for a slot: halt the tenant so they are refused`);
+  if (reasons.length === 0) return null;
+  return new QuotaError('CONFLICT', `tenant '${tenant}' cannot be deleted yet: ${reasons.join('; ')}`, {
+    details: { tenant, ...blockers },
+  });
+}
+
+/**
+ * The audit row a deletion appends to the tenant's own chain (rules.md#l95-5): `tenant.delete`
+ * on subject `tenant`, with the operator's `reason`, the quota it had (`null` when none) and the
+ * ids of the tenant's own API keys it deleted.
+ */
+export function tenantDeletionAudit(input: {
+  readonly atMs: number;
+  readonly by: Operator;
+  readonly reason: string;
+  readonly quota: unknown;
+  readonly keys: readonly string[];
+}): AuditEntry {
+  return {
+    atMs: input.atMs,
+    by: input.by,
+    action: TENANT_DELETE_ACTION,
+    subject: 'tenant',
+    detail: { reason: input.reason, quota: input.quota ?? null, keys: [...input.keys] },
+  };
+}

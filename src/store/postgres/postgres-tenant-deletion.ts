@@ -1,0 +1,43 @@
+import { tenantDeletionAudit, tenantDeletionRefusal } from '../../core/tenant-deletion.js';
+import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
+import { appendAuditInTransaction } from './postgres-audit.js';
+import type { PostgresConnection } from './postgres-connection.js';
+import type { PostgresQueries } from './postgres-queries.js';
+import { decodeQuota } from './postgres-rows.js';
+
+interface BlockerRow {
+  readonly running: string;
+  readonly slots: string;
+  readonly holds: string;
+  readonly unsettled_passes: string;
+  readonly waiting: string;
+}
+
+/**
+ * store.ts `deleteTenant`, one transaction under the tenant's lock (which raises its books'
+ * version, so an instance deciding on rows it kept reads them again and finds them gone): core's
+ * refusal when anything still acts or holds spend (docs/design/rules.md#l95-4), else every row of
+ * the tenant but its audit chain removed and `tenant.delete` appended to the chain (#l95-5).
+ */
+export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant: string, request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
+  return db.transaction(async (tx) => {
+    await tx.rows(q.lockTenant, [tenant]);
+    const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant]);
+    // count(*) is a bigint, which pg hands over as text.
+    const count = (value: string | undefined): number => Number(value ?? 0);
+    const refusal = tenantDeletionRefusal(tenant, {
+      running: count(row?.running),
+      slots: count(row?.slots),
+      holds: count(row?.holds),
+      unsettledPasses: count(row?.unsettled_passes),
+      waiting: count(row?.waiting),
+    });
+    if (refusal !== null) throw refusal;
+    const [quotaRow] = await tx.rows<{ quota_json: unknown }>(q.selectQuota, [tenant]);
+    const quota = quotaRow === undefined ? null : decodeQuota(tenant, quotaRow.quota_json);
+    const keys = (await tx.rows<{ key_id: string }>(q.tenantDeletion.keys, [tenant])).map((key) => key.key_id);
+    for (const statement of q.tenantDeletion.deleteRows) await tx.run(statement, [tenant]);
+    const audit = await appendAuditInTransaction(tx, q, tenant, tenantDeletionAudit({ atMs: request.atMs, by: request.by, reason: request.reason, quota, keys }));
+    return { audit, keys };
+  });
+}

@@ -1,0 +1,147 @@
+import assert from 'node:assert/strict';
+
+import { isQuotaError } from '../../core/errors.js';
+import { storeHasTenant } from '../../store/known-tenants.js';
+import type { DeleteTenantOutcome, TenantStore } from '../../store/store.js';
+import { assertOk } from './assertions.js';
+import { admission, auditEntry, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, tokens } from './fixtures.js';
+import type { ConformanceGroup } from './types.js';
+
+// A tenant's deletion (store.ts `deleteTenant`; docs/design/rules.md#l95-4–#l95-6). A store
+// without the optional capability skips these steps: the plane refuses its deletions.
+
+const LEAVING = 'leaving';
+const BUDGET = { maxTokens: 100, maxCallTokens: 10 };
+const QUOTA = { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 10_000 } as const;
+const GRANT = 'tool://payments/refund';
+const REQUEST = { atMs: JAN_MS + 10 * LEASE_MS, by: OPS_ALICE, reason: 'customer left' } as const;
+
+async function deletion(handle: TenantStore): Promise<DeleteTenantOutcome | 'unsupported'> {
+  if (handle.deleteTenant === undefined) return 'unsupported';
+  return handle.deleteTenant(REQUEST);
+}
+
+// The CONFLICT a refused deletion throws, with its counts.
+async function refusedWith(handle: TenantStore, expected: Readonly<Record<string, number>>, what: string): Promise<void> {
+  try {
+    await deletion(handle);
+  } catch (error) {
+    assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
+    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, ...expected }, `${what}: the counts`);
+    return;
+  }
+  assert.fail(`${what}: the deletion was not refused`);
+}
+
+/** L95.4–L95.6: a tenant is deleted only when nothing of it acts or holds spend, then is gone but for its chain. */
+export const tenantDeletion: ConformanceGroup = {
+  title: 'a tenant is deleted but its audit chain, and only when nothing of it still acts',
+  steps: [
+    {
+      id: 'L95.4',
+      title: 'a deletion is refused CONFLICT, writing nothing, while the tenant has a running run, a slot, a hold, an unsettled pass or a waiter',
+      async run(context) {
+        const handle = context.store.tenant(LEAVING);
+        if (handle.deleteTenant === undefined) return;
+        await configure(handle, QUOTA);
+        assertOk(await handle.admit(admission(runId(1), { budget: BUDGET })), 'admit run 1');
+        const waiting = await handle.admitOrWait(admission(runId(2), { budget: BUDGET }), { untilMs: JAN_MS + 1000, leaseMs: 1000 });
+        assert.ok(!waiting.ok && 'waiting' in waiting, `run 2 waits for the slot, got ${JSON.stringify(waiting)}`);
+        const chain = await handle.auditChain({ afterSeq: 0, limit: 100 });
+        await refusedWith(handle, { running: 1, slots: 1, holds: 1, waiting: 1 }, 'a running run and a waiter');
+        assert.deepEqual(await handle.auditChain({ afterSeq: 0, limit: 100 }), chain, 'a refused deletion appends no audit row');
+        assert.deepEqual(await handle.getQuota(), QUOTA, 'nor removes the quota');
+
+        // The waiter gives up; the running run's process dies and the sweep strands it: its slot
+        // comes back, but its hold and its pass's unbooked spend still stand in the way.
+        await handle.cancelWaiter({ run: runId(2), atMs: JAN_MS + 2000 });
+        await handle.sweepRun({ run: runId(1), atMs: JAN_MS + LEASE_MS });
+        await refusedWith(handle, { holds: 1, unsettledPasses: 1 }, 'a stranded run');
+        // Released, it holds nothing and its pass is not waited for.
+        await handle.releaseRun({ run: runId(1), atMs: JAN_MS + LEASE_MS + 1, by: OPS_ALICE });
+      },
+    },
+    {
+      id: 'L95.5',
+      title: 'a deletion removes every record of the tenant but its chain, its own keys included, and appends tenant.delete to the chain, in one transaction',
+      async run(context) {
+        const { store } = context;
+        const handle = store.tenant(LEAVING);
+        if (handle.deleteTenant === undefined) return;
+        const other = store.tenant('staying');
+        await configure(other, QUOTA);
+        assertOk(await other.admit(admission(runId(3), { budget: BUDGET })), 'admit in another tenant');
+        // A concluded run with spend and a dispatch, a paused run holding nothing, a halt.
+        assertOk(await handle.admit(admission(runId(4), { budget: BUDGET, atMs: JAN_MS + LEASE_MS + 10 })), 'admit run 4');
+        assertOk(await handle.dispatch({ run: runId(4), grant: GRANT, dispatch: 'd-1', ceilings: [{ count: 5, windowSeconds: 60 }], exempt: false, atMs: JAN_MS + LEASE_MS + 20 }), 'dispatch');
+        await handle.settlePass({ run: runId(4), epoch: 1, spend: tokens(40), concludes: true, atMs: JAN_MS + LEASE_MS + 30 });
+        assertOk(await handle.admit(admission(runId(5), { budget: { maxTokens: 0, maxCallTokens: 0 }, atMs: JAN_MS + LEASE_MS + 40 })), 'admit run 5');
+        await handle.settlePass({ run: runId(5), epoch: 1, spend: tokens(0), concludes: false, atMs: JAN_MS + LEASE_MS + 50 });
+        await handle.setHalt({ scope: { kind: 'agent', name: 'refunder' }, reason: 'loop', by: OPS_ALICE, atMs: JAN_MS });
+        const keys = store.apiKeys?.();
+        const key = (n: number, tenant: string) => ({
+          id: `key_01JQ0000000000000000000DZ${n}`,
+          name: `key-${n}`,
+          role: 'runner' as const,
+          tenant,
+          createdAtMs: JAN_MS,
+          hash: String(n).repeat(64),
+        });
+        await keys?.create(key(1, LEAVING));
+        await keys?.create(key(2, 'staying'));
+        const chain = await handle.auditChain({ afterSeq: 0, limit: 100 });
+        const head = chain[chain.length - 1];
+        assert.ok(head !== undefined, 'the tenant has a chain');
+
+        const outcome = await deletion(handle);
+        assert.ok(outcome !== 'unsupported');
+        assert.deepEqual(outcome.keys, keys === undefined ? [] : [key(1, LEAVING).id], 'the ids of its own keys');
+        assert.equal(outcome.audit.seq, head.seq + 1, 'the deletion row follows the chain');
+        assert.equal(outcome.audit.action, 'tenant.delete');
+        assert.deepEqual(outcome.audit.detail, { reason: 'customer left', quota: QUOTA, keys: outcome.keys });
+
+        assert.equal(await handle.getQuota(), null, 'no quota');
+        assert.deepEqual(await handle.runs({ limit: 10 }), [], 'no runs');
+        assert.equal(await handle.getRun(runId(4)), null, 'no run record');
+        assert.deepEqual(await handle.halts(), [], 'no halts');
+        assert.deepEqual(await handle.spent('2026-01'), tokens(0), 'no settled spend');
+        assert.deepEqual(await handle.reservations(10), [], 'no holds');
+        assert.equal(await handle.running(), 0, 'no slots');
+        const room = await handle.rateRoom(GRANT, [{ count: 1, windowSeconds: 3600 }], JAN_MS + LEASE_MS + 60);
+        assert.deepEqual(room, { ok: true }, 'no dispatches counted');
+        const after = await handle.auditChain({ afterSeq: 0, limit: 100 });
+        assert.deepEqual(after.slice(0, chain.length), chain, 'the chain is kept as it was');
+        assert.deepEqual(after[chain.length], outcome.audit, 'ending in the deletion row');
+        if (keys !== undefined) {
+          assert.equal(await keys.findByHash(key(1, LEAVING).hash), null, 'its key is gone');
+          assert.notEqual(await keys.findByHash(key(2, 'staying').hash), null, "another tenant's key stays");
+        }
+        assert.equal(await other.running(), 1, 'another tenant keeps its slot');
+        assert.deepEqual(await other.getQuota(), QUOTA, 'and its quota');
+      },
+    },
+    {
+      id: 'L95.6',
+      title: 'a deleted tenant does not exist until something of it is written again; its chain then continues',
+      async run(context) {
+        const { store } = context;
+        const handle = store.tenant(LEAVING);
+        if (handle.deleteTenant === undefined) return;
+        assert.equal(await storeHasTenant(store, LEAVING), false, 'hasTenant is false');
+        assert.ok(!(await store.tenants()).includes(LEAVING), 'tenants() does not list it');
+        assert.ok((await store.tenants()).includes('staying'), 'tenants() lists the others');
+        const [deleted] = await handle.auditLog({ limit: 1 });
+        await configure(handle, QUOTA, JAN_MS + 20 * LEASE_MS);
+        assert.equal(await storeHasTenant(store, LEAVING), true, 'a quota set again makes it exist');
+        assert.ok((await store.tenants()).includes(LEAVING), 'and listed');
+        const [next] = await handle.auditLog({ limit: 1 });
+        assert.equal(next?.seq, (deleted?.seq ?? 0) + 1, 'its chain continues after the deletion row');
+        // Deleted again, then audited by a caller's own row: an audit row after the deletion is a record.
+        await handle.deleteTenant({ ...REQUEST, atMs: JAN_MS + 21 * LEASE_MS });
+        assert.equal(await storeHasTenant(store, LEAVING), false, 'deleted again');
+        await handle.appendAudit(auditEntry('note', 'tenant', JAN_MS + 22 * LEASE_MS));
+        assert.equal(await storeHasTenant(store, LEAVING), true, 'a row appended after the deletion makes it known');
+      },
+    },
+  ],
+};

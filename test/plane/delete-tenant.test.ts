@@ -1,0 +1,67 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { isQuotaError } from '../../src/core/errors.js';
+import { ALICE, memoryPlane, T0, type MemoryPlane } from './plane-fixtures.js';
+
+let fixture: MemoryPlane;
+afterEach(async () => {
+  await fixture.close();
+});
+
+async function refusal(action: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await action;
+  } catch (error) {
+    if (isQuotaError(error)) return { code: error.code, message: error.message, details: error.details };
+    throw error;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('plane.deleteTenant', () => {
+  it('L95.4: refuses while a run is running, naming it; deletes once it concluded, and the tenant is gone but its chain (L95.5, L95.6)', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { newTenant: true });
+    await plane.setQuota('globex', { period: 'monthly' }, { newTenant: true });
+    const admitted = await plane.admit({ tenant: 'acme', run: 'run-1', budget: { maxTokens: 100, maxCallTokens: 10 } });
+    expect(admitted.ok).toBe(true);
+
+    const refused = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' }));
+    expect(refused.code).toBe('CONFLICT');
+    expect(refused.message).toMatch(/^tenant 'acme' cannot be deleted yet: 1 running run\(s\): .*; 1 hold\(s\) of unsettled spend/);
+    expect(refused.details).toMatchObject({ tenant: 'acme', running: 1, holds: 1 });
+    expect(await plane.tenants()).toEqual(['acme', 'globex']);
+
+    await plane.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 40, minorUnits: 0 }, concludes: true });
+    const answer = await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' });
+    expect(answer).toMatchObject({ tenant: 'acme', keysDeleted: [], audit: { action: 'tenant.delete', subject: 'tenant', by: ALICE, atMs: T0 } });
+    expect(answer.audit.detail).toEqual({ reason: 'customer left', quota: { period: 'monthly', maxTokensPerPeriod: 1000 }, keys: [] });
+    expect(await plane.tenants()).toEqual(['globex']);
+    // The chain stays, whole, and verifies.
+    const verified = await plane.verifyAudit({ tenant: 'acme' });
+    expect(verified.ok).toBe(true);
+    const log = await plane.auditLog({ tenant: 'acme', limit: 10 });
+    expect(log.rows.map((row) => row.action)).toEqual(['tenant.delete', 'quota.set']);
+
+    // It no longer exists: an act on it is refused as on any unknown tenant, and names a deletion as nothing to do.
+    const gone = await refusal(plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: ALICE }));
+    expect(gone).toMatchObject({ code: 'NOT_FOUND', details: { field: 'tenant', tenant: 'acme' } });
+    const again = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'twice' }));
+    expect(again.code).toBe('NOT_FOUND');
+    expect(again.message).toMatch(/tenant 'acme' does not exist: it has no quota and no history, so there is nothing to delete/);
+  });
+
+  it('L95.7: refuses a missing reason, a quotaplane chain and a bad operator, naming the field', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setQuota('acme', { period: 'monthly' }, { newTenant: true });
+    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: '  ' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'reason' } });
+    expect(await refusal(plane.deleteTenant({ tenant: 'quotaplane:plane', by: ALICE, reason: 'x' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'tenant' },
+    });
+    expect(await refusal(plane.deleteTenant({ tenant: 'acme', by: { actor: '' } as never, reason: 'x' }))).toMatchObject({ code: 'INVALID_ARGUMENT' });
+    expect(await plane.tenants()).toEqual(['acme']);
+  });
+});
