@@ -53,6 +53,7 @@ describe('service routes', () => {
         '/v1/tenants/{tenant}/attention',
         '/v1/tenants/{tenant}/audit',
         '/v1/tenants/{tenant}/audit/verify',
+        '/v1/tenants/{tenant}/delete',
         '/v1/tenants/{tenant}/halts',
         '/v1/tenants/{tenant}/halts/lift',
         '/v1/tenants/{tenant}/quota',
