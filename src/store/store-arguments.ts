@@ -101,15 +101,17 @@ export function requirePlaneHalt(field: string, value: unknown): Halt {
   const record = requireObject(field, value);
   const scope = requireObject(`${field}.scope`, record.scope);
   if (scope.kind !== 'plane') throw invalidArgument(`${field}.scope.kind`, `must be 'plane', got ${describe(scope.kind)}`);
-  return requireHalt(field, { ...record, scope: { kind: 'tenant' } }, { kind: 'plane' });
+  // The other members obey a tenant halt's rules; only the scope differs.
+  const { reason, by, atMs, reachesRunning } = requireHalt(field, { ...record, scope: { kind: 'tenant' } });
+  return reachesRunning === true ? { scope: { kind: 'plane' }, reason, by, atMs, reachesRunning } : { scope: { kind: 'plane' }, reason, by, atMs };
 }
 
-/** A halt `{ scope, reason, by, atMs }`; the store does not judge the reason beyond its type (docs/design/rules.md#c22). */
-export function requireHalt(field: string, value: unknown, planeScope?: HaltScope): Halt {
+/** A halt `{ scope, reason, by, atMs, reachesRunning? }` (docs/design/rules.md#c44); the store does not judge the reason beyond its type (docs/design/rules.md#c22). */
+export function requireHalt(field: string, value: unknown): Halt {
   const record = requireObject(field, value);
   if (typeof record.reason !== 'string') throw invalidArgument(`${field}.reason`, `must be a string, got ${describe(record.reason)}`);
   return {
-    scope: planeScope ?? requireHaltScope(`${field}.scope`, record.scope),
+    scope: requireHaltScope(`${field}.scope`, record.scope),
     reason: record.reason,
     by: parseOperator(record.by, `${field}.by`),
     atMs: requireInstantMs(`${field}.atMs`, record.atMs),
