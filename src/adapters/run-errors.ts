@@ -31,7 +31,7 @@ export class RunWithheldError extends Error {
     settle?: SettleResult | undefined;
   }) {
     super(
-      `run '${fields.run}' of tenant '${fields.tenant}' was withheld: subject '${fields.refusal.subject}' is halted ` +
+      `run '${fields.run}' of tenant '${fields.tenant}' was withheld: ${fields.refusal.subject !== undefined ? `subject '${fields.refusal.subject}'` : (fields.refusal.scope ?? 'its scope')} is halted ` +
         `(${fields.refusal.reason}); its pass ${fields.epoch} ${fields.settle === undefined ? 'stops here' : 'was settled without concluding'}, ` +
         `so resume the run after the halt is lifted, or release it`,
     );

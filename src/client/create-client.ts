@@ -8,7 +8,21 @@ import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
-import type { AdmitResult, DispatchResult, HaltInput, HaltResult, HeartbeatResult, LiftInput, LiftResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
+import type {
+  AdmitResult,
+  DispatchResult,
+  HaltInput,
+  HaltResult,
+  HeartbeatResult,
+  LiftInput,
+  LiftResult,
+  Plane,
+  PlaneHaltInput,
+  PlaneHaltResult,
+  PlaneLiftInput,
+  PlaneStatus,
+  ResumeResult,
+} from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
@@ -56,6 +70,10 @@ export interface QuotaplaneClient extends Plane {
   halt(input: ClientHaltInput): Promise<HaltResult>;
   /** `Plane.lift` over HTTP; `by` as in {@link QuotaplaneClient.halt}. */
   lift(input: ClientLiftInput): Promise<LiftResult>;
+  /** `Plane.haltPlane` over HTTP (an operator key of every tenant); `by` as in {@link QuotaplaneClient.halt}. */
+  haltPlane(input: ClientPlaneHaltInput): Promise<PlaneHaltResult>;
+  /** `Plane.liftPlaneHalt` over HTTP; `by` as in {@link QuotaplaneClient.halt}. */
+  liftPlaneHalt(input?: ClientPlaneLiftInput): Promise<LiftResult>;
   /** `Plane.deleteTenant` over HTTP (an operator key of every tenant); `by` as in {@link QuotaplaneClient.halt}. */
   deleteTenant(input: ClientDeleteTenantInput): Promise<DeleteTenantAnswer>;
   /**
@@ -77,6 +95,12 @@ export interface ClientOptions {
   readonly fetch?: typeof globalThis.fetch | undefined;
 }
 
+/** {@link PlaneHaltInput} without the operator: the server records the key's name. */
+export type ClientPlaneHaltInput = Omit<PlaneHaltInput, 'by'> & { readonly by?: PlaneHaltInput['by'] };
+
+/** {@link PlaneLiftInput} without the operator: the server records the key's name. */
+export type ClientPlaneLiftInput = Omit<PlaneLiftInput, 'by'> & { readonly by?: PlaneLiftInput['by'] };
+
 /** {@link HaltInput} without the operator: the server records the key's name. */
 export type ClientHaltInput = Omit<HaltInput, 'by'> & { readonly by?: HaltInput['by'] };
 
@@ -91,6 +115,7 @@ interface HaltView {
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
+  readonly reachesRunning?: boolean;
 }
 
 /**
@@ -202,19 +227,34 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     updatePlaneCeiling: async (patch) => (await value<{ ceiling: PlaneCeiling }>('PATCH', '/v1/plane/ceiling', patch)).ceiling,
     planeStatus: () => value<PlaneStatus>('GET', '/v1/plane'),
     halt: (input) => {
-      const { tenant, scope, reason, atMs, newTenant } = requestBody(input);
-      return value('POST', `${tenantPath(tenant, '/halts')}${newTenantQuery(newTenant)}`, { scope: scopeKey(scope), reason, atMs });
+      const { tenant, scope, reason, atMs, newTenant, reachesRunning } = requestBody(input);
+      return value('POST', `${tenantPath(tenant, '/halts')}${newTenantQuery(newTenant)}`, { scope: scopeKey(scope), reason, atMs, reachesRunning });
     },
     lift: (input) => {
       const { tenant, scope, atMs } = requestBody(input);
       return value('POST', tenantPath(tenant, '/halts/lift'), { scope: scopeKey(scope), atMs });
+    },
+    haltPlane: (input) => {
+      const { reason, atMs, reachesRunning } = requestBody(input);
+      return value('POST', '/v1/plane/halt', { reason, atMs, reachesRunning });
+    },
+    liftPlaneHalt: (input = {}) => {
+      const { atMs } = requestBody(input);
+      return value('POST', '/v1/plane/halt/lift', { atMs });
+    },
+    planeHalt: async (): Promise<Halt | null> => {
+      const { halt } = await value<PlaneStatus>('GET', '/v1/plane');
+      if (halt === null) return null;
+      const standing: Halt = { scope: { kind: 'plane' }, reason: halt.reason, by: halt.by, atMs: halt.atMs };
+      return halt.reachesRunning ? { ...standing, reachesRunning: true } : standing;
     },
     halts: async (tenant): Promise<Halt[]> => {
       const reply = await value<{ halts: HaltView[] }>('GET', tenantPath(tenant, '/halts'));
       return reply.halts.map((view) => {
         const scope = parseHaltScope(view.scope);
         if (scope === null) throw new QuotaError('INTERNAL', `the quotaplane server listed a halt with an unreadable scope ${JSON.stringify(view.scope)}`);
-        return { scope, reason: view.reason, by: view.by, atMs: view.atMs };
+        const halt: Halt = { scope, reason: view.reason, by: view.by, atMs: view.atMs };
+        return view.reachesRunning === true && scope.kind !== 'subject' ? { ...halt, reachesRunning: true } : halt;
       });
     },
     sweep: (input = {}) => {

@@ -8,6 +8,7 @@
  * - `halt`, `lift`: a halt thrown or lifted (the operator's, or the tenant's reserved chains).
  * - `quota.set`, `quota.update`: a tenant quota replaced or patched.
  * - `plane.set`, `plane.update`: the plane-wide ceiling replaced or patched (chain `quotaplane:plane`).
+ * - `plane.halt`, `plane.lift`: the plane-wide halt thrown or lifted (chain `quotaplane:plane`).
  * - `run.release`, `run.settle`: an operator's release or settle of a run.
  * - `key.create`, `key.revoke`: an API key made or revoked (chain `quotaplane:keys`).
  * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
@@ -20,6 +21,8 @@ export const AUDIT_ACTIONS = Object.freeze([
   'quota.update',
   'plane.set',
   'plane.update',
+  'plane.halt',
+  'plane.lift',
   'run.release',
   'run.settle',
   'key.create',

@@ -10,7 +10,9 @@ import {
   haltScopeForms,
   haltScopeKey,
   type HaltScope,
+  parseAnyHaltScope,
   parseHaltScope,
+  haltReachesRunning,
   withdrawsFrom,
 } from './halt-scope.js';
 
@@ -275,5 +277,26 @@ describe('scope text and withdrawal edges', () => {
     expect(withdrawsFrom({ kind: 'agent', name: 'alice' }, ['alice'])).toBeNull();
     expect(withdrawsFrom({ kind: 'subject', principal: 'alice' }, ['root', 'alice'])).toBe('alice');
     expect(withdrawsFrom({ kind: 'subject', principal: 'alice' }, undefined)).toBeNull();
+  });
+});
+
+describe('the plane-wide halt and reaching running work (C44, C49)', () => {
+  it('C49 the plane scope is keyed plane, covers every run, ranks below tenant, and is no tenant halt form', () => {
+    const plane: HaltScope = { kind: 'plane' };
+    expect(haltScopeKey(plane)).toBe('plane');
+    expect(describeHaltScope(plane)).toBe('every tenant of the plane');
+    expect(haltCovers(plane, {})).toBe(true);
+    expect(compareHaltScopes(plane, { kind: 'tenant' })).toBeLessThan(0);
+    expect(coveringHalt([halt(plane), halt({ kind: 'tenant' }, 'narrower')], {})?.reason).toBe('narrower');
+    expect(parseHaltScope('plane')).toBeNull();
+    expect(parseAnyHaltScope('plane')).toEqual(plane);
+    expect(parseAnyHaltScope('agent:x')).toEqual({ kind: 'agent', name: 'x' });
+  });
+
+  it('C44 a subject halt always reaches running work; the others only when thrown to', () => {
+    expect(haltReachesRunning(halt({ kind: 'subject', principal: 'p' }))).toBe(true);
+    expect(haltReachesRunning(halt({ kind: 'tenant' }))).toBe(false);
+    expect(haltReachesRunning({ ...halt({ kind: 'agent', name: 'x' }), reachesRunning: true })).toBe(true);
+    expect(haltReachesRunning({ ...halt({ kind: 'plane' }), reachesRunning: false })).toBe(false);
   });
 });

@@ -2,11 +2,13 @@ import type { Operator } from './operator.js';
 
 /**
  * What an operator's emergency stop covers (docs/design/rules.md#d9, #d10), ordered from broadest
- * to narrowest: the whole tenant < one agent (by name, every revision) < one revision (SHA-256
- * digest of the reviewed manifest, 64 lowercase hex) < everything acting for one principal (a
- * subject).
+ * to narrowest: every tenant of the plane (the plane-wide halt, thrown with `Plane.haltPlane`,
+ * never a tenant's own row; docs/design/rules.md#c49) < the whole tenant < one agent (by name,
+ * every revision) < one revision (SHA-256 digest of the reviewed manifest, 64 lowercase hex) <
+ * everything acting for one principal (a subject).
  */
 export type HaltScope =
+  | { readonly kind: 'plane' }
   | { readonly kind: 'tenant' }
   | { readonly kind: 'agent'; readonly name: string }
   | { readonly kind: 'revision'; readonly digest: string }
@@ -21,6 +23,21 @@ export interface Halt {
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
+  /**
+   * `true` when a tenant, agent or revision halt was thrown to reach running work too: the running
+   * runs it covers answer `Withheld` at their next heartbeat, dispatch or resume, as under a subject
+   * halt (docs/design/rules.md#c44). Absent or `false`: it stops new admissions only. A subject halt
+   * always reaches running work, whatever this says (docs/design/rules.md#l47).
+   */
+  readonly reachesRunning?: boolean | undefined;
+}
+
+/**
+ * Whether `halt` reaches running work (docs/design/rules.md#l46, #l47, #c44): a subject halt always
+ * does; any other only when it was thrown with `reachesRunning: true`.
+ */
+export function haltReachesRunning(halt: Halt): boolean {
+  return halt.scope.kind === 'subject' || halt.reachesRunning === true;
 }
 
 /** The agent identity a run is governed by: its name and the digest of its revision. */
@@ -51,9 +68,14 @@ export function haltScopeForms(): string {
   return HALT_SCOPE_FORMS.map((form) => `'${form}'`).join(', ');
 }
 
+/** The key of the plane-wide halt's scope (docs/design/rules.md#c49); no tenant's halt has it. */
+export const PLANE_HALT_KEY = 'plane';
+
 /** The durable key and CLI/HTTP spelling of a scope: `tenant`, `agent:<name>`, `revision:<hex>`, `subject:<id>`. */
 export function haltScopeKey(scope: HaltScope): string {
   switch (scope.kind) {
+    case 'plane':
+      return PLANE_HALT_KEY;
     case 'tenant':
       return 'tenant';
     case 'agent':
@@ -94,9 +116,19 @@ export function parseHaltScope(text: string): HaltScope | null {
   return null;
 }
 
+/**
+ * Parses any scope key a refusal or listing may name: the plane-wide halt's `plane` as well as the
+ * four forms of a tenant's halts ({@link parseHaltScope}), or `null`.
+ */
+export function parseAnyHaltScope(text: string): HaltScope | null {
+  return text === PLANE_HALT_KEY ? { kind: 'plane' } : parseHaltScope(text);
+}
+
 /** How a `Halted` message names the scope: `the whole tenant`, `agent 'triage'` and so on. */
 export function describeHaltScope(scope: HaltScope): string {
   switch (scope.kind) {
+    case 'plane':
+      return 'every tenant of the plane';
     case 'tenant':
       return 'the whole tenant';
     case 'agent':
@@ -115,6 +147,7 @@ export function describeHaltScope(scope: HaltScope): string {
  */
 export function haltCovers(scope: HaltScope, target: HaltTarget): boolean {
   switch (scope.kind) {
+    case 'plane':
     case 'tenant':
       return true;
     case 'agent':
@@ -134,10 +167,10 @@ export function withdrawsFrom(scope: HaltScope, chain: readonly string[] | undef
   return scope.kind === 'subject' && (chain?.includes(scope.principal) ?? false) ? scope.principal : null;
 }
 
-const RANK: Record<HaltScope['kind'], number> = { tenant: 0, agent: 1, revision: 2, subject: 3 };
+const RANK: Record<HaltScope['kind'], number> = { plane: -1, tenant: 0, agent: 1, revision: 2, subject: 3 };
 
 /**
- * Total order on scopes (docs/design/rules.md#l3): tenant < agent < revision < subject, then by the
+ * Total order on scopes (docs/design/rules.md#l3, #c49): plane < tenant < agent < revision < subject, then by the
  * field's UTF-16 code units. Negative when `a` is broader than `b`.
  */
 export function compareHaltScopes(a: HaltScope, b: HaltScope): number {

@@ -1,5 +1,5 @@
 import type { BudgetField, SpendUnit } from './budget.js';
-import { describeHaltScope, parseHaltScope } from './halt-scope.js';
+import { describeHaltScope, parseAnyHaltScope } from './halt-scope.js';
 import type { Operator } from './operator.js';
 import { describeRateCeiling, MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 
@@ -107,13 +107,16 @@ export interface UncountableRateRefusal {
 }
 
 /**
- * A subject halt withdrew a principal on the run's chain; running work pauses
- * (docs/design/decisions.md "Subject halts reach running work").
+ * A halt that reaches running work covers the run; running work pauses
+ * (docs/design/decisions.md "Subject halts reach running work"; docs/design/rules.md#l47, #c44).
+ * `scope` is the halt's scope key (`subject:alice`, `agent:triage`, `tenant`…); `subject` is the
+ * withdrawn principal, present when the halt is a subject halt (as in every v1 answer before).
  */
 export interface WithheldRefusal {
   readonly code: 'Withheld';
   readonly tenant: string;
-  readonly subject: string;
+  readonly subject?: string;
+  readonly scope?: string;
   readonly reason: string;
 }
 
@@ -176,7 +179,7 @@ export function refusalMessage(refusal: Refusal): string {
         `(a run under a ${refusal.unit} ceiling declares both its total and its per-call bound)`
       );
     case 'Halted': {
-      const scope = parseHaltScope(refusal.scope);
+      const scope = parseAnyHaltScope(refusal.scope);
       const what = scope === null ? refusal.scope : describeHaltScope(scope);
       return `${what} is halted by an operator (tenant '${refusal.tenant}'): ${refusal.reason}`;
     }
@@ -193,10 +196,17 @@ export function refusalMessage(refusal: Refusal): string {
       );
     case 'Withheld':
       return (
-        `tenant '${refusal.tenant}': authority of '${refusal.subject}' was withdrawn by an operator: ` +
+        `tenant '${refusal.tenant}': ${withheldWhat(refusal)} by an operator: ` +
         `${refusal.reason}; pause the run (settle without concluding) and resume it after the halt is lifted`
       );
   }
+}
+
+// What a Withheld refusal says was stopped: a subject's authority, or the work of a halted scope.
+function withheldWhat(refusal: WithheldRefusal): string {
+  if (refusal.subject !== undefined) return `authority of '${refusal.subject}' was withdrawn`;
+  const scope = refusal.scope === undefined ? null : parseAnyHaltScope(refusal.scope);
+  return `running work of ${scope === null ? (refusal.scope ?? 'a halted scope') : describeHaltScope(scope)} was halted`;
 }
 
 // Which runs a TooManyRuns refusal counted, under which ceiling.

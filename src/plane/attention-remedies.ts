@@ -1,3 +1,4 @@
+import { PLANE_HALT_KEY } from '../core/halt-scope.js';
 import type { PassRecord, RunSummary } from '../store/types.js';
 import type { Remedy } from './operator-types.js';
 
@@ -52,9 +53,16 @@ export function withheldRemedy(tenant: string, run: string, halt: string | null)
   const resume = resumeRequest(tenant, run);
   if (halt === null) {
     return {
-      text: 'the subject halt was lifted: resume the run, or release it to abandon it',
+      text: 'the halt was lifted: resume the run, or release it to abandon it',
       cli: [release.cli],
       http: [resume, release.http],
+    };
+  }
+  if (halt === PLANE_HALT_KEY) {
+    return {
+      text: 'lift the plane-wide halt and resume the run, or release it to abandon it',
+      cli: ['quotaplane lift plane', release.cli],
+      http: ['POST /v1/plane/halt/lift {}', resume, release.http],
     };
   }
   return {

@@ -26,10 +26,20 @@ import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { tenantsInScope } from './tenant-scope.js';
 import { isReservedTenant } from '../core/identifiers.js';
+import type { Halt } from '../core/halt-scope.js';
+import { getPlaneHalt } from './plane-halt.js';
 
 // What one kind's reader answers for one tenant: its conditions, reading at most `want` rows (one
 // more than the page still has room for), so a full read proves there were more.
-type KindReader = (tenant: string, handle: TenantStore, want: number, atMs: number, holdStaleAfterMs: number) => Promise<AttentionCondition[]>;
+// `planeHalt` is the standing plane-wide halt, read once per report (docs/design/rules.md#c50).
+type KindReader = (
+  tenant: string,
+  handle: TenantStore,
+  want: number,
+  atMs: number,
+  holdStaleAfterMs: number,
+  planeHalt: Halt | null,
+) => Promise<AttentionCondition[]>;
 
 const age = (atMs: number, sinceMs: number): number => flooredSub(atMs, sinceMs);
 
@@ -50,12 +60,13 @@ const READERS: Record<AttentionKind, KindReader> = {
       remedy: strandedRemedy(tenant, run),
     }));
   },
-  'run.withheld': async (tenant, handle, want, atMs) => {
+  'run.withheld': async (tenant, handle, want, atMs, _holdStaleAfterMs, planeHalt) => {
     const rows = await storeCall('runs', () => handle.runs({ statuses: ['withheld'], limit: want }));
     if (rows.length === 0) return [];
-    const halts = await storeCall('halts', () => handle.halts());
+    const own = await storeCall('halts', () => handle.halts());
+    const halts = planeHalt === null ? own : [...own, planeHalt];
     return rows.map((run) => {
-      const refusal = withheldBy(tenant, halts, run.chain);
+      const refusal = withheldBy(tenant, halts, { agent: run.agent ?? undefined, chain: run.chain ?? undefined });
       const halt = refusal === null ? null : withheldScopeKey(refusal);
       return {
         kind: 'run.withheld',
@@ -67,8 +78,10 @@ const READERS: Record<AttentionKind, KindReader> = {
         ageMs: age(atMs, run.statusSinceMs),
         summary:
           refusal === null
-            ? `run '${run.run}' of tenant '${tenant}' was withheld by a subject halt that has since been lifted`
-            : `run '${run.run}' of tenant '${tenant}' is withheld: authority of '${refusal.subject}' was withdrawn (${refusal.reason})`,
+            ? `run '${run.run}' of tenant '${tenant}' was withheld by a halt that has since been lifted`
+            : refusal.subject !== undefined
+              ? `run '${run.run}' of tenant '${tenant}' is withheld: authority of '${refusal.subject}' was withdrawn (${refusal.reason})`
+              : `run '${run.run}' of tenant '${tenant}' is withheld by the halt on ${halt ?? 'its scope'} (${refusal.reason})`,
         remedy: withheldRemedy(tenant, run.run, halt),
       };
     });
@@ -122,13 +135,14 @@ export async function attention(context: PlaneContext, input: AttentionInput = {
   // quotaplane's own audit chains (`quotaplane:…`) are no tenant that needs a person.
   const tenants = (await tenantsInScope(context, request.tenant)).filter((tenant) => request.tenant !== undefined || !isReservedTenant(tenant));
 
+  const planeHalt = await getPlaneHalt(context);
   const conditions: AttentionCondition[] = [];
   const truncatedKinds: AttentionKind[] = [];
   for (const kind of ATTENTION_KINDS) {
     const found: AttentionCondition[] = [];
     for (const tenant of tenants) {
       const room = limit - found.length;
-      const rows = await READERS[kind](tenant, tenantHandle(context.store, tenant), room + 1, atMs, holdStaleAfterMs);
+      const rows = await READERS[kind](tenant, tenantHandle(context.store, tenant), room + 1, atMs, holdStaleAfterMs, planeHalt);
       found.push(...rows.slice(0, room));
       if (rows.length > room) {
         truncatedKinds.push(kind);

@@ -28,6 +28,7 @@ import { sweep } from './sweep.js';
 import { systemClock } from './system-clock.js';
 import { usage } from './usage.js';
 import { getPlaneCeiling, planeStatus, setPlaneCeiling, updatePlaneCeiling } from './plane-ceiling.js';
+import { getPlaneHalt, haltPlane, liftPlaneHalt } from './plane-halt.js';
 import { verifyAudit } from './verify-audit.js';
 
 /**
@@ -98,6 +99,9 @@ export function createPlane(options: PlaneOptions): Plane {
     halt: (input) => halt(context, input),
     lift: (input) => lift(context, input),
     halts: (tenant) => halts(context, tenant),
+    haltPlane: (input) => haltPlane(context, input),
+    liftPlaneHalt: (input) => liftPlaneHalt(context, input),
+    planeHalt: () => getPlaneHalt(context),
     sweep: (input) => sweep(context, input),
     attention: (input) => attention(context, input),
     release: (input) => release(context, input),

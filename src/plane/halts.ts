@@ -1,21 +1,15 @@
-import { haltScopeKey, type Halt, type HaltScope } from '../core/halt-scope.js';
+import { haltReachesRunning, haltScopeKey, type Halt } from '../core/halt-scope.js';
 import { requireCustomerTenant, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
-import type { HaltInput, HaltReach, HaltResult, LiftInput, LiftResult } from './plane.js';
+import type { HaltInput, HaltResult, LiftInput, LiftResult } from './plane.js';
+import { haltReach, runningInScope } from './halt-reach.js';
+import { requireBoolean } from '../store/store-arguments.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { parseScope, requireReason } from './plane-input.js';
 import { requireObject } from '../store/store-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { parseNewTenant, requireExistingTenant } from './known-tenant.js';
 import type { AuditAction } from '../core/audit-actions.js';
-
-/**
- * What a halt on `scope` reaches: only a subject halt reaches running work
- * (docs/design/rules.md#l46, #l47).
- */
-export function haltReach(scope: HaltScope): HaltReach {
-  return scope.kind === 'subject' ? 'admission and running work' : 'admission';
-}
 
 /**
  * `Plane.halt`: throws (or re-throws) a halt, on a tenant that exists or that `newTenant` says is
@@ -32,6 +26,10 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
   const by = parseOperator(request.by, 'by');
   const atMs = instantOf(context, request.atMs);
   const newTenant = parseNewTenant(request.newTenant);
+  // A subject halt reaches running work whatever it says (docs/design/rules.md#l47): only the
+  // other scopes store the choice.
+  const asked = request.reachesRunning === undefined ? false : requireBoolean('reachesRunning', request.reachesRunning);
+  const reachesRunning = asked && scope.kind !== 'subject';
   const key = haltScopeKey(scope);
 
   await requireExistingTenant(context.store, tenant, 'halt', newTenant);
@@ -44,11 +42,13 @@ export async function halt(context: PlaneContext, input: HaltInput): Promise<Hal
       by,
       action: 'halt' satisfies AuditAction,
       subject: key,
-      detail: { reason, replaced: replaced === null ? null : haltDetail(replaced) },
+      detail: { reason, ...(reachesRunning ? { reachesRunning } : {}), replaced: replaced === null ? null : haltDetail(replaced) },
     }),
   );
-  await storeCall('setHalt', () => handle.setHalt({ scope, reason, by, atMs }));
-  return { scope: key, reason, by, atMs, reach: haltReach(scope) };
+  const thrown: Halt = reachesRunning ? { scope, reason, by, atMs, reachesRunning } : { scope, reason, by, atMs };
+  await storeCall('setHalt', () => handle.setHalt(thrown));
+  const running = await runningInScope(handle, scope);
+  return { scope: key, reason, by, atMs, reach: haltReach(thrown), reachesRunning: haltReachesRunning(thrown), running };
 }
 
 /**
@@ -85,5 +85,11 @@ export async function halts(context: PlaneContext, tenant: unknown): Promise<Hal
 
 // The audit detail that names a halt: what a `halt list --lifted` shows as the halt a lift ended.
 function haltDetail(row: Halt): Record<string, unknown> {
-  return { reason: row.reason, thrownBy: row.by.actor, thrownBasis: row.by.basis, thrownAtMs: row.atMs };
+  return {
+    reason: row.reason,
+    thrownBy: row.by.actor,
+    thrownBasis: row.by.basis,
+    thrownAtMs: row.atMs,
+    ...(row.reachesRunning === true ? { reachesRunning: true } : {}),
+  };
 }

@@ -6,6 +6,7 @@ import type { PlaneStatus } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { LIBRARY_OPERATOR } from './quota.js';
 import { storeCall } from './store-call.js';
+import { getPlaneHalt } from './plane-halt.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 
@@ -68,17 +69,21 @@ export async function updatePlaneCeiling(context: PlaneContext, patch: unknown, 
 
 /**
  * `Plane.planeStatus`: the plane-wide ceiling with what it bounds now: every tenant's slots against
- * `maxConcurrentRuns`, and each agent with a plane-wide ceiling, its slots against its limit.
+ * `maxConcurrentRuns`, and each agent with a plane-wide ceiling, its slots against its limit; and
+ * the standing plane-wide halt (docs/design/rules.md#c51).
  */
 export async function planeStatus(context: PlaneContext): Promise<PlaneStatus> {
   const ceiling = await getPlaneCeiling(context);
+  const standing = await getPlaneHalt(context);
+  const halt = standing === null ? null : { reason: standing.reason, by: standing.by, atMs: standing.atMs, reachesRunning: standing.reachesRunning === true };
   const agents = Object.keys(ceiling?.agents ?? {});
-  if (context.store.planeUsage === undefined) return { ceiling, running: null, limit: ceiling?.maxConcurrentRuns ?? null, agents: [] };
+  if (context.store.planeUsage === undefined) return { ceiling, running: null, limit: ceiling?.maxConcurrentRuns ?? null, agents: [], halt };
   const usage = await storeCall('planeUsage', () => planeStore(context.store).planeUsage(agents));
   return {
     ceiling,
     running: usage.running,
     limit: ceiling?.maxConcurrentRuns ?? null,
     agents: agents.map((agent) => ({ agent, running: usage.agents[agent] ?? 0, limit: planeAgentLimit(ceiling, agent) ?? null })),
+    halt,
   };
 }

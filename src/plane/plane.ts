@@ -221,8 +221,9 @@ export type DispatchRefusal = RateLimitedRefusal | UncountableRateRefusal | With
 export type DispatchResult = { readonly ok: true } | Refused<DispatchRefusal>;
 
 /**
- * What a halt reaches (docs/design/rules.md#l46, #l47): tenant, agent and revision halts stop
- * admission only; a subject halt also reaches running work, which answers `Withheld` and pauses.
+ * What a halt reaches (docs/design/rules.md#l46, #l47, #c44): tenant, agent and revision halts stop
+ * admission only unless thrown with `reachesRunning: true`; a subject halt always also reaches
+ * running work, which answers `Withheld` and pauses.
  */
 export type HaltReach = 'admission' | 'admission and running work';
 
@@ -239,6 +240,12 @@ export interface HaltInput {
   readonly atMs?: number | undefined;
   /** `true` when `tenant` is meant as a new tenant: without it, a tenant that does not exist is refused (rules.md#l95). */
   readonly newTenant?: boolean | undefined;
+  /**
+   * `true` to reach running work too (docs/design/rules.md#c44): the running runs the halt covers
+   * answer `Withheld` at their next heartbeat, dispatch or resume, and pause. Default `false`: new
+   * admissions only. A subject halt reaches running work either way.
+   */
+  readonly reachesRunning?: boolean | undefined;
 }
 
 /**
@@ -254,13 +261,42 @@ export interface QuotaChangeOptions {
   readonly newTenant?: boolean | undefined;
 }
 
-/** Answer of `halt`: the standing halt as written (`scope` as its key string) and what it reaches. */
+/**
+ * Answer of `halt`: the standing halt as written (`scope` as its key string), what it reaches, and
+ * `running`, how many runs in its scope were running once it stood (docs/design/rules.md#c45):
+ * when `reachesRunning`, those the halt reaches (each answers `Withheld` at its next step);
+ * otherwise those that continue.
+ */
 export interface HaltResult {
   readonly scope: string;
   readonly reason: string;
   readonly by: Operator;
   readonly atMs: number;
   readonly reach: HaltReach;
+  readonly reachesRunning: boolean;
+  readonly running: number;
+}
+
+/**
+ * Throwing the plane-wide halt over every tenant of the store (docs/design/rules.md#c49–#c51):
+ * `reason` is required and not blank; `by` is the operator; `atMs` defaults to the plane clock;
+ * `reachesRunning: true` withholds the running runs of every tenant too (default: new admissions
+ * only).
+ */
+export interface PlaneHaltInput {
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
+  readonly reachesRunning?: boolean | undefined;
+}
+
+/** Answer of `haltPlane`: as `halt` answers (`scope: 'plane'`), `running` counted over every tenant. */
+export type PlaneHaltResult = HaltResult;
+
+/** Lifting the plane-wide halt: `by` is the operator who lifts it; `atMs` defaults to the plane clock. */
+export interface PlaneLiftInput {
+  readonly by: Operator;
+  readonly atMs?: number | undefined;
 }
 
 /**
@@ -358,6 +394,16 @@ export interface PlaneStatus {
   readonly running: number | null;
   readonly limit: number | null;
   readonly agents: readonly { readonly agent: string; readonly running: number; readonly limit: number | null }[];
+  /** The standing plane-wide halt (docs/design/rules.md#c49, #c51), or `null`. */
+  readonly halt: PlaneHaltView | null;
+}
+
+/** The plane-wide halt as `planeStatus` and `halts` show it: why, who threw it, when, and what it reaches. */
+export interface PlaneHaltView {
+  readonly reason: string;
+  readonly by: Operator;
+  readonly atMs: number;
+  readonly reachesRunning: boolean;
 }
 
 /**
@@ -467,6 +513,17 @@ export interface Plane {
   lift(input: LiftInput): Promise<LiftResult>;
   /** Every standing halt of the tenant, bytewise by scope key (docs/design/rules.md#c23). */
   halts(tenant: string): Promise<Halt[]>;
+  /**
+   * Throws (or re-throws, replacing) the plane-wide halt over every tenant of the store
+   * (docs/design/rules.md#c49–#c51), audited as `plane.halt` on the `quotaplane:plane` chain in the
+   * store's one transaction. Answers what it reaches and how many runs of every tenant were running.
+   * Throws `STORE_MISCONFIGURED` on a store that keeps no plane-wide halt.
+   */
+  haltPlane(input: PlaneHaltInput): Promise<PlaneHaltResult>;
+  /** Lifts the plane-wide halt (audited as `plane.lift`), removed only if it is still the halt read. */
+  liftPlaneHalt(input: PlaneLiftInput): Promise<LiftResult>;
+  /** The standing plane-wide halt (`scope: { kind: 'plane' }`), or `null`. */
+  planeHalt(): Promise<Halt | null>;
   /**
    * Sweeps lapsed leases (docs/design/rules.md#l49–#l55) of one tenant or every tenant: each run
    * holding a slot or running, with no live pass at `atMs`, gets its slot released and, when

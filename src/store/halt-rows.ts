@@ -1,5 +1,5 @@
 import { QuotaError } from '../core/errors.js';
-import { parseHaltScope, type Halt } from '../core/halt-scope.js';
+import { parseHaltScope, PLANE_HALT_KEY, type Halt } from '../core/halt-scope.js';
 
 /** A halt as both backends store it: one row per (tenant, scope key). Instants are Unix ms. */
 export interface HaltRow {
@@ -8,6 +8,8 @@ export interface HaltRow {
   readonly by_actor: string;
   readonly by_basis: string;
   readonly at_ms: number | string | bigint;
+  /** Whether it reaches running work (0/1 in SQLite, a boolean in PostgreSQL; absent: no). */
+  readonly reaches_running?: number | boolean | null | undefined;
 }
 
 /**
@@ -33,12 +35,41 @@ export function decodeHaltRow(tenant: string, row: HaltRow): Halt {
       { details: { tenant, scope: row.scope } },
     );
   }
-  return { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+  const halt: Halt = { scope, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+  return reachesRunningOf(row) ? { ...halt, reachesRunning: true } : halt;
+}
+
+/** Whether a stored row says its halt reaches running work (docs/design/rules.md#c44). */
+export function reachesRunningOf(row: { readonly reaches_running?: number | boolean | null | undefined }): boolean {
+  return row.reaches_running === true || row.reaches_running === 1;
+}
+
+/** The plane-wide halt as both backends store it: its one row, without a scope column. */
+export type PlaneHaltRow = Omit<HaltRow, 'scope'>;
+
+/**
+ * Decodes the stored plane-wide halt (docs/design/rules.md#c49). An unreadable operator or instant
+ * throws `STORE_CORRUPT`, never skipped: every admission of every tenant then refuses.
+ */
+export function decodePlaneHaltRow(row: PlaneHaltRow): Halt {
+  const basis = row.by_basis;
+  const atMs = Number(row.at_ms);
+  if ((basis !== 'asserted' && basis !== 'authenticated') || !Number.isSafeInteger(atMs)) {
+    throw new QuotaError('STORE_CORRUPT', 'the store holds a plane-wide halt whose operator or instant cannot be read; the store refuses rather than admit work an operator may have stopped', {
+      details: { scope: PLANE_HALT_KEY },
+    });
+  }
+  const halt: Halt = { scope: { kind: 'plane' }, reason: row.reason, by: { actor: row.by_actor, basis }, atMs };
+  return reachesRunningOf(row) ? { ...halt, reachesRunning: true } : halt;
 }
 
 /** True when two halts are the same throw: scope, reason, operator actor and basis, and instant (docs/design/rules.md#c28–#c30). */
 export function sameHalt(a: Halt, b: Halt): boolean {
   return (
-    a.reason === b.reason && a.by.actor === b.by.actor && a.by.basis === b.by.basis && a.atMs === b.atMs
+    a.reason === b.reason &&
+    a.by.actor === b.by.actor &&
+    a.by.basis === b.by.basis &&
+    a.atMs === b.atMs &&
+    (a.reachesRunning === true) === (b.reachesRunning === true)
   );
 }

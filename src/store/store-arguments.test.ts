@@ -26,6 +26,7 @@ import {
   requireBoolean,
   requireEpoch,
   requireHalt,
+  requirePlaneHalt,
   requireHaltScope,
   requireLimit,
   requireAgentNames,
@@ -115,6 +116,22 @@ describe('halts', () => {
     expect(fieldOf(() => requireHalt('halt', { ...halt, reason: 5 }))).toBe('halt.reason');
     expect(fieldOf(() => requireHalt('halt', { ...halt, atMs: 1.5 }))).toBe('halt.atMs');
     expect(fieldOf(() => requireHalt('halt', { ...halt, by: { actor: '', basis: 'asserted' } }))).toBe('halt.by.actor');
+  });
+
+  it('C44 a halt may reach running work: true is kept, false is left out, anything else names reachesRunning', () => {
+    const halt = { scope: { kind: 'agent', name: 'clerk' }, reason: 'loops', by: OPS, atMs: 5 };
+    expect(requireHalt('halt', { ...halt, reachesRunning: true })).toEqual({ ...halt, reachesRunning: true });
+    expect(requireHalt('halt', { ...halt, reachesRunning: false })).toEqual(halt);
+    expect(fieldOf(() => requireHalt('halt', { ...halt, reachesRunning: 'yes' }))).toBe('halt.reachesRunning');
+  });
+
+  it('C49 the plane-wide halt has the scope plane, which no tenant halt may have', () => {
+    const plane = { scope: { kind: 'plane' }, reason: 'outage', by: OPS, atMs: 5 };
+    expect(requirePlaneHalt('halt', plane)).toEqual(plane);
+    expect(requirePlaneHalt('halt', { ...plane, reachesRunning: true })).toEqual({ ...plane, reachesRunning: true });
+    expect(fieldOf(() => requirePlaneHalt('halt', { ...plane, scope: { kind: 'tenant' } }))).toBe('halt.scope.kind');
+    expect(fieldOf(() => requirePlaneHalt('halt', { ...plane, atMs: -1 }))).toBe('halt.atMs');
+    expect(fieldOf(() => requireHaltScope('s', { kind: 'plane' }))).toBe('s.kind');
   });
 });
 

@@ -96,7 +96,17 @@ export function requireHaltScope(field: string, value: unknown): HaltScope {
   }
 }
 
-/** A halt `{ scope, reason, by, atMs }`; the store does not judge the reason beyond its type (docs/design/rules.md#c22). */
+/** The plane-wide halt `{ scope: { kind: 'plane' }, reason, by, atMs, reachesRunning? }` (docs/design/rules.md#c49). */
+export function requirePlaneHalt(field: string, value: unknown): Halt {
+  const record = requireObject(field, value);
+  const scope = requireObject(`${field}.scope`, record.scope);
+  if (scope.kind !== 'plane') throw invalidArgument(`${field}.scope.kind`, `must be 'plane', got ${describe(scope.kind)}`);
+  // The other members obey a tenant halt's rules; only the scope differs.
+  const { reason, by, atMs, reachesRunning } = requireHalt(field, { ...record, scope: { kind: 'tenant' } });
+  return reachesRunning === true ? { scope: { kind: 'plane' }, reason, by, atMs, reachesRunning } : { scope: { kind: 'plane' }, reason, by, atMs };
+}
+
+/** A halt `{ scope, reason, by, atMs, reachesRunning? }` (docs/design/rules.md#c44); the store does not judge the reason beyond its type (docs/design/rules.md#c22). */
 export function requireHalt(field: string, value: unknown): Halt {
   const record = requireObject(field, value);
   if (typeof record.reason !== 'string') throw invalidArgument(`${field}.reason`, `must be a string, got ${describe(record.reason)}`);
@@ -105,6 +115,7 @@ export function requireHalt(field: string, value: unknown): Halt {
     reason: record.reason,
     by: parseOperator(record.by, `${field}.by`),
     atMs: requireInstantMs(`${field}.atMs`, record.atMs),
+    ...(record.reachesRunning !== undefined && requireBoolean(`${field}.reachesRunning`, record.reachesRunning) ? { reachesRunning: true } : {}),
   };
 }
 

@@ -4,6 +4,7 @@ import type { ApiKeysCapability } from './port/keys.js';
 import type { RunLifecycleStore } from './port/lifecycle.js';
 import type { OperatorStore } from './port/operator.js';
 import type { PlaneCeilingStore } from './port/plane-ceiling.js';
+import type { PlaneHaltStore } from './port/plane-halt.js';
 import type { StorePrimitives } from './port/primitives.js';
 import type { TenantQuotaStore } from './port/quota.js';
 import type { TenantDeletionStore } from './port/tenant-deletion.js';
@@ -18,6 +19,7 @@ export type { ApiKeysCapability } from './port/keys.js';
 export type { RunLifecycleStore } from './port/lifecycle.js';
 export type { OperatorStore } from './port/operator.js';
 export type { PlaneCeilingStore } from './port/plane-ceiling.js';
+export type { PlaneHaltStore } from './port/plane-halt.js';
 export type { StorePrimitives } from './port/primitives.js';
 export type { TenantQuotaStore } from './port/quota.js';
 export type { RetentionStore } from './port/retention.js';
@@ -32,10 +34,11 @@ export type { WaitingStore } from './port/waiting.js';
  * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed. The arguments of every method are
  * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
  * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
- * Besides its own members it has two optional capabilities: the plane-wide ceiling
- * (`PlaneCeilingStore`) and the API keys (`ApiKeysCapability`).
+ * Besides its own members it has three optional capabilities: the plane-wide ceiling
+ * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`) and the API keys
+ * (`ApiKeysCapability`).
  */
-export interface QuotaStore extends PlaneCeilingStore, ApiKeysCapability {
+export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCapability {
   /** `'sqlite'` or `'postgres'`. */
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */

@@ -31,6 +31,7 @@ import type { DeleteTenantRequest, QuotaStore, TenantStore } from './store.js';
 import {
   requireAgentNames,
   requireHalt,
+  requirePlaneHalt,
   requireHaltScope,
   requireLimit,
   requirePeriodKey,
@@ -83,6 +84,19 @@ export function validated(store: QuotaStore): QuotaStore {
       : {
           setPlaneCeiling: async (...[plane, audit, auditTenant]: Parameters<NonNullable<QuotaStore['setPlaneCeiling']>>) =>
             store.setPlaneCeiling!(parsePlaneCeiling(plane, 'plane'), requireAuditEntry('audit', audit), requireTenant('auditTenant', auditTenant)),
+        }),
+    ...(store.getPlaneHalt === undefined ? {} : { getPlaneHalt: () => store.getPlaneHalt!() }),
+    ...(store.setPlaneHalt === undefined
+      ? {}
+      : {
+          setPlaneHalt: async (...[halt, audit, auditTenant]: Parameters<NonNullable<QuotaStore['setPlaneHalt']>>) =>
+            store.setPlaneHalt!(requirePlaneHalt('halt', halt), requireAuditEntry('audit', audit), requireTenant('auditTenant', auditTenant)),
+        }),
+    ...(store.liftPlaneHaltIf === undefined
+      ? {}
+      : {
+          liftPlaneHaltIf: async (...[standing, audit, auditTenant]: Parameters<NonNullable<QuotaStore['liftPlaneHaltIf']>>) =>
+            store.liftPlaneHaltIf!(requirePlaneHalt('standing', standing), requireAuditEntry('audit', audit), requireTenant('auditTenant', auditTenant)),
         }),
     ...(store.planeUsage === undefined ? {} : { planeUsage: async (agents: readonly string[]) => store.planeUsage!(requireAgentNames('agents', agents)) }),
   };

@@ -160,11 +160,18 @@ async function everyVerb(server: Served): Promise<void> {
   expect(updateRow).toMatchObject({ action: 'quota.update', detail: { old: { maxConcurrentRuns: 3 }, new: { maxConcurrentRuns: 2, maxTokensPerPeriod: 1000000 }, patch: { rateCeilings: { 'tool://payments/refund': null } } } });
 
   const halt = await bothWays(server, ['halt', 'subject:svc-billing', '--tenant', 'acme', '--reason', 'credential leaked'], 'ops-alice');
-  expect(halt.store).toMatchObject({ status: 0, body: { tenant: 'acme', scope: 'subject:svc-billing', reach: 'admission and running work', by: { actor: 'ops-alice', basis: 'asserted' } } });
+  expect(halt.store).toMatchObject({
+    status: 0,
+    body: { tenant: 'acme', scope: 'subject:svc-billing', reach: 'admission and running work', reachesRunning: true, running: 2, by: { actor: 'ops-alice', basis: 'asserted' } },
+  });
   // Through a server the operator is the key's name, authenticated.
   expect(halt.served.body.by).toEqual({ actor: 'ops-alice', basis: 'authenticated' });
   const halts = await bothWays(server, ['halts']);
-  expect(halts.store.body).toEqual({ halts: [expect.objectContaining({ tenant: 'acme', scope: 'subject:svc-billing', reason: 'credential leaked' })], truncated: false });
+  expect(halts.store.body).toEqual({
+    plane: null,
+    halts: [expect.objectContaining({ tenant: 'acme', scope: 'subject:svc-billing', reason: 'credential leaked' })],
+    truncated: false,
+  });
 
   const status = await bothWays(server, ['status', '--tenant', 'acme']);
   expect(status.store.body.tenants[0]).toMatchObject({ tenant: 'acme', running: 2, ceilings: { maxConcurrentRuns: 2 }, halts: [{ scope: 'subject:svc-billing' }] });
@@ -377,6 +384,50 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect(text.stdout).toContain('    quotaplane release run-a --tenant acme');
   });
 
+  it('C45 halt --reaches-running says how many running runs it reaches; without it, how many continue (text and --json)', async () => {
+    const reaching = await runCli(['halt', 'tenant', '--tenant', 'acme', '--reason', 'incident 7', '--reaches-running', '--actor', 'ops-alice', '--store', url]);
+    expect(reaching.status).toBe(0);
+    expect(reaching.stdout).toContain('(reaches admission and running work)');
+    expect(reaching.stdout).toContain('reaches 2 running runs: each answers Withheld at its next heartbeat, dispatch or resume, and pauses');
+    const quiet = await json(['halt', 'tenant', '--tenant', 'globex', '--reason', 'new work only', '--actor', 'ops-alice']);
+    expect(quiet.body).toMatchObject({ tenant: 'globex', scope: 'tenant', reach: 'admission', reachesRunning: false, running: 1 });
+    const text = await runCli(['halt', 'agent:nobody', '--tenant', 'globex', '--reason', 'x', '--actor', 'ops-alice', '--store', url]);
+    expect(text.stdout).toContain('0 running runs in scope continue: this halt stops new admissions only');
+    const listed = await json(['halts', '--tenant', 'acme']);
+    expect(listed.body.halts).toEqual([expect.objectContaining({ scope: 'tenant', reachesRunning: true })]);
+  });
+
+  it('C49 C51 halt plane stops admissions of every tenant, shows in halts and status, and lift plane ends it (text and --json)', async () => {
+    const thrown = await json(['halt', 'plane', '--reason', 'provider outage', '--actor', 'ops-alice']);
+    expect(thrown.body).toMatchObject({ tenant: null, scope: 'plane', reach: 'admission', reachesRunning: false, running: 3 });
+    const text = await runCli(['halt', 'plane', '--reason', 'provider outage', '--reaches-running', '--actor', 'ops-alice', '--store', url]);
+    expect(text.stdout).toContain('halted every tenant (plane) (reaches admission and running work): provider outage');
+    expect(text.stdout).toContain('reaches 3 running runs');
+    const listed = await json(['halts']);
+    expect(listed.body.plane).toMatchObject({ scope: 'plane', covers: 'every tenant of the plane', reason: 'provider outage', reachesRunning: true });
+    expect((await runCli(['halts', '--store', url])).stdout).toMatch(/^\* +plane +every tenant of the plane +admission and running work +provider outage/m);
+    expect((await json(['status'])).body.plane.halt).toMatchObject({ reason: 'provider outage', reachesRunning: true });
+    expect((await runCli(['status', '--store', url])).stdout).toContain('halt          plane: provider outage');
+    const store = await openStore(url);
+    try {
+      const refused = await createPlane({ store, clock: new ManualClock(T0 + 1) }).admit({ tenant: 'globex', run: 'run-new' });
+      expect(refused).toMatchObject({ ok: false, refusal: { code: 'Halted', scope: 'plane' } });
+    } finally {
+      await store.close();
+    }
+    expect((await json(['audit', '--tenant', 'quotaplane:plane'])).body.rows.map((row: { action: string }) => row.action)).toEqual(['plane.halt', 'plane.halt']);
+    expect((await runCli(['lift', 'plane', '--actor', 'ops-alice', '--store', url])).stdout).toBe('lifted plane of every tenant (plane)\n');
+    expect((await json(['lift', 'plane', '--actor', 'ops-alice'])).status).toBe(1);
+    expect((await json(['halts'])).body.plane).toBeNull();
+    const withTenant = await runCli(['halt', 'plane', '--tenant', 'acme', '--reason', 'x', '--actor', 'a', '--store', url]);
+    expect(withTenant.status).toBe(2);
+    expect(withTenant.stderr).toContain("the scope 'plane' halts every tenant of the store; leave out --tenant");
+    expect((await runCli(['halt', 'plane', '--new-tenant', '--reason', 'x', '--actor', 'a', '--store', url])).status).toBe(2);
+    const noTenant = await runCli(['halt', 'tenant', '--reason', 'x', '--actor', 'a', '--store', url]);
+    expect(noTenant.status).toBe(2);
+    expect(noTenant.stderr).toContain("required option '--tenant <tenant>' not specified");
+  });
+
   it('refuses usage mistakes with 2 before touching the store, and an unreachable store with 4', async () => {
     const scope = await runCli(['halt', 'everything', '--tenant', 'acme', '--reason', 'x', '--actor', 'a', '--store', url]);
     expect(scope.status).toBe(2);
@@ -395,7 +446,7 @@ describe('quotaplane operator commands on a store and through a server', () => {
     expect(everyTenant.status).toBe(2);
     expect(everyTenant.stderr).toMatch(/--tenant.*'\*' means every tenant for API keys and is not a tenant name; name one tenant/);
     expect((await runCli(['status', '--tenant', '*', '--store', url])).status).toBe(2);
-    expect((await json(['halts'])).body).toEqual({ halts: [], truncated: false });
+    expect((await json(['halts'])).body).toEqual({ plane: null, halts: [], truncated: false });
     for (const missingPath of [join(dir.path, 'no', 'such', 'dir', 'q.db'), join(dir.path, 'typo.db')]) {
       const missing = await runCli(['status', '--store', `sqlite:${missingPath}`]);
       expect(missing.status).toBe(3);

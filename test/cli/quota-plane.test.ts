@@ -32,7 +32,7 @@ async function json(args: readonly string[]): Promise<{ status: number; body: an
 
 describe('quota plane and per-agent quota flags', () => {
   it('plane show, set (audited as plane.set), update (unlimited removes) and their --json answers', async () => {
-    expect((await json(['quota', 'plane', 'show', '--store', url])).body).toEqual({ ceiling: null, running: 0, limit: null, agents: [] });
+    expect((await json(['quota', 'plane', 'show', '--store', url])).body).toEqual({ ceiling: null, running: 0, limit: null, agents: [], halt: null });
     const set = await json([
       'quota', 'plane', 'set', '--max-concurrent-runs', '2', '--agent-runs', 'refund-bot=1', '--weight', 'acme=3', '--store', url, '--actor', 'ops-alice',
     ]);
@@ -101,7 +101,7 @@ describe('quota plane and per-agent quota flags', () => {
     await store.close();
 
     const status = await json(['status', '--tenant', 'acme', '--store', url]);
-    expect(status.body.plane).toEqual({ ceiling: { maxConcurrentRuns: 10 }, running: 1, limit: 10, agents: [] });
+    expect(status.body.plane).toEqual({ ceiling: { maxConcurrentRuns: 10 }, running: 1, limit: 10, agents: [], halt: null });
     expect(status.body.tenants[0].agents).toEqual([
       { agent: 'refund-bot', running: 1, spent: { tokens: 0, minorUnits: 0 }, reserved: { tokens: 400, minorUnits: 0 }, ceilings: { maxTokensPerPeriod: 1000 } },
       { agent: 'triage', running: 0, spent: { tokens: 0, minorUnits: 0 }, reserved: { tokens: 0, minorUnits: 0 }, ceilings: { maxMinorUnitsPerPeriod: 50 } },
@@ -151,7 +151,7 @@ describe('quota plane and per-agent quota flags', () => {
       const served = await json(['quota', 'plane', 'show', ...server]);
       const local = await json(['quota', 'plane', 'show', '--store', url]);
       expect(served.body).toEqual(local.body);
-      expect(served.body).toEqual({ ceiling: { maxConcurrentRuns: 4 }, running: 0, limit: 4, agents: [] });
+      expect(served.body).toEqual({ ceiling: { maxConcurrentRuns: 4 }, running: 0, limit: 4, agents: [], halt: null });
       const [row] = await store.tenant('quotaplane:plane').auditLog({ limit: 1 });
       expect(row).toMatchObject({ action: 'plane.set', by: { actor: 'ops-alice', basis: 'authenticated' } });
       // An operator key of one tenant is told which key the plane-wide ceiling needs.

@@ -192,7 +192,7 @@ export const PLANE_SCENARIOS: readonly PlaneScenario[] = [
     name: 'G11/G13 a tenant halt refuses admission as Halted with its reason, and after the lift admission succeeds',
     async run(plane, record) {
       const thrown = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0, newTenant: true });
-      expect(thrown).toEqual({ scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0, reach: 'admission' });
+      expect(thrown).toEqual({ scope: 'tenant', reason: 'incident 42: runaway spend', by: OPS, atMs: T0, reach: 'admission', reachesRunning: false, running: 0 });
       record('halt', thrown);
       const refused = await plane.admit({ tenant: 'acme', run: 'run-h' });
       expect(refused.ok).toBe(false);

@@ -184,6 +184,8 @@ describe('every route answers what /openapi.json documents', () => {
     await call('plane set', 'PUT', '/v1/plane/ceiling', k.opAll, { maxConcurrentRuns: 10, agents: { planner: { maxConcurrentRuns: 1 } }, weights: { acme: 2 } });
     await call('plane patch', 'PATCH', '/v1/plane/ceiling', k.opAll, JSON.stringify({ weights: { acme: null } }), mergePatch);
     await call('plane', 'GET', '/v1/plane', k.opAll);
+    await call('plane halt', 'POST', '/v1/plane/halt', k.opAll, { reason: 'provider outage', reachesRunning: false });
+    await call('plane halt lift', 'POST', '/v1/plane/halt/lift', k.opAll, {});
     // Back-pressure: the plane-wide ceiling for planner is 1.
     await call('admit planner', 'POST', '/v1/runs', k.runAcme, { run: 'r3', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit TooManyRuns 429', 'POST', '/v1/runs', k.runAcme, { run: 'r4', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });

@@ -60,12 +60,28 @@ describe('operator routes', () => {
       by: { actor: 'ops-acme', basis: 'authenticated' },
       atMs: T0,
       reach: 'admission and running work',
+      reachesRunning: true,
+      running: 0,
     });
     await send('POST', '/v1/tenants/acme/halts', { scope: 'tenant', reason: 'maintenance' }, f.key.opAll);
     expect((await get('/v1/tenants/acme/halts')).json()).toEqual({
       halts: [
-        { scope: 'subject:user:alice', covers: "everything acting for 'user:alice'", reason: 'laptop lost', by: { actor: 'ops-acme', basis: 'authenticated' }, atMs: T0 },
-        { scope: 'tenant', covers: 'the whole tenant', reason: 'maintenance', by: { actor: 'ops-all', basis: 'authenticated' }, atMs: T0 },
+        {
+          scope: 'subject:user:alice',
+          covers: "everything acting for 'user:alice'",
+          reason: 'laptop lost',
+          by: { actor: 'ops-acme', basis: 'authenticated' },
+          atMs: T0,
+          reachesRunning: true,
+        },
+        {
+          scope: 'tenant',
+          covers: 'the whole tenant',
+          reason: 'maintenance',
+          by: { actor: 'ops-all', basis: 'authenticated' },
+          atMs: T0,
+          reachesRunning: false,
+        },
       ],
       lifted: [],
       truncated: false,
@@ -86,6 +102,23 @@ describe('operator routes', () => {
       ],
       truncated: false,
     });
+  });
+
+  it('C45 a halt with reachesRunning answers how many running runs it reaches; the run of that agent answers Withheld 423 naming the scope', async () => {
+    await f.plane.setQuota('acme', { period: 'monthly' }, { newTenant: true });
+    const clerk = { name: 'clerk', digest: 'c'.repeat(64) };
+    await f.plane.admit({ tenant: 'acme', run: 'run-clerk', agent: clerk });
+    await f.plane.admit({ tenant: 'acme', run: 'run-other', agent: { name: 'triage', digest: 'd'.repeat(64) } });
+    const thrown = await send('POST', '/v1/tenants/acme/halts', { scope: 'agent:clerk', reason: 'loops', reachesRunning: true });
+    expect(thrown.json()).toMatchObject({ scope: 'agent:clerk', reach: 'admission and running work', reachesRunning: true, running: 1 });
+    const beat = await send('POST', '/v1/runs/run-clerk/heartbeat', { epoch: 1 }, f.key.runAcme);
+    const problem = expectProblem(beat, 423, 'Withheld');
+    expect(problem).toMatchObject({ scope: 'agent:clerk', reason: 'loops' });
+    expect(problem.subject).toBeUndefined();
+    expect((await send('POST', '/v1/runs/run-other/heartbeat', { epoch: 1 }, f.key.runAcme)).statusCode).toBe(200);
+    const quiet = await send('POST', '/v1/tenants/acme/halts', { scope: 'tenant', reason: 'new work only' });
+    expect(quiet.json()).toMatchObject({ scope: 'tenant', reach: 'admission', reachesRunning: false, running: 1 });
+    expectProblem(await send('POST', '/v1/tenants/acme/halts', { scope: 'tenant', reason: 'x', reachesRunning: 'yes' }), 400, 'INVALID_ARGUMENT');
   });
 
   it('a halt scope the plane cannot read is 400 naming scope, listing the forms', async () => {

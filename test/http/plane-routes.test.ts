@@ -19,7 +19,7 @@ describe('the plane-wide ceiling over HTTP', () => {
   it('PUT sets it (audited as plane.set in quotaplane:plane under the key name), PATCH merges, GET shows it with the running slots', async () => {
     f = await serviceFixture();
     const none = await f.app.inject({ method: 'GET', url: '/v1/plane', headers: bearer(f.key.opAll) });
-    expect(none.json()).toEqual({ ceiling: null, running: 0, limit: null, agents: [] });
+    expect(none.json()).toEqual({ ceiling: null, running: 0, limit: null, agents: [], halt: null });
 
     const put = await f.app.inject({
       method: 'PUT',
@@ -47,7 +47,43 @@ describe('the plane-wide ceiling over HTTP', () => {
       running: 1,
       limit: 3,
       agents: [{ agent: 'refund-bot', running: 1, limit: 1 }],
+      halt: null,
     });
+  });
+
+  it('C49 C51 C45 POST /v1/plane/halt refuses admissions of every tenant (423 naming scope plane), counts the running runs, shows in GET /v1/plane, and lifts', async () => {
+    f = await serviceFixture();
+    await f.plane.admit({ tenant: 'acme', run: 'run-a' });
+    await f.plane.admit({ tenant: 'globex', run: 'run-g' });
+    const send = (url: string, payload: object, key = f!.key.opAll) => f!.app.inject({ method: 'POST', url, headers: bearer(key), payload });
+    expectProblem(await send('/v1/plane/halt', { reason: 'provider outage' }, f.key.opAcme), 404, 'NOT_FOUND');
+    const thrown = await send('/v1/plane/halt', { reason: 'provider outage', reachesRunning: true });
+    expect(thrown.json()).toEqual({
+      scope: 'plane',
+      reason: 'provider outage',
+      by: { actor: 'ops-all', basis: 'authenticated' },
+      atMs: expect.any(Number),
+      reach: 'admission and running work',
+      reachesRunning: true,
+      running: 2,
+    });
+    const refused = expectProblem(await send('/v1/runs', { run: 'run-b' }, f.key.runAcme), 423, 'Halted');
+    expect(refused).toMatchObject({ tenant: 'acme', scope: 'plane', reason: 'provider outage' });
+    expect(String(refused.detail)).toContain('every tenant of the plane is halted by an operator');
+    expectProblem(await send('/v1/runs/run-a/heartbeat', { epoch: 1 }, f.key.runAcme), 423, 'Withheld');
+    const status = (await f.app.inject({ method: 'GET', url: '/v1/plane', headers: bearer(f.key.opAll) })).json();
+    expect(status.halt).toEqual({ reason: 'provider outage', by: { actor: 'ops-all', basis: 'authenticated' }, atMs: expect.any(Number), reachesRunning: true });
+    expect((await send('/v1/plane/halt/lift', {})).json()).toEqual({ wasStanding: true, removed: true });
+    expect((await send('/v1/plane/halt/lift', {})).json()).toEqual({ wasStanding: false, removed: false });
+    expect((await send('/v1/runs', { run: 'run-b' }, f.key.runAcme)).statusCode).toBe(200);
+    const audit = (await f.app.inject({ method: 'GET', url: '/v1/tenants/quotaplane:plane/audit', headers: bearer(f.key.opAll) })).json();
+    expect(audit.rows.map((row: { action: string }) => row.action)).toEqual(['plane.lift', 'plane.halt']);
+
+    const client = createClient({ url: 'http://quotaplane.test', key: f.key.opAll.secret, fetch: injectFetch(f.app) });
+    expect(await client.haltPlane({ reason: 'maintenance' })).toMatchObject({ scope: 'plane', reach: 'admission', reachesRunning: false, running: 2 });
+    expect(await client.planeHalt()).toMatchObject({ scope: { kind: 'plane' }, reason: 'maintenance' });
+    expect(await client.liftPlaneHalt()).toEqual({ wasStanding: true, removed: true });
+    expect(await client.planeHalt()).toBeNull();
   });
 
   it('a key that does not cover every tenant gets 404, and a bad ceiling is 400 naming the field', async () => {

@@ -46,7 +46,7 @@ describe('remedies, as a person types them', () => {
   it('a withheld run with a standing halt lifts it; without one, resumes or releases', () => {
     expect(withheldRemedy('acme', 'run-w', 'subject:p').http[0]).toBe('POST /v1/tenants/acme/halts/lift {"scope":"subject:p"}');
     expect(withheldRemedy('acme', 'run-w', null)).toEqual({
-      text: 'the subject halt was lifted: resume the run, or release it to abandon it',
+      text: 'the halt was lifted: resume the run, or release it to abandon it',
       cli: ['quotaplane release run-w --tenant acme'],
       http: ['POST /v1/runs/run-w/resume {"tenant":"acme"}', 'POST /v1/tenants/acme/runs/run-w/release'],
     });

@@ -15,13 +15,21 @@ describe('plane halts and lifts on SQLite', () => {
     fixture = await memoryPlane();
     const { plane } = fixture;
     const tenant = await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
-    expect(tenant).toEqual({ scope: 'tenant', reason: 'incident 42', by: ALICE, atMs: T0, reach: 'admission' });
+    expect(tenant).toEqual({ scope: 'tenant', reason: 'incident 42', by: ALICE, atMs: T0, reach: 'admission', reachesRunning: false, running: 0 });
     const agent = await plane.halt({ tenant: 'acme', scope: { kind: 'agent', name: 'clerk' }, reason: 'looping', by: ALICE });
     expect(agent).toMatchObject({ scope: 'agent:clerk', reach: 'admission' });
     const revision = await plane.halt({ tenant: 'acme', scope: `revision:${DIGEST.toUpperCase()}`, reason: 'bad deploy', by: ALICE });
     expect(revision).toMatchObject({ scope: `revision:${DIGEST}`, reach: 'admission' });
     const subject = await plane.halt({ tenant: 'acme', scope: 'subject:user:alice', reason: 'laptop lost', by: BOB, atMs: T0 + 5 });
-    expect(subject).toEqual({ scope: 'subject:user:alice', reason: 'laptop lost', by: BOB, atMs: T0 + 5, reach: 'admission and running work' });
+    expect(subject).toEqual({
+      scope: 'subject:user:alice',
+      reason: 'laptop lost',
+      by: BOB,
+      atMs: T0 + 5,
+      reach: 'admission and running work',
+      reachesRunning: true,
+      running: 0,
+    });
 
     const standing = await plane.halts('acme');
     expect(standing.map((halt) => [halt.scope, halt.reason])).toEqual([
@@ -39,7 +47,7 @@ describe('plane halts and lifts on SQLite', () => {
     const plane = createPlane({ store: observed.store, clock });
 
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 42', by: ALICE, newTenant: true });
-    expect(observed.calls).toEqual(['halts', 'appendAudit', 'setHalt']);
+    expect(observed.calls).toEqual(['halts', 'appendAudit', 'setHalt', 'runs']);
     clock.advance(60_000);
     await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 43', by: BOB });
 

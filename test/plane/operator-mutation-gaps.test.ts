@@ -122,9 +122,9 @@ describe('attention on withheld runs', () => {
         halt: null,
         sinceMs: T0 + 1000,
         ageMs: 0,
-        summary: "run 'run-w' of tenant 'acme' was withheld by a subject halt that has since been lifted",
+        summary: "run 'run-w' of tenant 'acme' was withheld by a halt that has since been lifted",
         remedy: {
-          text: 'the subject halt was lifted: resume the run, or release it to abandon it',
+          text: 'the halt was lifted: resume the run, or release it to abandon it',
           cli: ['quotaplane release run-w --tenant acme'],
           http: ['POST /v1/runs/run-w/resume {"tenant":"acme"}', 'POST /v1/tenants/acme/runs/run-w/release'],
         },

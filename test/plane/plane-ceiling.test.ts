@@ -63,6 +63,7 @@ describe('the plane-wide ceiling in the library', () => {
       running: 2,
       limit: 2,
       agents: [{ agent: 'refund-bot', running: 1, limit: 1 }],
+      halt: null,
     });
   });
 
@@ -74,6 +75,6 @@ describe('the plane-wide ceiling in the library', () => {
     expect(await plane.getPlaneCeiling()).toBeNull();
     const error = await plane.setPlaneCeiling({ maxConcurrentRuns: 1 }).catch((caught: unknown) => caught);
     expect(isQuotaError(error, 'STORE_MISCONFIGURED')).toBe(true);
-    expect(await plane.planeStatus()).toEqual({ ceiling: null, running: null, limit: null, agents: [] });
+    expect(await plane.planeStatus()).toEqual({ ceiling: null, running: null, limit: null, agents: [], halt: null });
   });
 });

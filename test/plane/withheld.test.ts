@@ -59,7 +59,7 @@ describe.each(BACKENDS)('a subject halt reaches running work on $name (docs/desi
     const beat = await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: 1 });
     expect(beat).toEqual({
       ok: false,
-      refusal: { code: 'Withheld', tenant: 'acme', subject: 'svc-billing', reason: 'credential leaked' },
+      refusal: { code: 'Withheld', tenant: 'acme', subject: 'svc-billing', scope: 'subject:svc-billing', reason: 'credential leaked' },
       message:
         "tenant 'acme': authority of 'svc-billing' was withdrawn by an operator: credential leaked; " +
         'pause the run (settle without concluding) and resume it after the halt is lifted',
@@ -96,6 +96,105 @@ describe.each(BACKENDS)('a subject halt reaches running work on $name (docs/desi
     expect(await plane.dispatch({ tenant: 'acme', run: 'run-a', grant: GRANT, dispatch: 'k1', ceilings: [], epoch: 2 })).toEqual({ ok: true });
     expect((await plane.runs({ tenant: 'acme' })).runs[0]).toMatchObject({ status: 'running' });
     expect((await plane.attention({ tenant: 'acme' })).conditions).toEqual([]);
+  });
+
+  it('C44 C45 an agent halt thrown with reachesRunning withholds the running runs of that agent, counted in its answer; a run of another agent runs on; the lift lets it heartbeat again', async () => {
+    fixture = await backendPlane();
+    const { plane, clock } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 5 }, { newTenant: true });
+    const clerk = { name: 'clerk', digest: 'c'.repeat(64) };
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-c1', agent: clerk }));
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-c2', agent: clerk }));
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-t', agent: { name: 'triage', digest: 'd'.repeat(64) } }));
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-p', agent: clerk }));
+    await plane.settle({ tenant: 'acme', run: 'run-p', epoch: 1, spend: tokens(0), concludes: false });
+
+    const halt = await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'loops on refunds', by: BOB, reachesRunning: true });
+    expect(halt).toMatchObject({ scope: 'agent:clerk', reach: 'admission and running work', reachesRunning: true, running: 2 });
+    expect((await plane.halts('acme'))[0]).toMatchObject({ scope: { kind: 'agent', name: 'clerk' }, reachesRunning: true });
+    clock.advance(1000);
+    const beat = await plane.heartbeat({ tenant: 'acme', run: 'run-c1', epoch: 1 });
+    expect(beat).toEqual({
+      ok: false,
+      refusal: { code: 'Withheld', tenant: 'acme', scope: 'agent:clerk', reason: 'loops on refunds' },
+      message:
+        "tenant 'acme': running work of agent 'clerk' was halted by an operator: loops on refunds; " +
+        'pause the run (settle without concluding) and resume it after the halt is lifted',
+    });
+    expect(await plane.dispatch({ tenant: 'acme', run: 'run-c2', grant: GRANT, dispatch: 'k1', ceilings: [], epoch: 1 })).toMatchObject({
+      ok: false,
+      refusal: { code: 'Withheld', scope: 'agent:clerk' },
+    });
+    expect(await plane.resume({ tenant: 'acme', run: 'run-p' })).toMatchObject({ ok: false, refusal: { code: 'Withheld', scope: 'agent:clerk' } });
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-t', epoch: 1 })).toMatchObject({ ok: true });
+    const attention = await plane.attention({ tenant: 'acme' });
+    expect(attention.conditions.filter((condition) => condition.kind === 'run.withheld').map((condition) => [condition.run, condition.halt])).toEqual([
+      ['run-c1', 'agent:clerk'],
+      ['run-c2', 'agent:clerk'],
+      ['run-p', 'agent:clerk'],
+    ]);
+
+    expect(await plane.lift({ tenant: 'acme', scope: 'agent:clerk', by: ALICE })).toEqual({ wasStanding: true, removed: true });
+    clock.advance(1000);
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-c1', epoch: 1 })).toMatchObject({ ok: true });
+    expect(admitted(await plane.resume({ tenant: 'acme', run: 'run-p' }))).toMatchObject({ epoch: 2 });
+    expect((await plane.runs({ tenant: 'acme' })).runs.find((run) => run.run === 'run-c1')).toMatchObject({ status: 'running' });
+  });
+
+  it('C46 C45 a halt thrown without reachesRunning stops new admissions only: its answer counts the running runs that continue', async () => {
+    fixture = await backendPlane();
+    const { plane, clock } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxConcurrentRuns: 5 }, { newTenant: true });
+    const clerk = { name: 'clerk', digest: 'c'.repeat(64) };
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-c1', agent: clerk }));
+    const halt = await plane.halt({ tenant: 'acme', scope: 'agent:clerk', reason: 'no new refunds', by: BOB });
+    expect(halt).toMatchObject({ reach: 'admission', reachesRunning: false, running: 1 });
+    clock.advance(1000);
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-c1', epoch: 1 })).toMatchObject({ ok: true });
+    expect(await plane.admit({ tenant: 'acme', run: 'run-c2', agent: clerk })).toMatchObject({ ok: false, refusal: { code: 'Halted', scope: 'agent:clerk' } });
+    await expect(plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'x', by: BOB, reachesRunning: 'yes' as unknown as boolean })).rejects.toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { field: 'reachesRunning' },
+    });
+  });
+
+  it('C49 C50 C51 C45 the plane-wide halt refuses admissions in two tenants, counts their running runs, withholds them when it reaches running work, is audited on quotaplane:plane, and lifts', async () => {
+    fixture = await backendPlane();
+    const { plane, clock, handle } = fixture;
+    admitted(await plane.admit({ tenant: 'acme', run: 'run-a' }));
+    admitted(await plane.admit({ tenant: 'globex', run: 'run-g' }));
+    const quiet = await plane.haltPlane({ reason: 'provider outage', by: BOB });
+    expect(quiet).toEqual({ scope: 'plane', reason: 'provider outage', by: BOB, atMs: T0, reach: 'admission', reachesRunning: false, running: 2 });
+    for (const tenant of ['acme', 'globex']) {
+      expect(await plane.admit({ tenant, run: `new-${tenant}` })).toMatchObject({ ok: false, refusal: { code: 'Halted', tenant, scope: 'plane', reason: 'provider outage' } });
+    }
+    expect(await plane.heartbeat({ tenant: 'acme', run: 'run-a', epoch: 1 })).toMatchObject({ ok: true });
+    expect((await plane.planeStatus()).halt).toEqual({ reason: 'provider outage', by: BOB, atMs: T0, reachesRunning: false });
+    expect(await plane.halts('acme')).toEqual([]);
+
+    clock.advance(1000);
+    const reaching = await plane.haltPlane({ reason: 'stop everything', by: BOB, reachesRunning: true });
+    expect(reaching).toMatchObject({ reach: 'admission and running work', reachesRunning: true, running: 2 });
+    expect(await plane.heartbeat({ tenant: 'globex', run: 'run-g', epoch: 1 })).toMatchObject({
+      ok: false,
+      refusal: { code: 'Withheld', tenant: 'globex', scope: 'plane', reason: 'stop everything' },
+    });
+    expect((await plane.attention({ tenant: 'globex' })).conditions).toEqual([
+      expect.objectContaining({ kind: 'run.withheld', run: 'run-g', halt: 'plane', remedy: expect.objectContaining({ cli: ['quotaplane lift plane', 'quotaplane release run-g --tenant globex'] }) }),
+    ]);
+    const audit = await handle('quotaplane:plane').auditLog({ limit: 10 });
+    expect(audit.map((row) => [row.action, row.subject, row.detail])).toEqual([
+      ['plane.halt', 'plane', { reason: 'stop everything', reachesRunning: true, replaced: { reason: 'provider outage', thrownBy: 'ops-bob', thrownBasis: 'authenticated', thrownAtMs: T0 } }],
+      ['plane.halt', 'plane', { reason: 'provider outage', replaced: null }],
+    ]);
+
+    clock.advance(1000);
+    expect(await plane.liftPlaneHalt({ by: ALICE })).toEqual({ wasStanding: true, removed: true });
+    expect(await plane.liftPlaneHalt({ by: ALICE })).toEqual({ wasStanding: false, removed: false });
+    expect((await handle('quotaplane:plane').auditLog({ limit: 1 }))[0]).toMatchObject({ action: 'plane.lift', by: ALICE, detail: { reason: 'stop everything', reachesRunning: true } });
+    expect(await plane.planeHalt()).toBeNull();
+    admitted(await plane.admit({ tenant: 'acme', run: 'after-lift' }));
+    expect(await plane.heartbeat({ tenant: 'globex', run: 'run-g', epoch: 1 })).toMatchObject({ ok: true });
   });
 
   it('a stale epoch is told that a newer pass exists', async () => {

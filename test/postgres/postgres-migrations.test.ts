@@ -4,13 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isQuotaError, QuotaError } from '../../src/core/errors.js';
 import { openStore } from '../../src/store/open-store.js';
 import { POSTGRES_SCHEMA_VERSION, postgresMigrations } from '../../src/store/postgres/postgres-migrations.js';
+import { POSTGRES_MIGRATION_FILES } from '../../src/store/postgres/postgres-migrations.generated.js';
 import { openPostgresStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 
 // Opening a PostgreSQL store: numbered forward-only migrations in a configurable schema, a
 // concurrent migrator that waits instead of failing, a newer schema refused.
 
-const RECORDED = [{ version: 1, name: 'quotaplane' }];
+// Every migration this build knows, as the schema table records them.
+const RECORDED = POSTGRES_MIGRATION_FILES.map(({ version, name }) => ({ version, name }));
 
 let url: string;
 let admin: pg.Client;
@@ -75,7 +77,7 @@ describe('PostgreSQL migrations', () => {
     await admin.query(
       `CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`,
     );
-    expect(postgresMigrations(s).map((step) => step.version)).toEqual([1]);
+    expect(postgresMigrations(s).map((step) => step.version)).toEqual(RECORDED.map(({ version }) => version));
     const store = await openPostgresStore(url, { schema });
     expect(store.migration).toEqual({
       backend: 'postgres',
@@ -144,6 +146,7 @@ describe('PostgreSQL migrations', () => {
       'quota_halted',
       'quota_passes',
       'quota_plane',
+      'quota_plane_halt',
       'quota_pruned',
       'quota_rate',
       'quota_rate_grants',

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,6 +37,13 @@ function copyOfSqlSources(): string {
   return dir;
 }
 
+// The migration files of one folder, oldest first.
+function sqlFiles(dir: string): string[] {
+  return readdirSync(dir)
+    .filter((file) => file.endsWith('.sql'))
+    .sort();
+}
+
 describe('the generated migration modules', () => {
   it('are exactly what the SQL files compile to (npm run build:sql)', () => {
     const check = buildSql(['--check']);
@@ -46,7 +53,8 @@ describe('the generated migration modules', () => {
 
   it('are reported stale, by name, when a SQL file changed after the last build, and current once rebuilt', () => {
     const copy = copyOfSqlSources();
-    writeFileSync(join(copy, 'src/store/sqlite/migrations/0002_later_change.sql'), 'CREATE TABLE t (x INTEGER) STRICT;\n');
+    const next = String(sqlFiles(join(copy, 'src/store/sqlite/migrations')).length + 1).padStart(4, '0');
+    writeFileSync(join(copy, `src/store/sqlite/migrations/${next}_later_change.sql`), 'CREATE TABLE t (x INTEGER) STRICT;\n');
     const stale = buildSql(['--check', '--root', copy]);
     expect(stale.status).toBe(1);
     expect(stale.stderr).toContain('src/store/sqlite/sqlite-migrations.generated.ts');
@@ -58,10 +66,13 @@ describe('the generated migration modules', () => {
   it('refuse a gap in the version numbers, naming the file', () => {
     const copy = copyOfSqlSources();
     const dir = join(copy, 'src/store/sqlite/migrations');
-    renameSync(join(dir, '0001_quota_schema.sql'), join(dir, '0002_quota_schema.sql'));
+    const files = sqlFiles(dir);
+    const last = files[files.length - 1] as string;
+    const skipped = `${String(files.length + 1).padStart(4, '0')}${last.slice(4)}`;
+    renameSync(join(dir, last), join(dir, skipped));
     const built = buildSql(['--root', copy]);
     expect(built.status).toBe(1);
-    expect(built.stderr).toContain('0002_quota_schema.sql: expected version 1 here');
+    expect(built.stderr).toContain(`${skipped}: expected version ${files.length} here`);
   });
 });
 

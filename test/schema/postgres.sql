@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane
+-- Applied migrations: 1 quotaplane, 2 halts_reach_running
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -60,6 +60,7 @@ CREATE TABLE quotaplane.quota_halted (
   by_actor text NOT NULL,
   by_basis text NOT NULL,
   at_ms bigint NOT NULL,
+  reaches_running boolean NOT NULL DEFAULT false,
   CONSTRAINT quota_halted_pkey PRIMARY KEY (tenant, scope)
 );
 
@@ -85,6 +86,17 @@ CREATE TABLE quotaplane.quota_plane (
   ceiling_json jsonb NOT NULL,
   CONSTRAINT quota_plane_id_check CHECK ((id = 1)),
   CONSTRAINT quota_plane_pkey PRIMARY KEY (id)
+);
+
+CREATE TABLE quotaplane.quota_plane_halt (
+  id integer NOT NULL,
+  reason text NOT NULL,
+  by_actor text NOT NULL,
+  by_basis text NOT NULL,
+  at_ms bigint NOT NULL,
+  reaches_running boolean NOT NULL,
+  CONSTRAINT quota_plane_halt_id_check CHECK ((id = 1)),
+  CONSTRAINT quota_plane_halt_pkey PRIMARY KEY (id)
 );
 
 CREATE TABLE quotaplane.quota_pruned (
@@ -233,6 +245,7 @@ CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (te
 CREATE UNIQUE INDEX quota_passes_pkey ON quotaplane.quota_passes USING btree (tenant, run_id, epoch);
 CREATE INDEX quota_passes_unsettled ON quotaplane.quota_passes USING btree (tenant, lease_expires_at_ms) WHERE (settled_at_ms IS NULL);
 CREATE UNIQUE INDEX quota_plane_pkey ON quotaplane.quota_plane USING btree (id);
+CREATE UNIQUE INDEX quota_plane_halt_pkey ON quotaplane.quota_plane_halt USING btree (id);
 CREATE UNIQUE INDEX quota_pruned_pkey ON quotaplane.quota_pruned USING btree (tenant, run_id);
 CREATE INDEX quota_rate_by_instant ON quotaplane.quota_rate USING btree (tenant, grant_ref, reserved_at_ms);
 CREATE UNIQUE INDEX quota_rate_by_key ON quotaplane.quota_rate USING btree (tenant, grant_ref, run_id, dispatch);
@@ -305,7 +318,8 @@ BEGIN
           'running', coalesce((SELECT f.running FROM "quotaplane".quota_figures f WHERE f.tenant = v_tenant), 0),
           'quota', (SELECT q.quota_json FROM "quotaplane".quota_tenants q WHERE q.tenant = v_tenant),
           'halts', (SELECT coalesce(jsonb_agg(jsonb_build_object('scope', h.scope, 'reason', h.reason, 'by_actor', h.by_actor,
-                                                                 'by_basis', h.by_basis, 'at_ms', h.at_ms) ORDER BY h.scope), '[]'::jsonb)
+                                                                 'by_basis', h.by_basis, 'at_ms', h.at_ms,
+                                                                 'reaches_running', h.reaches_running) ORDER BY h.scope), '[]'::jsonb)
                       FROM "quotaplane".quota_halted h WHERE h.tenant = v_tenant),
           'waiting', EXISTS (SELECT 1 FROM "quotaplane".quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'waiting'),
           'granted', EXISTS (SELECT 1 FROM "quotaplane".quota_waiters w WHERE w.tenant = v_tenant AND w.state = 'granted')) END,
@@ -359,7 +373,8 @@ BEGIN
 
   IF coalesce((p_want ->> 'plane')::boolean, false) THEN
     v_store := v_store || jsonb_build_object('plane', jsonb_build_object('ceiling',
-      (SELECT p.ceiling_json FROM "quotaplane".quota_plane p WHERE p.id = 1)));
+      (SELECT p.ceiling_json FROM "quotaplane".quota_plane p WHERE p.id = 1),
+      'halt', (SELECT to_jsonb(h) - 'id' FROM "quotaplane".quota_plane_halt h WHERE h.id = 1)));
   END IF;
   IF coalesce((p_want ->> 'planeRunning')::boolean, false) THEN
     v_store := v_store || jsonb_build_object('planeRunning', coalesce((SELECT sum(f.running) FROM "quotaplane".quota_figures f), 0));
@@ -415,6 +430,12 @@ BEGIN
     END LOOP;
     IF coalesce((SELECT p.ceiling_json FROM "quotaplane".quota_plane p WHERE p.id = 1), 'null'::jsonb)
        IS DISTINCT FROM coalesce(p_rows -> 'expectPlane', 'null'::jsonb) THEN
+      RETURN '{"stale": true}'::jsonb;
+    END IF;
+    -- The plane-wide halt is checked as the ceiling is (`expectPlaneHalt`, as stored: null for
+    -- none): it is thrown and lifted under the ceiling's lock, taken exclusively.
+    IF coalesce((SELECT to_jsonb(h) - 'id' FROM "quotaplane".quota_plane_halt h WHERE h.id = 1), 'null'::jsonb)
+       IS DISTINCT FROM coalesce(p_rows -> 'expectPlaneHalt', 'null'::jsonb) THEN
       RETURN '{"stale": true}'::jsonb;
     END IF;
     FOR k IN SELECT * FROM jsonb_to_recordset(coalesce(p_rows -> 'absent', '[]'::jsonb)) AS x(tenant text, run_id text) LOOP

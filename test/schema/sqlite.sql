@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema
+-- Applied migrations: 1 quota_schema, 2 halts_reach_running
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -33,7 +33,7 @@ CREATE TABLE quota_halted (
   reason    TEXT    NOT NULL,
   by_actor  TEXT    NOT NULL,
   by_basis  TEXT    NOT NULL,
-  at_ms     INTEGER NOT NULL,
+  at_ms     INTEGER NOT NULL, reaches_running INTEGER NOT NULL DEFAULT 0 CHECK (reaches_running IN (0, 1)),
   PRIMARY KEY (tenant, scope)
 ) STRICT, WITHOUT ROWID;
 
@@ -60,6 +60,16 @@ CREATE TABLE quota_passes (
 CREATE TABLE quota_plane (
   id            INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
   ceiling_json  TEXT    NOT NULL
+) STRICT;
+
+-- table quota_plane_halt
+CREATE TABLE quota_plane_halt (
+  id               INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+  reason           TEXT    NOT NULL,
+  by_actor         TEXT    NOT NULL,
+  by_basis         TEXT    NOT NULL,
+  at_ms            INTEGER NOT NULL,
+  reaches_running  INTEGER NOT NULL CHECK (reaches_running IN (0, 1))
 ) STRICT;
 
 -- table quota_pruned

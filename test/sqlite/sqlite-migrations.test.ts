@@ -7,9 +7,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 
 import { QuotaError } from '../../src/core/errors.js';
 import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-migrations.js';
+import { SQLITE_MIGRATION_FILES } from '../../src/store/sqlite/sqlite-migrations.generated.js';
 
 // Every migration this build knows, as the schema table records them; each helper adds its own.
-const RECORDED = [{ version: 1, name: 'quota_schema' }]; // one migration per backend until a release
+const RECORDED = SQLITE_MIGRATION_FILES.map(({ version, name }) => ({ version, name }));
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('SQLite migrations', () => {

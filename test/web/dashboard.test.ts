@@ -157,11 +157,15 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     await haltForm.getByLabel('Scope').selectOption('agent');
     await haltForm.getByLabel('Agent name').fill('support-bot');
     await haltForm.getByLabel('Reason (required)').fill('refund loop on ticket 4411');
+    await haltForm.getByLabel('Reaches running work').check();
     await haltForm.getByRole('button', { name: 'Throw halt…' }).click();
     const confirm = page.getByRole('dialog', { name: 'Throw this halt?' });
     await confirm.getByText('agent:support-bot').waitFor();
+    await confirm.getByText('reaches running work: the running runs it covers answer Withheld').waitFor();
     await confirm.getByRole('button', { name: 'Throw halt', exact: true }).click();
     await confirm.waitFor({ state: 'hidden' });
+    // C45: the confirmation counts the running runs the halt reaches.
+    await page.getByText(/Halt on agent:support-bot thrown; it stops admission and running work\. It reaches \d+ running runs?/).waitFor();
 
     const standing = page.locator('section#halts table, section[aria-labelledby="halts"] table').first();
     await standing.getByText('refund loop on ticket 4411').waitFor();

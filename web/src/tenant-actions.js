@@ -18,15 +18,26 @@ const SCOPE_FORMS = [
   { value: 'subject', label: 'one subject (a principal in delegation chains)', needs: 'Principal' },
 ];
 
-/** Throwing a halt on any scope form with a required reason. */
+/** What a thrown halt's answer says of running work (docs/design/rules.md#c45). */
+export function runningText(answer) {
+  const runs = `${answer.running} running run${answer.running === 1 ? '' : 's'}`;
+  return answer.reachesRunning
+    ? `It reaches ${runs}: each answers Withheld at its next heartbeat or dispatch, and pauses.`
+    : `${runs} in its scope continue${answer.running === 1 ? 's' : ''}.`;
+}
+
+/** Throwing a halt on any scope form with a required reason; it reaches running work when asked. */
 export function HaltForm({ tenant, api, onActed }) {
   const [form, setForm] = useState('tenant');
   const [target, setTarget] = useState('');
   const [reason, setReason] = useState('');
+  const [reachesRunning, setReachesRunning] = useState(false);
   const [problem, setProblem] = useState(null);
   const [confirming, setConfirming] = useState(false);
   const shape = SCOPE_FORMS.find((option) => option.value === form);
   const scope = form === 'tenant' ? 'tenant' : `${form}:${target.trim()}`;
+  // A subject halt always reaches running work (docs/design/rules.md#l47); the others when asked (#c44).
+  const reaches = form === 'subject' || reachesRunning;
 
   const review = (event) => {
     event.preventDefault();
@@ -58,6 +69,13 @@ export function HaltForm({ tenant, api, onActed }) {
       <textarea id="halt-reason" rows="2" maxlength="2000" value=${reason} onInput=${(event) => setReason(event.currentTarget.value)}
         aria-invalid=${problem?.field === 'halt-reason' ? 'true' : undefined} aria-describedby=${problem?.field === 'halt-reason' ? 'halt-problem' : undefined}></textarea>
     </div>
+    <div class="field">
+      <label for="halt-reaches-running">
+        <input id="halt-reaches-running" type="checkbox" checked=${reaches} disabled=${form === 'subject'}
+          onChange=${(event) => setReachesRunning(event.currentTarget.checked)} />
+        Reaches running work
+      </label>
+    </div>
     ${problem === null ? null : html`<p id="halt-problem" class="error" role="alert">${problem.text}</p>`}
     <button type="submit" class="danger">Throw halt…</button>
     ${confirming
@@ -66,10 +84,12 @@ export function HaltForm({ tenant, api, onActed }) {
           confirmLabel="Throw halt"
           danger=${true}
           onConfirm=${async () => {
-            const answer = await api.post(`v1/tenants/${seg(tenant)}/halts`, { scope, reason });
-            onActed(`Halt on ${answer.scope} thrown; it stops ${answer.reach}.`);
+            const body = form !== 'subject' && reachesRunning ? { scope, reason, reachesRunning: true } : { scope, reason };
+            const answer = await api.post(`v1/tenants/${seg(tenant)}/halts`, body);
+            onActed(`Halt on ${answer.scope} thrown; it stops ${answer.reach}. ${runningText(answer)}`);
             setTarget('');
             setReason('');
+            setReachesRunning(false);
           }}
           onClose=${() => setConfirming(false)}
         >
@@ -78,7 +98,11 @@ export function HaltForm({ tenant, api, onActed }) {
             <dt>Scope</dt><dd><code>${scope}</code></dd>
             <dt>Reason</dt><dd class="reason">${reason}</dd>
           </dl>
-          <p>${form === 'subject' ? 'A subject halt stops new admissions and reaches running work: its heartbeats and dispatches answer Withheld.' : 'It stops new admissions in its scope; running work continues.'} It is recorded in the audit log under your key's name.</p>
+          <p>${form === 'subject'
+            ? 'A subject halt stops new admissions and reaches running work: its heartbeats and dispatches answer Withheld.'
+            : reaches
+              ? 'It stops new admissions in its scope and reaches running work: the running runs it covers answer Withheld at their next heartbeat or dispatch, and pause.'
+              : 'It stops new admissions in its scope; running work continues.'} It is recorded in the audit log under your key's name.</p>
         </${ConfirmDialog}>`
       : null}
   </form>`;

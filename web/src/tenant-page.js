@@ -93,7 +93,7 @@ function HaltsSection({ tenant, api, data, onActed }) {
           <tbody>
             ${standing.map(
               (halt) => html`<tr>
-                <td data-label="Scope"><code>${halt.scope}</code><div class="muted small">${halt.covers}</div></td>
+                <td data-label="Scope"><code>${halt.scope}</code><div class="muted small">${halt.covers}${halt.reachesRunning ? '; reaches running work' : ''}</div></td>
                 <td data-label="Reason" class="reason">${halt.reason}</td>
                 <td data-label="Thrown by">${halt.by.actor} <span class="muted small">(${halt.by.basis})</span></td>
                 <td data-label="Since">${utc(halt.atMs)}</td>

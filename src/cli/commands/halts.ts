@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 
-import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
+import { describeHaltScope, haltReachesRunning, haltScopeKey, PLANE_HALT_KEY } from '../../core/halt-scope.js';
+import { planeOrNull } from '../operator/plane-reads.js';
 import type { LiftedHalt } from '../../plane/lifted-halts.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
@@ -21,7 +22,9 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
   operatorCommand(program, 'halts', io, 'reads')
     .summary('list standing halts, or with --lifted the recorded lifts (newest first)')
     .description(
-      'List the standing halts of one tenant or of every tenant: scope, what it covers, reason, who\n' +
+      'List the standing halts of one tenant or of every tenant, the plane-wide halt first (tenant *,\n' +
+        'scope plane; in --json its own member plane, null when none stands): scope, what it covers, what it\n' +
+        'reaches (admission, or admission and running work), reason, who\n' +
         'threw it and when. With --lifted, list the lifts recorded in the audit log instead, newest\n' +
         'first: who lifted which halt and when, and who had thrown it.',
     )
@@ -63,17 +66,41 @@ export function registerHalts(program: Command, io: CliIo, setExitStatus: SetExi
         const standing = [];
         for (const tenant of tenants) {
           for (const halt of await target.halts(tenant)) {
-            standing.push({ tenant, scope: haltScopeKey(halt.scope), covers: describeHaltScope(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs });
+            standing.push({
+              tenant,
+              scope: haltScopeKey(halt.scope),
+              covers: describeHaltScope(halt.scope),
+              reachesRunning: haltReachesRunning(halt),
+              reason: halt.reason,
+              by: halt.by,
+              atMs: halt.atMs,
+            });
           }
         }
+        // The plane-wide halt stops every tenant listed (docs/design/rules.md#c51); a key that does
+        // not cover every tenant cannot read it, and sees null.
+        const planeHalt = (await planeOrNull(target))?.halt ?? null;
+        const plane =
+          planeHalt === null
+            ? null
+            : { scope: PLANE_HALT_KEY, covers: describeHaltScope({ kind: 'plane' }), ...planeHalt };
         const shown = standing.slice(0, flags.limit);
         const cut = standing.length > flags.limit;
-        writeAnswer(io, flags.json, { halts: shown, truncated: cut }, () =>
-          shown.length === 0
+        const rows = [...(plane === null ? [] : [{ tenant: '*', ...plane }]), ...shown];
+        writeAnswer(io, flags.json, { plane, halts: shown, truncated: cut }, () =>
+          rows.length === 0
             ? 'no halt stands\n'
             : renderTable(
-                ['TENANT', 'SCOPE', 'COVERS', 'REASON', 'BY', 'SINCE'],
-                shown.map((row) => [row.tenant, row.scope, row.covers, row.reason, operatorText(row.by), instant(row.atMs)]),
+                ['TENANT', 'SCOPE', 'COVERS', 'REACHES', 'REASON', 'BY', 'SINCE'],
+                rows.map((row) => [
+                  row.tenant,
+                  row.scope,
+                  row.covers,
+                  row.reachesRunning ? 'admission and running work' : 'admission',
+                  row.reason,
+                  operatorText(row.by),
+                  instant(row.atMs),
+                ]),
               ),
         );
         return cut;

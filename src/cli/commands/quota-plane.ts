@@ -6,7 +6,8 @@ import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
 import { amount, amountOrUnlimited } from '../options.js';
-import { writeAnswer } from '../operator/format.js';
+import { operatorText, writeAnswer } from '../operator/format.js';
+import { instant } from '../../core/instant.js';
 import { operatorCommand, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { UsageError } from '../usage-error.js';
 
@@ -54,6 +55,11 @@ export function planeStatusText(status: PlaneStatus): string {
   const lines = ['plane (every tenant)', ...ceilingText(status.ceiling).map((line) => `  ${line}`)];
   if (status.running !== null) lines.push(`  running (all tenants)  ${status.running} (${status.limit === null ? 'unlimited' : `limit ${status.limit}`})`);
   for (const agent of status.agents) lines.push(`  running agent ${agent.agent}  ${agent.running} (${agent.limit === null ? 'unlimited' : `limit ${agent.limit}`})`);
+  const halt = status.halt;
+  if (halt !== undefined && halt !== null) {
+    const reach = halt.reachesRunning ? 'admission and running work' : 'admission';
+    lines.push(`  halt          plane: ${halt.reason} (${operatorText(halt.by)}, ${instant(halt.atMs)}; reaches ${reach})`);
+  }
   return `${lines.join('\n')}\n`;
 }
 

@@ -5,9 +5,9 @@ import type { Operator } from '../../core/operator.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { PlaneStatus, Usage } from '../../plane/plane.js';
 import { DEFAULT_HOLD_STALE_AFTER_MS, MAX_LIST_LIMIT } from '../../plane/operator-types.js';
-import { isQuotaError } from '../../core/errors.js';
 import type { OperatorTarget } from '../operator/operator-target.js';
 import { planeStatusText } from './quota-plane.js';
+import { planeOrNull } from '../operator/plane-reads.js';
 import type { SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
 import type { CliIo } from '../io.js';
@@ -56,17 +56,6 @@ function overCeiling(usage: Usage): OverCeiling | null {
   return tokens === 0 && minorUnits === 0 ? null : { tokens, minorUnits };
 }
 
-// The plane-wide ceiling with its usage, or null where the caller may not read it (a
-// key that does not cover every tenant is answered NOT_FOUND by the server).
-async function planeOrNull(target: OperatorTarget): Promise<PlaneStatus | null> {
-  try {
-    return await target.planeStatus();
-  } catch (error) {
-    if (isQuotaError(error, 'NOT_FOUND')) return null;
-    throw error;
-  }
-}
-
 // A plane-wide ceiling that bounds nothing and weighs no tenant: none at all, or `{}`.
 function setsNothing(ceiling: PlaneStatus['ceiling']): boolean {
   if (ceiling === null) return true;
@@ -98,10 +87,10 @@ export function registerStatus(program: Command, io: CliIo, setExitStatus: SetEx
           const halts = (await target.halts(tenant)).map((halt) => ({ scope: haltScopeKey(halt.scope), reason: halt.reason, by: halt.by, atMs: halt.atMs }));
           tenants.push({ ...usage, ceilings: ceilings(usage.quota), overCeiling: overCeiling(usage), halts, attention: await attentionCounts(target, tenant) });
         }
-        // Shown only while a plane-wide ceiling sets something: without one (never set, or every
-        // ceiling and weight removed, `{}`), status reads as it always did.
+        // Shown only while a plane-wide ceiling sets something or the plane-wide halt stands
+        // (docs/design/rules.md#c51): without either, status reads as it always did.
         const planeStatus = await planeOrNull(target);
-        const plane = planeStatus === null || setsNothing(planeStatus.ceiling) ? null : planeStatus;
+        const plane = planeStatus === null || (setsNothing(planeStatus.ceiling) && planeStatus.halt === null) ? null : planeStatus;
         writeAnswer(io, flags.json, plane === null ? { tenants } : { tenants, plane }, () => {
           const planeBlock = plane === null ? '' : `${planeStatusText(plane)}\n`;
           if (tenants.length === 0) return `${planeBlock}no tenants\n`;

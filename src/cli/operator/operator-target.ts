@@ -38,8 +38,12 @@ export interface OperatorTarget {
   /** Every tenant with rows (on a server: those the key covers), in byte order. */
   tenants(): Promise<string[]>;
   /** `newTenant`: the tenant is meant to be new (docs/design/rules.md#l95); otherwise one that does not exist is refused. */
-  halt(input: { tenant: string; scope: string; reason: string; newTenant?: boolean }): Promise<HaltResult>;
+  halt(input: { tenant: string; scope: string; reason: string; newTenant?: boolean; reachesRunning?: boolean }): Promise<HaltResult>;
   lift(input: { tenant: string; scope: string }): Promise<LiftResult>;
+  /** The plane-wide halt over every tenant (docs/design/rules.md#c49), audited as `plane.halt`. */
+  haltPlane(input: { reason: string; reachesRunning?: boolean }): Promise<HaltResult>;
+  /** Lifts the plane-wide halt, audited as `plane.lift`. */
+  liftPlaneHalt(input: Record<string, never>): Promise<LiftResult>;
   halts(tenant: string): Promise<Halt[]>;
   /** Recorded lifts of a tenant, newest first, at most `limit` (one more is read to know `truncated`). */
   liftedHalts(input: { tenant: string; limit: number }): Promise<LiftedHaltsPage>;
@@ -90,6 +94,8 @@ export function planeOperatorTarget(
     tenants: () => plane.tenants(),
     halt: (input) => plane.halt({ ...input, by: operator('halt') }),
     lift: (input) => plane.lift({ ...input, by: operator('lift') }),
+    haltPlane: (input) => plane.haltPlane({ ...input, by: operator('halt') }),
+    liftPlaneHalt: () => plane.liftPlaneHalt({ by: operator('lift') }),
     halts: (tenant) => plane.halts(tenant),
     liftedHalts: (input) => plane.liftedHalts(input),
     usage: (tenant) => plane.usage({ tenant }),

@@ -48,11 +48,12 @@ export function requireOpenRun(books: BooksReads, run: string, verb: string): Ru
 }
 
 /**
- * The `Withheld` refusal for the run under a standing subject halt on its chain, after marking the
- * run withheld (the one write a `Withheld` answer makes), or `null`.
+ * The `Withheld` refusal for the run under a standing halt that reaches running work (a subject
+ * halt on its chain, or one thrown with `reachesRunning` covering it; docs/design/rules.md#l47,
+ * #c44), after marking the run withheld (the one write a `Withheld` answer makes), or `null`.
  */
 export function withholdIfHalted(books: TenantBooks, record: RunRecord, atMs: number): WithheldRefusal | null {
-  const refusal = withheldBy(books.tenant, books.halts(), record.chain);
+  const refusal = withheldBy(books.tenant, books.halts(), { agent: record.agent ?? undefined, chain: record.chain ?? undefined });
   if (refusal !== null && record.status !== 'withheld') books.setRunStatus(record.run, 'withheld', atMs);
   return refusal;
 }

@@ -91,20 +91,29 @@ describe('fencePass', () => {
 describe('withheldBy', () => {
   it('is null without a chain, with an empty chain, or without a subject halt on it', () => {
     const standing = [halt({ kind: 'subject', principal: 'user:alice' })];
-    expect(withheldBy('acme', standing, null)).toBeNull();
-    expect(withheldBy('acme', standing, [])).toBeNull();
-    expect(withheldBy('acme', standing, ['user:bob'])).toBeNull();
+    expect(withheldBy('acme', standing, {})).toBeNull();
+    expect(withheldBy('acme', standing, { chain: [] })).toBeNull();
+    expect(withheldBy('acme', standing, { chain: ['user:bob'] })).toBeNull();
   });
 
-  it('only subject halts withhold running work: tenant and agent halts do not', () => {
+  it('tenant and agent halts do not withhold running work unless thrown to reach it', () => {
     const standing = [halt({ kind: 'tenant' }), halt({ kind: 'agent', name: 'clerk' })];
-    expect(withheldBy('acme', standing, ['user:alice'])).toBeNull();
+    expect(withheldBy('acme', standing, { agent: { name: 'clerk', digest: 'a'.repeat(64) }, chain: ['user:alice'] })).toBeNull();
+  });
+
+  it('C44 an agent halt that reaches running work withholds that agent, naming its scope and no subject', () => {
+    const clerk = { name: 'clerk', digest: 'a'.repeat(64) };
+    const standing = [halt({ kind: 'tenant' }, 'incident'), { ...halt({ kind: 'agent', name: 'clerk' }, 'bad prompt'), reachesRunning: true }];
+    expect(withheldBy('acme', standing, { agent: clerk })).toEqual({ code: 'Withheld', tenant: 'acme', scope: 'agent:clerk', reason: 'bad prompt' });
+    expect(withheldBy('acme', standing, { agent: { ...clerk, name: 'triage' } })).toBeNull();
+    const refusal = withheldBy('acme', standing, { agent: clerk });
+    expect(refusal === null ? null : withheldScopeKey(refusal)).toBe('agent:clerk');
   });
 
   it('names the subject and reason of the halt that withholds the run', () => {
     const standing = [halt({ kind: 'tenant' }, 'incident'), halt({ kind: 'subject', principal: 'svc:mail' }, 'key leaked')];
-    const refusal = withheldBy('acme', standing, ['user:alice', 'svc:mail']);
-    expect(refusal).toEqual({ code: 'Withheld', tenant: 'acme', subject: 'svc:mail', reason: 'key leaked' });
+    const refusal = withheldBy('acme', standing, { chain: ['user:alice', 'svc:mail'] });
+    expect(refusal).toEqual({ code: 'Withheld', tenant: 'acme', subject: 'svc:mail', scope: 'subject:svc:mail', reason: 'key leaked' });
     expect(refusal === null ? null : withheldScopeKey(refusal)).toBe('subject:svc:mail');
   });
 });

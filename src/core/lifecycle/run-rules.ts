@@ -1,5 +1,5 @@
 import { QuotaError } from '../errors.js';
-import { coveringHalt, haltScopeKey, type Halt } from '../halt-scope.js';
+import { coveringHalt, haltReachesRunning, haltScopeKey, type Halt, type HaltTarget } from '../halt-scope.js';
 import type { WithheldRefusal } from '../refusal.js';
 import { CLOSED_RUN_STATUSES, type RunStatus } from './types.js';
 
@@ -72,21 +72,25 @@ export function fencePass(input: FenceInput): void {
 }
 
 /**
- * The `Withheld` refusal for a run whose chain holds a principal a standing `subject:` halt names,
- * or `null`. Only subject halts reach running work; among several, the one
- * `coveringHalt` names is reported. `halts` must be read in the deciding transaction.
+ * The `Withheld` refusal for a running run a standing halt that reaches running work covers, or
+ * `null` (docs/design/rules.md#l47, #c44): a subject halt on a principal of its chain, or a tenant,
+ * agent or revision halt thrown with `reachesRunning`. Among several, the one `coveringHalt` names
+ * (the narrowest) is reported; halts that stop admissions only are not considered. `halts` must be
+ * read in the deciding transaction.
  */
-export function withheldBy(tenant: string, halts: readonly Halt[], chain: readonly string[] | null): WithheldRefusal | null {
-  // The narrowest covering halt is a subject halt whenever one covers the chain (subject ranks
-  // above tenant, and agent or revision halts cover no run without an agent), so no filter first.
-  const halt = coveringHalt(halts, { chain: chain ?? undefined });
-  if (halt === null || halt.scope.kind !== 'subject') return null;
-  return { code: 'Withheld', tenant, subject: halt.scope.principal, reason: halt.reason };
+export function withheldBy(tenant: string, halts: readonly Halt[], target: HaltTarget): WithheldRefusal | null {
+  const halt = coveringHalt(halts.filter(haltReachesRunning), target);
+  if (halt === null) return null;
+  const scope = haltScopeKey(halt.scope);
+  return halt.scope.kind === 'subject'
+    ? { code: 'Withheld', tenant, subject: halt.scope.principal, scope, reason: halt.reason }
+    : { code: 'Withheld', tenant, scope, reason: halt.reason };
 }
 
 /** The halt scope key a withheld refusal names, for messages and attention. */
 export function withheldScopeKey(refusal: WithheldRefusal): string {
-  return haltScopeKey({ kind: 'subject', principal: refusal.subject });
+  if (refusal.scope !== undefined) return refusal.scope;
+  return haltScopeKey({ kind: 'subject', principal: refusal.subject ?? '' });
 }
 
 /**

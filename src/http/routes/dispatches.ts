@@ -40,7 +40,8 @@ const DispatchReply = strictObject({ ok: Type.Literal(true) });
  * answers 429 with `Retry-After` until the oldest counted dispatch leaves the window;
  * `UncountableRate` answers 422. With the dispatching pass's `epoch` (and optionally `leaseMs`) the
  * dispatch also renews that pass's lease, fenced as a heartbeat is: a stale epoch answers 409, and
- * a subject halt on the run's chain answers `Withheld` 423 without counting. `exempt`
+ * a halt that reaches running work (a subject halt on the run's chain, or one thrown with
+ * `reachesRunning`; docs/design/rules.md#c44) answers `Withheld` 423 without counting. `exempt`
  * (a compensating dispatch that checks no ceiling) and `atMs` are accepted only from an operator
  * key; a runner key sending either gets 400 naming it.
  */

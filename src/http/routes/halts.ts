@@ -1,10 +1,17 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-import { describeHaltScope, haltScopeKey } from '../../core/halt-scope.js';
+import { describeHaltScope, haltReachesRunning, haltScopeKey } from '../../core/halt-scope.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import { InstantMs, ListingLimit, NewTenantQuery, Operator, ScopeKey, strictObject, TenantParams } from '../schemas/common.js';
+
+/** Whether a thrown halt reaches running work too (docs/design/rules.md#c44). */
+export const ReachesRunning = Type.Boolean({
+  description:
+    'true: the running runs the halt covers answer Withheld at their next heartbeat, dispatch or resume (a subject halt always does); ' +
+    'default false: new admissions only',
+});
 
 /** Longest halt reason accepted, in characters. */
 export const MAX_HALT_REASON_LENGTH = 2000;
@@ -15,6 +22,7 @@ const HaltView = strictObject({
   reason: Type.String(),
   by: Operator,
   atMs: Type.Integer(),
+  reachesRunning: Type.Boolean({ description: 'whether running work it covers answers Withheld too (a subject halt always does)' }),
 });
 
 /** One recorded lift (plane `LiftedHalt`). */
@@ -41,6 +49,7 @@ const HaltBody = strictObject({
   scope: ScopeKey,
   reason: Type.String({ minLength: 1, maxLength: MAX_HALT_REASON_LENGTH, description: 'why: every refused caller reads it; not blank' }),
   atMs: Type.Optional(InstantMs),
+  reachesRunning: Type.Optional(ReachesRunning),
 });
 
 /** What throwing a halt answers (plane `HaltResult`). */
@@ -50,6 +59,11 @@ export const HaltReply = strictObject({
   by: Operator,
   atMs: Type.Integer(),
   reach: Type.Union([Type.Literal('admission'), Type.Literal('admission and running work')]),
+  reachesRunning: Type.Boolean({ description: 'whether the halt reaches running work (a subject halt always does)' }),
+  running: Type.Integer({
+    minimum: 0,
+    description: 'runs in the scope running once the halt stood: those it reaches when reachesRunning, else those that continue',
+  }),
 });
 
 const LiftBody = strictObject({ scope: ScopeKey, atMs: Type.Optional(InstantMs) });
@@ -60,7 +74,7 @@ export const LiftReply = strictObject({ wasStanding: Type.Boolean(), removed: Ty
 /**
  * Emergency halts: `GET /v1/tenants/{tenant}/halts` lists the
  * standing halts (`?state=lifted` the recorded lifts, newest first, `limit` per page);
- * `POST …/halts` throws one (`{ scope, reason }`, no actor field: the operator is the key's name,
+ * `POST …/halts` throws one (`{ scope, reason, reachesRunning? }`, no actor field: the operator is the key's name,
  * basis `authenticated`; `?newTenant=true` for a tenant that does not exist yet, docs/design/rules.md#l95);
  * `POST …/halts/lift` lifts one (`{ scope }`), journaled first.
  */
@@ -88,6 +102,7 @@ export const haltRoutes: RouteModule = (app, context) => {
           reason: halt.reason,
           by: halt.by,
           atMs: halt.atMs,
+          reachesRunning: haltReachesRunning(halt),
         })),
         lifted: [],
         truncated: false,
@@ -113,6 +128,7 @@ export const haltRoutes: RouteModule = (app, context) => {
         by: operatorOf(request),
         atMs: callerInstant(request, request.body.atMs),
         newTenant: request.query.newTenant,
+        reachesRunning: request.body.reachesRunning,
       }),
   );
 

@@ -1,9 +1,10 @@
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
 
-import { operatorOf } from '../auth.js';
+import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
-import { Amount, Identifier, MAX_AGENT_CEILINGS, NoQuery, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
+import { Amount, Identifier, InstantMs, MAX_AGENT_CEILINGS, NoQuery, Operator, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
+import { HaltReply, LiftReply, MAX_HALT_REASON_LENGTH, ReachesRunning } from './halts.js';
 
 // A merge-patch member: absent keeps the value, null removes it.
 const nullable = <T extends TSchema>(schema: T, description: string) =>
@@ -34,7 +35,27 @@ export const PlaneStatusReply = strictObject({
   running: Type.Union([Type.Integer(), Type.Null()]),
   limit: Type.Union([Type.Integer(), Type.Null()]),
   agents: Type.Array(strictObject({ agent: Type.String(), running: Type.Integer(), limit: Type.Union([Type.Integer(), Type.Null()]) })),
+  halt: Type.Union([
+    strictObject(
+      {
+        reason: Type.String(),
+        by: Operator,
+        atMs: Type.Integer(),
+        reachesRunning: Type.Boolean({ description: 'whether the running runs of every tenant answer Withheld too' }),
+      },
+      { description: 'the standing plane-wide halt over every tenant' },
+    ),
+    Type.Null(),
+  ]),
 });
+
+const PlaneHaltBody = strictObject({
+  reason: Type.String({ minLength: 1, maxLength: MAX_HALT_REASON_LENGTH, description: 'why: every refused caller of every tenant reads it; not blank' }),
+  atMs: Type.Optional(InstantMs),
+  reachesRunning: Type.Optional(ReachesRunning),
+});
+
+const PlaneLiftBody = strictObject({ atMs: Type.Optional(InstantMs) });
 
 /**
  * The plane-wide ceiling (docs/design/rules.md#k3), for operator keys of every tenant only (it bounds them all):
@@ -42,6 +63,8 @@ export const PlaneStatusReply = strictObject({
  * and each bounded agent's; `PUT /v1/plane/ceiling` replaces it, audited as `plane.set` in the
  * `quotaplane:plane` chain under the key's name; `PATCH /v1/plane/ceiling` changes part of it (JSON
  * Merge Patch), audited as `plane.update`. It applies to the next admission on every instance.
+ * `POST /v1/plane/halt` throws the plane-wide halt over every tenant (`{ reason, reachesRunning? }`,
+ * audited as `plane.halt`) and `POST /v1/plane/halt/lift` lifts it (docs/design/rules.md#c49–#c51).
  */
 export const planeRoutes: RouteModule = (app, context) => {
   app.get(
@@ -53,6 +76,38 @@ export const planeRoutes: RouteModule = (app, context) => {
       reply: PlaneStatusReply,
     }),
     async () => context.plane.planeStatus(),
+  );
+
+  app.post<{ Body: Static<typeof PlaneHaltBody> }>(
+    '/v1/plane/halt',
+    protectedRoute('operator-all-tenants', {
+      operationId: 'haltPlane',
+      summary:
+        'Throw (or re-throw) the plane-wide halt over every tenant (audited as plane.halt); reachesRunning: true withholds running work too. ' +
+        'Answers how many runs of every tenant were running',
+      querystring: NoQuery,
+      body: PlaneHaltBody,
+      reply: HaltReply,
+    }),
+    async (request) =>
+      context.plane.haltPlane({
+        reason: request.body.reason,
+        by: operatorOf(request),
+        atMs: callerInstant(request, request.body.atMs),
+        reachesRunning: request.body.reachesRunning,
+      }),
+  );
+
+  app.post<{ Body: Static<typeof PlaneLiftBody> }>(
+    '/v1/plane/halt/lift',
+    protectedRoute('operator-all-tenants', {
+      operationId: 'liftPlaneHalt',
+      summary: 'Lift the plane-wide halt (audited as plane.lift), removed only if it is still the halt read',
+      querystring: NoQuery,
+      body: PlaneLiftBody,
+      reply: LiftReply,
+    }),
+    async (request) => context.plane.liftPlaneHalt({ by: operatorOf(request), atMs: callerInstant(request, request.body.atMs) }),
   );
 
   app.put<{ Body: Static<typeof PlaneCeilingInput> }>(

@@ -193,6 +193,7 @@ export class PostgresBatcher {
     try {
       const { settled, facts } = await this.#db.transaction((tx) => decideBatch(tx, this.#q, decisions, 'together'), { deferBegin: true });
       this.#cache.unboundedPlane = unboundedPlane(facts.plane.ceiling);
+      this.#cache.planeHalt = facts.plane.halt?.raw;
       for (const tenantFacts of facts.tenants.values()) this.#cache.keep(tenantFacts, tenantFacts.version);
       return settled;
     } catch (error) {
@@ -207,10 +208,12 @@ export class PostgresBatcher {
   // one statement if nobody else wrote those tenants' books since and the runs taken to be new
   // still are. Answers `null`, having forgotten the rows, when a tenant's rows are not kept, a
   // decision needs a fact they lack, or the write finds them stale: the batch is then decided
-  // under the locks. No plane ceiling may be set (its counts are read under the plane lock).
+  // under the locks. No plane ceiling may be set (its counts are read under the plane lock). The
+  // plane-wide halt is the one the last batch read with the ceiling, and the write checks it.
   async #decideOnKept(decisions: readonly BooksDecision<unknown>[]): Promise<Settled[] | null> {
     const plane = this.#cache.unboundedPlane;
-    if (plane === undefined) return null;
+    const planeHalt = this.#cache.planeHalt;
+    if (plane === undefined || planeHalt === undefined) return null;
     const facts = new BatchFacts();
     for (const decision of decisions) {
       if (decision.tenant === PLANE_WIDE) return null;
@@ -222,6 +225,7 @@ export class PostgresBatcher {
     }
     for (const kept of facts.tenants.values()) kept.speculative = true;
     facts.plane.ceiling = { raw: plane };
+    facts.plane.halt = { raw: planeHalt };
     const forget = (): null => {
       for (const tenant of facts.tenants.keys()) this.#cache.drop(tenant);
       return null;

@@ -23,7 +23,8 @@ const SEP = '\u0000';
  * keys and instants by ordinal read or recorded. Never kept: a tenant whose queue holds anyone (a
  * queue is read whole under the lock), the oldest dispatch after an instant, and the audit head.
  * The plane ceiling is kept too, when it bounds nothing: one that bounds makes a decision read
- * plane-wide counts under the plane lock, so no decision is made on kept rows then.
+ * plane-wide counts under the plane lock, so no decision is made on kept rows then. The plane-wide
+ * halt is kept with it, as read under the same lock.
  */
 export class BooksCache {
   readonly #tenants = new Map<string, TenantFacts>();
@@ -35,6 +36,12 @@ export class BooksCache {
    * bounds nothing (a bound is counted plane-wide, under the plane lock).
    */
   unboundedPlane: unknown = undefined;
+  /**
+   * The plane-wide halt's row as stored (`null`: none), read with the ceiling by the last batch
+   * under the lock, else `undefined`. Decisions on kept rows read it, and their write is stored
+   * only if it still stands as read (`expectPlaneHalt`; docs/design/rules.md#c52).
+   */
+  planeHalt: unknown = undefined;
 
   /** The kept rows of `tenant`, or `undefined`. They stay kept while a batch decides on them. */
   get(tenant: string): TenantFacts | undefined {

@@ -259,6 +259,11 @@ export class TenantFacts {
 export interface PlaneFacts {
   /** The stored ceiling as stored (`raw: null`: none), `undefined` until loaded. */
   ceiling: { readonly raw: unknown } | undefined;
+  /**
+   * The plane-wide halt's row as stored (`raw: null`: none), loaded with the ceiling under the
+   * same lock, `undefined` until then (docs/design/rules.md#c52).
+   */
+  halt: { readonly raw: unknown } | undefined;
   /** Every tenant's slots as loaded (under the plane lock), `undefined` until then. */
   running: number | undefined;
   /** Per agent name, its slots across tenants as loaded. */
@@ -282,6 +287,7 @@ export class BatchFacts {
   readonly tenants = new Map<string, TenantFacts>();
   readonly plane: PlaneFacts = {
     ceiling: undefined,
+    halt: undefined,
     running: undefined,
     agents: new Map(),
     delta: 0,

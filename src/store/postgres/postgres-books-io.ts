@@ -73,7 +73,7 @@ interface TenantAnswer {
 
 interface FactsAnswer {
   readonly tenants: TenantAnswer[];
-  readonly plane?: { ceiling: unknown };
+  readonly plane?: { ceiling: unknown; halt?: unknown };
   readonly planeRunning?: number;
   readonly planeAgents?: Record<string, number>;
   readonly turns?: Record<string, number> | null;
@@ -130,7 +130,10 @@ export async function loadFacts(tx: TransactionClient, q: BooksQueries, batch: B
     fileTenant(facts, answer.tenants[index] ?? { tenant: facts.tenant });
     facts.want = new TenantWant();
   });
-  if (plane.wantCeiling) plane.ceiling = { raw: answer.plane?.ceiling ?? null };
+  if (plane.wantCeiling) {
+    plane.ceiling = { raw: answer.plane?.ceiling ?? null };
+    plane.halt = { raw: answer.plane?.halt ?? null };
+  }
   if (plane.wantRunning && plane.running === undefined) plane.running = Number(answer.planeRunning ?? 0);
   for (const agent of plane.wantAgents) if (!plane.agents.has(agent)) plane.agents.set(agent, Number(answer.planeAgents?.[agent] ?? 0));
   for (const tenant of plane.wantTurns) {
@@ -353,7 +356,12 @@ export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, ba
     }
   }
   const rows = changedRows(batch);
-  const request: Record<string, unknown> = { ...rows, expect, expectPlane: batch.plane.ceiling?.raw ?? null };
+  const request: Record<string, unknown> = {
+    ...rows,
+    expect,
+    expectPlane: batch.plane.ceiling?.raw ?? null,
+    expectPlaneHalt: batch.plane.halt?.raw ?? null,
+  };
   if (absent.length > 0) request.absent = absent;
   if (absentRates.length > 0) request.absentRates = absentRates;
   if (rows === null) request.readOnly = true;

@@ -62,6 +62,16 @@ export function postgresQueries(s: string) {
     sharePlaneCeiling: `SELECT pg_advisory_xact_lock_shared(hashtextextended('${s}.quota-plane-ceiling', 3))`,
     upsertPlane: `INSERT INTO ${s}.quota_plane (id, ceiling_json) VALUES (1, $1::jsonb)
       ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`,
+    /** The plane-wide halt (docs/design/rules.md#c49), at most one row. */
+    selectPlaneHalt: `SELECT reason, by_actor, by_basis, at_ms, reaches_running FROM ${s}.quota_plane_halt WHERE id = 1`,
+    /** Throws or re-throws the plane-wide halt; run after lockPlaneCeiling (docs/design/rules.md#c52). */
+    upsertPlaneHalt: `INSERT INTO ${s}.quota_plane_halt (id, reason, by_actor, by_basis, at_ms, reaches_running)
+      VALUES (1, $1, $2, $3, $4, $5)
+      ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis,
+        at_ms = excluded.at_ms, reaches_running = excluded.reaches_running`,
+    /** Removes the plane-wide halt only if it is still the one read; run after lockPlaneCeiling. */
+    deletePlaneHaltIfSame: `DELETE FROM ${s}.quota_plane_halt
+      WHERE id = 1 AND reason = $1 AND by_actor = $2 AND by_basis = $3 AND at_ms = $4 AND reaches_running = $5`,
 
     // ── settled totals and holds ────────────────────────────────────────────
     selectSpent: `SELECT tokens, minor_units FROM ${s}.quota_spent WHERE tenant = $1 AND period = $2`,
@@ -74,17 +84,19 @@ export function postgresQueries(s: string) {
 
     // ── halts ───────────────────────────────────────────────────────────────
     /** Every standing halt in one read, bytewise by scope key ("C" collation; docs/design/rules.md#c23). */
-    listHalts: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 ORDER BY scope`,
+    listHalts: `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM ${s}.quota_halted WHERE tenant = $1 ORDER BY scope`,
     /** A re-throw replaces the row, never appends (docs/design/rules.md#c22). */
-    upsertHalt: `INSERT INTO ${s}.quota_halted AS h (tenant, scope, reason, by_actor, by_basis, at_ms)
-      VALUES ($1, $2, $3, $4, $5, $6)
+    upsertHalt: `INSERT INTO ${s}.quota_halted AS h (tenant, scope, reason, by_actor, by_basis, at_ms, reaches_running)
+      VALUES ($1, $2, $3, $4, $5, $6, $7)
       ON CONFLICT (tenant, scope) DO UPDATE SET
-        reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`,
+        reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms,
+        reaches_running = excluded.reaches_running`,
     deleteHalt: `DELETE FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
     /** Compare-and-delete in one statement (docs/design/rules.md#c28–#c30): only the very halt that was read goes. */
     deleteHaltIfSame: `DELETE FROM ${s}.quota_halted
-      WHERE tenant = $1 AND scope = $2 AND reason = $3 AND by_actor = $4 AND by_basis = $5 AND at_ms = $6`,
-    selectHalt: `SELECT scope, reason, by_actor, by_basis, at_ms FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
+      WHERE tenant = $1 AND scope = $2 AND reason = $3 AND by_actor = $4 AND by_basis = $5 AND at_ms = $6
+        AND reaches_running = $7`,
+    selectHalt: `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
 
     // ── tenant quotas ───────────────────────────────────────────────────────
     selectQuota: `SELECT quota_json FROM ${s}.quota_tenants WHERE tenant = $1`,

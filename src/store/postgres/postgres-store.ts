@@ -6,6 +6,8 @@ import type { QuotaStore, TenantStore } from '../store.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import { decodePlaneCeiling } from '../plane-rows.js';
+import type { Halt } from '../../core/halt-scope.js';
+import { decodePlaneHaltRow, type PlaneHaltRow } from '../halt-rows.js';
 import { knownTenantOf } from '../known-tenants.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
@@ -137,6 +139,43 @@ export class PostgresQuotaStore implements QuotaStore {
         atMs: audit.atMs,
         decide: (_books, atMs, queues) => grantEveryQueue(queues, atMs),
       });
+    });
+  }
+
+  /** The standing plane-wide halt (`quota_plane_halt`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneHalt(): Promise<Halt | null> {
+    const row = await this.#db.row<PlaneHaltRow>(this.#q.selectPlaneHalt, []);
+    return row === undefined ? null : decodePlaneHaltRow(row);
+  }
+
+  /**
+   * Throws (or replaces) the plane-wide halt and appends `audit` to `auditTenant`'s chain, in one
+   * transaction that first takes the plane ceiling's lock exclusively (docs/design/rules.md#c52):
+   * it waits for every batch deciding under the halt as it stood, and every batch after reads the
+   * new one; a batch deciding on kept rows finds the lock taken or the halt changed, and is
+   * decided again under the locks.
+   */
+  async setPlaneHalt(halt: Halt, audit: AuditEntry, auditTenant: string): Promise<void> {
+    await this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.lockPlaneCeiling, []);
+      await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
+      await tx.run(this.#q.upsertPlaneHalt, [halt.reason, halt.by.actor, halt.by.basis, halt.atMs, halt.reachesRunning === true]);
+    });
+  }
+
+  /** Appends `audit`, then removes the plane-wide halt only if it is still `standing`, in one transaction under the plane ceiling's lock. */
+  async liftPlaneHaltIf(standing: Halt, audit: AuditEntry, auditTenant: string): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.lockPlaneCeiling, []);
+      await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
+      const removed = await tx.run(this.#q.deletePlaneHaltIfSame, [
+        standing.reason,
+        standing.by.actor,
+        standing.by.basis,
+        standing.atMs,
+        standing.reachesRunning === true,
+      ]);
+      return removed > 0;
     });
   }
 

@@ -20,7 +20,7 @@ import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { TenantQuota } from '../../core/quota.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeAdmittedRun } from '../admit-retry.js';
-import { decodeHaltRow } from '../halt-rows.js';
+import { decodeHaltRow, decodePlaneHaltRow, type PlaneHaltRow } from '../halt-rows.js';
 import { decodePlaneCeiling } from '../plane-rows.js';
 import { decodeQuota } from './postgres-rows.js';
 import { AUDIT_GENESIS_HASH, auditRowHash, canonicalJson } from '../audit-hash.js';
@@ -215,7 +215,9 @@ export class PostgresTenantBooks implements TenantBooks {
   }
 
   halts(): readonly Halt[] {
-    return this.#base().haltRows.map((row) => decodeHaltRow(this.tenant, row));
+    const own = this.#base().haltRows.map((row) => decodeHaltRow(this.tenant, row));
+    const plane = planeHaltOf(this.#batch);
+    return plane === null ? own : [...own, plane];
   }
 
   storedQuota(): TenantQuota | null {
@@ -731,6 +733,17 @@ export class PostgresTenantBooks implements TenantBooks {
 export function planeCeilingOf(batch: BatchFacts): PlaneCeiling | null {
   const plane = batch.plane;
   if (plane.ceiling !== undefined) return plane.ceiling.raw === null ? null : decodePlaneCeiling(plane.ceiling.raw);
+  plane.wantCeiling = true;
+  throw new FactsMissing();
+}
+
+/**
+ * The plane-wide halt as `batch` loaded it with the ceiling (`null`: none; docs/design/rules.md#c49);
+ * throws `FactsMissing` until it is loaded.
+ */
+export function planeHaltOf(batch: BatchFacts): Halt | null {
+  const plane = batch.plane;
+  if (plane.halt !== undefined) return plane.halt.raw === null ? null : decodePlaneHaltRow(plane.halt.raw as PlaneHaltRow);
   plane.wantCeiling = true;
   throw new FactsMissing();
 }

@@ -141,7 +141,15 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async setHalt(halt: Halt): Promise<void> {
-    await this.#writeUnderLock(this.#q.upsertHalt, [this.tenant, haltScopeKey(halt.scope), halt.reason, halt.by.actor, halt.by.basis, halt.atMs]);
+    await this.#writeUnderLock(this.#q.upsertHalt, [
+      this.tenant,
+      haltScopeKey(halt.scope),
+      halt.reason,
+      halt.by.actor,
+      halt.by.basis,
+      halt.atMs,
+      halt.reachesRunning === true,
+    ]);
   }
 
   async liftHalt(scope: HaltScope): Promise<boolean> {
@@ -157,6 +165,7 @@ export class PostgresTenantStore implements TenantStore {
       standing.by.actor,
       standing.by.basis,
       standing.atMs,
+      standing.reachesRunning === true,
     ]);
     if (removed > 0) return true;
     // Nothing deleted: a row still standing on the scope is another halt, but it must at least be

@@ -61,10 +61,10 @@ const RUN_AGAIN = Symbol('run again');
 /**
  * The tables whose decoded rows {@link SqliteConnection.cachedInWrite} may keep between write
  * transactions: configuration that nearly every decision reads and few write (tenant quotas, the
- * plane-wide ceiling, halts) and the waiting queues. A statement that writes any of them clears
+ * plane-wide ceiling, halts, the plane-wide halt) and the waiting queues. A statement that writes any of them clears
  * the whole cache, so no writer has to remember to.
  */
-const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_halted|quota_waiters)\b/i;
+const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_plane_halt|quota_halted|quota_waiters)\b/i;
 
 // After the writer goes back to SQLite's own checkpoints, its WAL file is cut back at each restart
 // to this many of SQLite's checkpoint thresholds (a batch may take the log a little past one).
@@ -241,7 +241,7 @@ export class SqliteConnection {
    * answer its value, until one of these clears the cache: another connection (another process, or
    * another store on the same file) commits, as `PRAGMA data_version` tells at the next batch's
    * BEGIN; a statement of this connection writes a cached table (`quota_tenants`, `quota_plane`,
-   * `quota_halted`, `quota_waiters`); or a decision, batch or commit is rolled back, which may undo
+   * `quota_plane_halt`, `quota_halted`, `quota_waiters`); or a decision, batch or commit is rolled back, which may undo
    * a write a cached value was read after. Outside a write body (in {@link read}) `load` always
    * runs. `load` must read only those tables. Its value is shared by every decision that asks, so
    * it is frozen, deeply: a user that tried to change it would throw instead of changing another

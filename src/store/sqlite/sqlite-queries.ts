@@ -126,6 +126,16 @@ export const SELECT_PLANE_CEILING = 'SELECT ceiling_json FROM quota_plane WHERE 
 export const UPSERT_PLANE_CEILING = `INSERT INTO quota_plane (id, ceiling_json) VALUES (1, @ceilingJson)
   ON CONFLICT (id) DO UPDATE SET ceiling_json = excluded.ceiling_json`;
 
+/** The plane-wide halt (docs/design/rules.md#c49), at most one row. */
+export const SELECT_PLANE_HALT = 'SELECT reason, by_actor, by_basis, at_ms, reaches_running FROM quota_plane_halt WHERE id = 1';
+/** Throws or re-throws the plane-wide halt, replacing the row. */
+export const UPSERT_PLANE_HALT = `INSERT INTO quota_plane_halt (id, reason, by_actor, by_basis, at_ms, reaches_running)
+  VALUES (1, @reason, @actor, @basis, @atMs, @reachesRunning)
+  ON CONFLICT (id) DO UPDATE SET reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis,
+    at_ms = excluded.at_ms, reaches_running = excluded.reaches_running`;
+/** Lifts the plane-wide halt. */
+export const DELETE_PLANE_HALT = 'DELETE FROM quota_plane_halt WHERE id = 1';
+
 // ── receipts ────────────────────────────────────────────────────────────────
 
 /**
@@ -152,16 +162,17 @@ export const INSERT_RECEIPT = `INSERT INTO quota_settled (tenant, run_id, epoch,
 // ── halts ───────────────────────────────────────────────────────────────────
 
 /** Every standing halt in one read, bytewise by scope key (BINARY collation; docs/design/rules.md#c23). */
-export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+export const LIST_HALTS = `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM quota_halted
   WHERE tenant = @tenant ORDER BY scope`;
 /** The halt row of one scope, for the compare-and-delete of liftHaltIf (docs/design/rules.md#c28–#c30). */
-export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms FROM quota_halted
+export const SELECT_HALT = `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM quota_halted
   WHERE tenant = @tenant AND scope = @scope`;
 /** A re-throw replaces the row, never appends (docs/design/rules.md#c22). */
-export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms)
-  VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs)
+export const UPSERT_HALT = `INSERT INTO quota_halted (tenant, scope, reason, by_actor, by_basis, at_ms, reaches_running)
+  VALUES (@tenant, @scope, @reason, @actor, @basis, @atMs, @reachesRunning)
   ON CONFLICT (tenant, scope) DO UPDATE SET
-    reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms`;
+    reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms,
+    reaches_running = excluded.reaches_running`;
 /** Deletes one scope; other scopes stand (docs/design/rules.md#c24–#c26). */
 export const DELETE_HALT = 'DELETE FROM quota_halted WHERE tenant = @tenant AND scope = @scope';
 

@@ -14,7 +14,19 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
 import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
-import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, TENANT_RECORDS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import {
+  COUNT_PLANE_AGENT_SLOTS,
+  COUNT_PLANE_SLOTS,
+  DELETE_PLANE_HALT,
+  LIST_TENANTS,
+  SELECT_PLANE_HALT,
+  TENANT_RECORDS,
+  UPSERT_PLANE_CEILING,
+  UPSERT_PLANE_HALT,
+} from './sqlite-queries.js';
+import type { Halt } from '../../core/halt-scope.js';
+import { decodePlaneHaltRow, sameHalt, type PlaneHaltRow } from '../halt-rows.js';
+import { readPlaneHalt } from './sqlite-halts.js';
 import { knownTenantOf } from '../known-tenants.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
@@ -137,6 +149,37 @@ export class SqliteQuotaStore implements QuotaStore {
       return grantEveryQueueInTransaction(this.#conn, audit.atMs);
     });
     for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
+  }
+
+  /** The standing plane-wide halt (`quota_plane_halt`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  async getPlaneHalt(): Promise<Halt | null> {
+    return this.#conn.read(() => readPlaneHalt(this.#conn));
+  }
+
+  /** Throws (or replaces) the plane-wide halt and appends `audit` to `auditTenant`'s chain, in one `BEGIN IMMEDIATE` transaction. */
+  async setPlaneHalt(halt: Halt, audit: AuditEntry, auditTenant: string): Promise<void> {
+    if (this.#conn.isClosed) throw closedStoreError();
+    await this.#conn.write(() => {
+      appendAuditInTransaction(this.#conn, auditTenant, audit);
+      this.#conn.run(UPSERT_PLANE_HALT, {
+        reason: halt.reason,
+        actor: halt.by.actor,
+        basis: halt.by.basis,
+        atMs: halt.atMs,
+        reachesRunning: halt.reachesRunning === true ? 1 : 0,
+      });
+    });
+  }
+
+  /** Appends `audit`, then removes the plane-wide halt only if it is still `standing`, in one `BEGIN IMMEDIATE` transaction. */
+  async liftPlaneHaltIf(standing: Halt, audit: AuditEntry, auditTenant: string): Promise<boolean> {
+    if (this.#conn.isClosed) throw closedStoreError();
+    return this.#conn.write(() => {
+      appendAuditInTransaction(this.#conn, auditTenant, audit);
+      const row = this.#conn.get<PlaneHaltRow>(SELECT_PLANE_HALT, {});
+      if (row === undefined || !sameHalt(decodePlaneHaltRow(row), standing)) return false;
+      return this.#conn.run(DELETE_PLANE_HALT, {}) > 0;
+    });
   }
 
   /** Every tenant's slots, and each named agent's, from one read transaction. */

@@ -25,7 +25,7 @@ import type { AdmitRequest, AuditEntry, AuditRecord, RunRecord, RunStatus } from
 import { SELECT_RETRY_FACTS } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection, SqlParams } from './sqlite-connection.js';
-import { readHalts } from './sqlite-halts.js';
+import { readDecisionHalts } from './sqlite-halts.js';
 import { HAS_LIVE_PASS, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
 import {
   ACCRUE_AGENT_SPENT,
@@ -235,7 +235,7 @@ export class SqliteTenantBooks implements TenantBooks {
   }
 
   halts(): readonly Halt[] {
-    return readHalts(this.#conn, this.tenant);
+    return readDecisionHalts(this.#conn, this.tenant);
   }
 
   storedQuota(): TenantQuota | null {

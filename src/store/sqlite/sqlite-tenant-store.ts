@@ -173,6 +173,7 @@ export class SqliteTenantStore implements TenantStore {
       actor: halt.by.actor,
       basis: halt.by.basis,
       atMs: halt.atMs,
+      reachesRunning: halt.reachesRunning === true ? 1 : 0,
     };
     await this.#conn.write(() => this.#conn.run(q.UPSERT_HALT, params));
   }

@@ -7,6 +7,7 @@ import { conditionalLift, haltsPerScope } from './halts.js';
 import { tenantIsolation } from './isolation.js';
 import { appliedInstants } from './applied-instants.js';
 import { leaseRenewal, subjectHaltsReachRunningWork } from './leases.js';
+import { haltsReachRunningWork, planeWideHalt } from './halts-reach.js';
 import { operatorActs, operatorListings } from './operator.js';
 import { resumePasses, settlePasses } from './passes.js';
 import { lifecycleRaces, rateRace, slotRace, spendRace } from './races.js';
@@ -81,6 +82,8 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   leaseRenewal,
   appliedInstants,
   subjectHaltsReachRunningWork,
+  haltsReachRunningWork,
+  planeWideHalt,
   sweepLapsedLeases,
   operatorListings,
   operatorActs,
