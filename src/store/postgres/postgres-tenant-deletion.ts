@@ -1,4 +1,6 @@
+import { unknownTenantError } from '../../core/known-tenant.js';
 import { tenantDeletionAudit, tenantDeletionRefusal } from '../../core/tenant-deletion.js';
+import { knownTenantOf } from '../known-tenants.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
@@ -15,13 +17,17 @@ interface BlockerRow {
 
 /**
  * store.ts `deleteTenant`, one transaction under the tenant's lock (which raises its books'
- * version, so an instance deciding on rows it kept reads them again and finds them gone): core's
- * refusal when anything still acts or holds spend (docs/design/rules.md#l95-4), else every row of
- * the tenant but its audit chain removed and `tenant.delete` appended to the chain (#l95-5).
+ * version, so an instance deciding on rows it kept reads them again and finds them gone):
+ * `NOT_FOUND` when the tenant does not exist (docs/design/rules.md#l95-7: a deletion that raced
+ * another past the caller's check finds nothing to delete), core's refusal when anything still
+ * acts or holds spend (#l95-4), else every row of the tenant but its audit chain removed and
+ * `tenant.delete` appended to the chain (#l95-5).
  */
 export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant: string, request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
   return db.transaction(async (tx) => {
     await tx.rows(q.lockTenant, [tenant]);
+    const [records] = await tx.rows<Record<string, unknown>>(q.tenantRecords, [tenant]);
+    if (!knownTenantOf(records)) throw unknownTenantError(tenant, [], 'delete');
     const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant]);
     // count(*) is a bigint, which pg hands over as text.
     const count = (value: string | undefined): number => Number(value ?? 0);

@@ -1,9 +1,11 @@
+import { unknownTenantError } from '../../core/known-tenant.js';
 import { tenantDeletionAudit, tenantDeletionRefusal } from '../../core/tenant-deletion.js';
+import { knownTenantOf } from '../known-tenants.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
 import { deleteTenantRowsSql, deletionBlockersSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { SELECT_QUOTA } from './sqlite-queries.js';
+import { SELECT_QUOTA, TENANT_RECORDS } from './sqlite-queries.js';
 import { decodeQuota } from './sqlite-rows.js';
 
 const BLOCKERS = deletionBlockersSql('', '@tenant');
@@ -21,12 +23,15 @@ interface BlockerRow {
 }
 
 /**
- * store.ts `deleteTenant` inside the caller's `BEGIN IMMEDIATE` transaction: core's refusal when
- * anything still acts or holds spend (docs/design/rules.md#l95-4), else every row of the tenant
- * but its audit chain removed and `tenant.delete` appended to the chain (#l95-5).
+ * store.ts `deleteTenant` inside the caller's `BEGIN IMMEDIATE` transaction: `NOT_FOUND` when the
+ * tenant does not exist (docs/design/rules.md#l95-7: a deletion that raced another past the
+ * caller's check finds nothing to delete), core's refusal when anything still acts or holds spend
+ * (#l95-4), else every row of the tenant but its audit chain removed and `tenant.delete` appended
+ * to the chain (#l95-5).
  */
 export function deleteTenantInTransaction(conn: SqliteConnection, tenant: string, request: DeleteTenantRequest): DeleteTenantOutcome {
   const params = { tenant };
+  if (!knownTenantOf(conn.get<Record<string, unknown>>(TENANT_RECORDS, params))) throw unknownTenantError(tenant, [], 'delete');
   const row = conn.get<BlockerRow>(BLOCKERS, params);
   const refusal = tenantDeletionRefusal(tenant, {
     running: row?.running ?? 0,

@@ -131,6 +131,10 @@ export const tenantDeletion: ConformanceGroup = {
         assert.ok(!(await store.tenants()).includes(LEAVING), 'tenants() does not list it');
         assert.ok((await store.tenants()).includes('staying'), 'tenants() lists the others');
         const [deleted] = await handle.auditLog({ limit: 1 });
+        // Deleted once, it has nothing left to delete: a second deletion (one that raced the first
+        // past a caller's check) is refused NOT_FOUND in the store's own transaction, writing nothing.
+        await assert.rejects(handle.deleteTenant(REQUEST), (error: unknown) => isQuotaError(error, 'NOT_FOUND'), 'a second deletion is refused');
+        assert.deepEqual(await handle.auditLog({ limit: 1 }), [deleted], 'and appends no second deletion row');
         await configure(handle, QUOTA, JAN_MS + 20 * LEASE_MS);
         assert.equal(await storeHasTenant(store, LEAVING), true, 'a quota set again makes it exist');
         assert.ok((await store.tenants()).includes(LEAVING), 'and listed');
