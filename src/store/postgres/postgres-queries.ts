@@ -26,7 +26,7 @@ export function postgresQueries(s: string) {
     retention: postgresRetentionQueries(s),
     /** A tenant's deletion (postgres-tenant-deletion.ts). */
     tenantDeletion: {
-      blockers: deletionBlockersSql(`${s}.`, '$1'),
+      blockers: deletionBlockersSql(`${s}.`, '$1', '$2'),
       keys: tenantKeysSql(`${s}.`, '$1'),
       deleteRows: deleteTenantRowsSql(`${s}.`, '$1'),
     },

@@ -13,6 +13,7 @@ interface BlockerRow {
   readonly holds: string;
   readonly unsettled_passes: string;
   readonly waiting: string;
+  readonly refused_uncollected: string;
 }
 
 /**
@@ -28,7 +29,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
     await tx.rows(q.lockTenant, [tenant]);
     const [records] = await tx.rows<Record<string, unknown>>(q.tenantRecords, [tenant]);
     if (!knownTenantOf(records)) throw unknownTenantError(tenant, [], 'delete');
-    const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant]);
+    const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant, request.atMs]);
     // count(*) is a bigint, which pg hands over as text.
     const count = (value: string | undefined): number => Number(value ?? 0);
     const refusal = tenantDeletionRefusal(tenant, {
@@ -37,6 +38,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
       holds: count(row?.holds),
       unsettledPasses: count(row?.unsettled_passes),
       waiting: count(row?.waiting),
+      refusedUncollected: count(row?.refused_uncollected),
     });
     if (refusal !== null) throw refusal;
     const [quotaRow] = await tx.rows<{ quota_json: unknown }>(q.selectQuota, [tenant]);

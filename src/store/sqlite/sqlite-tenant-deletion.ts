@@ -8,7 +8,7 @@ import type { SqliteConnection } from './sqlite-connection.js';
 import { SELECT_QUOTA, TENANT_RECORDS } from './sqlite-queries.js';
 import { decodeQuota } from './sqlite-rows.js';
 
-const BLOCKERS = deletionBlockersSql('', '@tenant');
+const BLOCKERS = deletionBlockersSql('', '@tenant', '@atMs');
 const TENANT_KEYS = tenantKeysSql('', '@tenant');
 // Each names its table right after DELETE FROM, so the connection's write cache is cleared by
 // those of cached tables (quotas, halts, waiters) as by any other writer.
@@ -20,6 +20,7 @@ interface BlockerRow {
   readonly holds: number;
   readonly unsettled_passes: number;
   readonly waiting: number;
+  readonly refused_uncollected: number;
 }
 
 /**
@@ -32,13 +33,14 @@ interface BlockerRow {
 export function deleteTenantInTransaction(conn: SqliteConnection, tenant: string, request: DeleteTenantRequest): DeleteTenantOutcome {
   const params = { tenant };
   if (!knownTenantOf(conn.get<Record<string, unknown>>(TENANT_RECORDS, params))) throw unknownTenantError(tenant, [], 'delete');
-  const row = conn.get<BlockerRow>(BLOCKERS, params);
+  const row = conn.get<BlockerRow>(BLOCKERS, { tenant, atMs: request.atMs });
   const refusal = tenantDeletionRefusal(tenant, {
     running: row?.running ?? 0,
     slots: row?.slots ?? 0,
     holds: row?.holds ?? 0,
     unsettledPasses: row?.unsettled_passes ?? 0,
     waiting: row?.waiting ?? 0,
+    refusedUncollected: row?.refused_uncollected ?? 0,
   });
   if (refusal !== null) throw refusal;
   const quotaRow = conn.get<{ quota_json: string }>(SELECT_QUOTA, params);

@@ -27,7 +27,7 @@ async function refusedWith(handle: TenantStore, expected: Readonly<Record<string
     await deletion(handle);
   } catch (error) {
     assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
-    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, ...expected }, `${what}: the counts`);
+    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, refusedUncollected: 0, ...expected }, `${what}: the counts`);
     return;
   }
   assert.fail(`${what}: the deletion was not refused`);
@@ -59,6 +59,23 @@ export const tenantDeletion: ConformanceGroup = {
         await refusedWith(handle, { holds: 1, unsettledPasses: 1 }, 'a stranded run');
         // Released, it holds nothing and its pass is not waited for.
         await handle.releaseRun({ run: runId(1), atMs: JAN_MS + LEASE_MS + 1, by: OPS_ALICE });
+
+        // An admission the grant loop refused (the tenant halted when the slot freed) whose caller
+        // has not yet come back for the refusal still waits for its answer: deleted under it, its
+        // row would be gone and its caller's next look admitted afresh, into a tenant with no quota
+        // and no halt. It stands in the way until its caller hears it or its lease lapses.
+        const queued = context.store.tenant(`${LEAVING}-queued`);
+        await configure(queued, QUOTA);
+        assertOk(await queued.admit(admission(runId(6), { budget: BUDGET })), 'admit run 6');
+        const terms = { untilMs: JAN_MS + 20 * LEASE_MS, leaseMs: 20 * LEASE_MS };
+        const queuedWait = await queued.admitOrWait(admission(runId(7), { budget: BUDGET }), terms);
+        assert.ok(!queuedWait.ok && 'waiting' in queuedWait, `run 7 waits, got ${JSON.stringify(queuedWait)}`);
+        await queued.setHalt({ scope: { kind: 'tenant' }, reason: 'leaving', by: OPS_ALICE, atMs: JAN_MS + 1 });
+        await queued.releaseRun({ run: runId(6), atMs: JAN_MS + 2, by: OPS_ALICE });
+        await refusedWith(queued, { refusedUncollected: 1 }, 'a refusal its caller has not heard');
+        const heard = await queued.collectWaiter(admission(runId(7), { budget: BUDGET, atMs: JAN_MS + 3 }), terms);
+        assert.ok(!heard.ok && 'refusal' in heard && heard.refusal.code === 'Halted', `its caller hears the halt, got ${JSON.stringify(heard)}`);
+        assert.notEqual(await deletion(queued), 'unsupported', 'heard, it no longer stands in the way');
       },
     },
     {
