@@ -76,6 +76,14 @@ export const tenantDeletion: ConformanceGroup = {
         const heard = await queued.collectWaiter(admission(runId(7), { budget: BUDGET, atMs: JAN_MS + 3 }), terms);
         assert.ok(!heard.ok && 'refusal' in heard && heard.refusal.code === 'Halted', `its caller hears the halt, got ${JSON.stringify(heard)}`);
         assert.notEqual(await deletion(queued), 'unsupported', 'heard, it no longer stands in the way');
+        // Nor does one whose caller never came back once its lease lapsed.
+        const lapsed = context.store.tenant(`${LEAVING}-lapsed`);
+        await configure(lapsed, QUOTA);
+        assertOk(await lapsed.admit(admission(runId(8), { budget: BUDGET })), 'admit run 8');
+        await lapsed.admitOrWait(admission(runId(9), { budget: BUDGET }), { untilMs: JAN_MS + 2 * LEASE_MS, leaseMs: LEASE_MS });
+        await lapsed.setHalt({ scope: { kind: 'tenant' }, reason: 'leaving', by: OPS_ALICE, atMs: JAN_MS + 1 });
+        await lapsed.releaseRun({ run: runId(8), atMs: JAN_MS + 2, by: OPS_ALICE });
+        assert.notEqual(await deletion(lapsed), 'unsupported', 'a refusal whose lease lapsed does not stand in the way');
       },
     },
     {
