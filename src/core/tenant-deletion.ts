@@ -21,9 +21,10 @@ export const TENANT_DELETE_ACTION = 'tenant.delete';
  * - `unsettledPasses`: passes whose receipt is unwritten, of runs neither running (counted as
  *   such) nor released: a stranded, paused or withheld run's pass whose spend is not booked;
  * - `waiting`: admissions waiting for a slot;
- * - `refusedUncollected`: admissions the grant loop refused (a halt, spend) whose caller has not
- *   yet come back for the refusal, while their lease runs: deleted under it, the caller's next
- *   look would find no place and be admitted afresh, into a tenant with no quota and no halt.
+ * - `uncollected`: admissions the queue decided (granted, or refused for a halt or spend) whose
+ *   caller has not yet come back for the answer, while their lease runs: deleted under it, the
+ *   caller's next look would find no place and be admitted afresh, into a tenant with no quota and
+ *   no halt (a grant whose run is still running is counted as running too).
  */
 export interface TenantDeletionBlockers {
   readonly running: number;
@@ -31,7 +32,7 @@ export interface TenantDeletionBlockers {
   readonly holds: number;
   readonly unsettledPasses: number;
   readonly waiting: number;
-  readonly refusedUncollected: number;
+  readonly uncollected: number;
 }
 
 /**
@@ -46,8 +47,8 @@ export function tenantDeletionRefusal(tenant: string, blockers: TenantDeletionBl
   if (blockers.holds > 0) reasons.push(`${blockers.holds} hold(s) of unsettled spend: settle or release the runs holding them`);
   if (blockers.unsettledPasses > 0) reasons.push(`${blockers.unsettledPasses} pass(es) whose spend is not booked: settle them (quotaplane attention lists them)`);
   if (blockers.waiting > 0) reasons.push(`${blockers.waiting} admission(s) waiting for a slot: halt the tenant so they are refused`);
-  if (blockers.refusedUncollected > 0) {
-    reasons.push(`${blockers.refusedUncollected} refused admission(s) whose caller has not heard the refusal yet: wait for their callers to come back for it, or for their leases to lapse`);
+  if (blockers.uncollected > 0) {
+    reasons.push(`${blockers.uncollected} admission(s) granted or refused in the queue whose caller has not come back for the answer yet: wait for their callers to collect it, or for their leases to lapse`);
   }
   if (reasons.length === 0) return null;
   return new QuotaError('CONFLICT', `tenant '${tenant}' cannot be deleted yet: ${reasons.join('; ')}`, {

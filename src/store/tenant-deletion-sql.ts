@@ -39,8 +39,8 @@ export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze(['quota_audit
 
 /**
  * One row of the counts of `TenantDeletionBlockers` (core/tenant-deletion.ts), as columns
- * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`, `refused_uncollected` (the deletion's
- * instant given by the `atMs` placeholder: a refused waiter counts while its lease runs).
+ * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`, `uncollected` (the deletion's
+ * instant given by the `atMs` placeholder: a decided waiter counts while its lease runs).
  */
 export function deletionBlockersSql(prefix: string, tenant: string, atMs: string): string {
   return `SELECT
@@ -50,7 +50,7 @@ export function deletionBlockersSql(prefix: string, tenant: string, atMs: string
   (SELECT count(*) FROM ${prefix}quota_passes p WHERE p.tenant = ${tenant} AND p.settled_at_ms IS NULL
      AND NOT EXISTS (SELECT 1 FROM ${prefix}quota_runs r WHERE r.tenant = p.tenant AND r.run_id = p.run_id AND r.status IN ('running', 'released'))) AS unsettled_passes,
   (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state = 'waiting') AS waiting,
-  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state = 'refused' AND lease_expires_at_ms > ${atMs}) AS refused_uncollected`;
+  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state IN ('granted', 'refused') AND lease_expires_at_ms > ${atMs}) AS uncollected`;
 }
 
 /** The ids of the tenant's own API keys, which its deletion removes, in byte order. */

@@ -13,7 +13,7 @@ interface BlockerRow {
   readonly holds: string;
   readonly unsettled_passes: string;
   readonly waiting: string;
-  readonly refused_uncollected: string;
+  readonly uncollected: string;
 }
 
 /**
@@ -38,7 +38,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
       holds: count(row?.holds),
       unsettledPasses: count(row?.unsettled_passes),
       waiting: count(row?.waiting),
-      refusedUncollected: count(row?.refused_uncollected),
+      uncollected: count(row?.uncollected),
     });
     if (refusal !== null) throw refusal;
     const [quotaRow] = await tx.rows<{ quota_json: unknown }>(q.selectQuota, [tenant]);

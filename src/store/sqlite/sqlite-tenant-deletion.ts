@@ -20,7 +20,7 @@ interface BlockerRow {
   readonly holds: number;
   readonly unsettled_passes: number;
   readonly waiting: number;
-  readonly refused_uncollected: number;
+  readonly uncollected: number;
 }
 
 /**
@@ -40,7 +40,7 @@ export function deleteTenantInTransaction(conn: SqliteConnection, tenant: string
     holds: row?.holds ?? 0,
     unsettledPasses: row?.unsettled_passes ?? 0,
     waiting: row?.waiting ?? 0,
-    refusedUncollected: row?.refused_uncollected ?? 0,
+    uncollected: row?.uncollected ?? 0,
   });
   if (refusal !== null) throw refusal;
   const quotaRow = conn.get<{ quota_json: string }>(SELECT_QUOTA, params);

@@ -27,7 +27,7 @@ async function refusedWith(handle: TenantStore, expected: Readonly<Record<string
     await deletion(handle);
   } catch (error) {
     assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
-    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, refusedUncollected: 0, ...expected }, `${what}: the counts`);
+    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, ...expected }, `${what}: the counts`);
     return;
   }
   assert.fail(`${what}: the deletion was not refused`);
@@ -72,10 +72,22 @@ export const tenantDeletion: ConformanceGroup = {
         assert.ok(!queuedWait.ok && 'waiting' in queuedWait, `run 7 waits, got ${JSON.stringify(queuedWait)}`);
         await queued.setHalt({ scope: { kind: 'tenant' }, reason: 'leaving', by: OPS_ALICE, atMs: JAN_MS + 1 });
         await queued.releaseRun({ run: runId(6), atMs: JAN_MS + 2, by: OPS_ALICE });
-        await refusedWith(queued, { refusedUncollected: 1 }, 'a refusal its caller has not heard');
+        await refusedWith(queued, { uncollected: 1 }, 'a refusal its caller has not heard');
         const heard = await queued.collectWaiter(admission(runId(7), { budget: BUDGET, atMs: JAN_MS + 3 }), terms);
         assert.ok(!heard.ok && 'refusal' in heard && heard.refusal.code === 'Halted', `its caller hears the halt, got ${JSON.stringify(heard)}`);
         assert.notEqual(await deletion(queued), 'unsupported', 'heard, it no longer stands in the way');
+        // So does a grant its caller has not collected, of a run an operator released meanwhile:
+        // its caller hears that the run was released, not a fresh admission.
+        const granted = context.store.tenant(`${LEAVING}-granted`);
+        await configure(granted, QUOTA);
+        assertOk(await granted.admit(admission(runId(10), { budget: BUDGET })), 'admit run 10');
+        await granted.admitOrWait(admission(runId(11), { budget: BUDGET }), terms);
+        await granted.settlePass({ run: runId(10), epoch: 1, spend: tokens(1), concludes: true, atMs: JAN_MS + 1 });
+        await granted.releaseRun({ run: runId(11), atMs: JAN_MS + 2, by: OPS_ALICE });
+        await refusedWith(granted, { uncollected: 1 }, 'a grant its caller has not collected');
+        await assert.rejects(granted.collectWaiter(admission(runId(11), { budget: BUDGET, atMs: JAN_MS + 3 }), terms), (error: unknown) => isQuotaError(error, 'CONFLICT'));
+        // Its lease lapsed, it no longer stands in the way.
+        await granted.deleteTenant?.({ ...REQUEST, atMs: JAN_MS + 21 * LEASE_MS });
         // Nor does one whose caller never came back once its lease lapsed.
         const lapsed = context.store.tenant(`${LEAVING}-lapsed`);
         await configure(lapsed, QUOTA);
