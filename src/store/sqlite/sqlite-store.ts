@@ -14,7 +14,7 @@ import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
 import { inspectSqliteFile, noStoreAt, sqliteOpenConfigurationError } from './sqlite-open-check.js';
-import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_TENANTS, TENANT_RECORDS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
+import { COUNT_PLANE_AGENT_SLOTS, COUNT_PLANE_SLOTS, LIST_AUDIT_CHAINS, LIST_TENANTS, TENANT_RECORDS, UPSERT_PLANE_CEILING } from './sqlite-queries.js';
 import { knownTenantOf } from '../known-tenants.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
@@ -94,7 +94,16 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
   async tenants(): Promise<string[]> {
-    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
+    return this.#tenantColumn(LIST_TENANTS);
+  }
+
+  /** Every tenant with an audit chain, a deleted one included, in byte order (store.ts `auditChains`). */
+  async auditChains(): Promise<string[]> {
+    return this.#tenantColumn(LIST_AUDIT_CHAINS);
+  }
+
+  async #tenantColumn(sql: string): Promise<string[]> {
+    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(sql, {}));
     return rows.map((row) => {
       if (!isIdentifier(row.tenant)) {
         throw new QuotaError('STORE_CORRUPT', `the store holds rows of an unreadable tenant id ${JSON.stringify(row.tenant)}`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 
 import { isQuotaError } from '../../core/errors.js';
+import { compareBytewise } from '../../store/byte-order.js';
 import { storeHasTenant } from '../../store/known-tenants.js';
 import type { DeleteTenantOutcome, TenantStore } from '../../store/store.js';
 import { assertOk } from './assertions.js';
@@ -167,6 +168,11 @@ export const tenantDeletion: ConformanceGroup = {
         assert.equal(await storeHasTenant(store, LEAVING), false, 'hasTenant is false');
         assert.ok(!(await store.tenants()).includes(LEAVING), 'tenants() does not list it');
         assert.ok((await store.tenants()).includes('staying'), 'tenants() lists the others');
+        if (store.auditChains !== undefined) {
+          const chains = await store.auditChains();
+          assert.ok(chains.includes(LEAVING) && chains.includes('staying'), `its chain is still listed among the chains, got ${JSON.stringify(chains)}`);
+          assert.deepEqual(chains, [...chains].sort(compareBytewise), 'in byte order');
+        }
         const [deleted] = await handle.auditLog({ limit: 1 });
         // Deleted once, it has nothing left to delete: a second deletion (one that raced the first
         // past a caller's check) is refused NOT_FOUND in the store's own transaction, writing nothing.
