@@ -20,7 +20,11 @@ export const TENANT_DELETE_ACTION = 'tenant.delete';
  * - `holds`: holds of more than nothing in some unit;
  * - `unsettledPasses`: passes whose receipt is unwritten, of runs neither running (counted as
  *   such) nor released: a stranded, paused or withheld run's pass whose spend is not booked;
- * - `waiting`: admissions waiting for a slot.
+ * - `waiting`: admissions waiting for a slot;
+ * - `uncollected`: admissions the queue decided (granted, or refused for a halt or spend) whose
+ *   caller has not yet come back for the answer, while their lease runs: deleted under it, the
+ *   caller's next look would find no place and be admitted afresh, into a tenant with no quota and
+ *   no halt (a grant whose run is still running is counted as running too).
  */
 export interface TenantDeletionBlockers {
   readonly running: number;
@@ -28,6 +32,7 @@ export interface TenantDeletionBlockers {
   readonly holds: number;
   readonly unsettledPasses: number;
   readonly waiting: number;
+  readonly uncollected: number;
 }
 
 /**
@@ -42,6 +47,9 @@ export function tenantDeletionRefusal(tenant: string, blockers: TenantDeletionBl
   if (blockers.holds > 0) reasons.push(`${blockers.holds} hold(s) of unsettled spend: settle or release the runs holding them`);
   if (blockers.unsettledPasses > 0) reasons.push(`${blockers.unsettledPasses} pass(es) whose spend is not booked: settle them (quotaplane attention lists them)`);
   if (blockers.waiting > 0) reasons.push(`${blockers.waiting} admission(s) waiting for a slot: halt the tenant so they are refused`);
+  if (blockers.uncollected > 0) {
+    reasons.push(`${blockers.uncollected} admission(s) granted or refused in the queue whose caller has not come back for the answer yet: wait for their callers to collect it, or for their leases to lapse`);
+  }
   if (reasons.length === 0) return null;
   return new QuotaError('CONFLICT', `tenant '${tenant}' cannot be deleted yet: ${reasons.join('; ')}`, {
     details: { tenant, ...blockers },

@@ -1,6 +1,7 @@
 import { describe } from '../core/amounts.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireCustomerTenant } from '../core/identifiers.js';
+import { unknownTenantOf } from '../core/known-tenant.js';
 import { parseOperator } from '../core/operator.js';
 import { requireObject } from '../store/store-arguments.js';
 import { requireExistingTenant } from './known-tenant.js';
@@ -12,8 +13,9 @@ import { storeCall, tenantHandle } from './store-call.js';
  * `Plane.deleteTenant` (docs/design/rules.md#l95-4–#l95-7): a tenant that does not exist is refused
  * `NOT_FOUND` first, naming the nearest known one; quotaplane's own chains (`quotaplane:…`) are no
  * tenant to delete (`INVALID_ARGUMENT`). The store then deletes in one transaction, refusing
- * `CONFLICT` while anything of the tenant still acts or holds spend. A store without the
- * capability is refused `STORE_MISCONFIGURED`.
+ * `CONFLICT` while anything of the tenant still acts or holds spend, and `NOT_FOUND` when another
+ * deletion went first since the check (answered here as the check would, with its suggestion). A
+ * store without the capability is refused `STORE_MISCONFIGURED`.
  */
 export async function deleteTenant(context: PlaneContext, input: DeleteTenantInput): Promise<DeleteTenantAnswer> {
   const request = requireObject('request', input);
@@ -31,6 +33,12 @@ export async function deleteTenant(context: PlaneContext, input: DeleteTenantInp
       details: { reason: 'capability', capability: 'deleteTenant' },
     });
   }
-  const outcome = await storeCall('deleteTenant', () => handle.deleteTenant!({ atMs, by, reason }));
+  let outcome;
+  try {
+    outcome = await storeCall('deleteTenant', () => handle.deleteTenant!({ atMs, by, reason }));
+  } catch (error) {
+    if (unknownTenantOf(error) !== null) await requireExistingTenant(context.store, tenant, 'delete', false);
+    throw error;
+  }
   return { tenant, audit: outcome.audit, keysDeleted: outcome.keys };
 }

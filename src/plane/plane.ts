@@ -549,9 +549,10 @@ export interface Plane {
    * its audit chain removed, its own API keys included, and `tenant.delete` appended to the chain,
    * in one transaction; the tenant no longer exists (listed nowhere, acts on it refused as on any
    * unknown tenant) until something of it is written again. Refused `CONFLICT` while it has a
-   * running run, a slot, a hold, a pass whose spend is not booked, or a waiting admission, naming
-   * each; `NOT_FOUND` for a tenant that does not exist; `INVALID_ARGUMENT` for a missing `reason`
-   * or a `quotaplane:` chain.
+   * running run, a slot, a hold, a pass whose spend is not booked, a waiting admission, or one
+   * the queue granted or refused whose caller has not yet collected it, naming each; `NOT_FOUND` for a tenant
+   * that does not exist (also when another deletion went first); `INVALID_ARGUMENT` for a missing
+   * `reason` or a `quotaplane:` chain.
    */
   deleteTenant(input: DeleteTenantInput): Promise<DeleteTenantAnswer>;
   /**

@@ -1,5 +1,6 @@
 import { isQuotaError } from '../core/errors.js';
 import { AUDIT_GENESIS_HASH, auditRowHash } from '../store/audit-hash.js';
+import { compareBytewise } from '../store/byte-order.js';
 import type { AuditStore } from '../store/store.js';
 import type { AuditRecord } from '../store/types.js';
 import type { AuditMismatch, AuditVerification, TenantAuditVerification, VerifyAuditInput } from './operator-types.js';
@@ -20,10 +21,20 @@ const CHAIN_PAGE = 500;
  */
 export async function verifyAudit(context: PlaneContext, input: VerifyAuditInput = {}): Promise<AuditVerification> {
   const request = requireObject('request', input);
-  const tenants = await tenantsInScope(context, request.tenant);
+  const tenants = await chainsInScope(context, request.tenant);
   const results: TenantAuditVerification[] = [];
   for (const tenant of tenants) results.push(await verifyTenant(tenant, tenantHandle(context.store, tenant)));
   return { ok: results.every((result) => result.ok), tenants: results };
+}
+
+// The chains to walk: the one named, or every tenant's, those of deleted tenants included
+// (docs/design/rules.md#l95-5: their chain is kept as the record, so it is verified too).
+async function chainsInScope(context: PlaneContext, tenant: unknown): Promise<string[]> {
+  const known = await tenantsInScope(context, tenant);
+  const store = context.store;
+  if (tenant !== undefined || store.auditChains === undefined) return known;
+  const chains = await storeCall('auditChains', () => store.auditChains!());
+  return [...new Set([...known, ...chains])].sort(compareBytewise);
 }
 
 async function verifyTenant(tenant: string, handle: AuditStore): Promise<TenantAuditVerification> {

@@ -39,6 +39,14 @@ function auditExistsSql(prefix: string, tenant: string): string {
 }
 
 /**
+ * Every tenant with an audit chain once, in byte order, a deleted one included (store.ts
+ * `auditChains`), with the schema `prefix` of a backend.
+ */
+export function auditChainsSql(prefix: string): string {
+  return `SELECT DISTINCT tenant FROM ${prefix}quota_audit ORDER BY tenant`;
+}
+
+/**
  * Every known tenant once, in byte order, with the schema `prefix` of a backend (`` on SQLite,
  * `"s".` on PostgreSQL, whose tenant columns are `COLLATE "C"`): the union of the tenant columns
  * of every table of {@link RECORD_TABLES}, and of the audit chains not ended by a deletion.

@@ -57,6 +57,13 @@ export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCa
    */
   hasTenant?(tenant: string): Promise<boolean>;
   /**
+   * Every tenant that has an audit chain, in byte order, those whose chain ends in their deletion
+   * included (docs/design/rules.md#l95-5: a deleted tenant's chain is kept, and verifying every
+   * chain walks it too; `tenants()` no longer lists it). Read-only. Optional so a third-party store
+   * keeps compiling: without it, verifying every chain walks those of `tenants()`.
+   */
+  auditChains?(): Promise<string[]>;
+  /**
    * How waiting admissions are woken: in this process at once, across instances by
    * PostgreSQL `LISTEN/NOTIFY` or, on SQLite, by the poll interval. Optional for third-party
    * adapters: without it a waiting caller polls every 100 ms.

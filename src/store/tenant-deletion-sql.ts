@@ -39,16 +39,18 @@ export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze(['quota_audit
 
 /**
  * One row of the counts of `TenantDeletionBlockers` (core/tenant-deletion.ts), as columns
- * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`.
+ * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`, `uncollected` (the deletion's
+ * instant given by the `atMs` placeholder: a decided waiter counts while its lease runs).
  */
-export function deletionBlockersSql(prefix: string, tenant: string): string {
+export function deletionBlockersSql(prefix: string, tenant: string, atMs: string): string {
   return `SELECT
   (SELECT count(*) FROM ${prefix}quota_runs WHERE tenant = ${tenant} AND status = 'running') AS running,
   (SELECT count(*) FROM ${prefix}quota_running WHERE tenant = ${tenant}) AS slots,
   (SELECT count(*) FROM ${prefix}quota_reserved WHERE tenant = ${tenant} AND (tokens > 0 OR minor_units > 0)) AS holds,
   (SELECT count(*) FROM ${prefix}quota_passes p WHERE p.tenant = ${tenant} AND p.settled_at_ms IS NULL
      AND NOT EXISTS (SELECT 1 FROM ${prefix}quota_runs r WHERE r.tenant = p.tenant AND r.run_id = p.run_id AND r.status IN ('running', 'released'))) AS unsettled_passes,
-  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state = 'waiting') AS waiting`;
+  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state = 'waiting') AS waiting,
+  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state IN ('granted', 'refused') AND lease_expires_at_ms > ${atMs}) AS uncollected`;
 }
 
 /** The ids of the tenant's own API keys, which its deletion removes, in byte order. */

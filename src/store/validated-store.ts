@@ -74,6 +74,7 @@ export function validated(store: QuotaStore): QuotaStore {
     },
     tenant: (tenant) => validatedTenant(store.tenant(requireTenant('tenant', tenant))),
     tenants: () => store.tenants(),
+    ...(store.auditChains === undefined ? {} : { auditChains: () => store.auditChains!() }),
     close: () => store.close(),
     ...(store.hasTenant === undefined ? {} : { hasTenant: async (tenant: string) => store.hasTenant!(requireTenant('tenant', tenant)) }),
     ...(store.apiKeys === undefined ? {} : { apiKeys: () => store.apiKeys!() }),

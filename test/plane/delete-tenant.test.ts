@@ -53,6 +53,26 @@ describe('plane.deleteTenant', () => {
     expect(again.message).toMatch(/tenant 'acme' does not exist: it has no quota and no history, so there is nothing to delete/);
   });
 
+  it('L95.7: of two deletions of one tenant at once, one deletes and the other finds nothing to delete, appending no second row', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { newTenant: true });
+    await plane.setQuota('acmes', { period: 'monthly' }, { newTenant: true });
+    const results = await Promise.allSettled([
+      plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'first' }),
+      plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'second' }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+    const second = await refusal(Promise.reject((results[1] as PromiseRejectedResult).reason));
+    expect(second.code).toBe('NOT_FOUND');
+    expect(second.message).toMatch(/tenant 'acme' does not exist: .*nothing to delete; did you mean 'acmes'\?/);
+    const log = await plane.auditLog({ tenant: 'acme', limit: 10 });
+    expect(log.rows.map((row) => [row.action, (row.detail as { reason?: string }).reason ?? null])).toEqual([
+      ['tenant.delete', 'first'],
+      ['quota.set', null],
+    ]);
+  });
+
   it('L95.7: refuses a missing reason, a quotaplane chain and a bad operator, naming the field', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;

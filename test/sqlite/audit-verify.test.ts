@@ -98,4 +98,15 @@ describe('plane.verifyAudit recomputes every hash chain', () => {
       firstMismatch: { seq: 3, problem: 'unreadable' },
     });
   });
+
+  it("L95.5: a deleted tenant's chain is still walked when every chain is verified, and an edit to it is found", async () => {
+    await plane.deleteTenant({ tenant: 'globex', by: ALICE, reason: 'customer left' });
+    expect(await plane.tenants()).toEqual(['acme']);
+    expect((await plane.verifyAudit()).tenants).toEqual([
+      { tenant: 'acme', rows: 3, ok: true, firstMismatch: null },
+      { tenant: 'globex', rows: 2, ok: true, firstMismatch: null },
+    ]);
+    tamper("UPDATE quota_audit SET subject = 'edited' WHERE tenant = 'globex' AND seq = 1");
+    expect(await plane.verifyAudit()).toMatchObject({ ok: false, tenants: [{ tenant: 'acme', ok: true }, { tenant: 'globex', ok: false, firstMismatch: { seq: 1, problem: 'hash' } }] });
+  });
 });

@@ -21,7 +21,8 @@ export function registerDeleteTenant(program: Command, io: CliIo, setExitStatus:
       'Delete a tenant: its quota, runs, passes, spend, receipts, halts, dispatches, waiters and its own\n' +
         'API keys (which stop authenticating) are removed in one transaction, and its audit chain is kept,\n' +
         'ending in a tenant.delete row with the reason. Refused while it has a running run, a slot, a\n' +
-        'hold, a pass whose spend is not booked, or a waiting admission: each is named with what ends it\n' +
+        'hold, a pass whose spend is not booked, a waiting admission, or one the queue granted or refused\n' +
+        'whose caller has not yet collected it: each is named with what ends it\n' +
         '(quotaplane attention --tenant T lists them). There is no undo: --confirm must repeat the\n' +
         "tenant's name. Through a server, only an operator key of every tenant may delete.",
     )

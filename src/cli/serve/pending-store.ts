@@ -53,6 +53,12 @@ export class PendingStore implements QuotaStore {
     return this.#ready().tenants();
   }
 
+  /** The real store's chains, or, for a store without the capability, its tenants (store.ts `auditChains`). */
+  async auditChains(): Promise<string[]> {
+    const store = this.#ready();
+    return store.auditChains === undefined ? store.tenants() : store.auditChains();
+  }
+
   /** The real store's answer (docs/design/rules.md#l95). */
   async hasTenant(tenant: string): Promise<boolean> {
     return storeHasTenant(this.#ready(), tenant);

@@ -1,4 +1,4 @@
-import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
+import { auditChainsSql, listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
 import { deleteTenantRowsSql, deletionBlockersSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { booksQueries } from './postgres-books-io.js';
@@ -26,7 +26,7 @@ export function postgresQueries(s: string) {
     retention: postgresRetentionQueries(s),
     /** A tenant's deletion (postgres-tenant-deletion.ts). */
     tenantDeletion: {
-      blockers: deletionBlockersSql(`${s}.`, '$1'),
+      blockers: deletionBlockersSql(`${s}.`, '$1', '$2'),
       keys: tenantKeysSql(`${s}.`, '$1'),
       deleteRows: deleteTenantRowsSql(`${s}.`, '$1'),
     },
@@ -124,6 +124,7 @@ export function postgresQueries(s: string) {
     // ── store-wide ──────────────────────────────────────────────────────────
     /** Every known tenant (rules.md#l95, known-tenants.ts); UNION dedupes, "C" sorts bytewise. */
     listTenants: listTenantsSql(`${s}.`),
+    listAuditChains: auditChainsSql(`${s}.`),
     /** Whether the store holds a record of each kind that makes tenant $1 known: one indexed EXISTS per kind. */
     tenantRecords: tenantRecordsSql(`${s}.`, '$1'),
   } as const;

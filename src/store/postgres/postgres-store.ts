@@ -100,6 +100,12 @@ export class PostgresQuotaStore implements QuotaStore {
     return rows.map((row) => row.tenant);
   }
 
+  /** Every tenant with an audit chain, a deleted one included, in byte order (store.ts `auditChains`). */
+  async auditChains(): Promise<string[]> {
+    const rows = await this.#db.rows<{ tenant: string }>(this.#q.listAuditChains, []);
+    return rows.map((row) => row.tenant);
+  }
+
   /** Whether `tenant` is known (rules.md#l95): one indexed EXISTS per kind of record, decided by `isKnownTenant`. */
   async hasTenant(tenant: string): Promise<boolean> {
     return knownTenantOf(await this.#db.row<Record<string, unknown>>(this.#q.tenantRecords, [tenant]));

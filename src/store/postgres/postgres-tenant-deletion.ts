@@ -1,4 +1,6 @@
+import { unknownTenantError } from '../../core/known-tenant.js';
 import { tenantDeletionAudit, tenantDeletionRefusal } from '../../core/tenant-deletion.js';
+import { knownTenantOf } from '../known-tenants.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { PostgresConnection } from './postgres-connection.js';
@@ -11,18 +13,23 @@ interface BlockerRow {
   readonly holds: string;
   readonly unsettled_passes: string;
   readonly waiting: string;
+  readonly uncollected: string;
 }
 
 /**
  * store.ts `deleteTenant`, one transaction under the tenant's lock (which raises its books'
- * version, so an instance deciding on rows it kept reads them again and finds them gone): core's
- * refusal when anything still acts or holds spend (docs/design/rules.md#l95-4), else every row of
- * the tenant but its audit chain removed and `tenant.delete` appended to the chain (#l95-5).
+ * version, so an instance deciding on rows it kept reads them again and finds them gone):
+ * `NOT_FOUND` when the tenant does not exist (docs/design/rules.md#l95-7: a deletion that raced
+ * another past the caller's check finds nothing to delete), core's refusal when anything still
+ * acts or holds spend (#l95-4), else every row of the tenant but its audit chain removed and
+ * `tenant.delete` appended to the chain (#l95-5).
  */
 export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant: string, request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
   return db.transaction(async (tx) => {
     await tx.rows(q.lockTenant, [tenant]);
-    const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant]);
+    const [records] = await tx.rows<Record<string, unknown>>(q.tenantRecords, [tenant]);
+    if (!knownTenantOf(records)) throw unknownTenantError(tenant, [], 'delete');
+    const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant, request.atMs]);
     // count(*) is a bigint, which pg hands over as text.
     const count = (value: string | undefined): number => Number(value ?? 0);
     const refusal = tenantDeletionRefusal(tenant, {
@@ -31,6 +38,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
       holds: count(row?.holds),
       unsettledPasses: count(row?.unsettled_passes),
       waiting: count(row?.waiting),
+      uncollected: count(row?.uncollected),
     });
     if (refusal !== null) throw refusal;
     const [quotaRow] = await tx.rows<{ quota_json: unknown }>(q.selectQuota, [tenant]);

@@ -1,4 +1,4 @@
-import { listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
+import { auditChainsSql, listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 
 /**
  * The SQL statements of the SQLite adapter, as named constants with named placeholders (`@tenant`,
@@ -274,5 +274,6 @@ export const LIST_AUDIT_BY_ACTION = `SELECT seq, at_ms, actor, basis, action, su
  * audit rows, and they must still be verifiable.
  */
 export const LIST_TENANTS = listTenantsSql('');
+export const LIST_AUDIT_CHAINS = auditChainsSql('');
 /** Whether the store holds a record of each kind that makes `@tenant` known: one indexed EXISTS per kind. */
 export const TENANT_RECORDS = tenantRecordsSql('', '@tenant');

@@ -18,6 +18,7 @@ import {
   COUNT_PLANE_AGENT_SLOTS,
   COUNT_PLANE_SLOTS,
   DELETE_PLANE_HALT,
+  LIST_AUDIT_CHAINS,
   LIST_TENANTS,
   SELECT_PLANE_HALT,
   TENANT_RECORDS,
@@ -106,7 +107,16 @@ export class SqliteQuotaStore implements QuotaStore {
 
   /** The known tenants in byte order (rules.md#l95): every tenant with a record of any kind of `TENANT_RECORDS`. */
   async tenants(): Promise<string[]> {
-    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(LIST_TENANTS, {}));
+    return this.#tenantColumn(LIST_TENANTS);
+  }
+
+  /** Every tenant with an audit chain, a deleted one included, in byte order (store.ts `auditChains`). */
+  async auditChains(): Promise<string[]> {
+    return this.#tenantColumn(LIST_AUDIT_CHAINS);
+  }
+
+  async #tenantColumn(sql: string): Promise<string[]> {
+    const rows = await this.#conn.read(() => this.#conn.all<{ tenant: string }>(sql, {}));
     return rows.map((row) => {
       if (!isIdentifier(row.tenant)) {
         throw new QuotaError('STORE_CORRUPT', `the store holds rows of an unreadable tenant id ${JSON.stringify(row.tenant)}`);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 
 import { isQuotaError } from '../../core/errors.js';
+import { compareBytewise } from '../../store/byte-order.js';
 import { storeHasTenant } from '../../store/known-tenants.js';
 import type { DeleteTenantOutcome, TenantStore } from '../../store/store.js';
 import { assertOk } from './assertions.js';
@@ -27,7 +28,7 @@ async function refusedWith(handle: TenantStore, expected: Readonly<Record<string
     await deletion(handle);
   } catch (error) {
     assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
-    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, ...expected }, `${what}: the counts`);
+    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, ...expected }, `${what}: the counts`);
     return;
   }
   assert.fail(`${what}: the deletion was not refused`);
@@ -59,6 +60,43 @@ export const tenantDeletion: ConformanceGroup = {
         await refusedWith(handle, { holds: 1, unsettledPasses: 1 }, 'a stranded run');
         // Released, it holds nothing and its pass is not waited for.
         await handle.releaseRun({ run: runId(1), atMs: JAN_MS + LEASE_MS + 1, by: OPS_ALICE });
+
+        // An admission the grant loop refused (the tenant halted when the slot freed) whose caller
+        // has not yet come back for the refusal still waits for its answer: deleted under it, its
+        // row would be gone and its caller's next look admitted afresh, into a tenant with no quota
+        // and no halt. It stands in the way until its caller hears it or its lease lapses.
+        const queued = context.store.tenant(`${LEAVING}-queued`);
+        await configure(queued, QUOTA);
+        assertOk(await queued.admit(admission(runId(6), { budget: BUDGET })), 'admit run 6');
+        const terms = { untilMs: JAN_MS + 20 * LEASE_MS, leaseMs: 20 * LEASE_MS };
+        const queuedWait = await queued.admitOrWait(admission(runId(7), { budget: BUDGET }), terms);
+        assert.ok(!queuedWait.ok && 'waiting' in queuedWait, `run 7 waits, got ${JSON.stringify(queuedWait)}`);
+        await queued.setHalt({ scope: { kind: 'tenant' }, reason: 'leaving', by: OPS_ALICE, atMs: JAN_MS + 1 });
+        await queued.releaseRun({ run: runId(6), atMs: JAN_MS + 2, by: OPS_ALICE });
+        await refusedWith(queued, { uncollected: 1 }, 'a refusal its caller has not heard');
+        const heard = await queued.collectWaiter(admission(runId(7), { budget: BUDGET, atMs: JAN_MS + 3 }), terms);
+        assert.ok(!heard.ok && 'refusal' in heard && heard.refusal.code === 'Halted', `its caller hears the halt, got ${JSON.stringify(heard)}`);
+        assert.notEqual(await deletion(queued), 'unsupported', 'heard, it no longer stands in the way');
+        // So does a grant its caller has not collected, of a run an operator released meanwhile:
+        // its caller hears that the run was released, not a fresh admission.
+        const granted = context.store.tenant(`${LEAVING}-granted`);
+        await configure(granted, QUOTA);
+        assertOk(await granted.admit(admission(runId(10), { budget: BUDGET })), 'admit run 10');
+        await granted.admitOrWait(admission(runId(11), { budget: BUDGET }), terms);
+        await granted.settlePass({ run: runId(10), epoch: 1, spend: tokens(1), concludes: true, atMs: JAN_MS + 1 });
+        await granted.releaseRun({ run: runId(11), atMs: JAN_MS + 2, by: OPS_ALICE });
+        await refusedWith(granted, { uncollected: 1 }, 'a grant its caller has not collected');
+        await assert.rejects(granted.collectWaiter(admission(runId(11), { budget: BUDGET, atMs: JAN_MS + 3 }), terms), (error: unknown) => isQuotaError(error, 'CONFLICT'));
+        // Its lease lapsed, it no longer stands in the way.
+        await granted.deleteTenant?.({ ...REQUEST, atMs: JAN_MS + 21 * LEASE_MS });
+        // Nor does one whose caller never came back once its lease lapsed.
+        const lapsed = context.store.tenant(`${LEAVING}-lapsed`);
+        await configure(lapsed, QUOTA);
+        assertOk(await lapsed.admit(admission(runId(8), { budget: BUDGET })), 'admit run 8');
+        await lapsed.admitOrWait(admission(runId(9), { budget: BUDGET }), { untilMs: JAN_MS + 2 * LEASE_MS, leaseMs: LEASE_MS });
+        await lapsed.setHalt({ scope: { kind: 'tenant' }, reason: 'leaving', by: OPS_ALICE, atMs: JAN_MS + 1 });
+        await lapsed.releaseRun({ run: runId(8), atMs: JAN_MS + 2, by: OPS_ALICE });
+        assert.notEqual(await deletion(lapsed), 'unsupported', 'a refusal whose lease lapsed does not stand in the way');
       },
     },
     {
@@ -130,7 +168,16 @@ export const tenantDeletion: ConformanceGroup = {
         assert.equal(await storeHasTenant(store, LEAVING), false, 'hasTenant is false');
         assert.ok(!(await store.tenants()).includes(LEAVING), 'tenants() does not list it');
         assert.ok((await store.tenants()).includes('staying'), 'tenants() lists the others');
+        if (store.auditChains !== undefined) {
+          const chains = await store.auditChains();
+          assert.ok(chains.includes(LEAVING) && chains.includes('staying'), `its chain is still listed among the chains, got ${JSON.stringify(chains)}`);
+          assert.deepEqual(chains, [...chains].sort(compareBytewise), 'in byte order');
+        }
         const [deleted] = await handle.auditLog({ limit: 1 });
+        // Deleted once, it has nothing left to delete: a second deletion (one that raced the first
+        // past a caller's check) is refused NOT_FOUND in the store's own transaction, writing nothing.
+        await assert.rejects(handle.deleteTenant(REQUEST), (error: unknown) => isQuotaError(error, 'NOT_FOUND'), 'a second deletion is refused');
+        assert.deepEqual(await handle.auditLog({ limit: 1 }), [deleted], 'and appends no second deletion row');
         await configure(handle, QUOTA, JAN_MS + 20 * LEASE_MS);
         assert.equal(await storeHasTenant(store, LEAVING), true, 'a quota set again makes it exist');
         assert.ok((await store.tenants()).includes(LEAVING), 'and listed');
