@@ -195,7 +195,7 @@ export function RunActions({ tenant, api, run, hold, money, config, onActed }) {
  * a single release would, audited one by one. The answer is shown per run: released, skipped (no
  * longer stranded) or failed; a run is never said to be released unless the server said so.
  */
-export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, onActed }) {
+export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, truncated = false, onActed }) {
   const [confirming, setConfirming] = useState(false);
   const [report, setReport] = useState(null);
   const held = stranded.map((run) => holds.get(run.run)).filter((hold) => hold !== undefined);
@@ -203,7 +203,8 @@ export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, onA
   const heldMoney = held.reduce((sum, hold) => sum + hold.remaining.minorUnits, 0);
   const n = stranded.length;
   return html`<div class="bulk">
-    <button type="button" class="danger" onClick=${() => setConfirming(true)}>Release all ${n} stranded run${n === 1 ? '' : 's'}…</button>
+    <button type="button" class="danger" onClick=${() => setConfirming(true)}>${truncated ? `Release the ${n} stranded run${n === 1 ? '' : 's'} shown…` : `Release all ${n} stranded run${n === 1 ? '' : 's'}…`}</button>
+    ${truncated ? html`<p class="muted small">More runs stand than this page lists; release the rest afterwards, or with <code>quotaplane release --stranded --tenant ${tenant}</code>.</p>` : null}
     ${report === null
       ? null
       : html`<div class=${report.failed > 0 ? 'error' : 'notice'} role=${report.failed > 0 ? 'alert' : 'status'}>

@@ -146,7 +146,7 @@ function RunsSection({ tenant, api, data, money, config, onActed }) {
   const heldRuns = data.reservations.reservations;
   const stranded = runs.filter((run) => run.status === 'stranded');
   return html`<${Section} id="runs" title="Running, stranded and withheld runs">
-    ${stranded.length === 0 ? null : html`<${ReleaseStrandedButton} tenant=${tenant} api=${api} stranded=${stranded} holds=${holds} money=${money} onActed=${onActed} />`}
+    ${stranded.length === 0 ? null : html`<${ReleaseStrandedButton} tenant=${tenant} api=${api} stranded=${stranded} holds=${holds} money=${money} truncated=${data.runs.truncated} onActed=${onActed} />`}
     ${runs.length === 0
       ? html`<p>No run is running, stranded or withheld.</p>`
       : html`<div class="table-wrap"><table>
