@@ -2,8 +2,10 @@ import { normaliseRunId, requireTenant } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
 import type { ReleaseRunOutcome } from '../store/types.js';
 import { MAX_LIST_LIMIT, type ReleaseInput, type RunsInput, type RunsPage } from './operator-types.js';
+import type { RunStatus } from '../store/types.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireObject } from '../store/store-arguments.js';
+import { requireRunStatus } from '../store/operator-arguments.js';
 import { storeCall, tenantHandle } from './store-call.js';
 import { requireExistingTenant } from './known-tenant.js';
 
@@ -20,14 +22,15 @@ export async function release(context: PlaneContext, input: ReleaseInput): Promi
   const run = normaliseRunId('run', request.run);
   const by = parseOperator(request.by, 'by');
   const atMs = instantOf(context, request.atMs);
+  const ifStatus = request.ifStatus === undefined ? undefined : requireRunStatus('ifStatus', request.ifStatus);
   await requireExistingTenant(context.store, tenant, 'release', false);
-  return storeCall('releaseRun', () => tenantHandle(context.store, tenant).releaseRun({ run, atMs, by }));
+  return storeCall('releaseRun', () => tenantHandle(context.store, tenant).releaseRun({ run, atMs, by, ...(ifStatus === undefined ? {} : { ifStatus }) }));
 }
 
 /** The two verbs a bulk release needs: the run listing and the single release (a plane, or the CLI's target). */
 export interface StrandedReleaseVerbs {
   runs(input: RunsInput): Promise<RunsPage>;
-  release(input: { tenant: string; run: string }): Promise<ReleaseRunOutcome>;
+  release(input: { tenant: string; run: string; ifStatus?: RunStatus }): Promise<ReleaseRunOutcome>;
 }
 
 /** What happened to one run of a bulk release. */
@@ -72,8 +75,8 @@ export async function strandedRuns(verbs: Pick<StrandedReleaseVerbs, 'runs'>, te
  * limits it to those runs (the ones an operator confirmed); one of them no longer stranded is
  * skipped, never released. A release that fails is reported with its fault and the others go on;
  * a run is counted released only when its release answered `released`. `onProgress` hears each
- * result as it comes. The listing and each release are separate transactions: a run resumed in
- * between is released as it stands then, and its `previousStatus` says so.
+ * result as it comes. Each release asks the store to release the run only if it is still stranded
+ * in its own transaction (`ifStatus`), so a run resumed after the listing is skipped, not released.
  */
 export async function releaseStranded(
   verbs: StrandedReleaseVerbs,
@@ -90,10 +93,13 @@ export async function releaseStranded(
       result = { run, result: 'skipped', reason: 'not stranded when listed (resumed, settled or released since, or no such run)' };
     } else {
       try {
-        const outcome = await verbs.release({ tenant, run });
+        // Released only if still stranded in the release's own transaction: a run resumed since it
+        // was listed answers CONFLICT, and is skipped with nothing written.
+        const outcome = await verbs.release({ tenant, run, ifStatus: 'stranded' });
         result = { run, result: outcome.outcome, outcome };
       } catch (error) {
-        result = { run, result: 'failed', error: faultOf(error) };
+        const fault = faultOf(error);
+        result = fault.code === 'CONFLICT' ? { run, result: 'skipped', reason: fault.message } : { run, result: 'failed', error: fault };
       }
     }
     results.push(result);

@@ -117,6 +117,19 @@ describe('quotaplane release --stranded', () => {
         ['run-live', 'skipped'],
       ]);
       expect((await plane.runs({ tenant: 'acme', statuses: ['running'] })).runs.map((r) => r.run)).toEqual(['run-live']);
+
+      // A run listed as stranded that runs again by the time of its release (resumed in between)
+      // is skipped by the release's own transaction, never released.
+      const stale = await releaseStranded(
+        {
+          runs: async () => ({ runs: [{ run: 'run-live' } as never], truncated: false, next: null }),
+          release: (input) => plane.release({ ...input, by }),
+        },
+        'acme',
+      );
+      expect(stale).toMatchObject({ released: 0, failed: 0, skipped: 1 });
+      expect(stale.results[0]).toMatchObject({ run: 'run-live', result: 'skipped', reason: expect.stringMatching(/is running now, not stranded; nothing was released/) });
+      expect((await plane.runs({ tenant: 'acme', statuses: ['running'] })).runs.map((r) => r.run)).toEqual(['run-live']);
     } finally {
       await store.close();
     }

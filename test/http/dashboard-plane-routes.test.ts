@@ -92,6 +92,13 @@ describe('POST /v1/tenants/{tenant}/runs/release-stranded', () => {
     expect(audit.filter((row) => row.action === 'run.release').map((row) => row.subject).sort()).toEqual(['run-a', 'run-b', 'run-c']);
     expect((await f.plane.runs({ tenant: 'acme', statuses: ['running'] })).runs.map((r) => r.run)).toEqual(['run-live']);
 
+    // The single release takes the same guard: a running run is not released when ifStatus says stranded.
+    const guarded = expectProblem(
+      await f.app.inject({ method: 'POST', url: '/v1/tenants/acme/runs/run-live/release', headers: bearer(f.key.opAll), payload: { ifStatus: 'stranded' } }),
+      409,
+      'CONFLICT',
+    );
+    expect(guarded.detail).toMatch(/run 'run-live' of tenant 'acme' is running now, not stranded; nothing was released/);
     expectProblem(await f.app.inject({ method: 'POST', url: '/v1/tenants/acme/runs/release-stranded', headers: bearer(f.key.runAcme), payload: {} }), 404, 'NOT_FOUND');
     expectProblem(await f.app.inject({ method: 'POST', url: '/v1/tenants/acme/runs/release-stranded', headers: bearer(f.key.opGlobex), payload: {} }), 404, 'NOT_FOUND');
   });

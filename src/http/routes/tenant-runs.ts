@@ -4,13 +4,16 @@ import type { RunStatus } from '../../store/types.js';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
-import { Identifier, InstantMs, RunParams, strictObject, TenantParams } from '../schemas/common.js';
+import { described, Identifier, InstantMs, RunParams, strictObject, TenantParams } from '../schemas/common.js';
 import { MAX_STRANDED_RELEASE, releaseStranded } from '../../plane/release.js';
-import { ReleaseReply, RunsPage, RunsQuery, SETTLE_FIELDS, SettleReply, StrandedReleaseReply } from '../schemas/operator.js';
+import { ReleaseReply, RunStatus as RunStatusSchema, RunsPage, RunsQuery, SETTLE_FIELDS, SettleReply, StrandedReleaseReply } from '../schemas/operator.js';
 
 const TenantRunParams = strictObject({ tenant: TenantParams.properties.tenant, run: RunParams.properties.run });
 const OperatorSettleBody = strictObject(SETTLE_FIELDS);
-const ReleaseBody = strictObject({ atMs: Type.Optional(InstantMs) });
+const ReleaseBody = strictObject({
+  atMs: Type.Optional(InstantMs),
+  ifStatus: Type.Optional(described(RunStatusSchema, 'release only a run whose status is this one now; otherwise 409 CONFLICT and nothing is written')),
+});
 const StrandedReleaseBody = strictObject({
   runs: Type.Optional(
     Type.Array(Identifier, {
@@ -82,6 +85,7 @@ export const tenantRunRoutes: RouteModule = (app, context) => {
         run: request.params.run,
         atMs: callerInstant(request, request.body.atMs),
         by: operatorOf(request),
+        ifStatus: request.body.ifStatus,
       }),
   );
 
