@@ -203,7 +203,7 @@ export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, tru
   const heldMoney = held.reduce((sum, hold) => sum + hold.remaining.minorUnits, 0);
   const n = stranded.length;
   return html`<div class="bulk">
-    <button type="button" class="danger" onClick=${() => setConfirming(true)}>${truncated ? `Release the ${n} stranded run${n === 1 ? '' : 's'} shown…` : `Release all ${n} stranded run${n === 1 ? '' : 's'}…`}</button>
+    <button type="button" class="danger" onClick=${() => setConfirming(true)}>${truncated ? `Release the ${n} stranded run${n === 1 ? '' : 's'} shown…` : n === 1 ? 'Release the stranded run…' : `Release all ${n} stranded runs…`}</button>
     ${truncated ? html`<p class="muted small">More runs stand than this page lists; release the rest afterwards, or with <code>quotaplane release --stranded --tenant ${tenant}</code>.</p>` : null}
     ${report === null
       ? null
@@ -219,7 +219,7 @@ export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, tru
         </div>`}
     ${confirming
       ? html`<${ConfirmDialog}
-          title=${`Release all ${n} stranded run${n === 1 ? '' : 's'}?`}
+          title=${n === 1 ? 'Release the stranded run?' : `Release all ${n} stranded runs?`}
           confirmLabel=${`Release ${n} run${n === 1 ? '' : 's'}`}
           danger=${true}
           onConfirm=${async () => {
