@@ -7,7 +7,8 @@ export const EXIT = Object.freeze({
   OK: 0,
   /**
    * A negative finding: `replay` found an invariant false; `attention` found conditions; `lift`
-   * found no halt standing; `release` found the run closed already; `audit --verify` found a row
+   * found no halt standing; `release` found the run closed already (`release --stranded`: a run
+   * skipped or whose release failed); `audit --verify` found a row
    * that does not match; or the run or pass named does not exist, or a settle disagrees with its receipt.
    */
   FINDING: 1,

@@ -272,8 +272,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       return value('GET', `${tenant === undefined ? '/v1/attention' : tenantPath(tenant, '/attention')}${queryString(query)}`);
     },
     release: (input) => {
-      const { tenant, run, atMs } = requestBody(input);
-      return value('POST', tenantRunPath(tenant, run, '/release'), { atMs });
+      const { tenant, run, atMs, ifStatus } = requestBody(input);
+      return value('POST', tenantRunPath(tenant, run, '/release'), { atMs, ifStatus });
     },
     deleteTenant: (input) => {
       const { tenant, reason, atMs } = requestBody(input);

@@ -83,13 +83,18 @@ export interface BuildAppOptions {
  */
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const retryAfter: RetryAfterDefaults = { ...DEFAULT_RETRY_AFTER, ...(options.retryAfter ?? {}) };
-  const metrics = createServiceMetrics({ plane: options.plane, ...(options.metricsTenants === undefined ? {} : { tenantSeries: options.metricsTenants }) });
+  const clock = options.clock ?? systemClock;
+  const metrics = createServiceMetrics({
+    plane: options.plane,
+    nowMs: () => clock.nowMs(),
+    ...(options.metricsTenants === undefined ? {} : { tenantSeries: options.metricsTenants }),
+  });
   const context: RouteContext = {
     readiness: options.readiness ?? (() => null),
     keys: options.keys,
     plane: metrics.meter(options.plane),
     store: options.store,
-    clock: options.clock ?? systemClock,
+    clock,
     metrics,
     retryAfter,
     spentOutStatus: options.spentOutStatus ?? 429,

@@ -5,6 +5,7 @@ import type { SweepTiming } from '../plane/sweeper.js';
 import { createOverrunCounter } from './overrun-metrics.js';
 import { createPlaneMetrics } from './plane-metrics.js';
 import { createSweepMetrics } from './sweep-metrics.js';
+import { RefusalHistory } from './refusal-history.js';
 import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
 
 /** Prefix of every metric the service exports. */
@@ -35,6 +36,8 @@ export const METRIC_PREFIX = 'quotaplane_';
  * - `quotaplane_sweep_lag_seconds` and `quotaplane_sweep_duration_seconds`: per sweep of the
  *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took
  *   (`sweep-metrics.ts`; fed by {@link ServiceMetrics.observeSweep});
+ * - not on `/metrics` but from the same metering: refused admissions per tenant per minute over
+ *   the last hour, this instance's count (`refusalHistory`, served by `GET /v1/plane/refusals`);
  * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
  *   into `other`;
  * - Node's process metrics (`quotaplane_process_…`, `quotaplane_nodejs_…`).
@@ -47,6 +50,8 @@ export interface ServiceMetrics {
   meter(plane: Plane): Plane;
   /** Records one sweep of the process's sweeper (`startSweeper`'s `onSweep` timing). */
   observeSweep(timing: SweepTiming): void;
+  /** Refused admissions per tenant per minute over the last hour, as this instance answered them (`refusal-history.ts`). */
+  readonly refusalHistory: RefusalHistory;
 }
 
 export { DEFAULT_METRICS_TENANTS };
@@ -59,8 +64,11 @@ export const OTHER_TENANTS_LABEL = 'other';
  * `plane.tenants()` on each scrape and keep their own series for the busiest `tenantSeries`
  * (default {@link DEFAULT_METRICS_TENANTS}; 0 sums every tenant into `other`).
  */
-export function createServiceMetrics(options: { plane: Plane; tenantSeries?: number }): ServiceMetrics {
+export function createServiceMetrics(options: { plane: Plane; tenantSeries?: number; nowMs?: () => number }): ServiceMetrics {
   const tenantSeries = options.tenantSeries ?? DEFAULT_METRICS_TENANTS;
+  const nowMs = options.nowMs ?? Date.now;
+  // Bounded like the per-tenant series: the same number of tenants by name, the rest as one count.
+  const refusalHistory = new RefusalHistory(tenantSeries, nowMs());
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
 
@@ -187,6 +195,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
   return {
     registry,
     observeSweep,
+    refusalHistory,
     observeRequest(method, route, statusCode, seconds) {
       requestSeconds.observe({ method, route, status_code: String(statusCode) }, seconds);
     },
@@ -197,7 +206,10 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
           timed('admit', async () => {
             const result = await plane.admit(input);
             admissions.inc({ outcome: result.ok ? 'admitted' : 'refused' });
-            if (!result.ok) refusals.inc({ operation: 'admit', code: result.refusal.code });
+            if (!result.ok) {
+              refusals.inc({ operation: 'admit', code: result.refusal.code });
+              refusalHistory.record(input.tenant, nowMs());
+            }
             if (!result.ok && (result.refusal.code === 'TooManyRuns' || result.refusal.code === 'SpentOut')) {
               ceilingRefusals.inc({ code: result.refusal.code, bound: result.refusal.bound });
             }

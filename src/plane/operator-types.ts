@@ -156,6 +156,8 @@ export interface ReleaseInput {
   readonly run: string;
   readonly by: Operator;
   readonly atMs?: number | undefined;
+  /** Release only a run whose status is this one now; otherwise `CONFLICT`, nothing written. */
+  readonly ifStatus?: RunStatus | undefined;
 }
 
 /**

@@ -89,6 +89,7 @@ export function requireReleaseRunRequest(value: unknown): ReleaseRunRequest {
     run: normaliseRunId('run', record.run),
     atMs: requireInstantMs('atMs', record.atMs),
     by: parseOperator(record.by, 'by'),
+    ...(record.ifStatus === undefined ? {} : { ifStatus: requireRunStatus('ifStatus', record.ifStatus) }),
   };
 }
 

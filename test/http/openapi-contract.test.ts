@@ -164,6 +164,7 @@ describe('every route answers what /openapi.json documents', () => {
     await call('operator settle', 'POST', '/v1/tenants/acme/runs/r2/settle', k.opAcme, { epoch: 1, spend: { tokens: 10, minorUnits: 0 }, concludes: false });
     await call('operator release', 'POST', '/v1/tenants/acme/runs/r1/release', k.opAcme, {});
     await call('operator release again', 'POST', '/v1/tenants/acme/runs/r1/release', k.opAcme, {});
+    await call('release stranded', 'POST', '/v1/tenants/acme/runs/release-stranded', k.opAcme, { runs: ['r1'] });
     await call('audit', 'GET', '/v1/tenants/acme/audit', k.opAcme);
     await call('audit of one action', 'GET', '/v1/tenants/acme/audit?action=halt&limit=1', k.opAcme);
     await call('audit verify', 'GET', '/v1/tenants/acme/audit/verify', k.opAcme);
@@ -186,6 +187,7 @@ describe('every route answers what /openapi.json documents', () => {
     await call('plane', 'GET', '/v1/plane', k.opAll);
     await call('plane halt', 'POST', '/v1/plane/halt', k.opAll, { reason: 'provider outage', reachesRunning: false });
     await call('plane halt lift', 'POST', '/v1/plane/halt/lift', k.opAll, {});
+    await call('plane refusals', 'GET', '/v1/plane/refusals', k.opAll);
     // Back-pressure: the plane-wide ceiling for planner is 1.
     await call('admit planner', 'POST', '/v1/runs', k.runAcme, { run: 'r3', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit TooManyRuns 429', 'POST', '/v1/runs', k.runAcme, { run: 'r4', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });

@@ -45,7 +45,8 @@ export const HOSTILE_AGENT = '<script>alert(2)</script>';
  * - acme: 2 of 2 concurrent runs (at its ceiling), a stranded run whose hold stays, spend in recent months;
  * - globex: a daily quota three quarters spent;
  * - initech: no ceilings, some spend;
- * - umbrella: a standing tenant halt.
+ * - umbrella: a standing tenant halt;
+ * - hooli: two stranded runs whose holds take it to at least 80 % of its money ceiling (a warning).
  */
 export async function startDashboardServer(): Promise<DashboardServer> {
   if (!existsSync(BIN) || !existsSync(WEB)) {
@@ -134,6 +135,11 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
 
   await admitted({ tenant: 'initech', run: 'run-i-1' });
   await plane.settle({ tenant: 'initech', run: 'run-i-1', epoch: 1, spend: { tokens: 3_200, minorUnits: 41_000 }, concludes: true });
+
+  // Two runs whose process died, both stranded with their holds: a warning on money, a bulk release.
+  await plane.setQuota('hooli', { period: 'monthly', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 }, { newTenant: true });
+  for (const run of ['run-h-1', 'run-h-2']) await admitted({ tenant: 'hooli', run, budget, atMs: nowMs - 20 * 60_000, leaseMs: 60_000 });
+  await plane.sweep({ tenant: 'hooli', atMs: nowMs - 60_000 });
 
   await plane.setQuota('umbrella', { period: 'monthly', maxConcurrentRuns: 10 }, { newTenant: true });
   await plane.halt({ tenant: 'umbrella', scope: 'tenant', reason: 'billing dispute: stop new work until finance clears it', by: { actor: 'ops-bob', basis: 'asserted' } });

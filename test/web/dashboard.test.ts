@@ -84,7 +84,7 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
   }
 
   async function openTenant(tenant: string): Promise<void> {
-    await page.getByRole('link', { name: tenant, exact: true }).click();
+    await page.locator('table.tenants').getByRole('link', { name: tenant, exact: true }).click();
     await page.getByRole('heading', { level: 1, name: `Tenant “${tenant}”` }).or(page.getByRole('heading', { level: 1, name: `Tenant ${tenant}` })).first().waitFor();
     await page.getByRole('heading', { level: 2, name: 'Audit log' }).waitFor();
   }
@@ -248,7 +248,11 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     // A blank money field is not read as 0: the API names the missing member.
     await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
     await confirm.getByRole('alert').filter({ hasText: 'minorUnits' }).waitFor();
-    await confirm.getByLabel(/Money spent, in minor units/).fill('20000');
+    // Money is typed in currency units: $0.02 is 20,000 micro-USD, exactly.
+    await confirm.getByLabel(/Money spent \(USD/).fill('0.0200001');
+    await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
+    await confirm.getByRole('alert').filter({ hasText: /spend\.minorUnits.*more decimals than the minor unit allows/ }).waitFor();
+    await confirm.getByLabel(/Money spent \(USD/).fill('0.02');
     await confirm.getByRole('button', { name: 'Settle', exact: true }).click();
     await confirm.waitFor({ state: 'hidden' });
     await page.getByText('Run run-stranded pass 1: settled.').waitFor();
@@ -256,6 +260,7 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     await settled.first().waitFor();
     expect(await settled.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
     expect(await settled.first().locator('td[data-label="Detail"]').innerText()).toMatch(/"tokens": 1500/);
+    expect(await settled.first().locator('td[data-label="Detail"]').innerText()).toMatch(/"minorUnits": 20000\b/);
     await page.locator('section[aria-labelledby="runs"] tbody tr').filter({ hasText: 'run-stranded' }).waitFor({ state: 'detached' });
   });
 
@@ -330,5 +335,138 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     await page.getByRole('heading', { level: 1, name: 'All tenants' }).focus();
     await page.keyboard.press('Shift+Tab');
     expect((await page.evaluate<{ label: string }>(FOCUSED_CONTROL)).label).toBe('Sign out');
+  });
+  const REFUSED_BUDGET = { maxTokens: 4_000, maxCallTokens: 400, maxMinorUnits: 40_000, maxCallMinorUnits: 4_000 };
+
+  async function api(method: string, path: string, key: string, body?: unknown): Promise<Response> {
+    return fetch(`${server.url}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  it('shows the plane view: totals, plane-wide ceilings and this instance\'s refusals per minute per tenant', async () => {
+    expect((await api('PUT', '/v1/plane/ceiling', server.keys.operator, { maxConcurrentRuns: 3, agents: { 'support-bot': { maxConcurrentRuns: 1 } } })).status).toBe(200);
+    // acme is at its concurrency ceiling: three admissions refused now.
+    for (const run of ['run-refused-1', 'run-refused-2', 'run-refused-3']) expect((await api('POST', '/v1/runs', server.keys.runner, { run, budget: REFUSED_BUDGET })).status).toBe(429);
+    await signIn(server.keys.operator);
+    const plane = page.locator('section.plane');
+    await plane.getByRole('heading', { level: 2, name: 'The plane: every tenant' }).waitFor();
+    const totals = plane.locator('dl.totals');
+    expect(await totals.innerText()).toMatch(/Running runs\s+2 runs/);
+    expect(await totals.innerText()).toMatch(/Settled today \(UTC\)\s+\$1\.14/);
+    expect(await totals.innerText()).toContain('on monthly periods book by month only');
+    expect(await plane.locator('.meter').first().innerText()).toMatch(/Runs across every tenant\s+2 runs of 3 runs/);
+    const agent = plane.locator('.meter').filter({ hasText: 'Agent support-bot' });
+    expect(await agent.innerText()).toMatch(/1 run of 1 run\s*at ceiling/);
+    expect(await agent.getAttribute('class')).toContain('level-danger');
+    const acme = plane.locator('table.refusals tbody tr').filter({ hasText: 'acme' });
+    expect(await acme.locator('td[data-label="Last hour"]').innerText()).toBe('3');
+    expect(await acme.locator('td[data-label="Last 5 min"]').innerText()).toBe('3');
+    expect(await plane.getByText(/Counted by this server instance since it started at .* in memory only/).count()).toBe(1);
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await plane.screenshot({ path: join(SHOTS, 'plane-view.png') });
+    await page.screenshot({ path: join(SHOTS, 'overview-plane.png'), fullPage: true });
+    expect((await api('PUT', '/v1/plane/ceiling', server.keys.operator, {})).status).toBe(200);
+  });
+
+  it('colours a meter by danger (warning from 80 %, danger at the ceiling), in words too, with held striped apart from settled', async () => {
+    await signIn(server.keys.operator);
+    const hooli = rowOf('hooli');
+    await hooli.waitFor();
+    const money = hooli.locator('td[data-label="Money this period"] .meter');
+    expect(await money.getAttribute('class')).toContain('level-warn');
+    expect(await money.innerText()).toMatch(/\$0\.00 settled \+ \$0\.\d\d held of \$1\.00\s*warning: \d\d% of ceiling/);
+    const running = rowOf('acme').locator('td[data-label="Running"] .meter');
+    expect(await running.getAttribute('class')).toContain('level-danger');
+    const initech = rowOf('initech').locator('td[data-label="Money this period"] .meter');
+    expect(await initech.getAttribute('class')).toContain('level-ok');
+    // Settled and held stay two shapes in the warning colour: solid and striped.
+    const colours = await money.evaluate((element) => {
+      const style = (globalThis as unknown as { getComputedStyle: (e: unknown) => { backgroundColor: string; backgroundImage: string } }).getComputedStyle;
+      const settled = style(element.querySelector('.bar-settled')!);
+      const held = style(element.querySelector('.bar-held')!);
+      return { settled: settled.backgroundColor, held: held.backgroundImage };
+    });
+    expect(colours.settled).toBe('rgb(217, 119, 6)');
+    expect(colours.held).toContain('repeating-linear-gradient');
+    expect(await page.locator('.meter-key').innerText()).toMatch(/from 80 % of a ceiling.*from 100 %/);
+    await page.locator('table.tenants').screenshot({ path: join(SHOTS, 'danger-colours.png') });
+  });
+
+  it('releases every stranded run of a tenant in one act, after one confirmation of how many and what they hold', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('hooli');
+    await page.getByRole('button', { name: 'Release all 2 stranded runs…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Release all 2 stranded runs?' });
+    expect(await confirm.innerText()).toMatch(/2 stranded runs of hooli hold 88,000 tokens and \$0\.88 between them/);
+    expect(await confirm.locator('tbody tr').allInnerTexts()).toEqual([expect.stringContaining('run-h-1'), expect.stringContaining('run-h-2')]);
+    await confirm.screenshot({ path: join(SHOTS, 'bulk-release-confirm.png') });
+    await confirm.getByRole('button', { name: 'Release 2 runs' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await page.getByText('Released 2 of 2 stranded runs of hooli.').waitFor();
+    await page.getByText('No run is running, stranded or withheld.').waitFor();
+    const released = page.locator('table.audit tbody tr').filter({ has: page.locator('td[data-label="Action"]', { hasText: /^run\.release$/ }) });
+    await released.nth(1).waitFor();
+    expect(await released.locator('td[data-label="Subject"]').allInnerTexts()).toEqual(expect.arrayContaining(['run-h-1', 'run-h-2']));
+    expect(await released.first().locator('td[data-label="Who"]').innerText()).toBe('ops-alice (authenticated)');
+  });
+
+  it('takes money in currency units, exactly, and names the field when an amount is wrong', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('globex');
+    await page.getByRole('button', { name: 'Edit quota…' }).click();
+    const field = page.getByLabel('Money per period ceiling (USD, e.g. 25.00)');
+    // The stored 2,000,000 micro-USD is shown as the operator would type it.
+    expect(await field.inputValue()).toBe('2');
+    await field.fill('2.5000001');
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    const problem = page.locator('#quota-problem');
+    expect(await problem.innerText()).toMatch(/maxMinorUnitsPerPeriod has more decimals than the minor unit allows \(at most 6/);
+    expect(await field.getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByRole('dialog').count()).toBe(0);
+    await field.fill('$1,234.567891');
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Replace the quota?' });
+    expect(await confirm.locator('tbody').innerText()).toMatch(/Money per period ceiling\s+\$2\.00 \(2,000,000 minor units[^)]*\)\)\s+\$1,234\.57 \(1,234,567,891 minor units/);
+    await confirm.getByRole('button', { name: 'Replace quota' }).click();
+    await page.getByText('Quota replaced; it applies to the next admission.').waitFor();
+    const stored = (await (await api('GET', '/v1/tenants/globex/quota', server.keys.operator)).json()) as { quota: { maxMinorUnitsPerPeriod?: number } };
+    expect(stored.quota.maxMinorUnitsPerPeriod).toBe(1_234_567_891);
+    await page.locator('section[aria-labelledby="quota-title"]').screenshot({ path: join(SHOTS, 'currency-entry.png') });
+  });
+
+  it('edits rate ceilings as rows (add, remove), and names the row and field that is wrong', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('acme');
+    await page.getByRole('button', { name: 'Edit quota…' }).click();
+    const rows = page.locator('fieldset.rate-rows .rate-row');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.first().getByLabel('Grant').inputValue()).toBe('tool://payments/refund');
+    expect(await rows.first().getByLabel('Limit (dispatches)').inputValue()).toBe('5');
+    expect(await rows.first().getByLabel('Window (seconds)').inputValue()).toBe('600');
+    await page.getByRole('button', { name: 'Add a rate ceiling' }).click();
+    const added = rows.nth(2);
+    await added.getByLabel('Grant').fill('tool://email/send');
+    await added.getByLabel('Limit (dispatches)').fill('10');
+    await added.getByLabel('Window (seconds)').fill('1 min');
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    expect(await page.locator('#quota-problem').innerText()).toMatch(/rateCeilings row 3: Window \(seconds\) must be a whole number, got "1 min"/);
+    expect(await added.getByLabel('Window (seconds)').getAttribute('aria-invalid')).toBe('true');
+    await added.getByLabel('Window (seconds)').fill('60');
+    // The daily refund ceiling goes.
+    await page.getByRole('button', { name: 'Remove rate ceiling row 2' }).click();
+    await page.locator('section[aria-labelledby="quota-title"]').screenshot({ path: join(SHOTS, 'rate-form.png') });
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    const confirm = page.getByRole('dialog', { name: 'Replace the quota?' });
+    expect(await confirm.locator('tbody').innerText()).toMatch(/Rate ceilings\s+tool:\/\/payments\/refund: 5 per 600 s, 100 per 86400 s\s+tool:\/\/payments\/refund: 5 per 600 s; tool:\/\/email\/send: 10 per 60 s/);
+    await confirm.getByRole('button', { name: 'Replace quota' }).click();
+    await page.getByText('Quota replaced; it applies to the next admission.').waitFor();
+    const stored = (await (await api('GET', '/v1/tenants/acme/quota', server.keys.operator)).json()) as { quota: { rateCeilings?: unknown } };
+    expect(stored.quota.rateCeilings).toEqual({
+      'tool://payments/refund': [{ count: 5, windowSeconds: 600 }],
+      'tool://email/send': [{ count: 10, windowSeconds: 60 }],
+    });
   });
 });

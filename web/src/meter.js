@@ -1,25 +1,45 @@
 import { html } from './html.js';
 
 /**
- * A bar of settled and held amounts against a ceiling, with the same figures in words beside it
- * (the bar is decoration: the text carries the meaning). `ceiling` undefined means no ceiling
- * (unlimited); 0 allows nothing (docs/design/decisions.md "Absent means
- * unlimited, 0 means nothing"). `show` formats an amount with its unit.
+ * How close to a ceiling counts as a warning and as danger, as the share of the ceiling used
+ * (settled + held): the one place these thresholds are set. A later setting may replace them; every
+ * meter and the overview's sort take them from here (or from a `thresholds` parameter).
  */
-export function Meter({ label, settled, held = 0, ceiling, show, heldWord = 'held' }) {
+export const DANGER_THRESHOLDS = Object.freeze({ warn: 0.8, danger: 1 });
+
+/** `'danger'` at or past `thresholds.danger` of a ceiling, `'warn'` at or past `thresholds.warn`, else `'ok'`. */
+export function dangerLevel(ratio, thresholds = DANGER_THRESHOLDS) {
+  if (ratio >= thresholds.danger) return 'danger';
+  if (ratio >= thresholds.warn) return 'warn';
+  return 'ok';
+}
+
+/**
+ * A bar of settled and held amounts against a ceiling, with the same figures in words beside it
+ * (the bar is decoration: the text carries the meaning, the level included). The bar's colour says
+ * the danger level ({@link DANGER_THRESHOLDS}); settled is solid, held is striped, in either colour.
+ * `ceiling` undefined means no ceiling (unlimited); 0 allows nothing (docs/design/decisions.md
+ * "Absent means unlimited, 0 means nothing"). `show` formats an amount with its unit.
+ */
+export function Meter({ label, settled, held = 0, ceiling, show, heldWord = 'held', thresholds = DANGER_THRESHOLDS }) {
   const used = settled + held;
   const limited = ceiling !== undefined && ceiling !== null;
   const ratio = !limited ? 0 : ceiling === 0 ? (used > 0 ? Infinity : 1) : used / ceiling;
-  const atCeiling = limited && used >= ceiling;
+  const level = limited ? dangerLevel(ratio, thresholds) : 'ok';
   const scale = limited ? Math.max(ceiling, used, 1) : Math.max(used, 1);
   // With no ceiling there is nothing to fill: the bar stays striped and empty rather than look full.
   const pct = (n) => (limited ? `${Math.min(100, (n / scale) * 100).toFixed(2)}%` : '0%');
   const words = held > 0 ? `${show(settled)} settled + ${show(held)} ${heldWord}` : show(settled);
-  return html`<div class=${`meter${atCeiling ? ' at-ceiling' : ''}`}>
+  const percent = Number.isFinite(ratio) ? `${Math.floor(ratio * 100)}%` : 'over';
+  return html`<div class=${`meter level-${level}${level === 'danger' ? ' at-ceiling' : ''}`}>
     <div class="meter-text">
       <span class="meter-label">${label}</span>
       <span class="meter-figures">${words} ${limited ? html`of ${show(ceiling)}` : html`<span class="muted">(no ceiling)</span>`}</span>
-      ${atCeiling ? html`<strong class="badge badge-danger">at ceiling</strong>` : limited && ratio >= 0.8 ? html`<strong class="badge badge-warn">${Math.floor(ratio * 100)}%</strong>` : null}
+      ${level === 'danger'
+        ? html`<strong class="badge badge-danger">${ratio > 1 ? `over ceiling (${percent})` : 'at ceiling'}</strong>`
+        : level === 'warn'
+          ? html`<strong class="badge badge-warn">warning: ${percent} of ceiling</strong>`
+          : null}
     </div>
     <div class=${`bar${limited ? '' : ' bar-unlimited'}`} aria-hidden="true">
       <span class="bar-settled" style=${{ width: pct(settled) }}></span>

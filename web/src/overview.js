@@ -4,7 +4,8 @@ import { seg } from './api.js';
 import { count, periodName, tokens } from './format.js';
 import { Freshness } from './freshness.js';
 import { html } from './html.js';
-import { closeness, Meter } from './meter.js';
+import { closeness, DANGER_THRESHOLDS, Meter } from './meter.js';
+import { loadPlane, PlaneView } from './plane-view.js';
 import { usePoll } from './poll.js';
 
 const PAGE_SIZE = 25;
@@ -23,7 +24,9 @@ async function loadOverview(api, who) {
       return { tenant, usage, halts: halts.halts, attention: attentionCount.get(tenant) ?? 0, closeness: closeness(usage) };
     }),
   );
-  return { rows, attentionTruncated: attention.truncated };
+  // The plane view is for operators of every tenant (the plane routes answer no one else).
+  const plane = who.tenant === '*' ? await loadPlane(api, rows).catch((error) => ({ error })) : null;
+  return { rows, attentionTruncated: attention.truncated, plane };
 }
 
 const SORTS = {
@@ -55,9 +58,12 @@ export function Overview({ api, who, config, money }) {
       <h1 tabindex="-1">All tenants</h1>
       <${Freshness} poll=${poll} />
     </div>
+    ${poll.data?.plane ? html`<${PlaneView} rows=${rows} plane=${poll.data.plane} money=${money} />` : null}
+    <h2 class="tenants-title">Tenants</h2>
     <p class="units muted">
       Spend per billing period (UTC): settled, plus held by open runs. Money in ${money.unitName}.
     </p>
+    <${MeterKey} />
     <div class="controls" role="search">
       <div class="field">
         <label for="tenant-search">Search tenants</label>
@@ -124,4 +130,14 @@ function TenantRow({ row, money }) {
     </td>
     <td data-label="Attention">${row.attention === 0 ? html`<span class="muted">none</span>` : html`<strong class="badge badge-warn">${count(row.attention)} item${row.attention === 1 ? '' : 's'}</strong>`}</td>
   </tr>`;
+}
+
+/** The bars' key, in words: the colour is never the only carrier of a level. */
+function MeterKey() {
+  const percent = (ratio) => `${Math.round(ratio * 100)} %`;
+  return html`<p class="meter-key small muted">
+    <span><span class="swatch swatch-settled" aria-hidden="true"></span>settled</span>
+    <span><span class="swatch swatch-held" aria-hidden="true"></span>held (striped)</span>
+    <span>amber with a “warning” label from ${percent(DANGER_THRESHOLDS.warn)} of a ceiling; red with “at ceiling” from ${percent(DANGER_THRESHOLDS.danger)}</span>
+  </p>`;
 }

@@ -2,9 +2,28 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { html } from './html.js';
 
+// Settled solid, held striped in the same blue, as on the meters (meter.js): amber and red there
+// mean a warning and danger, so the chart does not use them for held spend.
 const SETTLED = '#1d4ed8';
-const HELD = '#d97706';
+const HELD_LIGHT = '#bfdbfe';
 const CEILING = '#b91c1c';
+
+// A diagonal stripe of settled blue on light blue, as a canvas pattern for the held bars.
+function heldStripes(context) {
+  const tile = document.createElement('canvas');
+  tile.width = 8;
+  tile.height = 8;
+  const pen = tile.getContext('2d');
+  pen.fillStyle = HELD_LIGHT;
+  pen.fillRect(0, 0, 8, 8);
+  pen.strokeStyle = SETTLED;
+  pen.lineWidth = 2.5;
+  pen.beginPath();
+  pen.moveTo(-2, 10);
+  pen.lineTo(10, -2);
+  pen.stroke();
+  return context.createPattern(tile, 'repeat') ?? HELD_LIGHT;
+}
 
 /**
  * Settled and held spend of one unit over recent billing periods, as bars (uPlot), with the
@@ -39,7 +58,7 @@ export function SpendChart({ title, periods, settled, held, ceiling, show }) {
     const series = [
       {},
       { label: 'settled', stroke: SETTLED, fill: SETTLED, paths: bars(-1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
-      { label: 'held', stroke: HELD, fill: HELD, paths: bars(1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
+      { label: 'held (striped)', stroke: SETTLED, fill: (plot) => heldStripes(plot.ctx), paths: bars(1), points: { show: false }, value: (_, v) => (v == null ? '—' : show(v)) },
     ];
     const data = [xs, settled, held];
     if (ceilingOnChart(ceiling, settled, held)) {

@@ -2,8 +2,9 @@ import { useState } from 'preact/hooks';
 
 import { seg } from './api.js';
 import { ConfirmDialog } from './confirm-dialog.js';
-import { tokens, utc } from './format.js';
+import { parseMoney, tokens, utc } from './format.js';
 import { html } from './html.js';
+import { describeRateCeilings, RateCeilingRows, rateCeilingsOf, rowsOf } from './rate-ceilings-form.js';
 
 /*
  * The operator's acts: throw and lift halts, release or settle a run, replace
@@ -139,8 +140,8 @@ export function LiftButton({ tenant, api, halt, onActed }) {
       : null}`;
 }
 
-/** Release or settle one run (typically a stranded one). */
-export function RunActions({ tenant, api, run, hold, money, onActed }) {
+/** Release or settle one run (typically a stranded one). `config` says the currency money is typed in. */
+export function RunActions({ tenant, api, run, hold, money, config, onActed }) {
   const [dialog, setDialog] = useState(null);
   const [spend, setSpend] = useState({ tokens: '', minorUnits: '', concludes: true });
   const runPath = `v1/tenants/${seg(tenant)}/runs/${seg(run.run)}`;
@@ -166,9 +167,12 @@ export function RunActions({ tenant, api, run, hold, money, onActed }) {
           title=${`Settle pass ${run.lastEpoch} of run ${run.run}?`}
           confirmLabel="Settle"
           onConfirm=${async () => {
+            // Money is typed in currency units and sent as exact minor units; a bad amount names
+            // the field here, a missing one is left for the API to name.
+            const minorUnits = moneyField(spend.minorUnits, config, 'spend.minorUnits');
             const body = {
               epoch: run.lastEpoch,
-              spend: { tokens: numberOrText(spend.tokens), minorUnits: numberOrText(spend.minorUnits) },
+              spend: { tokens: numberOrText(spend.tokens), minorUnits },
               concludes: spend.concludes,
             };
             const answer = await api.post(`${runPath}/settle`, body);
@@ -178,8 +182,71 @@ export function RunActions({ tenant, api, run, hold, money, onActed }) {
         >
           <p>Record the real spend of pass ${run.lastEpoch}; the rest of its hold is given back${spend.concludes ? ' and the run concludes' : ''}. Recorded in the audit log under your key's name.</p>
           <div class="field"><label for="settle-tokens">Tokens spent</label><input id="settle-tokens" inputmode="numeric" value=${spend.tokens} onInput=${(event) => setSpend({ ...spend, tokens: event.currentTarget.value })} /></div>
-          <div class="field"><label for="settle-minor">Money spent, in minor units (${money.unitName})</label><input id="settle-minor" inputmode="numeric" value=${spend.minorUnits} onInput=${(event) => setSpend({ ...spend, minorUnits: event.currentTarget.value })} /></div>
+          <div class="field"><label for="settle-minor">Money spent (${config.currency}, e.g. 0.25)</label><input id="settle-minor" inputmode="decimal" value=${spend.minorUnits} onInput=${(event) => setSpend({ ...spend, minorUnits: event.currentTarget.value })} /></div>
           <div class="check"><input id="settle-concludes" type="checkbox" checked=${spend.concludes} onChange=${(event) => setSpend({ ...spend, concludes: event.currentTarget.checked })} /><label for="settle-concludes">This concludes the run</label></div>
+        </${ConfirmDialog}>`
+      : null}
+  </div>`;
+}
+
+/**
+ * Releases every stranded run the page lists, in one act: one confirmation says how many and what
+ * they hold, then one call (`POST …/runs/release-stranded` with exactly those runs) releases each as
+ * a single release would, audited one by one. The answer is shown per run: released, skipped (no
+ * longer stranded) or failed; a run is never said to be released unless the server said so.
+ */
+export function ReleaseStrandedButton({ tenant, api, stranded, holds, money, truncated = false, onActed }) {
+  const [confirming, setConfirming] = useState(false);
+  const [report, setReport] = useState(null);
+  const held = stranded.map((run) => holds.get(run.run)).filter((hold) => hold !== undefined);
+  const heldTokens = held.reduce((sum, hold) => sum + hold.remaining.tokens, 0);
+  const heldMoney = held.reduce((sum, hold) => sum + hold.remaining.minorUnits, 0);
+  const n = stranded.length;
+  return html`<div class="bulk">
+    <button type="button" class="danger" onClick=${() => setConfirming(true)}>${truncated ? `Release the ${n} stranded run${n === 1 ? '' : 's'} shown…` : n === 1 ? 'Release the stranded run…' : `Release all ${n} stranded runs…`}</button>
+    ${truncated ? html`<p class="muted small">More runs stand than this page lists; release the rest afterwards, or with <code>quotaplane release --stranded --tenant ${tenant}</code>.</p>` : null}
+    ${report === null
+      ? null
+      : html`<div class=${report.failed > 0 ? 'error' : 'notice'} role=${report.failed > 0 ? 'alert' : 'status'}>
+          <p>Released ${report.released} of ${report.results.length} stranded run${report.results.length === 1 ? '' : 's'}${report.failed > 0 ? `; ${report.failed} failed and still hold what they held` : ''}${report.skipped > 0 ? `; ${report.skipped} skipped` : ''}.</p>
+          ${report.released === report.results.length
+            ? null
+            : html`<ul class="plain small">
+                ${report.results
+                  .filter((result) => result.result !== 'released')
+                  .map((result) => html`<li><code>${result.run}</code>: ${result.result === 'failed' ? `not released: ${result.error.code}: ${result.error.message}` : result.result === 'skipped' ? `skipped: ${result.reason}` : 'closed already; nothing written'}</li>`)}
+              </ul>`}
+        </div>`}
+    ${confirming
+      ? html`<${ConfirmDialog}
+          title=${n === 1 ? 'Release the stranded run?' : `Release all ${n} stranded runs?`}
+          confirmLabel=${`Release ${n} run${n === 1 ? '' : 's'}`}
+          danger=${true}
+          onConfirm=${async () => {
+            const answer = await api.post(`v1/tenants/${seg(tenant)}/runs/release-stranded`, { runs: stranded.map((run) => run.run) });
+            setReport(answer);
+            const failed = answer.results.filter((result) => result.result === 'failed');
+            onActed(
+              `Released ${answer.released} of ${answer.results.length} stranded runs of ${tenant}.` +
+                failed.map((result) => ` Not released: ${result.run} (${result.error.code}: ${result.error.message}).`).join(''),
+            );
+          }}
+          onClose=${() => setConfirming(false)}
+        >
+          <p>
+            ${n} stranded run${n === 1 ? '' : 's'} of <q>${tenant}</q> hold${n === 1 ? 's' : ''} ${held.length === 0 ? 'no spend' : html`<strong>${tokens(heldTokens)}</strong> and <strong>${money(heldMoney)}</strong>`} between them.
+            Each is released as a single release is: its slot and hold given back, closed without settling spend, and
+            recorded in the audit log under your key's name. A run no longer stranded by then is skipped.
+          </p>
+          <div class="table-wrap"><table>
+            <thead><tr><th scope="col">Run</th><th scope="col">Holds</th></tr></thead>
+            <tbody>
+              ${stranded.map((run) => {
+                const hold = holds.get(run.run);
+                return html`<tr><td data-label="Run"><code>${run.run}</code></td><td data-label="Holds">${hold === undefined ? 'nothing' : `${tokens(hold.remaining.tokens)}, ${money(hold.remaining.minorUnits)}`}</td></tr>`;
+              })}
+            </tbody>
+          </table></div>
         </${ConfirmDialog}>`
       : null}
   </div>`;
@@ -194,19 +261,30 @@ function numberOrText(text) {
   return Number.isFinite(value) ? value : trimmed;
 }
 
+// Money typed in currency units, as an exact integer of minor units (format.js parseMoney); a
+// mistake is thrown as an ApiError-like value naming `field`, shown as the API's own would be.
+function moneyField(text, config, field) {
+  try {
+    return parseMoney(text, config, field);
+  } catch (problem) {
+    throw Object.assign(new Error(problem.message), { field: problem.field });
+  }
+}
+
 const QUOTA_FIELDS = [
   { name: 'maxConcurrentRuns', label: 'Concurrent runs ceiling', unit: 'runs' },
   { name: 'maxTokensPerPeriod', label: 'Tokens per period ceiling', unit: 'tokens' },
-  { name: 'maxMinorUnitsPerPeriod', label: 'Money per period ceiling', unit: 'minor units' },
+  { name: 'maxMinorUnitsPerPeriod', label: 'Money per period ceiling', unit: 'currency', money: true },
 ];
 
 /**
  * The quota: shown, editable, with the whole new quota shown before it replaces the old one, and
- * the API's validation message (naming the field) when it refuses.
+ * the validation message naming the field (the form's own, or the API's when it refuses). Money is
+ * typed in currency units (`config.currency`) and sent as exact minor units; rate ceilings are rows.
  */
-export function QuotaEditor({ tenant, api, quota, money, onActed }) {
+export function QuotaEditor({ tenant, api, quota, money, config, onActed }) {
   const [editing, setEditing] = useState(null);
-  const [confirming, setConfirming] = useState(false);
+  const [confirming, setConfirming] = useState(null);
   const [problem, setProblem] = useState(null);
   const current = quota ?? { period: 'monthly' };
 
@@ -215,33 +293,38 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
     setEditing({
       maxConcurrentRuns: current.maxConcurrentRuns?.toString() ?? '',
       maxTokensPerPeriod: current.maxTokensPerPeriod?.toString() ?? '',
-      maxMinorUnitsPerPeriod: current.maxMinorUnitsPerPeriod?.toString() ?? '',
+      maxMinorUnitsPerPeriod: current.maxMinorUnitsPerPeriod === undefined ? '' : money.input(current.maxMinorUnitsPerPeriod),
       period: current.period,
-      rateCeilings: current.rateCeilings === undefined ? '' : JSON.stringify(current.rateCeilings, null, 2),
+      rates: rowsOf(current.rateCeilings),
     });
   };
 
+  // The quota the form says, or a problem naming the field.
   const proposed = () => {
-    if (editing === null) return null;
     const next = { period: editing.period };
     for (const field of QUOTA_FIELDS) {
-      const value = numberOrText(editing[field.name]);
+      let value;
+      if (field.money) {
+        try {
+          value = parseMoney(editing[field.name], config, field.name);
+        } catch (failure) {
+          return { problem: { field: field.name, input: `quota-${field.name}`, message: failure.message } };
+        }
+      } else value = numberOrText(editing[field.name]);
       if (value !== undefined) next[field.name] = value;
     }
-    if (editing.rateCeilings.trim() !== '') next.rateCeilings = JSON.parse(editing.rateCeilings);
-    return next;
+    const rates = rateCeilingsOf(editing.rates);
+    if (rates.problem !== undefined) return { problem: rates.problem };
+    if (rates.value !== undefined) next.rateCeilings = rates.value;
+    return { quota: next };
   };
 
   const review = (event) => {
     event.preventDefault();
-    try {
-      proposed();
-    } catch {
-      setProblem({ field: 'rateCeilings', message: 'is not JSON: write an object of grant → [{ "count": N, "windowSeconds": S }], or leave it empty.' });
-      return;
-    }
+    const answer = proposed();
+    if (answer.problem !== undefined) return setProblem(answer.problem);
     setProblem(null);
-    setConfirming(true);
+    setConfirming(answer.quota);
   };
 
   const describeCeiling = (name, value) => {
@@ -251,6 +334,7 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
     if (name === 'maxMinorUnitsPerPeriod') return `${money(value)} (${money.exact(value)})`;
     return `${value} run${value === 1 ? '' : 's'}`;
   };
+  const invalid = (id) => (problem?.input === id ? 'true' : undefined);
 
   return html`<section class="card" aria-labelledby="quota-title">
     <h2 id="quota-title">Quota</h2>
@@ -258,7 +342,7 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
     <dl class="facts">
       ${QUOTA_FIELDS.map((field) => html`<dt>${field.label}</dt><dd>${describeCeiling(field.name, current[field.name])}</dd>`)}
       <dt>Billing period</dt><dd>${current.period} (UTC)</dd>
-      <dt>Rate ceilings</dt><dd>${current.rateCeilings === undefined ? 'none configured' : `${Object.keys(current.rateCeilings).length} grant(s): see Rate ceilings`}</dd>
+      <dt>Rate ceilings</dt><dd>${current.rateCeilings === undefined ? 'none configured' : describeRateCeilings(current.rateCeilings)}</dd>
     </dl>
     ${editing === null
       ? html`<button type="button" onClick=${start}>Edit quota…</button>`
@@ -267,10 +351,10 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
           <p class="muted small">Empty means no ceiling (unlimited); 0 allows nothing. The whole quota is replaced.</p>
           ${QUOTA_FIELDS.map(
             (field) => html`<div class="field">
-              <label for=${`quota-${field.name}`}>${field.label} (${field.unit})</label>
-              <input id=${`quota-${field.name}`} inputmode="numeric" value=${editing[field.name]}
+              <label for=${`quota-${field.name}`}>${field.label} (${field.money ? `${config.currency}, e.g. 25.00` : field.unit})</label>
+              <input id=${`quota-${field.name}`} inputmode=${field.money ? 'decimal' : 'numeric'} value=${editing[field.name]}
                 onInput=${(event) => setEditing({ ...editing, [field.name]: event.currentTarget.value })}
-                aria-invalid=${problem?.field === field.name ? 'true' : undefined}
+                aria-invalid=${invalid(`quota-${field.name}`) ?? (problem?.field === field.name ? 'true' : undefined)}
                 aria-describedby=${problem?.field === field.name ? 'quota-problem' : undefined} />
             </div>`,
           )}
@@ -281,29 +365,29 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
               <option value="daily">daily (UTC calendar day)</option>
             </select>
           </div>
-          <div class="field">
-            <label for="quota-rateCeilings">Rate ceilings (JSON: grant → list of { count, windowSeconds })</label>
-            <textarea id="quota-rateCeilings" rows="4" value=${editing.rateCeilings}
-              onInput=${(event) => setEditing({ ...editing, rateCeilings: event.currentTarget.value })}
-              aria-invalid=${problem?.field?.startsWith('rateCeilings') ? 'true' : undefined}></textarea>
-          </div>
+          <${RateCeilingRows} rows=${editing.rates} problem=${problem} onChange=${(rates) => {
+            setEditing({ ...editing, rates });
+            // A row added or removed renumbers the rows: a problem naming one is no longer true.
+            if (problem?.input?.startsWith('rate-')) setProblem(null);
+          }} />
           ${problem === null ? null : html`<p id="quota-problem" class="error" role="alert"><strong>${problem.field}</strong> ${problem.message}</p>`}
           <div class="buttons">
             <button type="submit">Review the new quota…</button>
             <button type="button" class="secondary" onClick=${() => setEditing(null)}>Cancel</button>
           </div>
         </form>`}
-    ${confirming
+    ${confirming !== null
       ? html`<${ConfirmDialog}
           title="Replace the quota?"
           confirmLabel="Replace quota"
           onConfirm=${async () => {
             try {
-              await api.put(`v1/tenants/${seg(tenant)}/quota`, proposed());
+              await api.put(`v1/tenants/${seg(tenant)}/quota`, confirming);
             } catch (error) {
               // Validation refusals go back to the form, next to the field they name.
               if (error.status === 400) {
-                setProblem({ field: error.field ?? 'quota', message: error.message });
+                const field = error.field ?? 'quota';
+                setProblem({ field, input: field.startsWith('rateCeilings') ? undefined : `quota-${field}`, message: error.message });
                 return;
               }
               throw error;
@@ -311,7 +395,7 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
             setEditing(null);
             onActed('Quota replaced; it applies to the next admission.');
           }}
-          onClose=${() => setConfirming(false)}
+          onClose=${() => setConfirming(null)}
         >
           <p>The whole quota of <q>${tenant}</q> is replaced by this one (recorded in the audit log under your key's name):</p>
           <div class="table-wrap"><table>
@@ -321,14 +405,15 @@ export function QuotaEditor({ tenant, api, quota, money, onActed }) {
                 (field) => html`<tr>
                   <th scope="row">${field.label}</th>
                   <td>${describeCeiling(field.name, current[field.name])}</td>
-                  <td>${describeCeiling(field.name, proposed()[field.name])}</td>
+                  <td>${describeCeiling(field.name, confirming[field.name])}</td>
                 </tr>`,
               )}
-              <tr><th scope="row">Billing period</th><td>${current.period}</td><td>${proposed().period}</td></tr>
+              <tr><th scope="row">Billing period</th><td>${current.period}</td><td>${confirming.period}</td></tr>
+              <tr><th scope="row">Rate ceilings</th><td>${describeRateCeilings(current.rateCeilings)}</td><td>${describeRateCeilings(confirming.rateCeilings)}</td></tr>
             </tbody>
           </table></div>
           <p class="small">Sent as:</p>
-          <pre class="detail">${JSON.stringify(proposed(), null, 2)}</pre>
+          <pre class="detail">${JSON.stringify(confirming, null, 2)}</pre>
         </${ConfirmDialog}>`
       : null}
   </section>`;

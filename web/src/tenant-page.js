@@ -7,7 +7,7 @@ import { html } from './html.js';
 import { Meter } from './meter.js';
 import { usePoll } from './poll.js';
 import { SpendChart } from './spend-chart.js';
-import { HaltForm, LiftButton, QuotaEditor, RunActions } from './tenant-actions.js';
+import { HaltForm, LiftButton, QuotaEditor, ReleaseStrandedButton, RunActions } from './tenant-actions.js';
 
 // Everything the tenant page shows, read in parallel through the /v1 API.
 async function loadTenant(api, tenant) {
@@ -56,10 +56,10 @@ export function TenantPage({ tenant, api, config, money }) {
           <${ThisPeriod} usage=${data.usage} money=${money} />
           <${HaltsSection} tenant=${tenant} api=${api} data=${data} onActed=${acted} />
           <${AttentionSection} attention=${data.attention} />
-          <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} onActed=${acted} />
+          <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HistorySection} history=${data.history} money=${money} />
           <${RatesSection} rates=${data.rates} />
-          <${QuotaEditor} tenant=${tenant} api=${api} quota=${data.usage.quota} money=${money} onActed=${acted} />
+          <${QuotaEditor} tenant=${tenant} api=${api} quota=${data.usage.quota} money=${money} config=${config} onActed=${acted} />
           <${AuditSection} audit=${data.audit} verify=${data.verify} />
         `}
   `;
@@ -140,11 +140,13 @@ function AttentionSection({ attention }) {
   </${Section}>`;
 }
 
-function RunsSection({ tenant, api, data, money, onActed }) {
+function RunsSection({ tenant, api, data, money, config, onActed }) {
   const holds = new Map(data.reservations.reservations.map((hold) => [hold.run, hold]));
   const runs = data.runs.runs;
   const heldRuns = data.reservations.reservations;
+  const stranded = runs.filter((run) => run.status === 'stranded');
   return html`<${Section} id="runs" title="Running, stranded and withheld runs">
+    ${stranded.length === 0 ? null : html`<${ReleaseStrandedButton} tenant=${tenant} api=${api} stranded=${stranded} holds=${holds} money=${money} truncated=${data.runs.truncated} onActed=${onActed} />`}
     ${runs.length === 0
       ? html`<p>No run is running, stranded or withheld.</p>`
       : html`<div class="table-wrap"><table>
@@ -158,7 +160,7 @@ function RunsSection({ tenant, api, data, money, onActed }) {
                 <td data-label="Agent">${run.agent === null ? html`<span class="muted">none</span>` : run.agent.name}</td>
                 <td data-label="Hold">${hold === undefined ? html`<span class="muted">none</span>` : html`${tokens(hold.remaining.tokens)}, ${money(hold.remaining.minorUnits)} <span class="muted small">in ${hold.period}</span>`}</td>
                 <td data-label="Lease">${run.leaseExpiresAtMs < Date.now() ? 'lapsed ' : 'until '}${utc(run.leaseExpiresAtMs)}</td>
-                <td data-label="Actions"><${RunActions} tenant=${tenant} api=${api} run=${run} hold=${hold} money=${money} onActed=${onActed} /></td>
+                <td data-label="Actions"><${RunActions} tenant=${tenant} api=${api} run=${run} hold=${hold} money=${money} config=${config} onActed=${onActed} /></td>
               </tr>`;
             })}
           </tbody>

@@ -17,7 +17,7 @@ import type {
 } from '../../plane/operator-types.js';
 import type { HaltResult, LiftResult, Plane, PlanePatch, PlaneStatus, SettleResult, Usage } from '../../plane/plane.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
-import type { ReleaseRunOutcome } from '../../store/types.js';
+import type { ReleaseRunOutcome, RunStatus } from '../../store/types.js';
 import { UsageError } from '../usage-error.js';
 import type { PruneInput, PruneResult } from '../../plane/prune-types.js';
 
@@ -50,7 +50,7 @@ export interface OperatorTarget {
   usage(tenant: string): Promise<Usage>;
   runs(input: RunsInput): Promise<RunsPage>;
   reservations(input: { tenant: string; limit: number }): Promise<ReservationsPage>;
-  release(input: { tenant: string; run: string }): Promise<ReleaseRunOutcome>;
+  release(input: { tenant: string; run: string; ifStatus?: RunStatus }): Promise<ReleaseRunOutcome>;
   /** Deletes a tenant but its audit chain (docs/design/rules.md#l95-4–#l95-7). */
   deleteTenant(input: { tenant: string; reason: string }): Promise<DeleteTenantAnswer>;
   settle(input: { tenant: string; run: string; epoch: number; spend: Spend; concludes: boolean }): Promise<SettleResult>;

@@ -210,7 +210,8 @@ export const SERVE_SETTINGS = Object.freeze([
     env: 'QUOTAPLANE_METRICS_TENANTS',
     shownDefault: String(DEFAULT_METRICS_TENANTS),
     unit: 'tenants',
-    description: 'how many of the busiest tenants get their own series on /metrics; the rest are summed into tenant="other"',
+    description:
+      'how many of the busiest tenants get their own series on /metrics, and are counted by name in the refusal history of GET /v1/plane/refusals; the rest are summed into tenant="other"',
     expected: 'a whole number from 0 to 10000',
     parse: wholeNumberUpTo(10_000),
     fallback: DEFAULT_METRICS_TENANTS,

@@ -7,13 +7,21 @@ import type { Held, ReleaseRunOutcome, ReleaseRunRequest } from './types.js';
  * An operator's release (store.ts `releaseRun`): the slot, the hold and the `run.release` audit row
  * in one transaction, so the log never names a release that did not happen, nor misses one that
  * did. A run holding nothing that is closed (or was pruned after it closed) answers
- * `already-closed` and writes nothing; an unknown run id holding nothing is `NOT_FOUND`.
+ * `already-closed` and writes nothing; an unknown run id holding nothing is `NOT_FOUND`. With
+ * `ifStatus`, a run whose status is another one is `CONFLICT` and nothing is written.
  */
 export function decideRelease(books: TenantBooks, request: ReleaseRunRequest): ReleaseRunOutcome {
   const { tenant } = books;
   const run = request.run;
   const record = books.run(run);
   const previousStatus = record?.status ?? null;
+  if (request.ifStatus !== undefined && previousStatus !== request.ifStatus) {
+    throw new QuotaError(
+      'CONFLICT',
+      `run '${run}' of tenant '${tenant}' is ${previousStatus ?? 'not registered'} now, not ${request.ifStatus}; nothing was released`,
+      { details: { tenant, run, status: previousStatus, ifStatus: request.ifStatus } },
+    );
+  }
   const slotHeld = books.holdsSlot(run);
   const stored = books.hold(run);
   const hold: Held | null = stored === null ? null : { run, period: stored.period, remaining: stored.amount };

@@ -333,6 +333,12 @@ export interface ReleaseRunRequest {
   readonly run: string;
   readonly atMs: number;
   readonly by: Operator;
+  /**
+   * Release the run only if its status is this one when the transaction reads it; otherwise
+   * `CONFLICT` naming its status, and nothing is written (a bulk release of stranded runs must not
+   * release one that was resumed since it was listed).
+   */
+  readonly ifStatus?: RunStatus | undefined;
 }
 
 /**

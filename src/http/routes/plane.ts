@@ -29,6 +29,21 @@ const PlanePatchBody = strictObject({
 
 const CeilingReply = strictObject({ ceiling: PlaneCeiling });
 
+const Counts = Type.Array(Type.Integer({ minimum: 0 }), { description: 'one count per minute of `minutes`, oldest first' });
+
+/** Refused admissions per tenant per minute over the last hour, this instance's count (refusal-history.ts). */
+export const RefusalHistoryReply = strictObject({
+  atMs: Type.Integer({ description: 'when this was read (the server clock)' }),
+  sinceMs: Type.Integer({ description: 'when this instance began counting (its start): nothing before it is known' }),
+  minuteMs: Type.Integer(),
+  minutes: Type.Array(Type.Integer(), { description: 'the start of each minute (UTC ms), oldest first, ending with the current one' }),
+  tenants: Type.Array(strictObject({ tenant: Type.String(), total: Type.Integer({ minimum: 0 }), perMinute: Counts }), {
+    description: 'the busiest tenants by refusals in the hour (then by name), at most tenantBound',
+  }),
+  other: Type.Array(Type.Integer({ minimum: 0 }), { description: 'every other tenant, summed per minute, oldest first' }),
+  tenantBound: Type.Integer({ description: 'most tenants counted by name (serve --metrics-tenants); the rest are in other' }),
+});
+
 /** The plane-wide ceiling and what it bounds now (plane `PlaneStatus`). */
 export const PlaneStatusReply = strictObject({
   ceiling: Type.Union([PlaneCeiling, Type.Null()]),
@@ -65,6 +80,8 @@ const PlaneLiftBody = strictObject({ atMs: Type.Optional(InstantMs) });
  * Merge Patch), audited as `plane.update`. It applies to the next admission on every instance.
  * `POST /v1/plane/halt` throws the plane-wide halt over every tenant (`{ reason, reachesRunning? }`,
  * audited as `plane.halt`) and `POST /v1/plane/halt/lift` lifts it (docs/design/rules.md#c49–#c51).
+ * `GET /v1/plane/refusals` answers refused admissions per tenant per minute over the last hour as
+ * counted in memory by this instance since it started (not stored; other instances count their own).
  */
 export const planeRoutes: RouteModule = (app, context) => {
   app.get(
@@ -135,5 +152,16 @@ export const planeRoutes: RouteModule = (app, context) => {
       reply: CeilingReply,
     }),
     async (request) => ({ ceiling: await context.plane.updatePlaneCeiling(request.body, operatorOf(request)) }),
+  );
+
+  app.get(
+    '/v1/plane/refusals',
+    protectedRoute('operator-all-tenants', {
+      operationId: 'planeRefusals',
+      summary: "Refused admissions per tenant per minute over the last hour: this instance's count since it started, kept in memory only",
+      querystring: NoQuery,
+      reply: RefusalHistoryReply,
+    }),
+    async () => context.metrics.refusalHistory.snapshot(context.clock.nowMs()),
   );
 };

@@ -98,6 +98,22 @@ export const ReleaseReply = strictObject({
   audit: Type.Union([AuditRecord, Type.Null()]),
 });
 
+/** A bulk release of a tenant's stranded runs (plane `StrandedReleaseReport`): one result per run. */
+export const StrandedReleaseReply = strictObject({
+  tenant: Type.String(),
+  released: Type.Integer({ description: 'runs this call released' }),
+  failed: Type.Integer({ description: 'runs whose release failed (see each error); nothing is claimed for them' }),
+  skipped: Type.Integer({ description: 'runs not released: no longer stranded when listed, or closed already' }),
+  truncated: Type.Boolean({ description: 'more stranded runs stood beyond the most one call releases; call again' }),
+  results: Type.Array(
+    Type.Union([
+      strictObject({ run: Type.String(), result: Type.Union([Type.Literal('released'), Type.Literal('already-closed')]), outcome: ReleaseReply }),
+      strictObject({ run: Type.String(), result: Type.Literal('skipped'), reason: Type.String() }),
+      strictObject({ run: Type.String(), result: Type.Literal('failed'), error: strictObject({ code: Type.String(), message: Type.String() }) }),
+    ]),
+  ),
+});
+
 /** A renewed lease (store/types.ts `LeaseRenewal`). */
 export const LeaseRenewal = strictObject({
   ok: Type.Literal(true),

@@ -121,12 +121,15 @@ export const operatorActs: ConformanceGroup = {
   steps: [
     {
       id: 'L60',
-      title: "releaseRun gives back a run's slot and hold, closes it and appends the run.release row",
+      title: "releaseRun gives back a run's slot and hold, closes it and appends the run.release row; with ifStatus only from that status",
       async run(context) {
         const handle = acme(context);
         await configure(handle, { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 100_000 });
         assertOk(await handle.admit(admission(P, { budget: BUDGET })), 'admit P');
-        const outcome = await handle.releaseRun({ run: P, atMs: JAN_MS + 100, by: OPS_CAROL });
+        // With ifStatus, a run in another status is CONFLICT and nothing is written.
+        await assertRejectsWith(() => handle.releaseRun({ run: P, atMs: JAN_MS + 50, by: OPS_CAROL, ifStatus: 'stranded' }), 'CONFLICT', 'ifStatus stranded');
+        assert.equal((await handle.getRun(P))?.status, 'running', 'still running after the guarded release');
+        const outcome = await handle.releaseRun({ run: P, atMs: JAN_MS + 100, by: OPS_CAROL, ifStatus: 'running' });
         assert.equal(outcome.outcome, 'released', 'outcome');
         assert.equal(outcome.previousStatus, 'running', 'previousStatus');
         assert.equal(outcome.slotReleased, true, 'slotReleased');
