@@ -3,7 +3,9 @@ import { invalidArgument, QuotaError } from '../core/errors.js';
 import { isIdentifier } from '../core/identifiers.js';
 import {
   isApiKeyHash,
+  requireKeyUses,
   requireNewApiKey,
+  type ExpireOutcome,
   type ApiKeyRecord,
   type ApiKeyStore,
   type NewApiKey,
@@ -18,7 +20,7 @@ import { requireInstantMs } from '../core/instant.js';
  */
 export function createMemoryApiKeyStore(): ApiKeyStore {
   const byId = new Map<string, ApiKeyRecord & { readonly hash: string }>();
-  const insert = (key: NewApiKey) => byId.set(key.id, { ...key, revokedAtMs: null });
+  const insert = (key: NewApiKey) => byId.set(key.id, { ...key, expiresAtMs: key.expiresAtMs ?? null, revokedAtMs: null, lastUsedAtMs: null });
   const record = ({ hash: _hash, ...rest }: ApiKeyRecord & { readonly hash: string }): ApiKeyRecord => ({ ...rest });
   return {
     async create(key) {
@@ -52,6 +54,21 @@ export function createMemoryApiKeyStore(): ApiKeyStore {
       if (stored.revokedAtMs !== null) return 'already-revoked';
       byId.set(id, { ...stored, revokedAtMs: instant });
       return 'revoked';
+    },
+    async expire(id, atMs): Promise<ExpireOutcome> {
+      if (typeof id !== 'string' || !isIdentifier(id)) throw invalidArgument('id', `must be a key id (key_<ULID>), got ${describe(id)}`);
+      const instant = requireInstantMs('atMs', atMs);
+      const stored = byId.get(id);
+      if (stored === undefined) return 'not-found';
+      if (stored.revokedAtMs !== null) return 'revoked';
+      if (stored.expiresAtMs === null || stored.expiresAtMs > instant) byId.set(id, { ...stored, expiresAtMs: instant });
+      return 'expiring';
+    },
+    async recordUse(uses) {
+      for (const use of requireKeyUses(uses)) {
+        const stored = byId.get(use.id);
+        if (stored !== undefined && (stored.lastUsedAtMs === null || stored.lastUsedAtMs < use.atMs)) byId.set(use.id, { ...stored, lastUsedAtMs: use.atMs });
+      }
     },
   };
 }

@@ -10,7 +10,11 @@ import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 // Opening a PostgreSQL store: numbered forward-only migrations in a configurable schema, a
 // concurrent migrator that waits instead of failing, a newer schema refused.
 
-const RECORDED = [{ version: 1, name: 'quotaplane' }];
+const RECORDED = [
+  { version: 1, name: 'quotaplane' },
+  { version: 2, name: 'placeholder_parallel_branch' }, // another branch's 0002 replaces it at merge
+  { version: 3, name: 'api_key_expiry_and_use' },
+];
 
 let url: string;
 let admin: pg.Client;
@@ -75,7 +79,7 @@ describe('PostgreSQL migrations', () => {
     await admin.query(
       `CREATE TABLE ${s}.quotaplane_schema (version INTEGER NOT NULL PRIMARY KEY, name TEXT NOT NULL, applied_at_ms BIGINT NOT NULL)`,
     );
-    expect(postgresMigrations(s).map((step) => step.version)).toEqual([1]);
+    expect(postgresMigrations(s).map((step) => step.version)).toEqual(RECORDED.map((step) => step.version));
     const store = await openPostgresStore(url, { schema });
     expect(store.migration).toEqual({
       backend: 'postgres',

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WRITTEN_ROWS } from '../../src/store/postgres/postgres-books-io.js';
 import { POSTGRES_MIGRATION_FILES } from '../../src/store/postgres/postgres-migrations.generated.js';
 import { postgresMigrations, SCHEMA_PLACEHOLDER } from '../../src/store/postgres/postgres-migrations.js';
+import { SQLITE_MIGRATION_FILES } from '../../src/store/sqlite/sqlite-migrations.generated.js';
 import { WAITER_CHANNEL } from '../../src/store/postgres/postgres-wakes.js';
 
 // Each backend's schema is numbered plain-SQL files, compiled by scripts/build-sql.mjs into a
@@ -46,7 +47,8 @@ describe('the generated migration modules', () => {
 
   it('are reported stale, by name, when a SQL file changed after the last build, and current once rebuilt', () => {
     const copy = copyOfSqlSources();
-    writeFileSync(join(copy, 'src/store/sqlite/migrations/0002_later_change.sql'), 'CREATE TABLE t (x INTEGER) STRICT;\n');
+    const next = String(SQLITE_MIGRATION_FILES.length + 1).padStart(4, '0');
+    writeFileSync(join(copy, `src/store/sqlite/migrations/${next}_later_change.sql`), 'CREATE TABLE t (x INTEGER) STRICT;\n');
     const stale = buildSql(['--check', '--root', copy]);
     expect(stale.status).toBe(1);
     expect(stale.stderr).toContain('src/store/sqlite/sqlite-migrations.generated.ts');
@@ -58,10 +60,14 @@ describe('the generated migration modules', () => {
   it('refuse a gap in the version numbers, naming the file', () => {
     const copy = copyOfSqlSources();
     const dir = join(copy, 'src/store/sqlite/migrations');
-    renameSync(join(dir, '0001_quota_schema.sql'), join(dir, '0002_quota_schema.sql'));
+    // The newest file moved one number on leaves a gap before it.
+    const count = SQLITE_MIGRATION_FILES.length;
+    const newest = readdirSync(dir).filter((file) => file.endsWith('.sql')).sort().at(-1) ?? '';
+    const moved = `${String(count + 1).padStart(4, '0')}${newest.slice(4)}`;
+    renameSync(join(dir, newest), join(dir, moved));
     const built = buildSql(['--root', copy]);
     expect(built.status).toBe(1);
-    expect(built.stderr).toContain('0002_quota_schema.sql: expected version 1 here');
+    expect(built.stderr).toContain(`${moved}: expected version ${count} here`);
   });
 });
 

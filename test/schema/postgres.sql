@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane
+-- Applied migrations: 1 quotaplane, 2 placeholder_parallel_branch, 3 api_key_expiry_and_use
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -209,6 +209,8 @@ CREATE TABLE quotaplane.quotaplane_api_keys (
   tenant text COLLATE "C" NOT NULL,
   created_at_ms bigint NOT NULL,
   revoked_at_ms bigint,
+  expires_at_ms bigint,
+  last_used_at_ms bigint,
   CONSTRAINT quotaplane_api_keys_check CHECK (((role = 'operator'::text) OR (tenant <> '*'::text))),
   CONSTRAINT quotaplane_api_keys_key_hash_key UNIQUE (key_hash),
   CONSTRAINT quotaplane_api_keys_pkey PRIMARY KEY (key_id),

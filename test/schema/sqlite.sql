@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema
+-- Applied migrations: 1 quota_schema, 2 placeholder_parallel_branch, 3 api_key_expiry_and_use
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -192,7 +192,7 @@ CREATE TABLE quotaplane_api_keys (
   role           TEXT    NOT NULL CHECK (role IN ('runner', 'operator')),
   tenant         TEXT    NOT NULL,
   created_at_ms  INTEGER NOT NULL,
-  revoked_at_ms  INTEGER,
+  revoked_at_ms  INTEGER, expires_at_ms INTEGER, last_used_at_ms INTEGER,
   -- a runner key acts for exactly one tenant; only an operator key may cover every tenant
   CHECK (role = 'operator' OR tenant <> '*')
 ) STRICT;

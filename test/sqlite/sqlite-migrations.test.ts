@@ -9,7 +9,11 @@ import { QuotaError } from '../../src/core/errors.js';
 import { SQLITE_SCHEMA_VERSION } from '../../src/store/sqlite/sqlite-migrations.js';
 
 // Every migration this build knows, as the schema table records them; each helper adds its own.
-const RECORDED = [{ version: 1, name: 'quota_schema' }]; // one migration per backend until a release
+const RECORDED = [
+  { version: 1, name: 'quota_schema' },
+  { version: 2, name: 'placeholder_parallel_branch' }, // another branch's 0002 replaces it at merge
+  { version: 3, name: 'api_key_expiry_and_use' },
+];
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 
 describe('SQLite migrations', () => {

@@ -284,4 +284,27 @@ export const SQLITE_MIGRATION_FILES: readonly Migration[] = Object.freeze([
       "",
     ].join('\n'),
   },
+  {
+    version: 2,
+    name: 'placeholder_parallel_branch',
+    sql: [
+      "-- Placeholder for version 2, written on another branch in parallel; this file is dropped when the",
+      "-- branches merge (version numbers run without a gap, scripts/build-sql.mjs). It changes nothing.",
+      "SELECT 1;",
+      "",
+    ].join('\n'),
+  },
+  {
+    version: 3,
+    name: 'api_key_expiry_and_use',
+    sql: [
+      "-- Version 3 of the SQLite schema: an API key may expire, and records when it was last used.",
+      "-- expires_at_ms: Unix ms from which the key is refused (NULL: never, as every key made before this",
+      "-- version); rotation sets it on the old key. last_used_at_ms: Unix ms of a request the key",
+      "-- authenticated, written at most once a minute per key per server (NULL: never recorded).",
+      "ALTER TABLE quotaplane_api_keys ADD COLUMN expires_at_ms INTEGER;",
+      "ALTER TABLE quotaplane_api_keys ADD COLUMN last_used_at_ms INTEGER;",
+      "",
+    ].join('\n'),
+  },
 ]);
