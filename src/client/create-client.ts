@@ -9,7 +9,7 @@ import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
 import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type { AdmitResult, DispatchResult, HaltInput, HaltResult, HeartbeatResult, LiftInput, LiftResult, Plane, PlaneStatus, ResumeResult } from '../plane/plane.js';
-import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
+import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey, RotatedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
@@ -287,6 +287,7 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
         return value<CreatedApiKey>('POST', `/v1/keys${newTenantQuery(newTenant)}`, body);
       },
       list: async () => (await value<{ keys: ApiKeyRecord[] }>('GET', '/v1/keys')).keys,
+      rotate: (id, input) => value<RotatedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/rotate`, requestBody(input)),
       revoke: async (id) => {
         try {
           return await value<RevokedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/revoke`, {});
