@@ -12,6 +12,7 @@ import type { QuotaStore } from '../store/store.js';
 import { keyCoversTenant } from '../store/api-keys.js';
 import { authenticate, authorize } from './auth.js';
 import { createKeyUseRecorder } from './key-use-recorder.js';
+import { CSRF_HEADER } from './key-session.js';
 import { registerDashboard, type DashboardOptions } from './dashboard.js';
 import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults, type SpentOutStatus } from './errors.js';
 import { createServiceMetrics } from './metrics.js';
@@ -164,7 +165,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     const access = request.routeOptions.config.access ?? 'public';
     if (access === 'public') return;
     const nowMs = context.clock.nowMs();
-    const key = await authenticate(request.headers.authorization, options.keys, nowMs);
+    const key = await authenticate(request.headers.authorization, options.keys, nowMs, {
+      cookie: request.headers.cookie,
+      method: request.method,
+      csrf: request.headers[CSRF_HEADER],
+    });
     request.apiKey = key;
     keyUses.note(key, nowMs);
     authorize(access, key, (request.params as { tenant?: string } | undefined)?.tenant);

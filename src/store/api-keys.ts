@@ -106,6 +106,38 @@ export interface ApiKeyStore {
    * not exist are ignored. Callers batch and throttle it: it is off the request's critical path.
    */
   recordUse(uses: readonly KeyUse[]): Promise<void>;
+  /**
+   * Stores a dashboard session of the key `keyId` (`hash`: the SHA-256 of its token), removing
+   * every session that ended by `createdAtMs` on the way. Throws `INVALID_ARGUMENT` naming the field.
+   */
+  createSession(session: NewKeySession): Promise<void>;
+  /** The key of the session whose token hashes to `hash`, while the session lasts at `nowMs`; else `null`. The key itself may be revoked or expired: the caller checks. */
+  findSession(hash: string, nowMs: number): Promise<ApiKeyRecord | null>;
+  /** Ends the session whose token hashes to `hash`; answers whether there was one. */
+  endSession(hash: string): Promise<boolean>;
+}
+
+/** A dashboard session to store: its token's SHA-256 (64 hex), its key, and its lifetime in Unix ms. */
+export interface NewKeySession {
+  readonly hash: string;
+  readonly keyId: string;
+  readonly createdAtMs: number;
+  readonly expiresAtMs: number;
+}
+
+/** Validates a session to store; throws `INVALID_ARGUMENT` naming the field. */
+export function requireNewKeySession(value: unknown): NewKeySession {
+  const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  if (!isApiKeyHash(record.hash)) throw invalidArgument('hash', 'must be the SHA-256 of the session token as 64 lowercase hex digits');
+  if (typeof record.keyId !== 'string' || !KEY_ID.test(record.keyId)) throw invalidArgument('keyId', `must be key_<ULID>, got ${describe(record.keyId)}`);
+  const { createdAtMs, expiresAtMs } = record;
+  if (typeof createdAtMs !== 'number' || !Number.isSafeInteger(createdAtMs) || createdAtMs < 0) {
+    throw invalidArgument('createdAtMs', `must be an instant in Unix milliseconds, got ${describe(createdAtMs)}`);
+  }
+  if (typeof expiresAtMs !== 'number' || !Number.isSafeInteger(expiresAtMs) || expiresAtMs <= createdAtMs) {
+    throw invalidArgument('expiresAtMs', `must be an instant in Unix milliseconds after createdAtMs, got ${describe(expiresAtMs)}`);
+  }
+  return { hash: record.hash, keyId: record.keyId, createdAtMs, expiresAtMs };
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;

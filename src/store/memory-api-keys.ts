@@ -5,7 +5,9 @@ import {
   isApiKeyHash,
   requireKeyUses,
   requireNewApiKey,
+  requireNewKeySession,
   type ExpireOutcome,
+  type NewKeySession,
   type ApiKeyRecord,
   type ApiKeyStore,
   type NewApiKey,
@@ -21,6 +23,7 @@ import { requireInstantMs } from '../core/instant.js';
 export function createMemoryApiKeyStore(): ApiKeyStore {
   const byId = new Map<string, ApiKeyRecord & { readonly hash: string }>();
   const insert = (key: NewApiKey) => byId.set(key.id, { ...key, expiresAtMs: key.expiresAtMs ?? null, revokedAtMs: null, lastUsedAtMs: null });
+  const sessions = new Map<string, NewKeySession>();
   const record = ({ hash: _hash, ...rest }: ApiKeyRecord & { readonly hash: string }): ApiKeyRecord => ({ ...rest });
   return {
     async create(key) {
@@ -63,6 +66,22 @@ export function createMemoryApiKeyStore(): ApiKeyStore {
       if (stored.revokedAtMs !== null) return 'revoked';
       if (stored.expiresAtMs === null || stored.expiresAtMs > instant) byId.set(id, { ...stored, expiresAtMs: instant });
       return 'expiring';
+    },
+    async createSession(session) {
+      const checked = requireNewKeySession(session);
+      for (const [hash, stored] of sessions) if (stored.expiresAtMs <= checked.createdAtMs) sessions.delete(hash);
+      sessions.set(checked.hash, checked);
+    },
+    async findSession(hash, nowMs) {
+      if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+      const session = sessions.get(hash);
+      if (session === undefined || session.expiresAtMs <= requireInstantMs('nowMs', nowMs)) return null;
+      const key = byId.get(session.keyId);
+      return key === undefined ? null : record(key);
+    },
+    async endSession(hash) {
+      if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+      return sessions.delete(hash);
     },
     async recordUse(uses) {
       for (const use of requireKeyUses(uses)) {

@@ -47,6 +47,7 @@ describe('service routes', () => {
         '/v1/runs/{run}/resume',
         '/v1/runs/{run}/settle',
         '/v1/prune',
+        '/v1/session',
         '/v1/sweep',
         '/v1/tenants',
         '/v1/tenants/{tenant}/attention',

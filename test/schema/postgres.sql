@@ -217,6 +217,14 @@ CREATE TABLE quotaplane.quotaplane_api_keys (
   CONSTRAINT quotaplane_api_keys_role_check CHECK ((role = ANY (ARRAY['runner'::text, 'operator'::text])))
 );
 
+CREATE TABLE quotaplane.quotaplane_key_sessions (
+  session_hash text COLLATE "C" NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  created_at_ms bigint NOT NULL,
+  expires_at_ms bigint NOT NULL,
+  CONSTRAINT quotaplane_key_sessions_pkey PRIMARY KEY (session_hash)
+);
+
 CREATE TABLE quotaplane.quotaplane_schema (
   version integer NOT NULL,
   name text NOT NULL,
@@ -252,6 +260,8 @@ CREATE UNIQUE INDEX quota_waiters_by_seq ON quotaplane.quota_waiters USING btree
 CREATE UNIQUE INDEX quota_waiters_pkey ON quotaplane.quota_waiters USING btree (tenant, run_id);
 CREATE UNIQUE INDEX quotaplane_api_keys_key_hash_key ON quotaplane.quotaplane_api_keys USING btree (key_hash);
 CREATE UNIQUE INDEX quotaplane_api_keys_pkey ON quotaplane.quotaplane_api_keys USING btree (key_id);
+CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane.quotaplane_key_sessions USING btree (expires_at_ms);
+CREATE UNIQUE INDEX quotaplane_key_sessions_pkey ON quotaplane.quotaplane_key_sessions USING btree (session_hash);
 CREATE UNIQUE INDEX quotaplane_schema_pkey ON quotaplane.quotaplane_schema USING btree (version);
 
 CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)

@@ -197,6 +197,14 @@ CREATE TABLE quotaplane_api_keys (
   CHECK (role = 'operator' OR tenant <> '*')
 ) STRICT;
 
+-- table quotaplane_key_sessions
+CREATE TABLE quotaplane_key_sessions (
+  session_hash   TEXT    NOT NULL PRIMARY KEY,
+  key_id         TEXT    NOT NULL,
+  created_at_ms  INTEGER NOT NULL,
+  expires_at_ms  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
 -- table quotaplane_schema
 CREATE TABLE quotaplane_schema (
   version        INTEGER NOT NULL PRIMARY KEY,
@@ -229,3 +237,6 @@ CREATE INDEX quota_runs_running ON quota_runs (tenant, run_id) WHERE status = 'r
 
 -- index quota_waiters_by_seq
 CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
+
+-- index quotaplane_key_sessions_by_expiry
+CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane_key_sessions (expires_at_ms);

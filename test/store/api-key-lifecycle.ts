@@ -41,6 +41,23 @@ export function describeApiKeyLifecycle(backend: string, keys: () => ApiKeyStore
       expect(await keys().expire(mintApiKey({ role: 'runner', tenant: 'acme', atMs: T0 }).key.id, T0)).toBe('not-found');
     });
 
+    it('a session answers its key while it lasts, ends on endSession, and ended ones go when a new one is made', async () => {
+      const { key } = mintApiKey({ role: 'operator', tenant: '*', name: 'ops-session', atMs: T0 });
+      await keys().create(key);
+      const hash = hashApiKey('qps_one');
+      await keys().createSession({ hash, keyId: key.id, createdAtMs: T0, expiresAtMs: T0 + 1_000 });
+      expect(await keys().findSession(hash, T0 + 999)).toMatchObject({ id: key.id, name: 'ops-session' });
+      expect(await keys().findSession(hash, T0 + 1_000)).toBeNull();
+      expect(await keys().findSession(hashApiKey('qps_other'), T0)).toBeNull();
+      const second = hashApiKey('qps_two');
+      await keys().createSession({ hash: second, keyId: key.id, createdAtMs: T0 + 2_000, expiresAtMs: T0 + 9_000 });
+      expect(await keys().endSession(hash)).toBe(false);
+      expect(await keys().endSession(second)).toBe(true);
+      expect(await keys().findSession(second, T0 + 2_001)).toBeNull();
+      const error = await keys().createSession({ hash, keyId: key.id, createdAtMs: T0, expiresAtMs: T0 }).catch((caught: unknown) => caught);
+      expect((error as QuotaError).details).toMatchObject({ field: 'expiresAtMs' });
+    });
+
     it('recordUse moves lastUsedAtMs forward only, takes a batch in one call, and ignores unknown ids', async () => {
       const a = mintApiKey({ role: 'runner', tenant: 'acme', atMs: T0 });
       const b = mintApiKey({ role: 'runner', tenant: 'acme', atMs: T0 + 1 });

@@ -5,7 +5,9 @@ import {
   isApiKeyHash,
   requireKeyUses,
   requireNewApiKey,
+  requireNewKeySession,
   type ExpireOutcome,
+  type NewKeySession,
   type KeyUse,
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -117,6 +119,33 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     );
     if (row === undefined) return 'not-found';
     return row.revoked ? 'revoked' : 'expiring';
+  }
+
+  async createSession(session: NewKeySession): Promise<void> {
+    const checked = requireNewKeySession(session);
+    // Sessions that ended go when a new one is made, in the same statement.
+    await this.#db.run(
+      `WITH ended AS (DELETE FROM ${this.#s}.quotaplane_key_sessions WHERE expires_at_ms <= $3)
+       INSERT INTO ${this.#s}.quotaplane_key_sessions (session_hash, key_id, created_at_ms, expires_at_ms) VALUES ($1, $2, $3, $4)`,
+      [checked.hash, checked.keyId, checked.createdAtMs, checked.expiresAtMs],
+    );
+  }
+
+  async findSession(hash: string, nowMs: number): Promise<ApiKeyRecord | null> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    const instant = requireInstantMs('nowMs', nowMs);
+    const columns = COLUMNS.split(', ').map((column) => `k.${column}`).join(', ');
+    const row = await this.#db.row<KeyRow>(
+      `SELECT ${columns} FROM ${this.#s}.quotaplane_key_sessions s JOIN ${this.#s}.quotaplane_api_keys k ON k.key_id = s.key_id
+       WHERE s.session_hash = $1 AND s.expires_at_ms > $2`,
+      [hash, instant],
+    );
+    return row === undefined ? null : decodeKey(row);
+  }
+
+  async endSession(hash: string): Promise<boolean> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    return (await this.#db.run(`DELETE FROM ${this.#s}.quotaplane_key_sessions WHERE session_hash = $1`, [hash])) > 0;
   }
 
   async recordUse(uses: readonly KeyUse[]): Promise<void> {

@@ -5,7 +5,9 @@ import {
   isApiKeyHash,
   requireKeyUses,
   requireNewApiKey,
+  requireNewKeySession,
   type ExpireOutcome,
+  type NewKeySession,
   type KeyUse,
   type ApiKeyRecord,
   type ApiKeyStore,
@@ -37,6 +39,16 @@ const RECORD_USE = `UPDATE quotaplane_api_keys SET last_used_at_ms = @atMs
   WHERE key_id = @id AND (last_used_at_ms IS NULL OR last_used_at_ms < @atMs)`;
 /** Revokes a usable key; the first revocation instant is kept. */
 const REVOKE_KEY = 'UPDATE quotaplane_api_keys SET revoked_at_ms = @atMs WHERE key_id = @id AND revoked_at_ms IS NULL';
+
+/** Sessions that ended by @atMs go when a new one is made, so the table holds live ones (and a few ended since). */
+const DROP_ENDED_SESSIONS = 'DELETE FROM quotaplane_key_sessions WHERE expires_at_ms <= @atMs';
+const INSERT_SESSION = `INSERT INTO quotaplane_key_sessions (session_hash, key_id, created_at_ms, expires_at_ms)
+  VALUES (@hash, @keyId, @createdAtMs, @expiresAtMs)`;
+/** The key of a live session: one probe of the session's primary key, one of the key's. */
+const SELECT_SESSION_KEY = `SELECT ${COLUMNS.split(', ').map((column) => `k.${column}`).join(', ')}
+  FROM quotaplane_key_sessions s JOIN quotaplane_api_keys k ON k.key_id = s.key_id
+  WHERE s.session_hash = @hash AND s.expires_at_ms > @nowMs`;
+const DELETE_SESSION = 'DELETE FROM quotaplane_key_sessions WHERE session_hash = @hash';
 
 interface KeyRow {
   key_id: string;
@@ -115,6 +127,26 @@ export class SqliteApiKeyStore implements ApiKeyStore {
       this.#conn.run(EXPIRE_KEY, { id, atMs: instant });
       return 'expiring';
     });
+  }
+
+  async createSession(session: NewKeySession): Promise<void> {
+    const checked = requireNewKeySession(session);
+    await this.#conn.write(() => {
+      this.#conn.run(DROP_ENDED_SESSIONS, { atMs: checked.createdAtMs });
+      this.#conn.run(INSERT_SESSION, { ...checked });
+    });
+  }
+
+  async findSession(hash: string, nowMs: number): Promise<ApiKeyRecord | null> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    const instant = requireInstantMs('nowMs', nowMs);
+    const row = await this.#conn.read(() => this.#conn.get<KeyRow>(SELECT_SESSION_KEY, { hash, nowMs: instant }));
+    return row === undefined ? null : decodeKey(row);
+  }
+
+  async endSession(hash: string): Promise<boolean> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    return this.#conn.write(() => this.#conn.run(DELETE_SESSION, { hash }) > 0);
   }
 
   async recordUse(uses: readonly KeyUse[]): Promise<void> {
