@@ -19,8 +19,10 @@ const SessionReply = strictObject({
 });
 const EndedReply = strictObject({ ended: Type.Boolean({ description: 'true when a session was ended; false when the request had none live' }) });
 
-// Over TLS (the socket's, or a proxy's the server trusts) the cookie is Secure.
-const overTls = (request: FastifyRequest) => request.protocol === 'https';
+// Over TLS the cookie is Secure: the socket's own, or a TLS proxy's in front (`serve` speaks plain
+// HTTP behind one), which the browser's Origin of the page says. Secure only narrows where the
+// cookie goes, so a client claiming an https Origin gains nothing.
+const overTls = (request: FastifyRequest) => request.protocol === 'https' || /^https:\/\//i.test(request.headers.origin ?? '');
 
 /**
  * Dashboard sessions (key-session.ts): `POST /v1/session`, sent with an operator key as the bearer
