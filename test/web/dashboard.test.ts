@@ -179,6 +179,17 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await page.getByText('Signed out').count()).toBe(0);
   });
 
+  it('goes back to sign-in, saying so, when the session is ended elsewhere (another tab signed out)', async () => {
+    await signIn(server.keys.operator);
+    await page.getByText('Signed in as').waitFor();
+    const [cookie] = await context.cookies(`${server.url}/v1/key`);
+    const ended = await fetch(`${server.url}/v1/session`, { method: 'DELETE', headers: { cookie: `qp_session=${cookie?.value ?? ''}`, 'x-quotaplane-csrf': '1' } });
+    expect(await ended.json()).toEqual({ ended: true });
+    // The overview's next refresh is refused, and the page asks for a key again.
+    await page.getByLabel('Operator key').waitFor();
+    await page.getByRole('status').filter({ hasText: 'The session ended' }).waitFor();
+  });
+
   it('manages API keys: creates one with an expiry (secret shown once), rotates it with an overlap, revokes it, and shows last use', async () => {
     await signIn(server.keys.operator);
     await page.getByText('Signed in as').waitFor();

@@ -23,8 +23,11 @@ export class ApiError extends Error {
 /** Encodes one path segment (a tenant, a run). */
 export const seg = (value) => encodeURIComponent(value);
 
-/** An API client: bound to one key (`key`, for signing in), or to the session cookie (no key). */
-export function createApi(key) {
+/**
+ * An API client: bound to one key (`key`, for signing in), or to the session cookie (no key), when
+ * `onSessionEnded` is called on a 401 (signed out in another tab, over after two hours, key revoked).
+ */
+export function createApi(key, onSessionEnded) {
   async function call(method, path, body) {
     const headers = { accept: 'application/json, application/problem+json' };
     if (key === undefined) headers['x-quotaplane-csrf'] = '1';
@@ -52,6 +55,7 @@ export function createApi(key) {
       parsed = undefined;
     }
     if (response.ok) return parsed;
+    if (response.status === 401 && key === undefined) onSessionEnded?.(typeof parsed?.detail === 'string' ? parsed.detail : null);
     const detail = typeof parsed?.detail === 'string' ? parsed.detail : `the server answered HTTP ${response.status}`;
     throw new ApiError(typeof parsed?.code === 'string' ? parsed.code : `HTTP_${response.status}`, response.status, detail, parsed?.field, parsed);
   }

@@ -45,10 +45,17 @@ function App({ config }) {
   const main = useRef(null);
   const money = useMemo(() => moneyFormat(config), [config]);
 
+  // A session that ends while in use (signed out elsewhere, over, its key revoked) leads back to sign-in.
+  const sessionApi = () =>
+    createApi(undefined, (detail) => {
+      setSession(null);
+      setNotice(`The session ended${detail === null ? '' : ` (${detail})`}. Sign in again.`);
+    });
+
   // A session this browser already has (its cookie) is asked about before anything is shown.
   useEffect(() => {
     resumeSession().then((result) => {
-      if (result.ok && result.who.role === 'operator') setSession({ api: createApi(), who: result.who });
+      if (result.ok && result.who.role === 'operator') setSession({ api: sessionApi(), who: result.who });
       else if (!result.ok && result.message !== null) setNotice(result.message);
       setRestoring(false);
     });
@@ -61,7 +68,7 @@ function App({ config }) {
 
   const signIn = (who) => {
     setNotice(null);
-    setSession({ api: createApi(), who });
+    setSession({ api: sessionApi(), who });
   };
   const signOut = async () => {
     const failed = await endSession();
