@@ -23,7 +23,7 @@ import type {
   PlaneStatus,
   ResumeResult,
 } from '../plane/plane.js';
-import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey } from '../plane/api-key-admin.js';
+import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey, RotatedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
 import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
@@ -327,6 +327,7 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
         return value<CreatedApiKey>('POST', `/v1/keys${newTenantQuery(newTenant)}`, body);
       },
       list: async () => (await value<{ keys: ApiKeyRecord[] }>('GET', '/v1/keys')).keys,
+      rotate: (id, input) => value<RotatedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/rotate`, requestBody(input)),
       revoke: async (id) => {
         try {
           return await value<RevokedApiKey>('POST', `/v1/keys/${encodeURIComponent(String(id))}/revoke`, {});

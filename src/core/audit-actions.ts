@@ -10,7 +10,9 @@
  * - `plane.set`, `plane.update`: the plane-wide ceiling replaced or patched (chain `quotaplane:plane`).
  * - `plane.halt`, `plane.lift`: the plane-wide halt thrown or lifted (chain `quotaplane:plane`).
  * - `run.release`, `run.settle`: an operator's release or settle of a run.
- * - `key.create`, `key.revoke`: an API key made or revoked (chain `quotaplane:keys`).
+ * - `key.create`, `key.revoke`: an API key made or revoked (chain `quotaplane:keys`);
+ *   `key.rotate`: an API key replaced by a new one (its `key.create` row follows), the old one
+ *   expiring after the overlap.
  * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
  * - `tenant.delete`: the tenant deleted, every record of it but this chain removed.
  */
@@ -27,6 +29,7 @@ export const AUDIT_ACTIONS = Object.freeze([
   'run.settle',
   'key.create',
   'key.revoke',
+  'key.rotate',
   'run.prune',
   'rate.prune',
   'tenant.delete',

@@ -1,9 +1,10 @@
 import type { FastifyRequest } from 'fastify';
 
 import type { Operator } from '../core/operator.js';
-import { ALL_TENANTS, keyCoversTenant, type ApiKeyRecord, type ApiKeyStore } from '../store/api-keys.js';
+import { ALL_TENANTS, keyCoversTenant, keyExpired, type ApiKeyRecord, type ApiKeyStore } from '../store/api-keys.js';
 import { API_KEY_PREFIX, hashApiKey } from './api-key-secret.js';
 import { badInput, HttpProblem, notFoundProblem } from './errors.js';
+import { sessionKey, sessionTokenOf } from './key-session.js';
 
 /**
  * Who may call a route, set per route as `config.access`:
@@ -34,9 +35,19 @@ const MAX_TOKEN_LENGTH = 512;
 /**
  * The key behind an `Authorization: Bearer <key>` header. Throws `UNAUTHENTICATED` (401) when the
  * header is missing or malformed, or the key is unknown or revoked, without saying which, so a
- * guesser learns nothing. Only the SHA-256 of the key is looked up; the key is never logged.
+ * guesser learns nothing. A key past its `expiresAtMs` at `nowMs` is refused saying it expired and
+ * when: only its holder can send it. Only the SHA-256 of the key is looked up; the key is never
+ * logged. Without the header, a dashboard session cookie (`session`, key-session.ts) stands for
+ * its key, with the same checks of the key.
  */
-export async function authenticate(header: string | undefined, keys: ApiKeyStore): Promise<ApiKeyRecord> {
+export async function authenticate(
+  header: string | undefined,
+  keys: ApiKeyStore,
+  nowMs: number = Date.now(),
+  session?: { readonly cookie: string | undefined; readonly method: string; readonly csrf: string | string[] | undefined },
+): Promise<ApiKeyRecord> {
+  const sessionToken = header === undefined && session !== undefined ? sessionTokenOf(session.cookie) : null;
+  if (sessionToken !== null && session !== undefined) return usable(await sessionKey(sessionToken, keys, nowMs, session.method, session.csrf), nowMs);
   const match = header === undefined ? null : /^Bearer +(\S+) *$/i.exec(header);
   const token = match?.[1];
   if (token === undefined) {
@@ -44,8 +55,19 @@ export async function authenticate(header: string | undefined, keys: ApiKeyStore
   }
   if (!token.startsWith(API_KEY_PREFIX) || token.length > MAX_TOKEN_LENGTH) throw refusedKey();
   const key = await keys.findByHash(hashApiKey(token));
-  if (key === null || key.revokedAtMs !== null) throw refusedKey();
+  if (key === null) throw refusedKey();
+  return usable(key, nowMs);
+}
+
+function usable(key: ApiKeyRecord, nowMs: number): ApiKeyRecord {
+  if (key.revokedAtMs !== null) throw refusedKey();
+  if (keyExpired(key, nowMs)) throw expiredKey(key);
   return key;
+}
+
+function expiredKey(key: ApiKeyRecord): HttpProblem {
+  const at = new Date(key.expiresAtMs ?? 0).toISOString();
+  return new HttpProblem('UNAUTHENTICATED', `the API key ${key.id} expired at ${at}; ask an operator for a new key ('quotaplane keys create' or 'keys rotate')`);
 }
 
 function refusedKey(): HttpProblem {

@@ -11,6 +11,8 @@ import type { ApiKeyStore } from '../store/api-keys.js';
 import type { QuotaStore } from '../store/store.js';
 import { keyCoversTenant } from '../store/api-keys.js';
 import { authenticate, authorize } from './auth.js';
+import { createKeyUseRecorder } from './key-use-recorder.js';
+import { CSRF_HEADER } from './key-session.js';
 import { registerDashboard, type DashboardOptions } from './dashboard.js';
 import { DEFAULT_RETRY_AFTER, errorProblem, HttpProblem, PROBLEM_CONTENT_TYPE, type ProblemReply, type RetryAfterDefaults, type SpentOutStatus } from './errors.js';
 import { createServiceMetrics } from './metrics.js';
@@ -159,13 +161,22 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ),
   );
 
+  // Which keys were used, written at most once a minute per key, never awaited by a request.
+  const keyUses = createKeyUseRecorder(options.keys, (error) => app.log.warn({ err: error }, 'could not record when API keys were last used'));
+  app.addHook('onClose', async () => keyUses.flush());
   // Authentication runs before the body is read or validated, so a caller without a valid key
   // learns nothing from a 400 and cannot make the server parse a large body.
   app.addHook('onRequest', async (request) => {
     const access = request.routeOptions.config.access ?? 'public';
     if (access === 'public') return;
-    const key = await authenticate(request.headers.authorization, options.keys);
+    const nowMs = context.clock.nowMs();
+    const key = await authenticate(request.headers.authorization, options.keys, nowMs, {
+      cookie: request.headers.cookie,
+      method: request.method,
+      csrf: request.headers[CSRF_HEADER],
+    });
     request.apiKey = key;
+    keyUses.note(key, nowMs);
     authorize(access, key, (request.params as { tenant?: string } | undefined)?.tenant);
   });
   // A POST with no body at all reads as `{}`, so the schema names the missing member.

@@ -89,8 +89,9 @@ export function requireMoneyDisplay(money: MoneyDisplay): MoneyDisplay {
  * once when the app is built and kept in memory (a request path only ever selects one of them, so
  * nothing outside that directory can be reached), each with {@link DASHBOARD_CSP} and the other
  * security headers; `/ui/config.json` tells the page how to show money and how often to refresh.
- * `/ui` redirects to `/ui/` so the page's relative paths resolve. The page signs in with an API key
- * it sends as a bearer header on `/v1`, so these routes themselves are public. When the assets
+ * `/ui` redirects to `/ui/` so the page's relative paths resolve. The page signs in by sending an
+ * operator key as a bearer header to `POST /v1/session` and then uses the session cookie on `/v1`
+ * (routes/session.ts), so these routes themselves are public. When the assets
  * were not built, `/ui/` says to run `npm run build`.
  */
 export function registerDashboard(app: FastifyInstance, options: DashboardOptions = {}): void {

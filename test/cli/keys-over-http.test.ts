@@ -31,6 +31,24 @@ async function json(args: readonly string[]): Promise<{ status: number; body: an
 }
 
 describe('API keys over HTTP, audited', () => {
+  it('keys create --expires-in and keys rotate --overlap work through a server as on a store, and the first key records its use', async () => {
+    const { server, key } = await served();
+    const through = ['--url', server.url, '--key', key];
+    const created = await json(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--name', 'worker', '--expires-in', '7d', ...through]);
+    expect(created.status, created.stderr).toBe(0);
+    expect(created.body.expiresAtMs - created.body.createdAtMs).toBe(7 * 86_400_000);
+    const rotated = await json(['keys', 'rotate', created.body.id, '--overlap', '1h', ...through]);
+    expect(rotated.status, rotated.stderr).toBe(0);
+    expect(rotated.body.created).toMatchObject({ name: 'worker', role: 'runner', tenant: 'acme', key: expect.stringMatching(/^qp_/) });
+    expect(rotated.body.old.id).toBe(created.body.id);
+    expect(rotated.body.old.expiresAtMs - rotated.body.created.createdAtMs).toBe(3_600_000);
+    const listed = await json(['keys', 'list', ...through]);
+    const first = listed.body.keys.find((record: any) => record.name === 'first-operator');
+    expect(typeof first.lastUsedAtMs).toBe('number');
+    const missing = await runCli(['keys', 'rotate', 'key_01JB0000000000000000000000', '--overlap', '0', ...through]);
+    expect(missing.status).toBe(1);
+  });
+
   it('keys create, list and revoke through a server with --url/--key; each act is an audit row, verified by audit --verify', async () => {
     const { server, storeUrl, key } = await served();
     const through = ['--url', server.url, '--key', key];

@@ -26,7 +26,8 @@ describe('quotaplane keys', () => {
     const listed = await runCli(['keys', 'list', '--store', store]);
     expect(listed.status).toBe(0);
     // Upper-case column headers, like every other table of the CLI.
-    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+ROLE\s+TENANT\s+CREATED\s+REVOKED\s*$/);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+ROLE\s+TENANT\s+CREATED\s+EXPIRES\s+LAST USED\s+REVOKED\s*$/);
+    expect(listed.stdout).toContain('LAST USED is coarse');
     expect(listed.stdout).toMatch(/key_\w+\s+acme-worker\s+runner\s+acme/);
     expect(listed.stdout).not.toContain(secret);
 
@@ -45,7 +46,50 @@ describe('quotaplane keys', () => {
     expect(document.key).toMatch(/^qp_/);
     expect(document).not.toHaveProperty('hash');
     const listed = JSON.parse((await runCli(['keys', 'list', '--store', store, '--json'])).stdout) as { keys: unknown[] };
-    expect(listed.keys).toEqual([{ id: document.id, name: document.name, role: 'operator', tenant: '*', createdAtMs: document.createdAtMs, revokedAtMs: null }]);
+    expect(listed.keys).toEqual([{ id: document.id, name: document.name, role: 'operator', tenant: '*', createdAtMs: document.createdAtMs, revokedAtMs: null, expiresAtMs: null, lastUsedAtMs: null }]);
+  });
+
+  it('create --expires-in sets the expiry; list shows it in the table and --json', async () => {
+    const before = Date.now();
+    const created = await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--expires-in', '30d', '--store', store, '--actor', 'ops', '--json']);
+    expect(created.status, created.stderr).toBe(0);
+    const document = JSON.parse(created.stdout) as { id: string; createdAtMs: number; expiresAtMs: number };
+    expect(document.expiresAtMs - document.createdAtMs).toBe(30 * 86_400_000);
+    expect(document.createdAtMs).toBeGreaterThanOrEqual(before);
+    const listed = JSON.parse((await runCli(['keys', 'list', '--store', store, '--json'])).stdout) as { keys: { expiresAtMs: number; lastUsedAtMs: null }[] };
+    expect(listed.keys).toMatchObject([{ expiresAtMs: document.expiresAtMs, lastUsedAtMs: null }]);
+    const table = await runCli(['keys', 'list', '--store', store]);
+    expect(table.stdout).toContain(new Date(document.expiresAtMs).toISOString().slice(0, 10));
+    const bad = await runCli(['keys', 'create', '--tenant', 'acme', '--role', 'runner', '--expires-in', '30', '--store', store, '--actor', 'ops']);
+    expect([bad.status, bad.stderr]).toEqual([2, expect.stringContaining('--expires-in')]);
+  });
+
+  it('rotate makes a new key with the same name, role and tenant, prints it once, and ends the old one after --overlap (audited)', async () => {
+    const old = JSON.parse((await runCli(['keys', 'create', '--tenant', 'acme', '--new-tenant', '--role', 'runner', '--name', 'worker', '--store', store, '--actor', 'ops', '--json'])).stdout) as {
+      id: string;
+    };
+    const rotated = await runCli(['keys', 'rotate', old.id, '--overlap', '1h', '--store', store, '--actor', 'ops']);
+    expect(rotated.status, rotated.stderr).toBe(0);
+    expect(rotated.stdout).toContain(`rotated ${old.id}: it is accepted until`);
+    expect(rotated.stdout).toMatch(/runner key for tenant 'acme', name worker/);
+    const secret = /qp_[A-Za-z0-9_-]{43}/.exec(rotated.stdout)?.[0] as string;
+    const opened = await openStore(store);
+    try {
+      const keys = opened.apiKeys!();
+      const fresh = await keys.findByHash(hashApiKey(secret));
+      expect(fresh).toMatchObject({ name: 'worker', role: 'runner', tenant: 'acme', expiresAtMs: null });
+      const before = (await keys.list()).find((key) => key.id === old.id);
+      expect((before?.expiresAtMs ?? 0) - (fresh?.createdAtMs ?? 0)).toBe(3_600_000);
+      const audit = await opened.tenant('acme').auditLog({ limit: 10 });
+      expect(audit.map((row) => row.action)).toEqual(expect.arrayContaining(['key.rotate', 'key.create']));
+    } finally {
+      await opened.close();
+    }
+    const revoked = await runCli(['keys', 'revoke', old.id, '--store', store, '--actor', 'ops']);
+    expect(revoked.status).toBe(0);
+    const again = await runCli(['keys', 'rotate', old.id, '--overlap', '0', '--store', store, '--actor', 'ops']);
+    expect(again.status).toBe(1);
+    expect(again.stderr).toContain('revoked key');
   });
 
   it('revoke revokes once, says so again idempotently, and exits 1 for an id that names no key', async () => {

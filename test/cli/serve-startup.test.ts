@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -110,6 +110,42 @@ describe('serve startup faults', () => {
     expect(result.stderr).toContain(`written to ${keyFile} (mode 0600)`);
     expect(result.stdout + result.stderr).not.toContain(secret);
     expect(result.stdout + result.stderr).not.toMatch(/qp_[A-Za-z0-9_-]{43}/);
+  });
+
+  it('by default writes the first key to quotaplane-first-key beside the SQLite store file (mode 0600), naming it on stderr without the key', async () => {
+    const dir = tempDir();
+    const keyFile = join(dir, 'quotaplane-first-key');
+    const result = await serveOnce(['--store', `sqlite:${join(dir, 'q.db')}`, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
+    expect(result.status).toBe(0);
+    const secret = readFileSync(keyFile, 'utf8').trim();
+    expect(secret).toMatch(/^qp_[A-Za-z0-9_-]{43}$/);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(result.stderr).toContain(`written to ${keyFile} (mode 0600)`);
+    expect(result.stdout + result.stderr).not.toMatch(/qp_[A-Za-z0-9_-]{43}/);
+    // A restart on the store that has its key leaves the file alone.
+    const again = await serveOnce(['--store', `sqlite:${join(dir, 'q.db')}`, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
+    expect(again.status).toBe(0);
+    expect(readFileSync(keyFile, 'utf8').trim()).toBe(secret);
+  });
+
+  it('--first-key-file - prints the first key on stderr and writes no file', async () => {
+    const dir = tempDir();
+    const result = await serveOnce(['--store', `sqlite:${join(dir, 'q.db')}`, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent', '--first-key-file', '-']);
+    expect(result.status).toBe(0);
+    expect(result.stderr.match(/qp_[A-Za-z0-9_-]{43}/g)).toHaveLength(1);
+    expect(existsSync(join(dir, 'quotaplane-first-key'))).toBe(false);
+  });
+
+  it('never overwrites an existing first-key file: refuses naming it, and makes no key', async () => {
+    const dir = tempDir();
+    const keyFile = join(dir, 'quotaplane-first-key');
+    writeFileSync(keyFile, 'precious\n');
+    const storeUrl = `sqlite:${join(dir, 'q.db')}`;
+    const result = await runCli(['serve', '--store', storeUrl, '--port', '0', '--sweep-interval-ms', '0', '--log-level', 'silent']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain(`${keyFile} exists and is never overwritten`);
+    expect(readFileSync(keyFile, 'utf8')).toBe('precious\n');
+    expect(await keyCount(storeUrl)).toBe(0);
   });
 
   it('--shutdown-timeout-ms defaults to 10000, and one that is not a whole number of ms is a usage error naming it', async () => {

@@ -23,10 +23,10 @@ function tempDir(): string {
 }
 
 describe('quotaplane serve as a process', () => {
-  it('starts on a new SQLite file, shows the first operator key once on stderr only, logs only JSON on stdout, serves, and stops on SIGTERM closing the store', async () => {
+  it('starts on a new SQLite file, shows the first operator key once on stderr only when asked (--first-key-file -), logs only JSON on stdout, serves, and stops on SIGTERM closing the store', async () => {
     const dir = tempDir();
     const db = join(dir, 'served.db');
-    const child = spawn(process.execPath, [await compiledEntry(join(REPO_ROOT, 'src', 'cli', 'bin.ts')), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'info'], {
+    const child = spawn(process.execPath, [await compiledEntry(join(REPO_ROOT, 'src', 'cli', 'bin.ts')), 'serve', '--port', '0', '--store', `sqlite:${db}`, '--log-level', 'info', '--first-key-file', '-'], {
       cwd: REPO_ROOT,
       stdio: ['ignore', 'pipe', 'pipe'],
       env: { ...process.env, QUOTAPLANE_PROT: '8080' },

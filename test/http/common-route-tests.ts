@@ -81,6 +81,18 @@ export function runCommonRouteTests(route: RouteCase): void {
       await refusedWithoutChange(withKey(fixture.key.revoked), 401, 'UNAUTHENTICATED');
     });
 
+    it('an expired key of every tenant answers 401 saying it expired, and changes nothing', async () => {
+      const { problem } = await refusedWithoutChange(withKey(fixture.key.expired), 401, 'UNAUTHENTICATED');
+      expect(problem.detail).toContain(`${fixture.key.expired.record.id} expired at`);
+    });
+
+    if (route.request.method !== 'GET') {
+      it('a dashboard session cookie without the CSRF header answers 401 and changes nothing', async () => {
+        const { problem } = await refusedWithoutChange({ ...route.request, headers: { ...(route.request.headers ?? {}), cookie: fixture.key.opAllSession } }, 401, 'UNAUTHENTICATED');
+        expect(problem.detail).toContain('x-quotaplane-csrf: 1');
+      });
+    }
+
     it('a runner key of another tenant answers 404 and changes nothing', async () => {
       await refusedWithoutChange(withKey(fixture.key.runGlobex), 404, 'NOT_FOUND');
     });

@@ -2,7 +2,8 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { expect } from 'vitest';
 
 import { buildApp, type BuildAppOptions } from '../../src/http/build-app.js';
-import { mintApiKey } from '../../src/http/api-key-secret.js';
+import { hashApiKey, mintApiKey } from '../../src/http/api-key-secret.js';
+import { SESSION_COOKIE } from '../../src/http/key-session.js';
 import { createPlane } from '../../src/plane/create-plane.js';
 import type { Plane } from '../../src/plane/plane.js';
 import type { ApiKeyRecord, ApiKeyRole, ApiKeyStore } from '../../src/store/api-keys.js';
@@ -36,6 +37,10 @@ export interface FixtureKeys {
   readonly runGlobex: FixtureKey;
   /** A runner key of acme that was revoked. */
   readonly revoked: FixtureKey;
+  /** An operator key of every tenant that expired at T0. */
+  readonly expired: FixtureKey;
+  /** The `Cookie` header of a dashboard session of {@link opAll}, lasting past every test. */
+  readonly opAllSession: string;
 }
 
 /** A service on a private in-memory SQLite store with a manual clock, and its keys. */
@@ -48,6 +53,9 @@ export interface ServiceFixture {
   readonly key: FixtureKeys;
   close(): Promise<void>;
 }
+
+// A fixed session token of the fixture's operator of every tenant (key-session.ts shape).
+const SESSION_TOKEN = `qps_${'s'.repeat(43)}`;
 
 /** Makes a key of `role` for `tenant` named `name` in `keys`. */
 export async function makeKey(keys: ApiKeyStore, role: ApiKeyRole, tenant: string, name: string, atMs = T0): Promise<FixtureKey> {
@@ -72,8 +80,12 @@ export async function serviceFixture(options: Partial<BuildAppOptions> = {}): Pr
     runAcme: await makeKey(keys, 'runner', 'acme', 'acme-runner'),
     runGlobex: await makeKey(keys, 'runner', 'globex', 'globex-runner'),
     revoked: await makeKey(keys, 'runner', 'acme', 'acme-old-runner'),
+    expired: await makeKey(keys, 'operator', '*', 'ops-expired'),
+    opAllSession: `${SESSION_COOKIE}=${SESSION_TOKEN}`,
   };
   await keys.revoke(key.revoked.record.id, T0);
+  await keys.expire(key.expired.record.id, T0);
+  await keys.createSession({ hash: hashApiKey(SESSION_TOKEN), keyId: key.opAll.record.id, createdAtMs: T0, expiresAtMs: T0 + 365 * 86_400_000 });
   const app = await buildApp({ plane, store, keys, clock, ...options });
   return {
     app,
@@ -154,5 +166,7 @@ export async function stateSnapshot(fixture: Pick<ServiceFixture, 'store' | 'key
       dispatches: room.ok ? 0 : room.refusal.code === 'RateLimited' ? room.refusal.reached : -1,
     };
   }
-  return { tenants: await store.tenants(), perTenant, keys: await fixture.keys.list() };
+  // lastUsedAtMs is advisory bookkeeping any authenticated request may move (docs/guides/operating.md#api-keys).
+  const keys = (await fixture.keys.list()).map(({ lastUsedAtMs: _lastUsed, ...key }) => key);
+  return { tenants: await store.tenants(), perTenant, keys };
 }

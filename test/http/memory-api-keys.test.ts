@@ -4,6 +4,12 @@ import { QuotaError } from '../../src/core/errors.js';
 import { hashApiKey, mintApiKey } from '../../src/http/api-key-secret.js';
 import { createMemoryApiKeyStore } from '../../src/store/memory-api-keys.js';
 import { T0 } from './http-fixtures.js';
+import { describeApiKeyLifecycle } from '../store/api-key-lifecycle.js';
+
+describeApiKeyLifecycle('in-memory', (() => {
+  const keys = createMemoryApiKeyStore();
+  return () => keys;
+})());
 
 describe('the in-memory API key store answers as the SQLite one does', () => {
   it('create, find by the hash of the secret, list oldest first, revoke idempotently', async () => {
@@ -12,7 +18,7 @@ describe('the in-memory API key store answers as the SQLite one does', () => {
     const b = mintApiKey({ role: 'runner', tenant: 'acme', atMs: T0 + 1 });
     await keys.create(b.key);
     await keys.create(a.key);
-    expect(await keys.findByHash(hashApiKey(b.secret))).toEqual({ id: b.key.id, name: b.key.id, role: 'runner', tenant: 'acme', createdAtMs: T0 + 1, revokedAtMs: null });
+    expect(await keys.findByHash(hashApiKey(b.secret))).toEqual({ id: b.key.id, name: b.key.id, role: 'runner', tenant: 'acme', createdAtMs: T0 + 1, revokedAtMs: null, expiresAtMs: null, lastUsedAtMs: null });
     expect((await keys.list()).map((key) => key.id)).toEqual([a.key.id, b.key.id]);
     expect(await keys.revoke(b.key.id, T0 + 5)).toBe('revoked');
     expect(await keys.revoke(b.key.id, T0 + 6)).toBe('already-revoked');

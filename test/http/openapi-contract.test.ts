@@ -75,7 +75,7 @@ describe('every route answers what /openapi.json documents', () => {
 
   const call = async (
     label: string,
-    method: 'GET' | 'POST' | 'PUT' | 'PATCH',
+    method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
     url: string,
     key: FixtureKey | null,
     payload?: unknown,
@@ -180,6 +180,11 @@ describe('every route answers what /openapi.json documents', () => {
     await call('keys', 'GET', '/v1/keys', k.opAcme);
     await call('key revoke', 'POST', `/v1/keys/${created.json<{ id: string }>().id}/revoke`, k.opAcme);
     await call('key revoke unknown 404', 'POST', '/v1/keys/key_nope/revoke', k.opAcme);
+    const rotating = await call('key create to rotate', 'POST', '/v1/keys', k.opAcme, { tenant: 'acme', role: 'runner', name: 'ci2', expiresInMs: 3_600_000 });
+    await call('key rotate', 'POST', `/v1/keys/${rotating.json<{ id: string }>().id}/rotate`, k.opAcme, { overlapMs: 60_000 });
+    await call('key rotate unknown 404', 'POST', '/v1/keys/key_nope/rotate', k.opAcme, { overlapMs: 0 });
+    await call('session start', 'POST', '/v1/session', k.opAcme);
+    await call('session end without a cookie', 'DELETE', '/v1/session', k.opAcme);
     // The plane-wide ceiling.
     await call('plane none', 'GET', '/v1/plane', k.opAll);
     await call('plane set', 'PUT', '/v1/plane/ceiling', k.opAll, { maxConcurrentRuns: 10, agents: { planner: { maxConcurrentRuns: 1 } }, weights: { acme: 2 } });

@@ -5,14 +5,14 @@ import type { PlaneCeiling as CorePlaneCeiling } from '../../src/core/plane-ceil
 import type { TenantQuota as CoreTenantQuota } from '../../src/core/quota.js';
 import type { AuditReply } from '../../src/http/routes/audit.js';
 import type { HaltReply, LiftedView, LiftReply } from '../../src/http/routes/halts.js';
-import type { CreatedKey, KeyRecord } from '../../src/http/routes/keys.js';
+import type { CreatedKey, KeyRecord, RotateReply } from '../../src/http/routes/keys.js';
 import type { PlaneStatusReply } from '../../src/http/routes/plane.js';
 import type { PruneReply } from '../../src/http/routes/prune.js';
 import type { SlotsReply } from '../../src/http/routes/slots.js';
 import type { RateWindowsReply, SpendHistoryReply } from '../../src/http/routes/spend-history.js';
 import type { PassGrant, PlaneCeiling, TenantQuota, Usage } from '../../src/http/schemas/common.js';
 import type { AttentionReport, AuditRecord, AuditVerification, Held, LeaseRenewal, ReleaseReply, RunsPage, SettleReply, SweepReply } from '../../src/http/schemas/operator.js';
-import type { CreatedApiKey } from '../../src/plane/api-key-admin.js';
+import type { CreatedApiKey, RotatedApiKey } from '../../src/plane/api-key-admin.js';
 import type { LiftedHalt } from '../../src/plane/lifted-halts.js';
 import type {
   AttentionReport as PlaneAttentionReport,
@@ -74,6 +74,7 @@ describe('reply schemas list every member of the library types they answer', () 
     expectTypeOf<Shape<Static<typeof LiftedView>>>().toEqualTypeOf<Shape<LiftedHalt>>();
     expectTypeOf<Shape<Static<typeof KeyRecord>>>().toEqualTypeOf<Shape<ApiKeyRecord>>();
     expectTypeOf<Shape<Static<typeof CreatedKey>>>().toEqualTypeOf<Shape<CreatedApiKey>>();
+    expectTypeOf<Shape<Static<typeof RotateReply>>>().toEqualTypeOf<Shape<RotatedApiKey>>();
     expectTypeOf<Shape<Static<typeof SlotsReply>>>().toEqualTypeOf<Shape<SlotHoldersPage>>();
     expectTypeOf<Shape<Static<typeof PruneReply>>>().toEqualTypeOf<Shape<PruneResult>>();
     expectTypeOf<Shape<Static<typeof SpendHistoryReply>>>().toEqualTypeOf<Shape<SpendHistory>>();

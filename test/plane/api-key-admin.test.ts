@@ -57,6 +57,8 @@ describe('storeApiKeyAdmin.create', () => {
       tenant: 'acme',
       createdAtMs: T0,
       revokedAtMs: null,
+      expiresAtMs: null,
+      lastUsedAtMs: null,
       key: expect.stringMatching(/^qp_/),
     });
     expect(created).not.toHaveProperty('hash');
@@ -129,7 +131,7 @@ describe('storeApiKeyAdmin.list', () => {
     const everyId = (await admin().list()).map((key) => key.id);
     expect(everyId).toEqual([a.id, g.id, all.id]);
     const acmeOnly = await admin({ by: null, covers: (tenant) => tenant === 'acme' }).list();
-    expect(acmeOnly).toEqual([{ id: a.id, name: a.name, role: 'runner', tenant: 'acme', createdAtMs: T0, revokedAtMs: T0 + 2000 }]);
+    expect(acmeOnly).toEqual([{ id: a.id, name: a.name, role: 'runner', tenant: 'acme', createdAtMs: T0, revokedAtMs: T0 + 2000, expiresAtMs: null, lastUsedAtMs: null }]);
 
     const failingKeys: ApiKeyStore = { ...keys, list: async () => Promise.reject(new Error('disk gone')) };
     expect((await failure(admin({ keys: failingKeys }).list())).details).toEqual({ operation: 'listKeys' });
@@ -185,5 +187,53 @@ describe('storeApiKeyAdmin.revoke', () => {
     const failingList: ApiKeyStore = { ...keys, list: async () => Promise.reject(new Error('disk gone')) };
     expect((await failure(admin({ keys: failingList }).revoke(created.id))).details).toEqual({ operation: 'listKeys' });
     expect((await keys.list())[0]?.revokedAtMs).toBeNull();
+  });
+});
+
+describe('storeApiKeyAdmin expiry and rotate', () => {
+  it('create with expiresInMs sets the expiry from the clock and audits it; an expiry of 0 is refused naming expiresInMs', async () => {
+    const created = await admin().create({ tenant: 'acme', role: 'runner', newTenant: true, expiresInMs: 60_000 });
+    expect(created.expiresAtMs).toBe(T0 + 60_000);
+    expect((await auditOf('acme'))[0]?.detail).toEqual({ name: created.name, role: 'runner', tenant: 'acme', expiresAtMs: T0 + 60_000 });
+    expect((await failure(admin().create({ tenant: 'acme', role: 'runner', expiresInMs: 0 }))).details).toMatchObject({ field: 'expiresInMs' });
+  });
+
+  it('rotate makes a key with the same name, role, tenant and lifetime, ends the old one after the overlap, and audits key.rotate then key.create', async () => {
+    const old = await admin().create({ tenant: 'acme', role: 'runner', name: 'worker', newTenant: true, expiresInMs: 86_400_000 });
+    nowMs = T0 + 1_000;
+    const rotated = await admin().rotate(old.id, { overlapMs: 60_000 });
+    expect(rotated.created).toMatchObject({ name: 'worker', role: 'runner', tenant: 'acme', createdAtMs: T0 + 1_000, expiresAtMs: T0 + 1_000 + 86_400_000 });
+    expect(rotated.old).toEqual({ id: old.id, expiresAtMs: T0 + 61_000 });
+    expect((await keys.list()).find((key) => key.id === old.id)?.expiresAtMs).toBe(T0 + 61_000);
+    const rows = await auditOf('acme');
+    // Newest first: the rotate row, then the new key's create row after it.
+    expect(rows.slice(0, 2).reverse().map(({ action, subject, detail }) => [action, subject, detail])).toEqual([
+      ['key.rotate', old.id, { name: 'worker', role: 'runner', tenant: 'acme', rotatedTo: rotated.created.id, expiresAtMs: T0 + 61_000 }],
+      ['key.create', rotated.created.id, { name: 'worker', role: 'runner', tenant: 'acme', rotatedFrom: old.id, expiresAtMs: T0 + 1_000 + 86_400_000 }],
+    ]);
+  });
+
+  it('an overlap never lengthens the old key, and a key without expiry makes one without unless expiresInMs says', async () => {
+    const soon = await admin().create({ tenant: 'acme', role: 'runner', newTenant: true, expiresInMs: 10_000 });
+    expect((await admin().rotate(soon.id, { overlapMs: 3_600_000 })).old.expiresAtMs).toBe(T0 + 10_000);
+    const lasting = await admin().create({ tenant: 'acme', role: 'runner' });
+    expect((await admin().rotate(lasting.id, { overlapMs: 0 })).created.expiresAtMs).toBeNull();
+    const other = await admin().create({ tenant: 'acme', role: 'runner' });
+    expect((await admin().rotate(other.id, { overlapMs: 0, expiresInMs: 5_000 })).created.expiresAtMs).toBe(T0 + 5_000);
+  });
+
+  it('refuses a revoked, an expired, an unknown or an uncovered key with NOT_FOUND, and needs an operator; nothing is written', async () => {
+    const revoked = await admin().create({ tenant: 'acme', role: 'runner', newTenant: true });
+    await admin().revoke(revoked.id);
+    const expired = await admin().create({ tenant: 'acme', role: 'runner', expiresInMs: 1 });
+    nowMs = T0 + 1;
+    const before = (await auditOf('acme')).length;
+    expect((await failure(admin().rotate(revoked.id, { overlapMs: 0 }))).code).toBe('NOT_FOUND');
+    expect((await failure(admin().rotate(expired.id, { overlapMs: 0 }))).code).toBe('NOT_FOUND');
+    expect((await failure(admin().rotate('key_01JB0000000000000000000000', { overlapMs: 0 }))).code).toBe('NOT_FOUND');
+    expect((await failure(admin({ covers: (tenant) => tenant === 'globex' }).rotate(expired.id, { overlapMs: 0 }))).code).toBe('NOT_FOUND');
+    expect((await failure(admin({ by: null }).rotate(expired.id, { overlapMs: 0 }))).details).toMatchObject({ field: 'by' });
+    expect((await failure(admin().rotate(expired.id, { overlapMs: -1 }))).details).toMatchObject({ field: 'overlapMs' });
+    expect((await auditOf('acme')).length).toBe(before);
   });
 });

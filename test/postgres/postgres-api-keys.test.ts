@@ -7,6 +7,7 @@ import type { ApiKeyStore } from '../../src/store/api-keys.js';
 import { openPostgresStore, type PostgresQuotaStore } from '../../src/store/postgres/postgres-store.js';
 import { dropSchema, freshSchemaName, testPgUrl } from './pg-test-support.js';
 import { RaceCluster } from './race-cluster.js';
+import { describeApiKeyLifecycle } from '../store/api-key-lifecycle.js';
 
 // The API keys of the HTTP service on PostgreSQL (schema version 3): the same behaviour as the
 // SQLite adapter, and one first key between servers starting together on one database.
@@ -47,6 +48,8 @@ async function caught(promise: Promise<unknown>): Promise<QuotaError> {
   return error as QuotaError;
 }
 
+describeApiKeyLifecycle('PostgreSQL', () => keys);
+
 describe('PostgreSQL API keys', () => {
   it('stores only the hash: the secret never reaches the database, and the key is found by the hash of its secret', async () => {
     await emptyKeys();
@@ -59,6 +62,8 @@ describe('PostgreSQL API keys', () => {
       tenant: 'acme',
       createdAtMs: T0,
       revokedAtMs: null,
+      expiresAtMs: null,
+      lastUsedAtMs: null,
     });
     expect(await keys.findByHash(hashApiKey(`${secret}x`))).toBeNull();
     const dump = JSON.stringify((await admin.query(`SELECT * FROM "${schema}".quotaplane_api_keys`)).rows);

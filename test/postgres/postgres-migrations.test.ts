@@ -159,6 +159,7 @@ describe('PostgreSQL migrations', () => {
       'quota_wait_turns',
       'quota_waiters',
       'quotaplane_api_keys',
+      'quotaplane_key_sessions',
       'quotaplane_schema',
     ]);
   });

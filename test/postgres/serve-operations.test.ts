@@ -132,7 +132,7 @@ describe('serve on PostgreSQL, operated', () => {
   it('waits for a server that is not up yet (healthz 200, readyz 503 meanwhile), logs store faults without the password, and on SIGTERM with the server frozen stops accepting at once', async () => {
     await pg.stop();
     const schema = `qp_serve_ops_${Date.now()}`;
-    const served = serve(['--store', `${pg.url}?schema=${schema}`, '--shutdown-timeout-ms', '1500', '--sweep-interval-ms', '0']);
+    const served = serve(['--store', `${pg.url}?schema=${schema}`, '--shutdown-timeout-ms', '1500', '--sweep-interval-ms', '0', '--first-key-file', '-']);
     try {
       const [, url = ''] = await served.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
       expect((await fetch(`${url}/healthz`)).status).toBe(200);

@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane, 2 halts_reach_running
+-- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -221,10 +221,20 @@ CREATE TABLE quotaplane.quotaplane_api_keys (
   tenant text COLLATE "C" NOT NULL,
   created_at_ms bigint NOT NULL,
   revoked_at_ms bigint,
+  expires_at_ms bigint,
+  last_used_at_ms bigint,
   CONSTRAINT quotaplane_api_keys_check CHECK (((role = 'operator'::text) OR (tenant <> '*'::text))),
   CONSTRAINT quotaplane_api_keys_key_hash_key UNIQUE (key_hash),
   CONSTRAINT quotaplane_api_keys_pkey PRIMARY KEY (key_id),
   CONSTRAINT quotaplane_api_keys_role_check CHECK ((role = ANY (ARRAY['runner'::text, 'operator'::text])))
+);
+
+CREATE TABLE quotaplane.quotaplane_key_sessions (
+  session_hash text COLLATE "C" NOT NULL,
+  key_id text COLLATE "C" NOT NULL,
+  created_at_ms bigint NOT NULL,
+  expires_at_ms bigint NOT NULL,
+  CONSTRAINT quotaplane_key_sessions_pkey PRIMARY KEY (session_hash)
 );
 
 CREATE TABLE quotaplane.quotaplane_schema (
@@ -263,6 +273,8 @@ CREATE UNIQUE INDEX quota_waiters_by_seq ON quotaplane.quota_waiters USING btree
 CREATE UNIQUE INDEX quota_waiters_pkey ON quotaplane.quota_waiters USING btree (tenant, run_id);
 CREATE UNIQUE INDEX quotaplane_api_keys_key_hash_key ON quotaplane.quotaplane_api_keys USING btree (key_hash);
 CREATE UNIQUE INDEX quotaplane_api_keys_pkey ON quotaplane.quotaplane_api_keys USING btree (key_id);
+CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane.quotaplane_key_sessions USING btree (expires_at_ms);
+CREATE UNIQUE INDEX quotaplane_key_sessions_pkey ON quotaplane.quotaplane_key_sessions USING btree (session_hash);
 CREATE UNIQUE INDEX quotaplane_schema_pkey ON quotaplane.quotaplane_schema USING btree (version);
 
 CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)

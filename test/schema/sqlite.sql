@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema, 2 halts_reach_running
+-- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -202,10 +202,18 @@ CREATE TABLE quotaplane_api_keys (
   role           TEXT    NOT NULL CHECK (role IN ('runner', 'operator')),
   tenant         TEXT    NOT NULL,
   created_at_ms  INTEGER NOT NULL,
-  revoked_at_ms  INTEGER,
+  revoked_at_ms  INTEGER, expires_at_ms INTEGER, last_used_at_ms INTEGER,
   -- a runner key acts for exactly one tenant; only an operator key may cover every tenant
   CHECK (role = 'operator' OR tenant <> '*')
 ) STRICT;
+
+-- table quotaplane_key_sessions
+CREATE TABLE quotaplane_key_sessions (
+  session_hash   TEXT    NOT NULL PRIMARY KEY,
+  key_id         TEXT    NOT NULL,
+  created_at_ms  INTEGER NOT NULL,
+  expires_at_ms  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
 
 -- table quotaplane_schema
 CREATE TABLE quotaplane_schema (
@@ -239,3 +247,6 @@ CREATE INDEX quota_runs_running ON quota_runs (tenant, run_id) WHERE status = 'r
 
 -- index quota_waiters_by_seq
 CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
+
+-- index quotaplane_key_sessions_by_expiry
+CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane_key_sessions (expires_at_ms);

@@ -9,6 +9,7 @@ import type { ApiKeyStore } from '../../src/store/api-keys.js';
 import { openSqliteStore, type SqliteQuotaStore } from '../../src/store/sqlite/sqlite-store.js';
 import { compiledEntry } from '../compiled-entry.js';
 import { tempDir } from '../plane/plane-fixtures.js';
+import { describeApiKeyLifecycle } from '../store/api-key-lifecycle.js';
 
 const T0 = 1_767_600_000_000;
 
@@ -20,6 +21,20 @@ async function caught(promise: Promise<unknown>): Promise<QuotaError> {
   expect(error).toBeInstanceOf(QuotaError);
   return error as QuotaError;
 }
+
+describe('SQLite API keys, expiry and last use', () => {
+  let dir: { dir: string; remove: () => void };
+  let store: SqliteQuotaStore;
+  beforeEach(async () => {
+    dir = tempDir();
+    store = await openSqliteStore(`${dir.dir}/quota.db`);
+  });
+  afterEach(async () => {
+    await store.close();
+    dir.remove();
+  });
+  describeApiKeyLifecycle('SQLite', () => store.apiKeys());
+});
 
 describe('SQLite API keys', () => {
   let dir: { dir: string; remove: () => void };
@@ -46,6 +61,8 @@ describe('SQLite API keys', () => {
       tenant: 'acme',
       createdAtMs: T0,
       revokedAtMs: null,
+      expiresAtMs: null,
+      lastUsedAtMs: null,
     });
     expect(await keys.findByHash(hashApiKey(`${secret}x`))).toBeNull();
     await store.close();

@@ -55,6 +55,12 @@ export async function expectSameBooks(store: QuotaStore, expected: FixtureBooks)
     expect(read.waitQueue, `${tenant} wait queue`).toEqual(want.waitQueue);
   }
   expect(books.auditVerifies, 'the audit chains verify').toBe(true);
+  // Keys made by 0.1.0 never expire (schema version 3 adds expiresAtMs as NULL), have no use
+  // recorded yet, and are still found by their secret.
+  const listed = books.apiKeys.list as readonly { readonly expiresAtMs: unknown; readonly lastUsedAtMs: unknown }[];
+  expect(listed.length, 'the fixture has keys').toBeGreaterThan(0);
+  expect(listed.map((key) => [key.expiresAtMs, key.lastUsedAtMs])).toEqual(listed.map(() => [null, null]));
+  expect(Object.values(books.apiKeys.bySecret).filter((key) => key === null), 'every fixture key is found by its secret').toEqual([]);
   // Then every figure read, members added by later releases aside.
   expect(books).toMatchObject(expected);
 }

@@ -138,8 +138,9 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     await rowOf('globex').waitFor();
     expect(await page.locator('table.tenants tbody tr').count()).toBe(1);
     expect(await page.getByText("operator of tenant 'globex'").count()).toBe(1);
-    // The key is in this tab's sessionStorage, never in the URL.
+    // The key is kept nowhere in the tab: not in the URL, nor in sessionStorage or localStorage.
     expect(page.url()).not.toContain('qp_');
+    expect(await page.evaluate('sessionStorage.length + localStorage.length')).toBe(0);
     await page.goto(`${server.url}/ui/#/tenant/acme`);
     await page.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
 
@@ -148,6 +149,87 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await page.evaluate('sessionStorage.length')).toBe(0);
     await page.reload();
     await page.getByLabel('Operator key').waitFor();
+  });
+
+  it('signs in with a session cookie (HttpOnly, SameSite=Strict, /v1 only), keeps no key in the tab, and sign-out ends the session on the server', async () => {
+    await signIn(server.keys.operator);
+    await page.getByText('Signed in as').waitFor();
+    const cookies = await context.cookies(`${server.url}/v1/key`);
+    expect(cookies).toHaveLength(1);
+    const [cookie] = cookies;
+    expect(cookie).toMatchObject({ name: 'qp_session', httpOnly: true, sameSite: 'Strict', path: '/v1', secure: false });
+    expect(cookie?.value).not.toContain(server.keys.operator);
+    expect(await page.evaluate('document.cookie')).toBe('');
+    expect(await page.evaluate('sessionStorage.length + localStorage.length')).toBe(0);
+    expect(JSON.stringify(await page.evaluate('[Object.entries(sessionStorage), Object.entries(localStorage)]'))).not.toContain('qp_');
+    // A reload keeps the session: the cookie stands for the key.
+    await page.reload();
+    await page.getByText('Signed in as').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('status').filter({ hasText: 'Signed out' }).waitFor();
+    // The old cookie, replayed, is refused: the session ended on the server, not only in the tab.
+    const replayed = await fetch(`${server.url}/v1/key`, { headers: { cookie: `qp_session=${cookie?.value ?? ''}` } });
+    expect(replayed.status).toBe(401);
+    expect(await replayed.text()).toContain('session ended');
+    // A later failed sign-in shows its error without the "Signed out" notice above it.
+    await page.getByLabel('Operator key').fill('qp_not-a-real-key');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').filter({ hasText: 'not accepted' }).waitFor();
+    expect(await page.getByText('Signed out').count()).toBe(0);
+  });
+
+  it('goes back to sign-in, saying so, when the session is ended elsewhere (another tab signed out)', async () => {
+    await signIn(server.keys.operator);
+    await page.getByText('Signed in as').waitFor();
+    const [cookie] = await context.cookies(`${server.url}/v1/key`);
+    const ended = await fetch(`${server.url}/v1/session`, { method: 'DELETE', headers: { cookie: `qp_session=${cookie?.value ?? ''}`, 'x-quotaplane-csrf': '1' } });
+    expect(await ended.json()).toEqual({ ended: true });
+    // The overview's next refresh is refused, and the page asks for a key again.
+    await page.getByLabel('Operator key').waitFor();
+    await page.getByRole('status').filter({ hasText: 'The session ended' }).waitFor();
+  });
+
+  it('manages API keys: creates one with an expiry (secret shown once), rotates it with an overlap, revokes it, and shows last use', async () => {
+    await signIn(server.keys.operator);
+    await page.getByText('Signed in as').waitFor();
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    // The signed-in key has been used: its last use is shown (coarse, but recorded once at least).
+    const own = page.locator('table.keys tbody tr').filter({ has: page.getByRole('rowheader', { name: 'ops-alice', exact: true }) });
+    await page.reload();
+    await own.waitFor();
+    expect(await own.locator('td[data-label="Last used"]').innerText()).toMatch(/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC/);
+
+    await page.getByLabel('Name', { exact: true }).fill('ci-deployer');
+    await page.getByLabel('Role', { exact: true }).selectOption('runner');
+    await page.getByLabel('Tenant', { exact: true }).fill('acme');
+    await page.getByLabel('Expires').selectOption({ label: 'in 30 days' });
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const secret = await page.getByTestId('new-key').innerText();
+    expect(secret).toMatch(/^qp_[A-Za-z0-9_-]{43}$/);
+    const row = page.locator('table.keys tbody tr').filter({ has: page.getByRole('rowheader', { name: 'ci-deployer', exact: true }) });
+    await row.first().waitFor();
+    expect(await row.first().locator('td[data-label="Expires"]').innerText()).toMatch(/UTC/);
+    expect(await row.first().locator('td[data-label="Last used"]').innerText()).toBe('not yet');
+    expect((await fetch(`${server.url}/v1/key`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(200);
+    await page.getByRole('button', { name: 'I stored it' }).click();
+    expect(await page.getByTestId('new-key').count()).toBe(0);
+
+    await page.getByRole('button', { name: 'Rotate ci-deployer' }).click();
+    await page.getByLabel('Old key keeps working').selectOption({ label: 'end it now' });
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    const rotated = await page.getByTestId('new-key').innerText();
+    expect(rotated).not.toBe(secret);
+    await page.locator('table.keys tbody tr').filter({ hasText: 'ci-deployer' }).filter({ hasText: 'expired' }).waitFor();
+    expect((await fetch(`${server.url}/v1/key`, { headers: { authorization: `Bearer ${secret}` } })).status).toBe(401);
+    expect((await fetch(`${server.url}/v1/key`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(200);
+
+    await page.getByRole('button', { name: 'Revoke ci-deployer' }).click();
+    await page.getByRole('button', { name: 'Revoke key' }).click();
+    await page.locator('table.keys tbody tr').filter({ hasText: 'ci-deployer' }).filter({ hasText: 'revoked' }).waitFor();
+    expect((await fetch(`${server.url}/v1/key`, { headers: { authorization: `Bearer ${rotated}` } })).status).toBe(401);
+    expect(dialogs).toEqual([]);
   });
 
   it('throws and lifts an agent halt behind confirmations, and finds both in the audit log under the key name', async () => {

@@ -1,6 +1,9 @@
 /**
- * The dashboard's only way to the server: the same /v1 HTTP API every client uses. The key goes in
- * the Authorization header of each request, never in a URL, a cookie or a log.
+ * The dashboard's only way to the server: the same /v1 HTTP API every client uses. The operator
+ * key goes in the Authorization header of the sign-in requests only (GET /v1/key, POST
+ * /v1/session), never in a URL or a log, and is not kept: every later request is authenticated by
+ * the HttpOnly session cookie the server set, which this script cannot read, and sends the
+ * x-quotaplane-csrf header the server requires of a state change made on the cookie.
  */
 
 /** Where /v1 is: one level above the page (the page is served at /ui/). */
@@ -20,10 +23,15 @@ export class ApiError extends Error {
 /** Encodes one path segment (a tenant, a run). */
 export const seg = (value) => encodeURIComponent(value);
 
-/** An API client bound to one key. */
-export function createApi(key) {
+/**
+ * An API client: bound to one key (`key`, for signing in), or to the session cookie (no key), when
+ * `onSessionEnded` is called on a 401 (signed out in another tab, over after two hours, key revoked).
+ */
+export function createApi(key, onSessionEnded) {
   async function call(method, path, body) {
-    const headers = { authorization: `Bearer ${key}`, accept: 'application/json, application/problem+json' };
+    const headers = { accept: 'application/json, application/problem+json' };
+    if (key === undefined) headers['x-quotaplane-csrf'] = '1';
+    else headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers['content-type'] = 'application/json';
     let response;
     try {
@@ -32,7 +40,8 @@ export function createApi(key) {
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
         cache: 'no-store',
-        credentials: 'omit',
+        // The session cookie is sent, and set, on same-origin requests only.
+        credentials: 'same-origin',
         referrerPolicy: 'no-referrer',
       });
     } catch {
@@ -46,6 +55,7 @@ export function createApi(key) {
       parsed = undefined;
     }
     if (response.ok) return parsed;
+    if (response.status === 401 && key === undefined) onSessionEnded?.(typeof parsed?.detail === 'string' ? parsed.detail : null);
     const detail = typeof parsed?.detail === 'string' ? parsed.detail : `the server answered HTTP ${response.status}`;
     throw new ApiError(typeof parsed?.code === 'string' ? parsed.code : `HTTP_${response.status}`, response.status, detail, parsed?.field, parsed);
   }
@@ -53,6 +63,7 @@ export function createApi(key) {
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body ?? {}),
     put: (path, body) => call('PUT', path, body),
+    delete: (path) => call('DELETE', path),
   };
 }
 

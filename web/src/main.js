@@ -5,13 +5,15 @@ import { createApi, loadConfig } from './api.js';
 import { moneyFormat } from './format.js';
 import { html } from './html.js';
 import { Overview } from './overview.js';
-import { checkKey, forgetKey, storedKey, storeKey } from './session.js';
+import { KeysPage } from './keys-page.js';
+import { endSession, resumeSession } from './session.js';
 import { SignIn } from './sign-in.js';
 import { TenantPage } from './tenant-page.js';
 
-// Which page the location's hash names: `#/` the overview, `#/tenant/<tenant>` one tenant. The
-// hash never holds the key.
+// Which page the location's hash names: `#/` the overview, `#/tenant/<tenant>` one tenant,
+// `#/keys` the API keys. The hash never holds the key.
 function currentRoute() {
+  if (location.hash === '#/keys') return { page: 'keys' };
   const match = /^#\/tenant\/(.+)$/.exec(location.hash);
   if (match === null) return { page: 'overview' };
   try {
@@ -37,23 +39,24 @@ function scopeText(who) {
 
 function App({ config }) {
   const [session, setSession] = useState(null);
-  const [restoring, setRestoring] = useState(() => storedKey() !== null);
+  const [restoring, setRestoring] = useState(true);
   const [notice, setNotice] = useState(null);
   const route = useRoute();
   const main = useRef(null);
   const money = useMemo(() => moneyFormat(config), [config]);
 
-  // A key kept from earlier in this tab is checked again before anything is shown with it.
+  // A session that ends while in use (signed out elsewhere, over, its key revoked) leads back to sign-in.
+  const sessionApi = () =>
+    createApi(undefined, (detail) => {
+      setSession(null);
+      setNotice(`The session ended${detail === null ? '' : ` (${detail})`}. Sign in again.`);
+    });
+
+  // A session this browser already has (its cookie) is asked about before anything is shown.
   useEffect(() => {
-    const key = storedKey();
-    if (key === null) return;
-    const api = createApi(key);
-    checkKey(api).then((result) => {
-      if (result.ok) setSession({ api, who: result.who });
-      else {
-        forgetKey();
-        setNotice(result.message);
-      }
+    resumeSession().then((result) => {
+      if (result.ok && result.who.role === 'operator') setSession({ api: sessionApi(), who: result.who });
+      else if (!result.ok && result.message !== null) setNotice(result.message);
       setRestoring(false);
     });
   }, []);
@@ -63,19 +66,18 @@ function App({ config }) {
     main.current?.querySelector('h1')?.focus();
   }, [route.page, route.tenant, session]);
 
-  const signIn = (key, who) => {
-    storeKey(key);
+  const signIn = (who) => {
     setNotice(null);
-    setSession({ api: createApi(key), who });
+    setSession({ api: sessionApi(), who });
   };
-  const signOut = () => {
-    forgetKey();
+  const signOut = async () => {
+    const failed = await endSession();
     setSession(null);
-    setNotice('Signed out. The key was forgotten by this tab.');
+    setNotice(failed === null ? 'Signed out. The session was ended on the server.' : `Signed out here, but the server could not be told (${failed}); the session ends by itself within two hours.`);
     if (location.hash !== '') history.replaceState(null, '', location.pathname);
   };
 
-  if (restoring) return html`<main class="page"><p role="status">Checking the key kept by this tab…</p></main>`;
+  if (restoring) return html`<main class="page"><p role="status">Checking for a session…</p></main>`;
   if (session === null) return html`<${SignIn} notice=${notice} onSignedIn=${signIn} />`;
 
   const { who, api } = session;
@@ -88,12 +90,19 @@ function App({ config }) {
     }}>Skip to content</a>
     <header class="topbar">
       <a class="brand" href="#/">quotaplane</a>
-      <nav aria-label="Pages"><a href="#/" aria-current=${route.page === 'overview' ? 'page' : undefined}>All tenants</a></nav>
+      <nav aria-label="Pages">
+        <a href="#/" aria-current=${route.page === 'overview' ? 'page' : undefined}>All tenants</a>
+        ${who.tenant === '*' ? html` <a href="#/keys" aria-current=${route.page === 'keys' ? 'page' : undefined}>API keys</a>` : null}
+      </nav>
       <p class="who">Signed in as <strong>${who.name}</strong> <span class="muted">(${scopeText(who)})</span></p>
       <button type="button" class="secondary" onClick=${signOut}>Sign out</button>
     </header>
     <main id="main" class="page" ref=${main}>
-      ${route.page === 'tenant' && tenantAllowed
+      ${route.page === 'keys'
+        ? who.tenant === '*'
+          ? html`<${KeysPage} api=${api} />`
+          : html`<h1 tabindex="-1">Not available</h1><p>API keys are managed with an operator key of every tenant. <a href="#/">Back</a>.</p>`
+        : route.page === 'tenant' && tenantAllowed
         ? html`<${TenantPage} key=${route.tenant} tenant=${route.tenant} api=${api} config=${config} money=${money} />`
         : route.page === 'tenant'
           ? html`<h1 tabindex="-1">Not available</h1><p>This key covers tenant '${who.tenant}' only. <a href="#/">Back to it</a>.</p>`

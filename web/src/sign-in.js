@@ -1,15 +1,17 @@
 import { useRef, useState } from 'preact/hooks';
 
-import { createApi } from './api.js';
 import { html } from './html.js';
-import { checkKey } from './session.js';
+import { startSession } from './session.js';
 
 /**
- * Sign-in with an operator key. The key is checked with GET /v1/key: an unknown
- * or revoked key and a runner key are refused here with a message saying what to do.
+ * Sign-in with an operator key. The key is checked with GET /v1/key: an unknown, revoked or
+ * expired key and a runner key are refused here with a message saying what to do; an operator key
+ * is exchanged for a session cookie and the field is cleared. A notice (such as "Signed out")
+ * goes once the next attempt starts, so it never stands above that attempt's error.
  */
 export function SignIn({ notice, onSignedIn }) {
   const [error, setError] = useState(null);
+  const [noticeShown, setNoticeShown] = useState(true);
   const [busy, setBusy] = useState(false);
   const input = useRef(null);
 
@@ -17,17 +19,19 @@ export function SignIn({ notice, onSignedIn }) {
     event.preventDefault();
     const key = input.current.value.trim();
     if (key === '') {
+      setNoticeShown(false);
       setError('Paste an operator key (it starts with qp_).');
       input.current.focus();
       return;
     }
+    setNoticeShown(false);
     setBusy(true);
     setError(null);
-    const result = await checkKey(createApi(key));
+    const result = await startSession(key);
     setBusy(false);
     if (result.ok) {
       input.current.value = '';
-      onSignedIn(key, result.who);
+      onSignedIn(result.who);
     } else {
       setError(result.message);
       input.current.focus();
@@ -36,7 +40,7 @@ export function SignIn({ notice, onSignedIn }) {
 
   return html`<main class="page sign-in">
     <h1 tabindex="-1">quotaplane operator dashboard</h1>
-    ${notice === null ? null : html`<p class="notice" role="status">${notice}</p>`}
+    ${notice === null || !noticeShown ? null : html`<p class="notice" role="status">${notice}</p>`}
     <form onSubmit=${submit} novalidate>
       <label for="operator-key">Operator key</label>
       <input
@@ -50,8 +54,8 @@ export function SignIn({ notice, onSignedIn }) {
         aria-invalid=${error === null ? undefined : 'true'}
       />
       <p id="operator-key-help" class="help">
-        An operator key from <code>quotaplane keys create --role operator</code>. This tab keeps it until you sign out or
-        close the tab; it is sent only in the Authorization header of API requests.
+        An operator key from <code>quotaplane keys create --role operator</code>. It is sent once, in the Authorization
+        header, for a session of two hours kept in a cookie this page cannot read; the key itself is not kept.
       </p>
       ${error === null ? null : html`<p id="operator-key-error" class="error" role="alert">${error}</p>`}
       <button type="submit" disabled=${busy}>${busy ? 'Checking…' : 'Sign in'}</button>

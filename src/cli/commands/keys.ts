@@ -17,6 +17,7 @@ import { chooseTarget, KEY_ENV, URL_ENV } from '../operator/target-choice.js';
 import { DEFAULT_STORE_URL, STORE_ENV, type Environment } from '../serve/serve-config.js';
 import { storeApiKeys } from '../serve/store-api-keys.js';
 import { UsageError } from '../usage-error.js';
+import { AGE_EXPECTED, ageWithUnit } from '../options.js';
 
 interface TargetFlags {
   store?: string;
@@ -31,10 +32,16 @@ interface CreateFlags extends TargetFlags {
   role: ApiKeyRole;
   name?: string;
   newTenant: boolean;
+  expiresIn?: number;
+}
+
+interface RotateFlags extends TargetFlags {
+  overlap: number;
+  expiresIn?: number;
 }
 
 /**
- * Registers `quotaplane keys create|list|revoke`: API keys of
+ * Registers `quotaplane keys create|list|rotate|revoke`: API keys of
  * the HTTP service, kept in the store as SHA-256 hashes, managed on a store (`--store`, who acts
  * named by `--actor`) or through a server (`--url`/`--key` with an operator key, recorded as the
  * key's name). `create` prints the key once. Creation and revocation are audit rows. `env` is
@@ -45,12 +52,12 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
   const env = options.env ?? process.env;
   const keys = program
     .command('keys')
-    .summary('create, list and revoke API keys of the HTTP service')
+    .summary('create, list, rotate and revoke API keys of the HTTP service')
     .description(
       'API keys for `quotaplane serve`. A runner key acts for its own tenant only; an operator key for ' +
         `one tenant, or for every tenant with --tenant '${ALL_TENANTS}'. Only a hash of each key is stored: ` +
         'a key is shown once, when it is created. Each verb works on a store (--store, SQLite or PostgreSQL) ' +
-        'or through a running server (--url with an operator --key); creating and revoking are audited.',
+        'or through a running server (--url with an operator --key); creating, rotating and revoking are audited.',
     )
     .configureOutput(outputFor(io, 'quotaplane keys --help'));
 
@@ -76,6 +83,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
       .requiredOption('--tenant <tenant>', `the tenant it acts for; '${ALL_TENANTS}' for every tenant (operator keys only)`)
       .addOption(new Option('--role <role>', 'runner (run lifecycle of its tenant) or operator (quotas, halts, listings)').choices(['runner', 'operator']).makeOptionMandatory())
       .option('--name <name>', 'who acts with it, recorded on halts, lifts and quota changes (default: the key id)')
+      .addOption(new Option('--expires-in <age>', `refuse the key (401) this long after it is made: ${AGE_EXPECTED} (default: never)`).argParser(ageWithUnit))
       .addOption(newTenantOption()),
     true,
   )
@@ -86,15 +94,12 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
         throw new UsageError(`--tenant: a runner key acts for one tenant; name it, or use --role operator for '${ALL_TENANTS}'`);
       }
       await withKeyAdmin(flags, env, 'create', async (admin) => {
-        const created = await admin.create({ tenant: flags.tenant, role: flags.role, name: flags.name, newTenant: flags.newTenant });
+        const created = await admin.create({ tenant: flags.tenant, role: flags.role, name: flags.name, newTenant: flags.newTenant, expiresInMs: flags.expiresIn });
         if (flags.json) {
           io.stdout.write(`${JSON.stringify(created, null, 2)}\n`);
         } else {
-          writeLine(io.stdout, `created ${created.id}: ${describeKey(created)}, name ${created.name}`);
-          writeLine(io.stdout, 'The key is shown only this once: store it now.');
-          writeLine(io.stdout);
-          writeLine(io.stdout, `    ${created.key}`);
-          writeLine(io.stdout);
+          writeLine(io.stdout, `created ${created.id}: ${describeKey(created)}, name ${created.name}${expiryText(created.expiresAtMs)}`);
+          writeSecret(io, created.key);
         }
       });
       setExitStatus(EXIT.OK);
@@ -113,12 +118,43 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
           writeLine(io.stdout, "no keys; 'quotaplane serve' creates the first, or use 'quotaplane keys create'");
           return;
         }
+        const when = (ms: number | null) => (ms === null ? '' : instant(ms));
         io.stdout.write(
           renderTable(
-            ['ID', 'NAME', 'ROLE', 'TENANT', 'CREATED', 'REVOKED'],
-            listed.map((key) => [key.id, key.name, key.role, key.tenant, instant(key.createdAtMs), key.revokedAtMs === null ? '' : instant(key.revokedAtMs)]),
+            ['ID', 'NAME', 'ROLE', 'TENANT', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
+            listed.map((key) => [key.id, key.name, key.role, key.tenant, instant(key.createdAtMs), when(key.expiresAtMs), when(key.lastUsedAtMs), when(key.revokedAtMs)]),
           ),
         );
+        writeLine(io.stdout, 'LAST USED is coarse: a server records a key\'s use at most once a minute.');
+      });
+      setExitStatus(EXIT.OK);
+    });
+
+  targetOptions(
+    keys
+      .command('rotate')
+      .summary('replace a key: a new one with its name, role and tenant, printed once; the old one expires after --overlap (audited as key.rotate)')
+      .argument('<id>', 'the key id (key_…), as keys list shows it')
+      .addOption(
+        new Option('--overlap <age>', `how long the old key stays valid beside the new one: ${AGE_EXPECTED}, or 0 to end it now`)
+          .argParser(overlapAge)
+          .makeOptionMandatory(),
+      )
+      .addOption(new Option('--expires-in <age>', "the new key's expiry (default: the old key's lifetime, or never)").argParser(ageWithUnit)),
+    true,
+  )
+    .addHelpText('after', `\nExit status 1 when no usable key has that id.\n`)
+    .configureOutput(outputFor(io, 'quotaplane keys rotate --help'))
+    .action(async (id: string, flags: RotateFlags) => {
+      await withKeyAdmin(flags, env, 'rotate', async (admin) => {
+        const rotated = await admin.rotate(id, { overlapMs: flags.overlap, expiresInMs: flags.expiresIn });
+        if (flags.json) {
+          io.stdout.write(`${JSON.stringify(rotated, null, 2)}\n`);
+          return;
+        }
+        writeLine(io.stdout, `rotated ${id}: it is accepted until ${instant(rotated.old.expiresAtMs)}`);
+        writeLine(io.stdout, `created ${rotated.created.id}: ${describeKey(rotated.created)}, name ${rotated.created.name}${expiryText(rotated.created.expiresAtMs)}`);
+        writeSecret(io, rotated.created.key);
       });
       setExitStatus(EXIT.OK);
     });
@@ -150,7 +186,7 @@ export function registerKeys(program: Command, io: CliIo, setExitStatus: SetExit
 
 // The key admin of the target: through a server, or on a store (created only by `keys create`,
 // which may make the first store; listing or revoking at a mistyped path must not).
-async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create' | 'revoke' | 'read', body: (admin: ApiKeyAdmin) => Promise<void>): Promise<void> {
+async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create' | 'revoke' | 'rotate' | 'read', body: (admin: ApiKeyAdmin) => Promise<void>): Promise<void> {
   const nothingNamed = [flags.store, flags.url, env[STORE_ENV], env[URL_ENV]].every((value) => value === undefined || value === '');
   const choice = nothingNamed ? { kind: 'store' as const, url: DEFAULT_STORE_URL } : chooseTarget(flags, env);
   if (choice.kind === 'server') {
@@ -183,6 +219,22 @@ async function withKeyAdmin(flags: TargetFlags, env: Environment, verb: 'create'
   } finally {
     await store.close();
   }
+}
+
+function writeSecret(io: CliIo, secret: string): void {
+  writeLine(io.stdout, 'The key is shown only this once: store it now.');
+  writeLine(io.stdout);
+  writeLine(io.stdout, `    ${secret}`);
+  writeLine(io.stdout);
+}
+
+function expiryText(expiresAtMs: number | null): string {
+  return expiresAtMs === null ? '' : `, expires ${instant(expiresAtMs)}`;
+}
+
+// An overlap may be 0 (the old key ends now); otherwise an age with a unit.
+function overlapAge(value: string): number {
+  return value.trim() === '0' ? 0 : ageWithUnit(value);
 }
 
 function describeKey(key: Pick<ApiKeyRecord, 'role' | 'tenant'>): string {

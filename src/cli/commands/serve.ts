@@ -1,4 +1,3 @@
-import { closeSync, fchmodSync, openSync, writeSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { DestinationStream } from 'pino';
 
@@ -7,6 +6,7 @@ import { outputFor } from '../command-output.js';
 import { EXIT, EXIT_STATUS_HELP } from '../exit-status.js';
 import { type CliIo, writeLine } from '../io.js';
 import { listenFailureMessage } from '../serve/listen-failure.js';
+import { defaultFirstKeyFile, FIRST_KEY_FILE_NAME, FIRST_KEY_TO_STDERR, reserveFirstKeyFile } from '../serve/first-key-file.js';
 import { resolveServeConfig, type Environment, type ServeFlags } from '../serve/serve-config.js';
 import { SERVE_SETTINGS, unknownQuotaplaneVariables, type ServeSetting } from '../serve/serve-settings.js';
 import type { StartedServer } from '../serve/start-server.js';
@@ -17,7 +17,8 @@ const DESCRIPTION =
   'Serve the plane over HTTP (JSON under /v1, errors as application/problem+json). ' +
   "Every request but /healthz, /readyz and /openapi.json carries 'Authorization: Bearer <key>'. " +
   'On a store with no API key at all, serve creates one operator key for every tenant and shows it once, ' +
-  "on the terminal (stderr) or in --first-key-file; make more with 'quotaplane keys create'.\n\n" +
+  `in a new file with mode 0600 (--first-key-file; default ${FIRST_KEY_FILE_NAME} beside the SQLite store file, else in the working directory; ` +
+  "an existing file is never overwritten), or on stderr with --first-key-file -; make more with 'quotaplane keys create'.\n\n" +
   'The port listens at once: /healthz answers as soon as it does, and /readyz answers 503 until the store is open. ' +
   'A store that is not reachable yet is retried with backoff for up to --startup-timeout-ms; ' +
   'a store that cannot be used as configured (a wrong password, no such database) exits 3 at once.\n\n' +
@@ -90,10 +91,12 @@ export function registerServe(
       });
       const store = redactStoreUrl(config.storeUrl);
       let server: StartedServer;
+      const firstKeyFile = config.firstKeyFile ?? defaultFirstKeyFile(config.storeUrl);
       try {
         server = await startServer(config, {
           logger,
           signal: abort.signal,
+          ...(firstKeyFile === FIRST_KEY_TO_STDERR ? {} : { reserveFirstKey: () => reserveFirstKeyFile(firstKeyFile) }),
           onListening: (url) => writeLine(io.stderr, `quotaplane: listening on ${url}; opening the store ${store}`),
         });
       } catch (error) {
@@ -104,8 +107,12 @@ export function registerServe(
         return;
       }
       if (server.firstKey !== null) {
-        if (config.firstKeyFile === undefined) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
-        else writeFirstKeyFile(io, config.firstKeyFile, server.firstKey.secret, server.firstKey.key.id);
+        if (firstKeyFile === FIRST_KEY_TO_STDERR) printFirstKey(io, server.firstKey.secret, server.firstKey.key.id);
+        else
+          writeLine(
+            io.stderr,
+            `quotaplane: the store had no API key, so an operator key for every tenant was created (${server.firstKey.key.id}, name first-operator) and written to ${firstKeyFile} (mode 0600); it is not shown anywhere else.`,
+          );
       }
       if (server.noOperatorKey) {
         writeLine(
@@ -155,16 +162,4 @@ function printFirstKey(io: CliIo, secret: string, id: string): void {
   writeLine(io.stderr, `    ${secret}`);
   writeLine(io.stderr);
   writeLine(io.stderr, "Send it as 'Authorization: Bearer <key>'; make narrower keys with 'quotaplane keys create'.");
-}
-
-// The file is created readable by its owner only (0600), and made so if it existed.
-function writeFirstKeyFile(io: CliIo, path: string, secret: string, id: string): void {
-  const fd = openSync(path, 'w', 0o600);
-  try {
-    fchmodSync(fd, 0o600);
-    writeSync(fd, `${secret}\n`);
-  } finally {
-    closeSync(fd);
-  }
-  writeLine(io.stderr, `quotaplane: the store had no API key, so an operator key for every tenant was created (${id}, name first-operator) and written to ${path} (mode 0600); it is not shown anywhere else.`);
 }

@@ -1,5 +1,5 @@
 import { QuotaError } from '../../core/errors.js';
-import type { ApiKeyRecord, ApiKeyStore, NewApiKey, RevokeOutcome } from '../../store/api-keys.js';
+import type { ApiKeyRecord, ApiKeyStore, ExpireOutcome, KeyUse, NewApiKey, NewKeySession, RevokeOutcome } from '../../store/api-keys.js';
 import { storeHasTenant } from '../../store/known-tenants.js';
 import type { QuotaStore, TenantStore } from '../../store/store.js';
 import type { WaiterWakes } from '../../store/waiter-wakes.js';
@@ -32,6 +32,11 @@ export class PendingStore implements QuotaStore {
       findByHash: async (hash: string): Promise<ApiKeyRecord | null> => keys().findByHash(hash),
       list: async () => keys().list(),
       revoke: async (id: string, atMs: number): Promise<RevokeOutcome> => keys().revoke(id, atMs),
+      expire: async (id: string, atMs: number): Promise<ExpireOutcome> => keys().expire(id, atMs),
+      recordUse: async (uses: readonly KeyUse[]) => keys().recordUse(uses),
+      createSession: async (session: NewKeySession) => keys().createSession(session),
+      findSession: async (hash: string, nowMs: number) => keys().findSession(hash, nowMs),
+      endSession: async (hash: string) => keys().endSession(hash),
     };
   }
 

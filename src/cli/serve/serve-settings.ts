@@ -222,10 +222,11 @@ export const SERVE_SETTINGS = Object.freeze([
     value: '<path>',
     env: 'QUOTAPLANE_FIRST_KEY_FILE',
     // Not 'none': unlike --prune-older-than, no word turns this off, and 'none' would be taken as a file name.
-    shownDefault: 'no file: stderr',
+    shownDefault: 'quotaplane-first-key beside the SQLite store file, else in the working directory',
     unit: '',
-    description: 'write the first operator key made on a store with no key to this file (created with mode 0600) instead of the terminal',
-    expected: 'a file path',
+    description:
+      "write the first operator key made on a store with no key to this new file (mode 0600; an existing file is refused, never overwritten), or print it on stderr with '-'",
+    expected: "a file path, or '-' for stderr",
     parse: text,
     fallback: undefined,
   },

@@ -16,6 +16,7 @@ import { openStore } from '../../store/open-store.js';
 import type { QuotaStore } from '../../store/store.js';
 import { redactStoreUrl } from '../../store/store-url.js';
 import { unvalidated } from '../../store/validated-store.js';
+import type { FirstKeyReservation } from './first-key-file.js';
 import { PendingStore } from './pending-store.js';
 import { DEFAULT_SHUTDOWN_TIMEOUT_MS, DEFAULT_STARTUP_TIMEOUT_MS } from './serve-settings.js';
 import type { ServeConfig } from './serve-config.js';
@@ -56,6 +57,11 @@ export interface StartOptions {
   readonly signal?: AbortSignal | undefined;
   /** Called as soon as the port listens, before the store is open. */
   readonly onListening?: ((url: string) => void) | undefined;
+  /**
+   * Called when the store holds no key, before the first key is made: where it will be written
+   * (`serve`'s `--first-key-file`). Throwing stops the start and no key is made.
+   */
+  readonly reserveFirstKey?: (() => FirstKeyReservation) | undefined;
 }
 
 /**
@@ -121,7 +127,14 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   let noOperatorKey = false;
   try {
     first = mintApiKey({ role: 'operator', tenant: ALL_TENANTS, name: FIRST_KEY_NAME, atMs: systemClock.nowMs() });
-    created = await keys.createFirst(first.key);
+    // Where the key goes is made ready first: a key nobody can be handed is never made.
+    const reservation = options.reserveFirstKey !== undefined && (await keys.list()).length === 0 ? options.reserveFirstKey() : null;
+    created = await keys.createFirst(first.key).catch((error: unknown) => {
+      reservation?.cancel();
+      throw error;
+    });
+    if (created) reservation?.write(first.secret);
+    else reservation?.cancel();
     // The first key is audited as every key creation is, by this start.
     if (created) {
       await store.tenant(KEYS_AUDIT_TENANT).appendAudit({

@@ -13,6 +13,7 @@ import { pruneRoutes } from './prune.js';
 import { quotaRoutes } from './quota.js';
 import { reservationRoutes } from './reservations.js';
 import { runRoutes } from './runs.js';
+import { sessionRoutes } from './session.js';
 import { slotRoutes } from './slots.js';
 import { spendHistoryRoutes } from './spend-history.js';
 import { sweepRoutes } from './sweep.js';
@@ -43,6 +44,7 @@ export const ROUTES: readonly RouteModule[] = [
   spendHistoryRoutes,
   keyIdentityRoutes,
   keyRoutes,
+  sessionRoutes,
   planeRoutes,
   pruneRoutes,
 ];

@@ -1,6 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 
-import { storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
+import { MAX_KEY_DURATION_MS, storeApiKeyAdmin, type ApiKeyAdmin } from '../../plane/api-key-admin.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { keyCoversTenant } from '../../store/api-keys.js';
 import { mintApiKey } from '../api-key-secret.js';
@@ -23,18 +23,33 @@ export const KeyRecord = strictObject({
   tenant: Type.String(),
   createdAtMs: Type.Integer(),
   revokedAtMs: Type.Union([Type.Integer(), Type.Null()]),
+  expiresAtMs: Type.Union([Type.Integer(), Type.Null()], { description: 'Unix ms from which the key is refused (401); null: it never expires' }),
+  lastUsedAtMs: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'Unix ms of a request it authenticated, coarse: each server records it at most once a minute per key; null: not recorded yet',
+  }),
 });
+
+const DurationMs = (description: string, minimum: number) => Type.Integer({ minimum, maximum: MAX_KEY_DURATION_MS, description });
 
 const CreateKeyBody = strictObject({
   tenant: Type.String({ minLength: 1, maxLength: MAX_IDENTIFIER_LENGTH, description: "the tenant the key acts for, or '*' for every tenant (operator keys only)" }),
   role: Role,
   name: Type.Optional(described(Identifier, 'a name for the key: audit rows of what it does record it as the operator; default its id')),
+  expiresInMs: Type.Optional(DurationMs("the key expires this many ms after it is made (the server's clock); absent: never", 1)),
+});
+const RotateKeyBody = strictObject({
+  overlapMs: DurationMs('how long the old key stays valid, in ms (0: it expires now); never longer than it already would', 0),
+  expiresInMs: Type.Optional(DurationMs("the new key expires this many ms after it is made; default the old key's lifetime, or never", 1)),
 });
 
 /** A key just created, with its secret (plane `CreatedApiKey`). */
 export const CreatedKey = strictObject({ ...KeyRecord.properties, key: Type.String({ description: 'the key itself, shown only in this answer' }) });
 const KeyList = strictObject({ keys: Type.Array(KeyRecord) });
 const KeyParams = strictObject({ id: Type.String({ minLength: 1, maxLength: 64, description: 'the key id (key_…), as GET /v1/keys lists it' }) });
+export const RotateReply = strictObject({
+  created: CreatedKey,
+  old: strictObject({ id: Type.String(), expiresAtMs: Type.Integer({ description: 'when the old key stops being accepted (Unix ms)' }) }),
+});
 const RevokeReply = strictObject({ id: Type.String(), outcome: Type.Union([Type.Literal('revoked'), Type.Literal('already-revoked')]) });
 
 // The keys the calling operator key may manage: those of the tenants it covers (every key for an
@@ -54,7 +69,8 @@ function adminFor(request: FastifyRequest, context: RouteContext): ApiKeyAdmin {
 /**
  * API keys over HTTP, operator keys only: `POST /v1/keys` creates one and
  * answers its secret once (201); `GET /v1/keys` lists the keys of the tenants the calling key
- * covers (never a secret); `POST /v1/keys/{id}/revoke` revokes one. A key for a tenant the caller
+ * covers (never a secret); `POST /v1/keys/{id}/revoke` revokes one; `POST /v1/keys/{id}/rotate` replaces one, the old one
+ * expiring after the overlap. A key for a tenant the caller
  * does not cover, or for every tenant from a one-tenant operator key, answers 404 as any uncovered
  * tenant does. A key for a tenant that does not exist answers 404 naming it and the nearest known
  * tenant, unless `?newTenant=true` (docs/design/rules.md#l95). Creation and revocation are audited
@@ -97,5 +113,16 @@ export const keyRoutes: RouteModule = (app, context) => {
       if (revoked.outcome === 'not-found') throw new HttpProblem('NOT_FOUND', `no key ${request.params.id} that this key may manage`);
       return revoked;
     },
+  );
+  app.post<{ Params: Static<typeof KeyParams>; Body: Static<typeof RotateKeyBody> }>(
+    '/v1/keys/:id/rotate',
+    protectedRoute('operator', {
+      operationId: 'rotateKey',
+      summary: 'Rotate an API key: a new key with its name, role and tenant (secret in this answer only); the old one expires after overlapMs (audited as key.rotate and key.create)',
+      params: KeyParams,
+      body: RotateKeyBody,
+      reply: RotateReply,
+    }),
+    async (request) => adminFor(request, context).rotate(request.params.id, request.body),
   );
 };

@@ -3,7 +3,12 @@ import { invalidArgument, QuotaError } from '../../core/errors.js';
 import { isIdentifier } from '../../core/identifiers.js';
 import {
   isApiKeyHash,
+  requireKeyUses,
   requireNewApiKey,
+  requireNewKeySession,
+  type ExpireOutcome,
+  type NewKeySession,
+  type KeyUse,
   type ApiKeyRecord,
   type ApiKeyStore,
   type NewApiKey,
@@ -19,9 +24,11 @@ interface KeyRow {
   readonly tenant: string;
   readonly created_at_ms: number;
   readonly revoked_at_ms: number | null;
+  readonly expires_at_ms: number | null;
+  readonly last_used_at_ms: number | null;
 }
 
-const COLUMNS = 'key_id, name, role, tenant, created_at_ms, revoked_at_ms';
+const COLUMNS = 'key_id, name, role, tenant, created_at_ms, revoked_at_ms, expires_at_ms, last_used_at_ms';
 
 /**
  * The PostgreSQL adapter of {@link ApiKeyStore} (table `quotaplane_api_keys`), on the
@@ -45,8 +52,8 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     const checked = requireNewApiKey(key);
     // Either unique column (id, hash) clashing inserts nothing; nothing inserted is the clash.
     const inserted = await this.#db.run(
-      `INSERT INTO ${this.#s}.quotaplane_api_keys (key_id, key_hash, name, role, tenant, created_at_ms, revoked_at_ms)
-       VALUES ($1, $2, $3, $4, $5, $6, NULL) ON CONFLICT DO NOTHING`,
+      `INSERT INTO ${this.#s}.quotaplane_api_keys (key_id, key_hash, name, role, tenant, created_at_ms, revoked_at_ms, expires_at_ms)
+       VALUES ($1, $2, $3, $4, $5, $6, NULL, $7) ON CONFLICT DO NOTHING`,
       values(checked),
     );
     if (inserted === 0) {
@@ -67,8 +74,8 @@ export class PostgresApiKeyStore implements ApiKeyStore {
       );
       if (row?.present === true) return false;
       await tx.run(
-        `INSERT INTO ${this.#s}.quotaplane_api_keys (key_id, key_hash, name, role, tenant, created_at_ms, revoked_at_ms)
-         VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
+        `INSERT INTO ${this.#s}.quotaplane_api_keys (key_id, key_hash, name, role, tenant, created_at_ms, revoked_at_ms, expires_at_ms)
+         VALUES ($1, $2, $3, $4, $5, $6, NULL, $7)`,
         values(checked),
       );
       return true;
@@ -98,10 +105,64 @@ export class PostgresApiKeyStore implements ApiKeyStore {
     const row = await this.#db.row(`SELECT 1 AS present FROM ${this.#s}.quotaplane_api_keys WHERE key_id = $1`, [id]);
     return row === undefined ? 'not-found' : 'already-revoked';
   }
+
+  async expire(id: string, atMs: number): Promise<ExpireOutcome> {
+    if (typeof id !== 'string' || !isIdentifier(id)) throw invalidArgument('id', `must be a key id (key_<ULID>), got ${describe(id)}`);
+    const instant = requireInstantMs('atMs', atMs);
+    // One statement: the key's state as found, and the expiry brought forward when it is usable.
+    const row = await this.#db.row<{ revoked: boolean }>(
+      `WITH found AS (SELECT key_id, revoked_at_ms FROM ${this.#s}.quotaplane_api_keys WHERE key_id = $1),
+            moved AS (UPDATE ${this.#s}.quotaplane_api_keys SET expires_at_ms = $2
+                      WHERE key_id = $1 AND revoked_at_ms IS NULL AND (expires_at_ms IS NULL OR expires_at_ms > $2) RETURNING key_id)
+       SELECT revoked_at_ms IS NOT NULL AS revoked FROM found`,
+      [id, instant],
+    );
+    if (row === undefined) return 'not-found';
+    return row.revoked ? 'revoked' : 'expiring';
+  }
+
+  async createSession(session: NewKeySession): Promise<void> {
+    const checked = requireNewKeySession(session);
+    // Sessions that ended go when a new one is made, in the same statement.
+    await this.#db.run(
+      `WITH ended AS (DELETE FROM ${this.#s}.quotaplane_key_sessions WHERE expires_at_ms <= $3)
+       INSERT INTO ${this.#s}.quotaplane_key_sessions (session_hash, key_id, created_at_ms, expires_at_ms) VALUES ($1, $2, $3, $4)`,
+      [checked.hash, checked.keyId, checked.createdAtMs, checked.expiresAtMs],
+    );
+  }
+
+  async findSession(hash: string, nowMs: number): Promise<ApiKeyRecord | null> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    const instant = requireInstantMs('nowMs', nowMs);
+    const columns = COLUMNS.split(', ').map((column) => `k.${column}`).join(', ');
+    const row = await this.#db.row<KeyRow>(
+      `SELECT ${columns} FROM ${this.#s}.quotaplane_key_sessions s JOIN ${this.#s}.quotaplane_api_keys k ON k.key_id = s.key_id
+       WHERE s.session_hash = $1 AND s.expires_at_ms > $2`,
+      [hash, instant],
+    );
+    return row === undefined ? null : decodeKey(row);
+  }
+
+  async endSession(hash: string): Promise<boolean> {
+    if (!isApiKeyHash(hash)) throw invalidArgument('hash', `must be 64 lowercase hex digits, got ${describe(hash)}`);
+    return (await this.#db.run(`DELETE FROM ${this.#s}.quotaplane_key_sessions WHERE session_hash = $1`, [hash])) > 0;
+  }
+
+  async recordUse(uses: readonly KeyUse[]): Promise<void> {
+    const checked = requireKeyUses(uses);
+    if (checked.length === 0) return;
+    // One statement for the batch; an instant only moves forward.
+    await this.#db.run(
+      `UPDATE ${this.#s}.quotaplane_api_keys AS k SET last_used_at_ms = u.at_ms
+       FROM (SELECT id, max(at_ms) AS at_ms FROM unnest($1::text[], $2::bigint[]) AS x(id, at_ms) GROUP BY id) AS u
+       WHERE k.key_id = u.id AND (k.last_used_at_ms IS NULL OR k.last_used_at_ms < u.at_ms)`,
+      [checked.map((use) => use.id), checked.map((use) => use.atMs)],
+    );
+  }
 }
 
 function values(key: NewApiKey): unknown[] {
-  return [key.id, key.hash, key.name, key.role, key.tenant, key.createdAtMs];
+  return [key.id, key.hash, key.name, key.role, key.tenant, key.createdAtMs, key.expiresAtMs ?? null];
 }
 
 // A row that does not read back as a key is never skipped or guessed at: the key table decides
@@ -112,7 +173,9 @@ function decodeKey(row: KeyRow): ApiKeyRecord {
     !isIdentifier(row.name) ||
     !isIdentifier(row.tenant) ||
     !Number.isSafeInteger(row.created_at_ms) ||
-    (row.revoked_at_ms !== null && !Number.isSafeInteger(row.revoked_at_ms))
+    (row.revoked_at_ms !== null && !Number.isSafeInteger(row.revoked_at_ms)) ||
+    (row.expires_at_ms !== null && !Number.isSafeInteger(row.expires_at_ms)) ||
+    (row.last_used_at_ms !== null && !Number.isSafeInteger(row.last_used_at_ms))
   ) {
     throw new QuotaError('STORE_CORRUPT', `the PostgreSQL store holds an unreadable API key row '${row.key_id}'`, {
       details: { backend: 'postgres', id: row.key_id },
@@ -125,5 +188,7 @@ function decodeKey(row: KeyRow): ApiKeyRecord {
     tenant: row.tenant,
     createdAtMs: row.created_at_ms,
     revokedAtMs: row.revoked_at_ms,
+    expiresAtMs: row.expires_at_ms,
+    lastUsedAtMs: row.last_used_at_ms,
   };
 }
