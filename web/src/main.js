@@ -45,12 +45,18 @@ function App({ config }) {
   const main = useRef(null);
   const money = useMemo(() => moneyFormat(config), [config]);
 
-  // A session that ends while in use (signed out elsewhere, over, its key revoked) leads back to sign-in.
-  const sessionApi = () =>
-    createApi(undefined, (detail) => {
+  // A session that ends while in use (signed out elsewhere, over, its key revoked) leads back to
+  // sign-in. Not one this tab is signing out of: its requests still in flight are refused too, and
+  // their 401s must not put "The session ended" over "Signed out".
+  const sessionApi = () => {
+    const state = { signingOut: false };
+    const api = createApi(undefined, (detail) => {
+      if (state.signingOut) return;
       setSession(null);
       setNotice(`The session ended${detail === null ? '' : ` (${detail})`}. Sign in again.`);
     });
+    return { ...api, state };
+  };
 
   // A session this browser already has (its cookie) is asked about before anything is shown.
   useEffect(() => {
@@ -71,6 +77,7 @@ function App({ config }) {
     setSession({ api: sessionApi(), who });
   };
   const signOut = async () => {
+    if (session !== null) session.api.state.signingOut = true;
     const failed = await endSession();
     setSession(null);
     setNotice(failed === null ? 'Signed out. The session was ended on the server.' : `Signed out here, but the server could not be told (${failed}); the session ends by itself within two hours.`);
