@@ -324,6 +324,10 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
   it('settles a stranded run with its real spend behind a confirmation, audited under the key name', async () => {
     await signIn(server.keys.operator);
     await openTenant('acme');
+    // The crashed run needs a person once, with both its reasons.
+    const attention = page.locator('section[aria-labelledby="attention"] li').filter({ hasText: 'run-stranded' });
+    expect(await attention.count()).toBe(1);
+    expect(await attention.innerText()).toMatch(/^run\.stranded \+ pass\.unsettled · run run-stranded/);
     await page.getByRole('button', { name: 'Settle run run-stranded' }).click();
     const confirm = page.getByRole('dialog', { name: 'Settle pass 1 of run run-stranded?' });
     await confirm.getByLabel('Tokens spent').fill('1500');

@@ -17,7 +17,7 @@ async function loadOverview(api, who) {
   if (who.tenant !== '*' && !tenants.includes(who.tenant)) tenants = [who.tenant];
   const attention = await api.get('v1/attention?limit=1000');
   const attentionCount = new Map();
-  for (const condition of attention.conditions) attentionCount.set(condition.tenant, (attentionCount.get(condition.tenant) ?? 0) + 1);
+  for (const item of attention.items) attentionCount.set(item.tenant, (attentionCount.get(item.tenant) ?? 0) + 1);
   const rows = await Promise.all(
     tenants.map(async (tenant) => {
       const [usage, halts] = await Promise.all([api.get(`v1/tenants/${seg(tenant)}/usage`), api.get(`v1/tenants/${seg(tenant)}/halts`)]);

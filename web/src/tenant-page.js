@@ -125,15 +125,17 @@ function HaltsSection({ tenant, api, data, onActed }) {
 }
 
 function AttentionSection({ attention }) {
-  return html`<${Section} id="attention" title=${`Needs attention (${attention.conditions.length}${attention.truncated ? '+' : ''})`}>
-    ${attention.conditions.length === 0
+  // One entry per run, with every reason it needs a person (a crashed run is stranded and unsettled).
+  const items = attention.items;
+  return html`<${Section} id="attention" title=${`Needs attention (${items.length}${attention.truncated ? '+' : ''})`}>
+    ${items.length === 0
       ? html`<p>Nothing needs a person.</p>`
       : html`<ul class="attention">
-          ${attention.conditions.map(
-            (condition) => html`<li>
-              <strong>${condition.kind}</strong> · run <code>${condition.run}</code> · for ${duration(condition.ageMs)}
-              <div>${condition.summary}</div>
-              <div class="muted">What ends it: ${condition.remedy.text}</div>
+          ${items.map(
+            (item) => html`<li>
+              <strong>${item.reasons.join(' + ')}</strong>${item.run === '' ? null : html` · run <code>${item.run}</code>`} · for ${duration(item.ageMs)}
+              ${item.summaries.map((summary) => html`<div>${summary}</div>`)}
+              <div class="muted">What ends it: ${item.remedy.text}</div>
             </li>`,
           )}
         </ul>`}
