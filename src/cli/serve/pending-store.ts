@@ -4,6 +4,7 @@ import { storeHasTenant } from '../../store/known-tenants.js';
 import type { QuotaStore, TenantStore } from '../../store/store.js';
 import type { WaiterWakes } from '../../store/waiter-wakes.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
+import type { Halt } from '../../core/halt-scope.js';
 import type { AuditEntry, PlaneUsage } from '../../store/types.js';
 
 /**
@@ -86,9 +87,23 @@ export class PendingStore implements QuotaStore {
     return this.#present('setPlaneCeiling').setPlaneCeiling(plane, audit, auditTenant);
   }
 
-  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage'>(method: K): Required<Pick<QuotaStore, K>> {
+  async getPlaneHalt(): Promise<Halt | null> {
+    return this.#present('getPlaneHalt').getPlaneHalt();
+  }
+
+  async setPlaneHalt(halt: Halt, audit: AuditEntry, auditTenant: string): Promise<void> {
+    return this.#present('setPlaneHalt').setPlaneHalt(halt, audit, auditTenant);
+  }
+
+  async liftPlaneHaltIf(standing: Halt, audit: AuditEntry, auditTenant: string): Promise<boolean> {
+    return this.#present('liftPlaneHaltIf').liftPlaneHaltIf(standing, audit, auditTenant);
+  }
+
+  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage' | 'getPlaneHalt' | 'setPlaneHalt' | 'liftPlaneHaltIf'>(
+    method: K,
+  ): Required<Pick<QuotaStore, K>> {
     const store = this.#ready();
-    if (store[method] === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store has no plane-wide ceiling (${method})`);
+    if (store[method] === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store has no plane-wide capability ${method}`);
     return store as unknown as Required<Pick<QuotaStore, K>>;
   }
 
