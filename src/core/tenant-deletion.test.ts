@@ -13,7 +13,7 @@ describe('L95.4: what stands in the way of deleting a tenant', () => {
   it.each([
     ['running', { running: 1, slots: 1 }, /1 running run\(s\)/],
     ['a slot of a raw reserve', { slots: 2 }, /2 slot\(s\) held/],
-    ['holds', { holds: 3 }, /3 hold\(s\) of unsettled spend/],
+    ['holds', { holds: 3 }, /3 hold\(s\) of spend not yet given back: .*quotaplane reservations/],
     ['unsettled passes', { unsettledPasses: 1 }, /1 pass\(es\) whose spend is not booked/],
     ['waiting admissions', { waiting: 4 }, /4 admission\(s\) waiting/],
     ['refusals not yet collected', { uncollected: 2 }, /2 admission\(s\) granted or refused in the queue whose caller has not come back for the answer yet/],

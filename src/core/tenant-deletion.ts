@@ -42,9 +42,9 @@ export interface TenantDeletionBlockers {
  */
 export function tenantDeletionRefusal(tenant: string, blockers: TenantDeletionBlockers): QuotaError | null {
   const reasons: string[] = [];
-  if (blockers.running > 0) reasons.push(`${blockers.running} running run(s): let them conclude (halt the tenant so no new run starts), or release them`);
+  if (blockers.running > 0) reasons.push(`${blockers.running} running run(s): let them conclude (halt the tenant so no new run starts), or release them (quotaplane runs lists them)`);
   if (blockers.slots > 0 && blockers.slots !== blockers.running) reasons.push(`${blockers.slots} slot(s) held: release the runs holding them`);
-  if (blockers.holds > 0) reasons.push(`${blockers.holds} hold(s) of unsettled spend: settle or release the runs holding them`);
+  if (blockers.holds > 0) reasons.push(`${blockers.holds} hold(s) of spend not yet given back: conclude or release the runs holding them (quotaplane reservations lists them)`);
   if (blockers.unsettledPasses > 0) reasons.push(`${blockers.unsettledPasses} pass(es) whose spend is not booked: settle them (quotaplane attention lists them)`);
   if (blockers.waiting > 0) reasons.push(`${blockers.waiting} admission(s) waiting for a slot: halt the tenant so they are refused`);
   if (blockers.uncollected > 0) {

@@ -30,7 +30,7 @@ describe('plane.deleteTenant', () => {
 
     const refused = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' }));
     expect(refused.code).toBe('CONFLICT');
-    expect(refused.message).toMatch(/^tenant 'acme' cannot be deleted yet: 1 running run\(s\): .*; 1 hold\(s\) of unsettled spend/);
+    expect(refused.message).toMatch(/^tenant 'acme' cannot be deleted yet: 1 running run\(s\): .*; 1 hold\(s\) of spend not yet given back/);
     expect(refused.details).toMatchObject({ tenant: 'acme', running: 1, holds: 1 });
     expect(await plane.tenants()).toEqual(['acme', 'globex']);
 

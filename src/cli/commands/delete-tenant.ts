@@ -23,7 +23,7 @@ export function registerDeleteTenant(program: Command, io: CliIo, setExitStatus:
         'ending in a tenant.delete row with the reason. Refused while it has a running run, a slot, a\n' +
         'hold, a pass whose spend is not booked, a waiting admission, or one the queue granted or refused\n' +
         'whose caller has not yet collected it: each is named with what ends it\n' +
-        '(quotaplane attention --tenant T lists them). There is no undo: --confirm must repeat the\n' +
+        '(runs, reservations and attention --tenant T list them). There is no undo: --confirm must repeat the\n' +
         "tenant's name. Through a server, only an operator key of every tenant may delete.",
     )
     .argument('<tenant>', 'the tenant to delete', tenantName)
