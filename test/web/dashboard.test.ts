@@ -432,6 +432,21 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     });
   }
 
+  it('C49: shows a standing plane-wide halt first in the plane view, with what it reaches, and not once it is lifted', async () => {
+    expect((await api('POST', '/v1/plane/halt', server.keys.operator, { reason: 'provider outage', reachesRunning: true })).status).toBe(200);
+    try {
+      await signIn(server.keys.operator);
+      const banner = page.locator('section.plane .plane-halt');
+      await banner.waitFor();
+      expect(await banner.innerText()).toMatch(/^Plane-wide halt since .* by ops-alice: provider outage\. Every tenant's admissions are refused .*running runs answer Withheld/);
+    } finally {
+      expect((await api('POST', '/v1/plane/halt/lift', server.keys.operator, {})).status).toBe(200);
+    }
+    await page.reload();
+    await page.locator('section.plane').getByRole('heading', { level: 2, name: 'The plane: every tenant' }).waitFor();
+    expect(await page.locator('section.plane .plane-halt').count()).toBe(0);
+  });
+
   it('shows the plane view: totals, plane-wide ceilings and this instance\'s refusals per minute per tenant', async () => {
     expect((await api('PUT', '/v1/plane/ceiling', server.keys.operator, { maxConcurrentRuns: 3, agents: { 'support-bot': { maxConcurrentRuns: 1 } } })).status).toBe(200);
     // acme is at its concurrency ceiling: three admissions refused now.

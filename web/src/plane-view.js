@@ -64,6 +64,7 @@ export function PlaneView({ rows, plane, money }) {
   const { status, refusals } = plane;
   return html`<section class="card plane" aria-labelledby="plane-title">
     <h2 id="plane-title">The plane: every tenant</h2>
+    ${status.halt === null || status.halt === undefined ? null : html`<${PlaneHalt} halt=${status.halt} />`}
     <dl class="totals">
       <div><dt>Running runs</dt><dd>${runs(sum.running)}</dd></div>
       <div><dt>Held by open runs</dt><dd>${money(sum.heldMoney)}<span class="muted small"> · ${tokens(sum.heldTokens)}</span></dd></div>
@@ -92,6 +93,15 @@ export function PlaneView({ rows, plane, money }) {
           : html`<p class="small">Weights when waiting admissions share plane slots: ${Object.entries(status.ceiling.weights).map(([tenant, weight]) => `${tenant} ${weight}`).join(', ')}.</p>`}`}
     <${Refusals} refusals=${refusals} />
   </section>`;
+}
+
+// A standing plane-wide halt stops every tenant: said first, with what it reaches and how it ends.
+function PlaneHalt({ halt }) {
+  return html`<p class="error plane-halt" role="status">
+    <strong>Plane-wide halt</strong> since ${utc(halt.atMs)}, by ${halt.by.actor}: ${halt.reason}. Every tenant's admissions are refused
+    (Halted, scope plane)${halt.reachesRunning ? ', and running runs answer Withheld at their next heartbeat or dispatch' : '; running runs continue'}.
+    It ends with <code>quotaplane lift plane</code> (POST /v1/plane/halt/lift).
+  </p>`;
 }
 
 function Refusals({ refusals }) {
