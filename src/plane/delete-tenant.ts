@@ -1,5 +1,5 @@
 import { describe } from '../core/amounts.js';
-import { invalidArgument, QuotaError } from '../core/errors.js';
+import { invalidArgument } from '../core/errors.js';
 import { requireCustomerTenant } from '../core/identifiers.js';
 import { unknownTenantOf } from '../core/known-tenant.js';
 import { parseOperator } from '../core/operator.js';
@@ -7,7 +7,7 @@ import { requireObject } from '../store/store-arguments.js';
 import { requireExistingTenant } from './known-tenant.js';
 import type { DeleteTenantAnswer, DeleteTenantInput } from './operator-types.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
-import { storeCall, tenantHandle } from './store-call.js';
+import { requireCapability, storeCall, tenantHandle } from './store-call.js';
 
 /**
  * `Plane.deleteTenant` (docs/design/rules.md#l95-4–#l95-7): a tenant that does not exist is refused
@@ -27,15 +27,12 @@ export async function deleteTenant(context: PlaneContext, input: DeleteTenantInp
   const reason = request.reason;
   const atMs = instantOf(context, request.atMs);
   await requireExistingTenant(context.store, tenant, 'delete', false);
-  const handle = tenantHandle(context.store, tenant);
-  if (handle.deleteTenant === undefined) {
-    throw new QuotaError('STORE_MISCONFIGURED', `this ${context.store.backend} store cannot delete tenants; use a built-in store adapter`, {
-      details: { reason: 'capability', capability: 'deleteTenant' },
-    });
-  }
+  const handle = requireCapability(tenantHandle(context.store, tenant), context.store.backend, ['deleteTenant'], 'tenant deletion', 'delete tenants', {
+    capability: 'deleteTenant',
+  });
   let outcome;
   try {
-    outcome = await storeCall('deleteTenant', () => handle.deleteTenant!({ atMs, by, reason }));
+    outcome = await storeCall('deleteTenant', () => handle.deleteTenant({ atMs, by, reason }));
   } catch (error) {
     if (unknownTenantOf(error) !== null) await requireExistingTenant(context.store, tenant, 'delete', false);
     throw error;

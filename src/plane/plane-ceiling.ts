@@ -1,11 +1,10 @@
-import { QuotaError } from '../core/errors.js';
 import { parseOperator } from '../core/operator.js';
 import { applyPlanePatch, parsePlaneCeiling, planeAgentLimit, type PlaneCeiling } from '../core/plane-ceiling.js';
 import type { PlaneCeilingStore, QuotaStore } from '../store/store.js';
 import type { PlaneStatus } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { LIBRARY_OPERATOR } from './quota.js';
-import { storeCall } from './store-call.js';
+import { requireCapability, storeCall } from './store-call.js';
 import { getPlaneHalt } from './plane-halt.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
@@ -14,14 +13,7 @@ type PlaneStore = Required<PlaneCeilingStore>;
 
 // The store's plane-wide methods; a store without them cannot enforce a plane-wide ceiling.
 function planeStore(store: QuotaStore): PlaneStore {
-  if (store.getPlaneCeiling === undefined || store.setPlaneCeiling === undefined || store.planeUsage === undefined) {
-    throw new QuotaError(
-      'STORE_MISCONFIGURED',
-      `the ${store.backend} store keeps no plane-wide ceiling, so it cannot enforce one; use the sqlite or postgres store`,
-      { details: { backend: store.backend } },
-    );
-  }
-  return store as unknown as PlaneStore;
+  return requireCapability(store, store.backend, ['getPlaneCeiling', 'setPlaneCeiling', 'planeUsage'], 'plane-wide ceiling', 'enforce one');
 }
 
 /** `Plane.getPlaneCeiling`: the stored plane-wide ceiling, or `null`. A store without one reads `null`. */

@@ -1,4 +1,3 @@
-import { QuotaError } from '../core/errors.js';
 import { haltReachesRunning, PLANE_HALT_KEY, type Halt } from '../core/halt-scope.js';
 import { isReservedTenant, PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 import { parseOperator } from '../core/operator.js';
@@ -9,20 +8,13 @@ import { haltReach, runningInScope } from './halt-reach.js';
 import type { LiftResult, PlaneHaltInput, PlaneHaltResult, PlaneLiftInput } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { requireReason } from './plane-input.js';
-import { storeCall, tenantHandle } from './store-call.js';
+import { requireCapability, storeCall, tenantHandle } from './store-call.js';
 
 type PlaneHalts = Required<PlaneHaltStore>;
 
 // The store's plane-wide halt; a store without it cannot enforce one.
 function planeHalts(store: QuotaStore): PlaneHalts {
-  if (store.getPlaneHalt === undefined || store.setPlaneHalt === undefined || store.liftPlaneHaltIf === undefined) {
-    throw new QuotaError(
-      'STORE_MISCONFIGURED',
-      `the ${store.backend} store keeps no plane-wide halt, so it cannot enforce one; use the sqlite or postgres store`,
-      { details: { backend: store.backend } },
-    );
-  }
-  return store as unknown as PlaneHalts;
+  return requireCapability(store, store.backend, ['getPlaneHalt', 'setPlaneHalt', 'liftPlaneHaltIf'], 'plane-wide halt', 'enforce one');
 }
 
 /** `Plane.planeHalt`: the standing plane-wide halt, or `null`. A store without one reads `null`. */

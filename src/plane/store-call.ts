@@ -49,3 +49,23 @@ export function namingUnknownRun(error: unknown, run: string): unknown {
     cause: error.cause,
   });
 }
+
+/**
+ * `holder` with `methods` present, or the `STORE_MISCONFIGURED` fault of a third-party store that
+ * lacks an optional capability: `the <backend> store keeps no <what>, so it cannot <act>; use the
+ * sqlite or postgres store`, with `details` `{ backend, ...details }`. Both built-in adapters have
+ * every capability.
+ */
+export function requireCapability<T extends object, K extends keyof T & string>(
+  holder: T,
+  backend: string,
+  methods: readonly K[],
+  what: string,
+  act: string,
+  details: Readonly<Record<string, unknown>> = {},
+): T & Required<Pick<T, K>> {
+  if (methods.every((method) => holder[method] !== undefined)) return holder as T & Required<Pick<T, K>>;
+  throw new QuotaError('STORE_MISCONFIGURED', `the ${backend} store keeps no ${what}, so it cannot ${act}; use the sqlite or postgres store`, {
+    details: { backend, ...details },
+  });
+}

@@ -9,7 +9,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { WRITTEN_ROWS } from '../../src/store/postgres/postgres-books-io.js';
 import { POSTGRES_MIGRATION_FILES } from '../../src/store/postgres/postgres-migrations.generated.js';
 import { postgresMigrations, SCHEMA_PLACEHOLDER } from '../../src/store/postgres/postgres-migrations.js';
-import { SQLITE_MIGRATION_FILES } from '../../src/store/sqlite/sqlite-migrations.generated.js';
 import { WAITER_CHANNEL } from '../../src/store/postgres/postgres-wakes.js';
 
 // Each backend's schema is numbered plain-SQL files, compiled by scripts/build-sql.mjs into a
