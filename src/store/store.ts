@@ -10,6 +10,7 @@ import type { TenantQuotaStore } from './port/quota.js';
 import type { TenantDeletionStore } from './port/tenant-deletion.js';
 import type { RetentionStore } from './port/retention.js';
 import type { WaitingStore } from './port/waiting.js';
+import type { WebhooksCapability } from './port/webhooks.js';
 import type { WaiterWakes } from './waiter-wakes.js';
 
 // The port is read capability by capability, one file each under port/; this file joins them.
@@ -26,6 +27,17 @@ export type { RetentionStore } from './port/retention.js';
 export type { TenantScoped } from './port/tenant-scoped.js';
 export type { DeleteTenantOutcome, DeleteTenantRequest, TenantDeletionStore } from './port/tenant-deletion.js';
 export type { WaitingStore } from './port/waiting.js';
+export type {
+  AttemptOutcome,
+  AttemptReport,
+  ClaimedDelivery,
+  DeliveryQuery,
+  NewWebhookEndpoint,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhooksCapability,
+  WebhookStore,
+} from './port/webhooks.js';
 
 /**
  * The durable store behind quotaplane: one database serving many tenants through
@@ -34,11 +46,11 @@ export type { WaitingStore } from './port/waiting.js';
  * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed. The arguments of every method are
  * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
  * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
- * Besides its own members it has three optional capabilities: the plane-wide ceiling
- * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`) and the API keys
- * (`ApiKeysCapability`).
+ * Besides its own members it has four optional capabilities: the plane-wide ceiling
+ * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`), the API keys
+ * (`ApiKeysCapability`) and the webhooks (`WebhooksCapability`, docs/design/rules.md#h1).
  */
-export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCapability {
+export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCapability, WebhooksCapability {
   /** `'sqlite'` or `'postgres'`. */
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */

@@ -9,7 +9,7 @@
 /**
  * Every table whose rows of a tenant its deletion removes: all that hold a record of the tenant
  * (quota, runs and passes, slots, holds, spend, receipts, halts, dispatches, waiters, pruned runs,
- * its own API keys).
+ * its own API keys, its own webhook endpoints and their deliveries).
  */
 export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
   'quota_tenants',
@@ -27,6 +27,8 @@ export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
   'quota_waiters',
   'quota_wait_turns',
   'quotaplane_api_keys',
+  'quotaplane_webhook_endpoints',
+  'quotaplane_webhook_deliveries',
 ]);
 
 /**
@@ -35,7 +37,14 @@ export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
  * tenant (`quota_figures` and `quota_agent_figures` count slots, 0 once none is held;
  * `quota_book_versions` must never go back, or a kept row could match a version again).
  */
-export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze(['quota_audit', 'quota_figures', 'quota_agent_figures', 'quota_book_versions']);
+export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze([
+  'quota_audit',
+  'quota_figures',
+  'quota_agent_figures',
+  'quota_book_versions',
+  // The event log (placeholder of the hooks branch until the lead's migration 0004 lands).
+  'quota_events',
+]);
 
 /**
  * One row of the counts of `TenantDeletionBlockers` (core/tenant-deletion.ts), as columns

@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use
+-- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -45,6 +45,17 @@ CREATE TABLE quotaplane.quota_book_versions (
   tenant text COLLATE "C" NOT NULL,
   version bigint NOT NULL,
   CONSTRAINT quota_book_versions_pkey PRIMARY KEY (tenant)
+);
+
+CREATE TABLE quotaplane.quota_events (
+  seq bigint NOT NULL DEFAULT nextval('quotaplane.quota_events_seq_seq'::regclass),
+  id text COLLATE "C" NOT NULL,
+  tenant text COLLATE "C",
+  type text COLLATE "C" NOT NULL,
+  at_ms bigint NOT NULL,
+  data_json jsonb NOT NULL,
+  CONSTRAINT quota_events_id_key UNIQUE (id),
+  CONSTRAINT quota_events_pkey PRIMARY KEY (seq)
 );
 
 CREATE TABLE quotaplane.quota_figures (
@@ -244,12 +255,42 @@ CREATE TABLE quotaplane.quotaplane_schema (
   CONSTRAINT quotaplane_schema_pkey PRIMARY KEY (version)
 );
 
+CREATE TABLE quotaplane.quotaplane_webhook_deliveries (
+  delivery_id text COLLATE "C" NOT NULL,
+  endpoint_id text COLLATE "C" NOT NULL,
+  tenant text COLLATE "C",
+  event_seq bigint NOT NULL,
+  event_json jsonb NOT NULL,
+  status text COLLATE "C" NOT NULL,
+  attempts integer NOT NULL,
+  due_at_ms bigint NOT NULL,
+  claim text COLLATE "C",
+  created_at_ms bigint NOT NULL,
+  last_attempt_at_ms bigint,
+  last_result text,
+  delivered_at_ms bigint,
+  CONSTRAINT quotaplane_webhook_deliveries_pkey PRIMARY KEY (delivery_id)
+);
+
+CREATE TABLE quotaplane.quotaplane_webhook_endpoints (
+  endpoint_id text COLLATE "C" NOT NULL,
+  tenant text COLLATE "C",
+  url text NOT NULL,
+  event_types_json jsonb,
+  secrets_json jsonb NOT NULL,
+  after_seq bigint NOT NULL,
+  created_at_ms bigint NOT NULL,
+  CONSTRAINT quotaplane_webhook_endpoints_pkey PRIMARY KEY (endpoint_id)
+);
+
 CREATE INDEX quota_agent_figures_by_agent ON quotaplane.quota_agent_figures USING btree (agent_name);
 CREATE UNIQUE INDEX quota_agent_figures_pkey ON quotaplane.quota_agent_figures USING btree (tenant, agent_name);
 CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING btree (tenant, agent_name, period);
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
+CREATE UNIQUE INDEX quota_events_id_key ON quotaplane.quota_events USING btree (id);
+CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
 CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (tenant, scope);
 CREATE UNIQUE INDEX quota_passes_pkey ON quotaplane.quota_passes USING btree (tenant, run_id, epoch);
@@ -276,7 +317,14 @@ CREATE UNIQUE INDEX quotaplane_api_keys_pkey ON quotaplane.quotaplane_api_keys U
 CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane.quotaplane_key_sessions USING btree (expires_at_ms);
 CREATE UNIQUE INDEX quotaplane_key_sessions_pkey ON quotaplane.quotaplane_key_sessions USING btree (session_hash);
 CREATE UNIQUE INDEX quotaplane_schema_pkey ON quotaplane.quotaplane_schema USING btree (version);
+CREATE UNIQUE INDEX quotaplane_webhook_deliveries_by_endpoint ON quotaplane.quotaplane_webhook_deliveries USING btree (endpoint_id, event_seq);
+CREATE INDEX quotaplane_webhook_deliveries_by_tenant ON quotaplane.quotaplane_webhook_deliveries USING btree (tenant);
+CREATE INDEX quotaplane_webhook_deliveries_due ON quotaplane.quotaplane_webhook_deliveries USING btree (status, due_at_ms);
+CREATE UNIQUE INDEX quotaplane_webhook_deliveries_pkey ON quotaplane.quotaplane_webhook_deliveries USING btree (delivery_id);
+CREATE INDEX quotaplane_webhook_endpoints_by_tenant ON quotaplane.quotaplane_webhook_endpoints USING btree (tenant);
+CREATE UNIQUE INDEX quotaplane_webhook_endpoints_pkey ON quotaplane.quotaplane_webhook_endpoints USING btree (endpoint_id);
 
+CREATE SEQUENCE quotaplane.quota_events_seq_seq;
 CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)
  RETURNS void
  LANGUAGE plpgsql

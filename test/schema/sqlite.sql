@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use
+-- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -25,6 +25,16 @@ CREATE TABLE quota_audit (
   hash         TEXT    NOT NULL,
   PRIMARY KEY (tenant, seq)
 ) STRICT, WITHOUT ROWID;
+
+-- table quota_events
+CREATE TABLE quota_events (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  id         TEXT    NOT NULL UNIQUE,
+  tenant     TEXT,
+  type       TEXT    NOT NULL,
+  at_ms      INTEGER NOT NULL,
+  data_json  TEXT    NOT NULL
+);
 
 -- table quota_halted
 CREATE TABLE quota_halted (
@@ -222,6 +232,37 @@ CREATE TABLE quotaplane_schema (
   applied_at_ms  INTEGER NOT NULL
 ) STRICT;
 
+-- table quotaplane_webhook_deliveries
+CREATE TABLE quotaplane_webhook_deliveries (
+  delivery_id         TEXT    NOT NULL PRIMARY KEY,
+  endpoint_id         TEXT    NOT NULL,
+  tenant              TEXT,
+  event_seq           INTEGER NOT NULL,
+  event_json          TEXT    NOT NULL,
+  status              TEXT    NOT NULL,
+  attempts            INTEGER NOT NULL,
+  due_at_ms           INTEGER NOT NULL,
+  claim               TEXT,
+  created_at_ms       INTEGER NOT NULL,
+  last_attempt_at_ms  INTEGER,
+  last_result         TEXT,
+  delivered_at_ms     INTEGER
+) STRICT, WITHOUT ROWID;
+
+-- table quotaplane_webhook_endpoints
+CREATE TABLE quotaplane_webhook_endpoints (
+  endpoint_id       TEXT    NOT NULL PRIMARY KEY,
+  tenant            TEXT,
+  url               TEXT    NOT NULL,
+  event_types_json  TEXT,
+  secrets_json      TEXT    NOT NULL,
+  after_seq         INTEGER NOT NULL,
+  created_at_ms     INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- table sqlite_sequence
+CREATE TABLE sqlite_sequence(name,seq);
+
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
 
@@ -250,3 +291,15 @@ CREATE UNIQUE INDEX quota_waiters_by_seq ON quota_waiters (tenant, seq);
 
 -- index quotaplane_key_sessions_by_expiry
 CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane_key_sessions (expires_at_ms);
+
+-- index quotaplane_webhook_deliveries_by_endpoint
+CREATE UNIQUE INDEX quotaplane_webhook_deliveries_by_endpoint ON quotaplane_webhook_deliveries (endpoint_id, event_seq);
+
+-- index quotaplane_webhook_deliveries_by_tenant
+CREATE INDEX quotaplane_webhook_deliveries_by_tenant ON quotaplane_webhook_deliveries (tenant);
+
+-- index quotaplane_webhook_deliveries_due
+CREATE INDEX quotaplane_webhook_deliveries_due ON quotaplane_webhook_deliveries (status, due_at_ms);
+
+-- index quotaplane_webhook_endpoints_by_tenant
+CREATE INDEX quotaplane_webhook_endpoints_by_tenant ON quotaplane_webhook_endpoints (tenant);

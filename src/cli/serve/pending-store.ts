@@ -6,6 +6,7 @@ import type { WaiterWakes } from '../../store/waiter-wakes.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { Halt } from '../../core/halt-scope.js';
 import type { AuditEntry, PlaneUsage } from '../../store/types.js';
+import type { WebhookStore } from '../../store/port/webhooks.js';
 
 /**
  * A store `serve` listens in front of before the real one is open: every call
@@ -17,6 +18,7 @@ export class PendingStore implements QuotaStore {
   readonly backend: string;
   #store: QuotaStore | null = null;
   readonly #keys: ApiKeyStore;
+  readonly #webhooks: WebhookStore;
 
   /** `backend` is what the URL names (`sqlite`, `postgres`), reported until the store is open. */
   constructor(backend: string) {
@@ -38,6 +40,28 @@ export class PendingStore implements QuotaStore {
       createSession: async (session: NewKeySession) => keys().createSession(session),
       findSession: async (hash: string, nowMs: number) => keys().findSession(hash, nowMs),
       endSession: async (hash: string) => keys().endSession(hash),
+    };
+    const hooks = (): WebhookStore => {
+      const store = this.#ready();
+      const webhooks = store.webhooks?.();
+      if (webhooks === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store keeps no webhooks`);
+      return webhooks;
+    };
+    // Every method, forwarded to the real store's webhooks once it is open.
+    this.#webhooks = {
+      createEndpoint: async (...args) => hooks().createEndpoint(...args),
+      endpoint: async (...args) => hooks().endpoint(...args),
+      endpoints: async (...args) => hooks().endpoints(...args),
+      removeEndpoint: async (...args) => hooks().removeEndpoint(...args),
+      rotateSecrets: async (...args) => hooks().rotateSecrets(...args),
+      lowestCursor: async () => hooks().lowestCursor(),
+      fanOut: async (...args) => hooks().fanOut(...args),
+      claimDue: async (...args) => hooks().claimDue(...args),
+      recordAttempt: async (...args) => hooks().recordAttempt(...args),
+      deliveries: async (...args) => hooks().deliveries(...args),
+      delivery: async (...args) => hooks().delivery(...args),
+      resend: async (...args) => hooks().resend(...args),
+      oldestPendingAtMs: async () => hooks().oldestPendingAtMs(),
     };
   }
 
@@ -72,6 +96,11 @@ export class PendingStore implements QuotaStore {
 
   apiKeys(): ApiKeyStore {
     return this.#keys;
+  }
+
+  /** The real store's webhooks (docs/design/rules.md#h1); before it opens, each call fails closed. */
+  webhooks(): WebhookStore {
+    return this.#webhooks;
   }
 
   /** The real store's wakes of waiting admissions; before it opens, none (callers poll). */

@@ -2,6 +2,8 @@ import { invalidArgument } from '../../core/errors.js';
 import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
+import { PostgresWebhookStore } from './postgres-webhooks.js';
+import type { WebhookStore } from '../port/webhooks.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
@@ -68,6 +70,7 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly #db: PostgresConnection;
   readonly #q: PostgresQueries;
   readonly #apiKeys: PostgresApiKeyStore;
+  readonly #webhooks: PostgresWebhookStore;
   readonly #batch: PostgresBatcher;
   readonly #wakes: PostgresWaiterWakes;
 
@@ -87,6 +90,7 @@ export class PostgresQuotaStore implements QuotaStore {
     this.schema = schema;
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
+    this.#webhooks = new PostgresWebhookStore(db, s);
     this.#wakes = new PostgresWaiterWakes(url, s);
   }
 
@@ -115,6 +119,12 @@ export class PostgresQuotaStore implements QuotaStore {
   apiKeys(): ApiKeyStore {
     if (this.#db.isClosed) throw closedStoreError();
     return this.#apiKeys;
+  }
+
+  /** The webhook endpoints and deliveries, on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
+  webhooks(): WebhookStore {
+    if (this.#db.isClosed) throw closedStoreError();
+    return this.#webhooks;
   }
 
   /**

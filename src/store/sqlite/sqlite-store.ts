@@ -10,6 +10,8 @@ import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { SqliteApiKeyStore } from './sqlite-api-keys.js';
+import { SqliteWebhookStore } from './sqlite-webhooks.js';
+import type { WebhookStore } from '../port/webhooks.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
 import { migrateSqlite, SQLITE_SCHEMA_VERSION } from './sqlite-migrations.js';
@@ -134,6 +136,12 @@ export class SqliteQuotaStore implements QuotaStore {
   apiKeys(): ApiKeyStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteApiKeyStore(this.#conn);
+  }
+
+  /** The webhook endpoints and deliveries, on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
+  webhooks(): WebhookStore {
+    if (this.#conn.isClosed) throw closedStoreError();
+    return new SqliteWebhookStore(this.#conn);
   }
 
   /**
