@@ -1,0 +1,175 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Webhook } from 'standardwebhooks';
+
+import { WEBHOOK_MAX_ATTEMPTS, WEBHOOK_MAX_RETRY_MS } from '../../src/core/webhook-retry.js';
+import { createDispatcher, type Dispatcher } from '../../src/plane/webhook-dispatcher.js';
+import { createWebhooks, type WebhookAdmin } from '../../src/plane/webhooks.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { QuotaStore } from '../../src/store/store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { BACKENDS, type SharedStore } from './backends.js';
+import { MemoryEventLog, startReceiver, verifyWebhook, type Receiver } from './webhook-fixtures.js';
+
+// Webhook deliveries (docs/design/rules.md#h1–#h13), against a real local HTTP server, on each
+// backend. The clock is virtual (near the real one, so the signatures' 5-minute window holds).
+
+for (const backend of BACKENDS) {
+  describe(`webhook deliveries on ${backend.name}`, () => {
+    let shared: SharedStore;
+    let stores: QuotaStore[];
+    let store: QuotaStore;
+    let clock: ManualClock;
+    let log: MemoryEventLog;
+    let receiver: Receiver;
+    let hooks: WebhookAdmin;
+
+    const dispatcher = (over: QuotaStore = store): Dispatcher =>
+      createDispatcher({ store: over, events: log, clock, random: () => 0.5, timeoutMs: 2_000, leaseMs: 30_000 });
+
+    beforeEach(async () => {
+      shared = await backend.fresh('webhooks');
+      store = await openStore(shared.url, shared.options);
+      stores = [store];
+      clock = new ManualClock(Date.now());
+      log = new MemoryEventLog();
+      receiver = await startReceiver();
+      hooks = createWebhooks({ store, clock });
+    });
+
+    afterEach(async () => {
+      await receiver.close();
+      for (const one of stores) await one.close();
+      await shared.remove();
+    });
+
+    it('H13 an endpoint down for a while, then up, receives each event once, under its original id', async () => {
+      const { endpoint } = await hooks.add({ tenant: 'acme', url: receiver.url });
+      const set = log.append('halt.set', 'acme', clock.nowMs(), { reason: 'incident' });
+      const lifted = log.append('halt.lifted', 'acme', clock.nowMs());
+      log.append('halt.set', 'globex', clock.nowMs());
+      receiver.status = 503;
+      const one = dispatcher();
+      expect(await one.round()).toEqual({ fannedOut: 2, attempted: 2 });
+      for (let round = 0; round < 4; round += 1) {
+        if (round === 2) receiver.status = 200;
+        clock.advance(WEBHOOK_MAX_RETRY_MS);
+        await one.round();
+      }
+      expect(await one.round()).toEqual({ fannedOut: 0, attempted: 0 });
+      const ids = receiver.received.map((request) => request.headers['webhook-id']);
+      expect(new Set(ids)).toEqual(new Set([set.id, lifted.id]));
+      const delivered = receiver.received.filter((request) => request.status === 200).map((request) => request.headers['webhook-id']);
+      expect(delivered.sort()).toEqual([set.id, lifted.id].sort());
+      const listed = await hooks.deliveries(endpoint.id);
+      expect(listed.map((delivery) => [delivery.event.id, delivery.status, delivery.attempts])).toEqual([
+        [lifted.id, 'delivered', 4],
+        [set.id, 'delivered', 4],
+      ]);
+      // The body is the event's, the same on every attempt.
+      const bodies = receiver.received.filter((request) => request.headers['webhook-id'] === set.id).map((request) => request.body);
+      expect(new Set(bodies).size).toBe(1);
+      expect(JSON.parse(bodies[0]!)).toEqual({
+        type: 'halt.set',
+        timestamp: new Date(set.atMs).toISOString(),
+        data: { reason: 'incident', tenant: 'acme', seq: set.seq },
+      });
+    });
+
+    it('H7 two dispatchers on one store never both send a delivery while its claim stands', async () => {
+      const second = await openStore(shared.url, shared.options);
+      stores.push(second);
+      await hooks.add({ tenant: null, url: receiver.url });
+      for (let n = 0; n < 6; n += 1) log.append('halt.set', `t${n}`, clock.nowMs());
+      const [a, b] = [dispatcher(store), dispatcher(second)];
+      receiver.hold = true;
+      const first = a.round();
+      while (receiver.held() < 6) await new Promise((resolve) => setTimeout(resolve, 10));
+      // Every delivery is claimed by a and in flight: b finds none due.
+      expect(await b.round()).toEqual({ fannedOut: 0, attempted: 0 });
+      receiver.hold = false;
+      receiver.release();
+      expect((await first).attempted).toBe(6);
+      // Together, on new events: each delivery is sent by exactly one of them.
+      for (let n = 0; n < 20; n += 1) log.append('halt.lifted', `t${n}`, clock.nowMs());
+      const both = await Promise.all([a.round(), b.round()]);
+      expect(both[0].attempted + both[1].attempted).toBe(20);
+      const ids = receiver.received.map((request) => request.headers['webhook-id']);
+      expect(ids.length).toBe(26);
+      expect(new Set(ids).size).toBe(26);
+    });
+
+    it('H9 a delivery verifies with standardwebhooks and the guide’s verifier; a tampered body fails both', async () => {
+      const { secret } = await hooks.add({ tenant: 'acme', url: receiver.url });
+      log.append('threshold.crossed', 'acme', clock.nowMs(), { percent: 80 });
+      await dispatcher().round();
+      const [request] = receiver.received;
+      const headers = request!.headers;
+      expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
+      expect(new Webhook(secret).verify(request!.body, headers)).toMatchObject({ type: 'threshold.crossed' });
+      expect(verifyWebhook(secret, headers, request!.body)).toBe(true);
+      const tampered = request!.body.replace('80', '81');
+      expect(() => new Webhook(secret).verify(tampered, headers)).toThrow(/No matching signature/);
+      expect(verifyWebhook(secret, headers, tampered)).toBe(false);
+    });
+
+    it('H10 during a rotation’s overlap both secrets verify a delivery; after it only the new one', async () => {
+      const { endpoint, secret: old } = await hooks.add({ tenant: 'acme', url: receiver.url });
+      const { secret: fresh } = await hooks.rotate(endpoint.id, 60_000);
+      const one = dispatcher();
+      log.append('halt.set', 'acme', clock.nowMs());
+      await one.round();
+      const during = receiver.received[0]!;
+      expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      for (const secret of [old, fresh]) {
+        expect(() => new Webhook(secret).verify(during.body, during.headers)).not.toThrow();
+        expect(verifyWebhook(secret, during.headers, during.body, clock.nowMs())).toBe(true);
+      }
+      clock.advance(60_000);
+      log.append('halt.lifted', 'acme', clock.nowMs());
+      await one.round();
+      const after = receiver.received[1]!;
+      expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
+      expect(verifyWebhook(fresh, after.headers, after.body, clock.nowMs())).toBe(true);
+      expect(verifyWebhook(old, after.headers, after.body, clock.nowMs())).toBe(false);
+      expect(() => new Webhook(old).verify(after.body, after.headers)).toThrow();
+    });
+
+    it('H11 a delivery out of attempts is failed and listed; H12 resend delivers it under the same id', async () => {
+      const { endpoint } = await hooks.add({ tenant: 'acme', url: receiver.url });
+      const event = log.append('run.stranded', 'acme', clock.nowMs(), { run: 'run_1' });
+      receiver.status = 500;
+      const one = dispatcher();
+      for (let attempt = 0; attempt < WEBHOOK_MAX_ATTEMPTS; attempt += 1) {
+        expect((await one.round()).attempted).toBe(1);
+        clock.advance(WEBHOOK_MAX_RETRY_MS);
+      }
+      expect((await one.round()).attempted).toBe(0);
+      const [failed] = await hooks.deliveries(endpoint.id, { status: 'failed' });
+      expect(failed).toMatchObject({ status: 'failed', attempts: WEBHOOK_MAX_ATTEMPTS, lastResult: 'HTTP 500' });
+      expect(await hooks.deliveries(endpoint.id, { status: 'pending' })).toEqual([]);
+      receiver.status = 204;
+      const resent = await hooks.resend(failed!.id);
+      expect(resent).toMatchObject({ status: 'pending', attempts: 0 });
+      await expect(hooks.resend(failed!.id)).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect((await one.round()).attempted).toBe(1);
+      const last = receiver.received.at(-1)!;
+      expect(last.status).toBe(204);
+      expect(last.headers['webhook-id']).toBe(event.id);
+      expect(new Set(receiver.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
+      expect(await hooks.deliveries(endpoint.id)).toMatchObject([{ status: 'delivered', attempts: 1 }]);
+    });
+
+    it('H8 an added endpoint has a whsec_ secret of at least 24 random bytes; listing never shows it; bad input names the field', async () => {
+      const { endpoint, secret } = await hooks.add({ tenant: null, url: receiver.url, eventTypes: ['halt.set'] });
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+      expect(Buffer.from(secret.slice('whsec_'.length), 'base64').length).toBeGreaterThanOrEqual(24);
+      expect(JSON.stringify(await hooks.list())).not.toContain(secret.slice(6));
+      expect(await hooks.list(null)).toEqual([endpoint]);
+      expect(await hooks.list('acme')).toEqual([]);
+      await expect(hooks.add({ tenant: 'acme', url: 'ftp://x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'url' } });
+      await expect(hooks.add({ tenant: 'acme', url: receiver.url, eventTypes: ['nope'] })).rejects.toMatchObject({ details: { field: 'eventTypes' } });
+      await hooks.remove(endpoint.id);
+      await expect(hooks.remove(endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    });
+  });
+}
