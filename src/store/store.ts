@@ -5,6 +5,7 @@ import type { RunLifecycleStore } from './port/lifecycle.js';
 import type { OperatorStore } from './port/operator.js';
 import type { PlaneCeilingStore } from './port/plane-ceiling.js';
 import type { PlaneHaltStore } from './port/plane-halt.js';
+import type { EventLogStore } from './port/events.js';
 import type { StorePrimitives } from './port/primitives.js';
 import type { TenantQuotaStore } from './port/quota.js';
 import type { TenantDeletionStore } from './port/tenant-deletion.js';
@@ -20,6 +21,7 @@ export type { RunLifecycleStore } from './port/lifecycle.js';
 export type { OperatorStore } from './port/operator.js';
 export type { PlaneCeilingStore } from './port/plane-ceiling.js';
 export type { PlaneHaltStore } from './port/plane-halt.js';
+export type { EventLogStore } from './port/events.js';
 export type { StorePrimitives } from './port/primitives.js';
 export type { TenantQuotaStore } from './port/quota.js';
 export type { RetentionStore } from './port/retention.js';
@@ -35,10 +37,10 @@ export type { WaitingStore } from './port/waiting.js';
  * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
  * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
  * Besides its own members it has three optional capabilities: the plane-wide ceiling
- * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`) and the API keys
+ * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`), the event log (`EventLogStore`) and the API keys
  * (`ApiKeysCapability`).
  */
-export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCapability {
+export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogStore, ApiKeysCapability {
   /** `'sqlite'` or `'postgres'`. */
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */

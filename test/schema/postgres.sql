@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use
+-- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -45,6 +45,18 @@ CREATE TABLE quotaplane.quota_book_versions (
   tenant text COLLATE "C" NOT NULL,
   version bigint NOT NULL,
   CONSTRAINT quota_book_versions_pkey PRIMARY KEY (tenant)
+);
+
+CREATE TABLE quotaplane.quota_events (
+  seq bigint NOT NULL DEFAULT nextval('quotaplane.quota_events_seq_seq'::regclass),
+  id text COLLATE "C" NOT NULL,
+  event_key text COLLATE "C" NOT NULL,
+  tenant text COLLATE "C",
+  type text COLLATE "C" NOT NULL,
+  at_ms bigint NOT NULL,
+  data_json jsonb NOT NULL,
+  CONSTRAINT quota_events_id_key UNIQUE (id),
+  CONSTRAINT quota_events_pkey PRIMARY KEY (seq)
 );
 
 CREATE TABLE quotaplane.quota_figures (
@@ -250,6 +262,9 @@ CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
+CREATE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, seq);
+CREATE UNIQUE INDEX quota_events_id_key ON quotaplane.quota_events USING btree (id);
+CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
 CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (tenant, scope);
 CREATE UNIQUE INDEX quota_passes_pkey ON quotaplane.quota_passes USING btree (tenant, run_id, epoch);
@@ -277,6 +292,7 @@ CREATE INDEX quotaplane_key_sessions_by_expiry ON quotaplane.quotaplane_key_sess
 CREATE UNIQUE INDEX quotaplane_key_sessions_pkey ON quotaplane.quotaplane_key_sessions USING btree (session_hash);
 CREATE UNIQUE INDEX quotaplane_schema_pkey ON quotaplane.quotaplane_schema USING btree (version);
 
+CREATE SEQUENCE quotaplane.quota_events_seq_seq;
 CREATE OR REPLACE FUNCTION quotaplane.quota_admission_lock(p_tenant text)
  RETURNS void
  LANGUAGE plpgsql
@@ -589,6 +605,10 @@ BEGIN
     INSERT INTO "quotaplane".quota_audit
       SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
   END IF;
+  -- Events last: the events lock is the last lock a transaction takes, so it waits on no one.
+  IF p_rows ? 'events' THEN
+    PERFORM "quotaplane".quota_events_append(p_rows -> 'events');
+  END IF;
   RETURN NULL;
 END
 $function$;
@@ -625,6 +645,20 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_clock_us()
  RETURNS bigint
  LANGUAGE sql
 AS $function$ SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint $function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_events_append(p_events jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-events', 0));
+  INSERT INTO "quotaplane".quota_events (id, event_key, tenant, type, at_ms, data_json)
+    SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
+      FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
+    ON CONFLICT (id) DO NOTHING;
+  PERFORM pg_notify('quotaplane_events', '"quotaplane"');
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION quotaplane.quota_set_plane_lock()
  RETURNS void

@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use
+-- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -25,6 +25,17 @@ CREATE TABLE quota_audit (
   hash         TEXT    NOT NULL,
   PRIMARY KEY (tenant, seq)
 ) STRICT, WITHOUT ROWID;
+
+-- table quota_events
+CREATE TABLE quota_events (
+  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  id         TEXT    NOT NULL UNIQUE,
+  event_key  TEXT    NOT NULL,
+  tenant     TEXT,
+  type       TEXT    NOT NULL,
+  at_ms      INTEGER NOT NULL,
+  data_json  TEXT    NOT NULL
+) STRICT;
 
 -- table quota_halted
 CREATE TABLE quota_halted (
@@ -222,8 +233,14 @@ CREATE TABLE quotaplane_schema (
   applied_at_ms  INTEGER NOT NULL
 ) STRICT;
 
+-- table sqlite_sequence
+CREATE TABLE sqlite_sequence(name,seq);
+
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
+
+-- index quota_events_by_tenant
+CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)
