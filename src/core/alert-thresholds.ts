@@ -165,3 +165,37 @@ export function crossingEvents(
   }
   return events;
 }
+
+/** Where the thresholds of a ceiling come from: its agent's own list, the tenant's quota, the plane-wide default, or the built-in 80 % and 100 %. */
+export type ThresholdSource = 'agent' | 'tenant' | 'plane' | 'default';
+
+/** Where {@link alertThresholdsFor} takes the thresholds of `agent`'s ceilings (`null`: the tenant's own) from. */
+export function alertThresholdSource(quota: TenantQuota, agent: string | null, plane: PlaneCeiling | null): ThresholdSource {
+  if (agent !== null && quota.agents !== undefined && Object.hasOwn(quota.agents, agent) && quota.agents[agent]?.alertThresholds !== undefined) return 'agent';
+  if (quota.alertThresholds !== undefined) return 'tenant';
+  return plane?.alertThresholds !== undefined ? 'plane' : 'default';
+}
+
+/** One threshold of one ceiling as it stands: its amount in the ceiling's unit, and whether settled spend is at or past it. */
+export interface ThresholdState {
+  readonly threshold: AlertThreshold;
+  readonly label: string;
+  readonly amount: number;
+  readonly crossed: boolean;
+}
+
+/**
+ * The thresholds of one ceiling (`ceiling`: `null` when the unit has none) against `settled`, the
+ * period's settled spend: each that applies, in order, with its amount and whether it is crossed
+ * (settled at or past it; docs/design/rules.md#e7). The dashboard colours a ceiling's bar by the
+ * highest crossed threshold; `alerts` lists them.
+ */
+export function thresholdStates(thresholds: readonly AlertThreshold[], unit: BooksUnit, ceiling: number | null, settled: number): ThresholdState[] {
+  const states: ThresholdState[] = [];
+  for (const threshold of thresholds) {
+    const amount = thresholdAmount(threshold, unit, ceiling ?? undefined);
+    if (amount === null) continue;
+    states.push({ threshold, label: thresholdLabel(threshold), amount, crossed: settled >= amount });
+  }
+  return states;
+}
