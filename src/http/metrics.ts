@@ -134,7 +134,13 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     });
     return inFlight;
   };
-  const tenantUsage = async (): Promise<TenantFigures> => boundTenantFigures(await everyTenantUsage(), tenantSeries);
+  // Ranked once per read, however many gauges ask for it.
+  let bounded: { readonly of: readonly Usage[]; readonly figures: TenantFigures } | null = null;
+  const tenantUsage = async (): Promise<TenantFigures> => {
+    const every = await everyTenantUsage();
+    if (bounded?.of !== every) bounded = { of: every, figures: boundTenantFigures(every, tenantSeries) };
+    return bounded.figures;
+  };
   const tenantGauge = (name: string, help: string, value: (usage: Usage) => number, combine = (a: number, b: number) => a + b) =>
     new Gauge({
       name: `${METRIC_PREFIX}${name}`,
