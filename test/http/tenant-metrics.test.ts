@@ -1,7 +1,9 @@
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 
+import { createServiceMetrics } from '../../src/http/metrics.js';
 import { createTenantCounters, TenantLabels } from '../../src/http/tenant-counters.js';
+import type { Plane } from '../../src/plane/plane.js';
 import { bearer, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
 // The per-tenant figures a platform team alerts on (spend-metrics.ts, tenant-counters.ts,
@@ -74,6 +76,31 @@ describe('quotaplane_tenant_spend_* and quotaplane_tenant_agent_spend_*', () => 
     });
     // The slot-ranked gauges still show the busiest by slots.
     expect(samples(text, 'quotaplane_tenant_running_runs')).toMatchObject({ '{tenant="busy"}': 1 });
+  });
+});
+
+describe('the cost of the per-tenant figures', () => {
+  it('a scrape reads each tenant once for every per-tenant gauge together, and a decision reads nothing for them', async () => {
+    f = await serviceFixture();
+    await f.plane.setQuota('acme', { period: 'monthly', maxTokensPerPeriod: 1000 }, { newTenant: true });
+    const reads = { tenants: 0, usage: 0 };
+    const inner = f.plane;
+    const counting: Plane = {
+      ...inner,
+      tenants: () => ((reads.tenants += 1), inner.tenants()),
+      usage: (input) => ((reads.usage += 1), inner.usage(input)),
+    };
+    const metrics = createServiceMetrics({ plane: counting });
+    const metered = metrics.meter(counting);
+    await metered.admit({ tenant: 'acme', run: 'run-1', budget: { maxTokens: 10, maxCallTokens: 1 } });
+    await metered.admit({ tenant: 'acme', run: 'run-2', budget: { maxTokens: 5000, maxCallTokens: 1 } });
+    await metered.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 1, minorUnits: 0 }, concludes: true });
+    expect(reads).toEqual({ tenants: 0, usage: 0 });
+    const tenants = (await inner.tenants()).length;
+    const text = await metrics.registry.metrics();
+    expect(reads).toEqual({ tenants: 1, usage: tenants });
+    expect(samples(text, 'quotaplane_tenant_refusals_total')).toEqual({ '{tenant="acme",operation="admit",code="SpentOut"}': 1 });
+    expect(samples(text, 'quotaplane_tenant_spend_settled')).toMatchObject({ '{tenant="acme",unit="tokens"}': 1 });
   });
 });
 
