@@ -7,7 +7,7 @@ import type { TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
-import type { AlertsStatus, EventsPage } from '../plane/events.js';
+import type { AlertsStatus, EventsPage } from '../plane/event-types.js';
 import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type {
   AdmitResult,

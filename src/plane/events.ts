@@ -1,6 +1,6 @@
-import { alertThresholdSource, alertThresholdsFor, thresholdStates, type BooksUnit, type ThresholdState, type ThresholdSource } from '../core/alert-thresholds.js';
+import { alertThresholdSource, alertThresholdsFor } from '../core/alert-threshold-source.js';
+import { thresholdStates, type BooksUnit } from '../core/alert-thresholds.js';
 import { requireAmount } from '../core/amounts.js';
-import type { QuotaEvent } from '../core/events.js';
 import { requireTenant } from '../core/identifiers.js';
 import { UNLIMITED_QUOTA, type AgentCeilings, type TenantQuota } from '../core/quota.js';
 import type { Spend } from '../core/spend.js';
@@ -11,27 +11,7 @@ import { parseLimit } from './plane-input.js';
 import type { PlaneContext } from './plane-context.js';
 import { usage } from './usage.js';
 import { requireCapability, storeCall } from './store-call.js';
-
-/**
- * What `Plane.events` reads: the events after `after` (a `seq`; absent or 0: from the first), at
- * most `limit` (default 100, at most 1000), of `tenant` only when given.
- */
-export interface EventsInput {
-  readonly after?: number | undefined;
-  readonly limit?: number | undefined;
-  readonly tenant?: string | undefined;
-}
-
-/**
- * A page of the event log, oldest first (docs/design/rules.md#e8). `next` is the cursor to ask
- * with next (the last event's `seq`, or `after` when the page is empty), so a reader that keeps
- * asking with it sees every event once, in commit order; `truncated` is true when more were there.
- */
-export interface EventsPage {
-  readonly events: readonly QuotaEvent[];
-  readonly next: number;
-  readonly truncated: boolean;
-}
+import type { AlertsStatus, CeilingAlerts, EventsInput, EventsPage } from './event-types.js';
 
 /** `Plane.events`: a page of the event log. Throws `STORE_MISCONFIGURED` on a store that keeps none. */
 export async function events(context: PlaneContext, input: EventsInput = {}): Promise<EventsPage> {
@@ -43,24 +23,6 @@ export async function events(context: PlaneContext, input: EventsInput = {}): Pr
   const rows = await storeCall('eventsAfter', () => store.eventsAfter(after, limit + 1, tenant));
   const page = rows.slice(0, limit);
   return { events: page, next: page.length === 0 ? after : (page[page.length - 1]?.seq ?? after), truncated: rows.length > limit };
-}
-
-/** One spend ceiling of a tenant (or of one of its agents) with its thresholds as they stand this period. */
-export interface CeilingAlerts {
-  readonly agent: string | null;
-  readonly unit: BooksUnit;
-  /** The ceiling, `null` when the unit has none (an absolute threshold still applies). */
-  readonly ceiling: number | null;
-  readonly settled: number;
-  readonly source: ThresholdSource;
-  readonly thresholds: readonly ThresholdState[];
-}
-
-/** A tenant's spend alerts for its current period: every ceiling with a threshold that applies. */
-export interface AlertsStatus {
-  readonly tenant: string;
-  readonly period: string;
-  readonly ceilings: readonly CeilingAlerts[];
 }
 
 const UNITS: readonly BooksUnit[] = ['tokens', 'minorUnits'];

@@ -19,7 +19,7 @@ import type {
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
 import type { RateWindows, RateWindowsInput } from './rate-windows.js';
-import type { AlertsStatus, EventsPage, EventsInput } from './events.js';
+import type { AlertsStatus, EventsPage, EventsInput } from './event-types.js';
 import type { SpendHistory, SpendHistoryInput } from './spend-history.js';
 import type { PruneInput, PruneResult } from './prune-types.js';
 import type { LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';

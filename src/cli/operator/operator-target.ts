@@ -1,4 +1,4 @@
-import type { AlertsStatus, EventsInput, EventsPage } from '../../plane/events.js';
+import type { AlertsStatus, EventsInput, EventsPage } from '../../plane/event-types.js';
 import type { Halt } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota, TenantQuotaInput } from '../../core/quota.js';

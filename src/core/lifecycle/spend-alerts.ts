@@ -1,4 +1,5 @@
-import { alertThresholdsFor, crossingEvents, type AlertSubject, type AlertThreshold } from '../alert-thresholds.js';
+import { alertThresholdsFor } from '../alert-threshold-source.js';
+import { crossingEvents, type AlertSubject, type AlertThreshold } from '../alert-thresholds.js';
 import { periodKey } from '../period.js';
 import { agentCeilingsOf, UNLIMITED_QUOTA, type TenantQuota } from '../quota.js';
 import type { Spend } from '../spend.js';
