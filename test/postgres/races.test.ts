@@ -194,6 +194,36 @@ describe('the books after the tests above', () => {
     }
   });
 
+  it(`E8 a reader following the event log by its cursor while four processes write events misses none (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenants = Array.from({ length: 12 }, (_, index) => `e8-${rep}-${index}`);
+      const budget = { maxTokens: 100, maxCallTokens: 0 };
+      for (const tenant of tenants) {
+        await store.tenant(tenant).setQuota({ period: 'monthly', maxTokensPerPeriod: 100 }, { atMs: T_MS, by: LIBRARY, action: 'quota.set', subject: 'quota', detail: {} });
+      }
+      expect(tally(await cluster.fire(deal(tenants.map((tenant): RaceOp => ({ kind: 'admit', tenant, run: `${tenant}-run`, atMs: T_MS, budget })))))).toEqual({ ok: 12 });
+      const [newest] = (await store.eventsAfter(0, 100_000)).slice(-1);
+      let cursor = newest?.seq ?? 0;
+      const seen: number[] = [];
+      let firing = true;
+      const follow = (async () => {
+        for (;;) {
+          const page = await store.eventsAfter(cursor, 1000);
+          for (const event of page) seen.push(event.seq);
+          cursor = page.at(-1)?.seq ?? cursor;
+          if (!firing && page.length === 0) return;
+        }
+      })();
+      const settles = tenants.map((tenant): RaceOp => ({ kind: 'settlePass', tenant, run: `${tenant}-run`, epoch: 1, atMs: T_MS + 1, tokens: 100 }));
+      expect(tally(await cluster.fire(deal(settles)))).toEqual({ settled: 12 });
+      firing = false;
+      await follow;
+      const written = (await store.eventsAfter(newest?.seq ?? 0, 100_000)).map((event) => event.seq);
+      expect(written, `repetition ${rep}: 80 %, 100 % and the ceiling per tenant`).toHaveLength(36);
+      expect(seen, `repetition ${rep}: the follower saw every event once, in order`).toEqual(written);
+    }
+  });
+
   it('every derived figure agrees with the rows it summarises once every race (books-agree.ts)', async () => {
     const differences = await booksDisagreements(url, schema);
     expect(differences, describeDifferences(differences)).toEqual([]);
