@@ -15,6 +15,7 @@ export type {
   OperatorStore,
   PlaneCeilingStore,
   PlaneHaltStore,
+  EventLogStore,
   QuotaStore,
   RetentionStore,
   RunLifecycleStore,
@@ -162,6 +163,7 @@ export type {
   Usage,
   UsageInput,
 } from './plane/plane.js';
+export type { AlertsStatus, CeilingAlerts, EventsInput, EventsPage } from './plane/event-types.js';
 export type { PeriodSpend, SpendHistory, SpendHistoryInput } from './plane/spend-history.js';
 export type { RateWindow, RateWindows, RateWindowsInput } from './plane/rate-windows.js';
 export { MAX_HISTORY_PERIODS, recentPeriodKeys } from './core/recent-periods.js';
@@ -187,6 +189,19 @@ export {
 } from './core/quota.js';
 export { holdFor, parseBudget, type Budget, type BudgetField, type HoldOutcome, type SpendUnit } from './core/budget.js';
 export { checkSpend, type SpendCheck } from './core/spend-check.js';
+export { EVENT_TYPES, type EventType, type NewEvent, type QuotaEvent } from './core/events.js';
+export {
+  DEFAULT_ALERT_THRESHOLDS,
+  MAX_ALERT_THRESHOLDS,
+  MAX_THRESHOLD_PERCENT,
+  parseAlertThresholds,
+  thresholdAmount,
+  thresholdStates,
+  type AlertThreshold,
+  type BooksUnit,
+  type ThresholdState,
+} from './core/alert-thresholds.js';
+export { alertThresholdSource, alertThresholdsFor, type ThresholdSource } from './core/alert-threshold-source.js';
 export {
   describeRateCeiling,
   isCountableWindow,

@@ -4,7 +4,9 @@ import { Command, CommanderError } from 'commander';
 import { isQuotaError } from '../core/errors.js';
 import { outputFor, reflowDescriptions } from './command-output.js';
 import { registerAttention } from './commands/attention.js';
+import { registerAlerts } from './commands/alerts.js';
 import { registerAudit } from './commands/audit.js';
+import { registerEvents } from './commands/events.js';
 import { registerDeleteTenant } from './commands/delete-tenant.js';
 import { registerHalt } from './commands/halt.js';
 import { registerHalts } from './commands/halts.js';
@@ -72,6 +74,8 @@ export async function main(argv: readonly string[], given: CliIo): Promise<numbe
   registerAttention(program, io, setStatus);
   registerQuota(program, io, setStatus);
   registerAudit(program, io, setStatus);
+  registerEvents(program, io, setStatus);
+  registerAlerts(program, io, setStatus);
   registerSweep(program, io, setStatus);
   registerMigrate(program, io, setStatus);
   registerPrune(program, io, setStatus);

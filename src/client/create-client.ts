@@ -7,6 +7,7 @@ import type { TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
 import type { Refused } from '../core/refusal.js';
 import type { LiftedHalt } from '../plane/lifted-halts.js';
+import type { AlertsStatus, EventsPage } from '../plane/event-types.js';
 import type { AuditLogPage, AuditVerification, DeleteTenantAnswer, DeleteTenantInput, RunsPage, SlotHoldersPage, TenantAuditVerification } from '../plane/operator-types.js';
 import type {
   AdmitResult,
@@ -312,6 +313,12 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       return { lifted: reply.lifted, truncated: reply.truncated };
     },
     auditLog: (input) => listing<AuditLogPage>(input, '/audit', ({ action }) => ({ action })),
+    events: (input = {}) => {
+      const { tenant, after, limit } = requestBody(input);
+      const query = queryString({ after, limit });
+      return value<EventsPage>('GET', tenant === undefined ? `/v1/events${query}` : `${tenantPath(tenant as string, '/events')}${query}`);
+    },
+    alerts: (input) => value<AlertsStatus>('GET', tenantPath(requestBody(input).tenant as string, '/alerts')),
     tenants: async () => (await value<{ tenants: string[] }>('GET', '/v1/tenants')).tenants,
     spendHistory: (input) => {
       const { tenant, periods, atMs } = requestBody(input);

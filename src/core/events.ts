@@ -14,14 +14,15 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /**
  * An event as a decision produces it, before the store numbers it.
- * - `id`: derived from what the event is about (see the builders below); the store keeps the first
- *   event of an id and ignores any later one, which makes an event exactly once.
+ * - `key`: what the event is about, as canonical JSON text (see {@link eventKey}); the store derives
+ *   the event's `id` from it and keeps the first event of an id, ignoring any later one, which
+ *   makes an event exactly once (docs/design/rules.md#e1).
  * - `tenant`: the tenant it is about, or `null` for the plane as a whole (a plane-wide halt).
  * - `atMs`: the decision's applied instant, Unix ms.
  * - `data`: the event's JSON body (amounts as integers in their units, instants in Unix ms).
  */
 export interface NewEvent {
-  readonly id: string;
+  readonly key: string;
   readonly type: EventType;
   readonly tenant: string | null;
   readonly atMs: number;
@@ -30,9 +31,20 @@ export interface NewEvent {
 
 /**
  * An event as the store keeps it: a {@link NewEvent} with `seq`, its position in the plane's event
- * log. Positions increase in commit order, so a reader that has seen every event up to `seq` and
- * asks for those after it misses none.
+ * log, and `id`, `evt_` and 32 hex digits of the SHA-256 of its key (the same on every instance and
+ * every retry; a webhook sends it as `webhook-id`). Positions increase in commit order, so a reader
+ * that has seen every event up to `seq` and asks for those after it misses none
+ * (docs/design/rules.md#e8).
  */
 export interface QuotaEvent extends NewEvent {
   readonly seq: number;
+  readonly id: string;
+}
+
+/**
+ * The key of an event about `parts`, its type first: canonical JSON text of the array, so no two
+ * different subjects share a key whatever characters their identifiers hold.
+ */
+export function eventKey(type: EventType, ...parts: readonly (string | number | null)[]): string {
+  return JSON.stringify([type, ...parts]);
 }

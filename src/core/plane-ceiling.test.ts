@@ -174,7 +174,7 @@ describe('parsePlaneCeiling: what it refuses, naming the field', () => {
   });
 
   it('an unknown member is refused with the members that exist', () => {
-    expect(() => parsePlaneCeiling({ maxRuns: 1 })).toThrow(/^plane\.maxRuns: .*maxConcurrentRuns, agents, weights$/);
+    expect(() => parsePlaneCeiling({ maxRuns: 1 })).toThrow(/^plane\.maxRuns: .*maxConcurrentRuns, agents, weights, alertThresholds$/);
   });
 
   it.each([[5], ['bot'], [true], [[]]])('agents given as %j are refused as `plane.agents`', (agents) => {

@@ -1,3 +1,4 @@
+import { parseAlertThresholds, type AlertThreshold } from './alert-thresholds.js';
 import { describe, requireAmount } from './amounts.js';
 import { invalidArgument } from './errors.js';
 import { patchMembers } from './merge-patch.js';
@@ -22,6 +23,11 @@ export interface PlaneCeiling {
   readonly maxConcurrentRuns?: number;
   readonly agents?: Readonly<Record<string, PlaneAgentCeiling>>;
   readonly weights?: Readonly<Record<string, number>>;
+  /**
+   * The spend-alert thresholds of every tenant whose quota sets none (absent: 80 % and 100 %; `[]`:
+   * none; docs/design/rules.md#e2). Applies to crossings from when it is set.
+   */
+  readonly alertThresholds?: readonly AlertThreshold[];
 }
 
 /** The plane-wide ceiling of one agent name, across every tenant. */
@@ -51,7 +57,7 @@ export function tenantWeight(plane: PlaneCeiling | null | undefined, tenant: str
   return plane.weights[tenant] ?? 1;
 }
 
-const PLANE_FIELDS = new Set(['maxConcurrentRuns', 'agents', 'weights']);
+const PLANE_FIELDS = new Set(['maxConcurrentRuns', 'agents', 'weights', 'alertThresholds']);
 
 function own<T>(target: Record<string, T>, key: string, value: T): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
@@ -115,6 +121,9 @@ export function parsePlaneCeiling(value: unknown, field = 'plane'): PlaneCeiling
       own(weights, tenant, amount);
     }
     if (Object.keys(weights).length > 0) plane.weights = weights;
+  }
+  if (record.alertThresholds !== undefined && record.alertThresholds !== null) {
+    plane.alertThresholds = parseAlertThresholds(record.alertThresholds, `${field}.alertThresholds`);
   }
   return plane;
 }

@@ -128,7 +128,7 @@ describe('parseQuota: agents', () => {
   it('an unknown agent member is refused with the members that exist', () => {
     expect(fieldOf(() => parseQuota({ agents: { bot: { period: 'daily' } } }))).toBe('quota.agents["bot"].period');
     expect(() => parseQuota({ agents: { bot: { period: 'daily' } } })).toThrow(
-      /^quota\.agents\["bot"\]\.period: .*maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod$/,
+      /^quota\.agents\["bot"\]\.period: .*maxConcurrentRuns, maxTokensPerPeriod, maxMinorUnitsPerPeriod, alertThresholds$/,
     );
   });
 

@@ -22,6 +22,7 @@ export interface QuotaPatch {
   readonly period?: TenantQuota['period'] | null;
   readonly rateCeilings?: Readonly<Record<string, unknown>> | null;
   readonly agents?: Readonly<Record<string, unknown>> | null;
+  readonly alertThresholds?: readonly unknown[] | null;
 }
 
 /**

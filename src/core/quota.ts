@@ -3,6 +3,7 @@ import { invalidArgument } from './errors.js';
 import { PERIODS, type Period } from './period.js';
 import { MAX_RATE_WINDOW_SECONDS, type RateCeiling } from './rate.js';
 import { requireIdentifier } from './identifiers.js';
+import { parseAlertThresholds, type AlertThreshold } from './alert-thresholds.js';
 
 /**
  * A tenant's ceilings (docs/concepts/glossary.md, "quota"). Every ceiling is optional: absent
@@ -16,6 +17,9 @@ import { requireIdentifier } from './identifiers.js';
  * - `agents`: per agent name, ceilings for the runs of that agent inside this tenant, on top of the
  *   tenant's own (see {@link AgentCeilings}; docs/design/rules.md#k7, #k8). A run without an agent
  *   identity is covered by none of them.
+ * - `alertThresholds`: where on the tenant's spend ceilings an alert fires (see
+ *   {@link AlertThreshold}; absent: the plane-wide default, else 80 % and 100 %; `[]`: none;
+ *   docs/design/rules.md#e2).
  */
 export interface TenantQuota {
   readonly maxConcurrentRuns?: number;
@@ -24,6 +28,7 @@ export interface TenantQuota {
   readonly period: Period;
   readonly rateCeilings?: Readonly<Record<string, readonly RateCeiling[]>>;
   readonly agents?: Readonly<Record<string, AgentCeilings>>;
+  readonly alertThresholds?: readonly AlertThreshold[];
 }
 
 /**
@@ -40,11 +45,14 @@ export type TenantQuotaInput = Omit<TenantQuota, 'period'> & { readonly period?:
  * - `maxConcurrentRuns`: slots held by the agent's runs.
  * - `maxTokensPerPeriod`, `maxMinorUnitsPerPeriod`: the agent's settled plus reserved spend in the
  *   tenant's billing period (the tenant's `period` kind).
+ * - `alertThresholds`: where on the agent's spend ceilings an alert fires (absent: the tenant's
+ *   thresholds; docs/design/rules.md#e2).
  */
 export interface AgentCeilings {
   readonly maxConcurrentRuns?: number;
   readonly maxTokensPerPeriod?: number;
   readonly maxMinorUnitsPerPeriod?: number;
+  readonly alertThresholds?: readonly AlertThreshold[];
 }
 
 /**
@@ -104,8 +112,8 @@ export function boundsSpend(quota: TenantQuota): boolean {
   return quota.maxTokensPerPeriod !== undefined || quota.maxMinorUnitsPerPeriod !== undefined;
 }
 
-const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings', 'agents']);
-const AGENT_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod']);
+const QUOTA_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'period', 'rateCeilings', 'agents', 'alertThresholds']);
+const AGENT_FIELDS = new Set(['maxConcurrentRuns', 'maxTokensPerPeriod', 'maxMinorUnitsPerPeriod', 'alertThresholds']);
 
 /**
  * Validates an untrusted quota being set and returns a normalised copy (absent `period` →
@@ -159,6 +167,9 @@ function parseQuotaWith(value: unknown, field: string, settable: boolean): Tenan
     const agents = parseAgentCeilings(record.agents, `${field}.agents`);
     if (Object.keys(agents).length > 0) quota.agents = agents;
   }
+  if (record.alertThresholds !== undefined && record.alertThresholds !== null) {
+    quota.alertThresholds = parseAlertThresholds(record.alertThresholds, `${field}.alertThresholds`);
+  }
   return quota;
 }
 
@@ -185,7 +196,8 @@ export function parseAgentCeilings(value: unknown, field = 'agents'): Record<str
         throw invalidArgument(`${agentField}.${name}`, `is not an agent ceiling; use ${[...AGENT_FIELDS].join(', ')}`);
       }
       if (ceiling === undefined || ceiling === null) continue;
-      parsed[name as keyof AgentCeilings] = requireAmount(`${agentField}.${name}`, ceiling);
+      if (name === 'alertThresholds') parsed.alertThresholds = parseAlertThresholds(ceiling, `${agentField}.alertThresholds`);
+      else parsed[name as 'maxConcurrentRuns'] = requireAmount(`${agentField}.${name}`, ceiling);
     }
     // defineProperty: an agent named `__proto__` is an own member like any other.
     Object.defineProperty(result, agent, { value: parsed, enumerable: true, writable: true, configurable: true });

@@ -4,7 +4,9 @@ import type { Plane, Usage } from '../plane/plane.js';
 import type { SweepTiming } from '../plane/sweeper.js';
 import { createOverrunCounter } from './overrun-metrics.js';
 import { createPlaneMetrics } from './plane-metrics.js';
+import { createSpendMetrics } from './spend-metrics.js';
 import { createSweepMetrics } from './sweep-metrics.js';
+import { createTenantCounters } from './tenant-counters.js';
 import { RefusalHistory } from './refusal-history.js';
 import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
 
@@ -16,6 +18,14 @@ export const METRIC_PREFIX = 'quotaplane_';
  * per app, so two apps in one process (tests, an embedder) never mix their counts.
  * - `quotaplane_admissions_total{outcome}`: admissions answered, `admitted` or `refused`;
  * - `quotaplane_refusals_total{operation, code}`: refusals by verb and refusal code;
+ * - `quotaplane_tenant_admissions_total{tenant, outcome}` and
+ *   `quotaplane_tenant_refusals_total{tenant, operation, code}`: the same per tenant, the first
+ *   `tenantSeries` tenants this instance counted by name, the rest as `tenant="other"`
+ *   (`tenant-counters.ts`);
+ * - `quotaplane_tenant_spend_settled|held|ceiling{tenant, unit}` and
+ *   `quotaplane_tenant_agent_spend_settled|held|ceiling{tenant, agent, unit}`: spend in the
+ *   tenant's current period against its ceilings, read on scrape for the `tenantSeries` tenants
+ *   nearest a spend ceiling (`spend-metrics.ts`);
  * - `quotaplane_settles_total{outcome}`: `settled`, `already-settled`, or the fault code;
  * - `quotaplane_dispatches_total{outcome}`: `counted`, the refusal code, or the fault code;
  * - `quotaplane_overruns_total{unit}`: passes settled over their hold (`overrun-metrics.ts`);
@@ -34,7 +44,8 @@ export const METRIC_PREFIX = 'quotaplane_';
  *   for, its slots (tenants with their own series only);
  * - the plane-wide gauges and `quotaplane_ceiling_refusals_total{code, bound}` (`plane-metrics.ts`);
  * - `quotaplane_sweep_lag_seconds` and `quotaplane_sweep_duration_seconds`: per sweep of the
- *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took
+ *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took, and
+ *   `quotaplane_sweep_behind_seconds`, the bound on the age of a lapsed lease not yet swept
  *   (`sweep-metrics.ts`; fed by {@link ServiceMetrics.observeSweep});
  * - not on `/metrics` but from the same metering: refused admissions per tenant per minute over
  *   the last hour, this instance's count (`refusalHistory`, served by `GET /v1/plane/refusals`);
@@ -111,17 +122,24 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
 
   // The three gauges are filled from one read of every tenant per scrape: prom-client collects
   // metrics concurrently, so they share the read in flight instead of each reading the store.
-  let inFlight: Promise<TenantFigures> | null = null;
-  const tenantUsage = (): Promise<TenantFigures> => {
+  let inFlight: Promise<readonly Usage[]> | null = null;
+  const everyTenantUsage = (): Promise<readonly Usage[]> => {
     inFlight ??= (async () => {
       const tenants = await options.plane.tenants();
       const figures: Usage[] = [];
       for (const tenant of tenants) figures.push(await options.plane.usage({ tenant }));
-      return boundTenantFigures(figures, tenantSeries);
+      return figures;
     })().finally(() => {
       inFlight = null;
     });
     return inFlight;
+  };
+  // Ranked once per read, however many gauges ask for it.
+  let bounded: { readonly of: readonly Usage[]; readonly figures: TenantFigures } | null = null;
+  const tenantUsage = async (): Promise<TenantFigures> => {
+    const every = await everyTenantUsage();
+    if (bounded?.of !== every) bounded = { of: every, figures: boundTenantFigures(every, tenantSeries) };
+    return bounded.figures;
   };
   const tenantGauge = (name: string, help: string, value: (usage: Usage) => number, combine = (a: number, b: number) => a + b) =>
     new Gauge({
@@ -167,6 +185,8 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
     },
   });
   const ceilingRefusals = createPlaneMetrics(registry, METRIC_PREFIX, options.plane);
+  createSpendMetrics(registry, METRIC_PREFIX, everyTenantUsage, tenantSeries);
+  const perTenant = createTenantCounters(registry, METRIC_PREFIX, tenantSeries, OTHER_TENANTS_LABEL);
 
   tenantGauge('tenant_waiting_admissions', 'Admissions waiting for a slot, per tenant, read on scrape.', (usage) => usage.queue.depth);
   tenantGauge(
@@ -206,6 +226,7 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
           timed('admit', async () => {
             const result = await plane.admit(input);
             admissions.inc({ outcome: result.ok ? 'admitted' : 'refused' });
+            perTenant.admission(input.tenant, result.ok ? undefined : result.refusal.code);
             if (!result.ok) {
               refusals.inc({ operation: 'admit', code: result.refusal.code });
               refusalHistory.record(input.tenant, nowMs());
@@ -232,7 +253,10 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
             try {
               const result = await plane.dispatch(input);
               dispatches.inc({ outcome: result.ok ? 'counted' : result.refusal.code });
-              if (!result.ok) refusals.inc({ operation: 'dispatch', code: result.refusal.code });
+              if (!result.ok) {
+                refusals.inc({ operation: 'dispatch', code: result.refusal.code });
+                perTenant.refusedDispatch(input.tenant, result.refusal.code);
+              }
               return result;
             } catch (error) {
               dispatches.inc({ outcome: faultCode(error) });

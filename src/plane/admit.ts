@@ -1,3 +1,5 @@
+import type { Span } from '@opentelemetry/api';
+
 import { describe } from '../core/amounts.js';
 import { parseBudget } from '../core/budget.js';
 import { invalidArgument } from '../core/errors.js';
@@ -8,6 +10,7 @@ import { appliedFor, instantOf, leaseOf, type PlaneContext } from './plane-conte
 import { parseWidth, requireRequest } from './plane-input.js';
 import { requireAgent, requireChain } from '../store/lifecycle-arguments.js';
 import { namingUnknownRun, storeCall, tenantHandle } from './store-call.js';
+import { inSpan, setSpanAttribute, setSpanOutcome, SPAN_ATTRIBUTES } from './tracing.js';
 import { MAX_WAIT_MS, waitForAdmission, WAITER_LEASE_MS } from './wait-admission.js';
 
 // The members of AdmitInput: any other is refused by name (a misspelt member would be ignored).
@@ -51,9 +54,13 @@ function parseSignal(value: unknown): AbortSignal | undefined {
  * tenant's queue instead, up to `waitMs` ms, and is admitted by the transaction that frees a slot
  * (`waitForAdmission`). A `STORE_UNAVAILABLE` whose outcome is unknown
  * (`details.outcome = 'unknown'`) names the run id in `details.run` (also one the plane made):
- * retrying with it is answered from the books.
+ * retrying with it is answered from the books. Traced as `quotaplane.admit` (tracing.ts).
  */
-export async function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
+export function admit(context: PlaneContext, input: AdmitInput): Promise<AdmitResult> {
+  return inSpan('quotaplane.admit', (span) => admitInSpan(context, input, span));
+}
+
+async function admitInSpan(context: PlaneContext, input: AdmitInput, span: Span): Promise<AdmitResult> {
   const request = requireRequest(input, ADMIT_MEMBERS);
   const tenant = requireCustomerTenant('tenant', request.tenant);
   const agent = requireAgent('agent', request.agent);
@@ -63,6 +70,8 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
   const atMs = instantOf(context, request.atMs);
   const leaseMs = leaseOf(context, request.leaseMs);
   const run = request.run === undefined ? context.newRunId(atMs) : normaliseRunId('run', request.run);
+  setSpanAttribute(span, SPAN_ATTRIBUTES.tenant, tenant);
+  setSpanAttribute(span, SPAN_ATTRIBUTES.run, run);
 
   const waitMs = parseWaitMs(request.waitMs);
   if (waitMs > 0 && request.atMs !== undefined) throw invalidArgument('waitMs', waitWithInstantReason('waitMs'));
@@ -74,7 +83,9 @@ export async function admit(context: PlaneContext, input: AdmitInput): Promise<A
       waitMs === 0
         ? await storeCall('admit', () => handle.admit(admission))
         : await waitForAdmission(context, handle, admission, { untilMs: atMs + waitMs, leaseMs: WAITER_LEASE_MS }, waitMs, signal);
-    return outcome.ok ? outcome : refuse(outcome.refusal);
+    const result = outcome.ok ? outcome : refuse(outcome.refusal);
+    setSpanOutcome(span, result.ok ? 'admitted' : 'refused', result.ok ? undefined : result.refusal.code);
+    return result;
   } catch (error) {
     // An outcome the store could not learn is learnt by a retry under the same run id.
     throw namingUnknownRun(error, run);

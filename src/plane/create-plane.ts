@@ -29,6 +29,7 @@ import { systemClock } from './system-clock.js';
 import { usage } from './usage.js';
 import { getPlaneCeiling, planeStatus, setPlaneCeiling, updatePlaneCeiling } from './plane-ceiling.js';
 import { getPlaneHalt, haltPlane, liftPlaneHalt } from './plane-halt.js';
+import { alerts, events } from './events.js';
 import { verifyAudit } from './verify-audit.js';
 
 /**
@@ -112,6 +113,8 @@ export function createPlane(options: PlaneOptions): Plane {
     reservations: (input) => reservations(context, input),
     liftedHalts: (input) => liftedHalts(context, input),
     auditLog: (input) => auditLog(context, input),
+    events: (input) => events(context, input),
+    alerts: (input) => alerts(context, input),
     tenants: () => tenants(context),
     spendHistory: (input) => spendHistory(context, input),
     rateWindows: (input) => rateWindows(context, input),

@@ -19,6 +19,7 @@ import type {
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
 import type { RateWindows, RateWindowsInput } from './rate-windows.js';
+import type { AlertsStatus, EventsPage, EventsInput } from './event-types.js';
 import type { SpendHistory, SpendHistoryInput } from './spend-history.js';
 import type { PruneInput, PruneResult } from './prune-types.js';
 import type { LeaseRenewal, PassGrant, QuotaSettlement, ReleaseRunOutcome, SettleOutcome } from '../store/types.js';
@@ -579,6 +580,18 @@ export interface Plane {
   liftedHalts(input: LiftedHaltsInput): Promise<LiftedHaltsPage>;
   /** A tenant's newest audit rows first, optionally of one action. */
   auditLog(input: AuditLogInput): Promise<AuditLogPage>;
+  /**
+   * A page of the event log after the cursor `after` (a `seq`), oldest first: spend thresholds
+   * crossed, ceilings reached, overruns, stranded runs, halts thrown and lifted, each once
+   * (docs/design/rules.md#e1–#e8); of one tenant when `tenant` is given. Throws
+   * `STORE_MISCONFIGURED` on a store that keeps no event log.
+   */
+  events(input?: EventsInput): Promise<EventsPage>;
+  /**
+   * A tenant's spend alerts for its current period (docs/design/rules.md#e7): each spend ceiling
+   * with the thresholds that apply, where they come from, their amounts and which are crossed.
+   */
+  alerts(input: { readonly tenant: string }): Promise<AlertsStatus>;
   /** Every tenant the store has rows of, in byte order. */
   tenants(): Promise<string[]>;
   /**

@@ -5,6 +5,7 @@ import type { RunLifecycleStore } from './port/lifecycle.js';
 import type { OperatorStore } from './port/operator.js';
 import type { PlaneCeilingStore } from './port/plane-ceiling.js';
 import type { PlaneHaltStore } from './port/plane-halt.js';
+import type { EventLogStore } from './port/events.js';
 import type { StorePrimitives } from './port/primitives.js';
 import type { TenantQuotaStore } from './port/quota.js';
 import type { TenantDeletionStore } from './port/tenant-deletion.js';
@@ -21,6 +22,7 @@ export type { RunLifecycleStore } from './port/lifecycle.js';
 export type { OperatorStore } from './port/operator.js';
 export type { PlaneCeilingStore } from './port/plane-ceiling.js';
 export type { PlaneHaltStore } from './port/plane-halt.js';
+export type { EventLogStore } from './port/events.js';
 export type { StorePrimitives } from './port/primitives.js';
 export type { TenantQuotaStore } from './port/quota.js';
 export type { RetentionStore } from './port/retention.js';
@@ -46,11 +48,11 @@ export type {
  * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed. The arguments of every method are
  * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
  * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
- * Besides its own members it has four optional capabilities: the plane-wide ceiling
- * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`), the API keys
- * (`ApiKeysCapability`) and the webhooks (`WebhooksCapability`, docs/design/rules.md#h1).
+ * Besides its own members it has five optional capabilities: the plane-wide ceiling
+ * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`), the event log (`EventLogStore`),
+ * the API keys (`ApiKeysCapability`) and the webhooks (`WebhooksCapability`, docs/design/rules.md#h1).
  */
-export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, ApiKeysCapability, WebhooksCapability {
+export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogStore, ApiKeysCapability, WebhooksCapability {
   /** `'sqlite'` or `'postgres'`. */
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */

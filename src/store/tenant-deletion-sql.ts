@@ -33,18 +33,12 @@ export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
 
 /**
  * The tables with a tenant column that a deletion keeps: the audit chain (the record of what was
- * done, ending in the deletion's row) and, on PostgreSQL, counters that are no record of the
+ * done, ending in the deletion's row), the event log (append-only like the chain: its events were
+ * already announced, and a cursor or a webhook delivery may still be reading them) and, on PostgreSQL, counters that are no record of the
  * tenant (`quota_figures` and `quota_agent_figures` count slots, 0 once none is held;
  * `quota_book_versions` must never go back, or a kept row could match a version again).
  */
-export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze([
-  'quota_audit',
-  'quota_figures',
-  'quota_agent_figures',
-  'quota_book_versions',
-  // The event log (placeholder of the hooks branch until the lead's migration 0004 lands).
-  'quota_events',
-]);
+export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze(['quota_audit', 'quota_events', 'quota_figures', 'quota_agent_figures', 'quota_book_versions']);
 
 /**
  * One row of the counts of `TenantDeletionBlockers` (core/tenant-deletion.ts), as columns

@@ -1,4 +1,5 @@
 import { normaliseRunId, requireIdentifier, requireTenant } from '../core/identifiers.js';
+import { requireAmount } from '../core/amounts.js';
 import { requireInstantMs } from '../core/instant.js';
 import { parsePlaneCeiling } from '../core/plane-ceiling.js';
 import { parseQuota, parseRateCeilings } from '../core/quota.js';
@@ -89,6 +90,12 @@ export function validated(store: QuotaStore): QuotaStore {
             store.setPlaneCeiling!(parsePlaneCeiling(plane, 'plane'), requireAuditEntry('audit', audit), requireTenant('auditTenant', auditTenant)),
         }),
     ...(store.getPlaneHalt === undefined ? {} : { getPlaneHalt: () => store.getPlaneHalt!() }),
+    ...(store.eventsAfter === undefined
+      ? {}
+      : {
+          eventsAfter: async (afterSeq: number, limit: number, tenant?: string) =>
+            store.eventsAfter!(requireAmount('afterSeq', afterSeq), requireLimit('limit', limit), tenant === undefined ? undefined : requireTenant('tenant', tenant)),
+        }),
     ...(store.setPlaneHalt === undefined
       ? {}
       : {

@@ -98,6 +98,7 @@ export function decodeDelivery(row: DeliveryRow): WebhookDelivery {
     if (
       event === null ||
       typeof event.id !== 'string' ||
+      typeof event.key !== 'string' ||
       !isInstant(event.seq) ||
       !isInstant(event.atMs) ||
       !(EVENT_TYPES as readonly string[]).includes(event.type as string) ||
@@ -113,7 +114,7 @@ export function decodeDelivery(row: DeliveryRow): WebhookDelivery {
     return {
       id: row.delivery_id,
       endpointId: row.endpoint_id,
-      event: { id: event.id, seq: event.seq, type: event.type as EventType, tenant: event.tenant ?? null, atMs: event.atMs, data: event.data },
+      event: { id: event.id, key: event.key, seq: event.seq, type: event.type as EventType, tenant: event.tenant ?? null, atMs: event.atMs, data: event.data },
       status: row.status as DeliveryStatus,
       attempts: row.attempts,
       dueAtMs: row.due_at_ms,
@@ -130,5 +131,5 @@ export function decodeDelivery(row: DeliveryRow): WebhookDelivery {
 
 /** The event as a delivery row keeps it. */
 export function eventJson(event: QuotaEvent): string {
-  return JSON.stringify({ id: event.id, seq: event.seq, type: event.type, tenant: event.tenant, atMs: event.atMs, data: event.data });
+  return JSON.stringify({ id: event.id, key: event.key, seq: event.seq, type: event.type, tenant: event.tenant, atMs: event.atMs, data: event.data });
 }

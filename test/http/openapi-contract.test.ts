@@ -168,6 +168,9 @@ describe('every route answers what /openapi.json documents', () => {
     await call('audit', 'GET', '/v1/tenants/acme/audit', k.opAcme);
     await call('audit of one action', 'GET', '/v1/tenants/acme/audit?action=halt&limit=1', k.opAcme);
     await call('audit verify', 'GET', '/v1/tenants/acme/audit/verify', k.opAcme);
+    await call('events', 'GET', '/v1/events?after=0&limit=5', k.opAll);
+    await call('tenant events', 'GET', '/v1/tenants/acme/events', k.opAcme);
+    await call('alerts', 'GET', '/v1/tenants/acme/alerts', k.opAcme);
     await call('tenants', 'GET', '/v1/tenants', k.opAll);
     // A tenant deleted: refused while its runs still hold slots, then deleted once released.
     await call('delete a tenant with a running run 409', 'POST', '/v1/tenants/initech/delete', k.opAll, { reason: 'left' });

@@ -2,8 +2,6 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-import type { EventType, QuotaEvent } from '../../src/core/events.js';
-import type { EventLogStore } from '../../src/store/port/events.js';
 
 /**
  * The receiver's verifier of docs/guides/webhooks.md, word for word: node:crypto only. True when
@@ -22,23 +20,6 @@ export function verifyWebhook(secret: string, headers: Record<string, string | u
     const given = Buffer.from(signature ?? '', 'base64');
     return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
   });
-}
-
-/** An in-memory event log (the store's own is the lead's migration 0004): append events, read them as `eventsAfter` does. */
-export class MemoryEventLog implements EventLogStore {
-  readonly events: QuotaEvent[] = [];
-
-  /** Appends an event of `type` about `tenant` at `atMs`, numbered next; answers it. */
-  append(type: EventType, tenant: string | null, atMs: number, data: Record<string, unknown> = {}): QuotaEvent {
-    const seq = this.events.length + 1;
-    const event = { seq, id: `evt_${type}_${tenant ?? 'plane'}_${seq}`, type, tenant, atMs, data };
-    this.events.push(event);
-    return event;
-  }
-
-  async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<readonly QuotaEvent[]> {
-    return this.events.filter((event) => event.seq > afterSeq && (tenant === undefined || event.tenant === tenant)).slice(0, limit);
-  }
 }
 
 /** One request a {@link Receiver} got. */

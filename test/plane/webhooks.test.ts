@@ -6,12 +6,18 @@ import { createDispatcher, type Dispatcher } from '../../src/plane/webhook-dispa
 import { createWebhooks, type WebhookAdmin } from '../../src/plane/webhooks.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
+import type { QuotaEvent } from '../../src/core/events.js';
+import { createPlane } from '../../src/plane/create-plane.js';
+import type { Plane } from '../../src/plane/plane.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { BACKENDS, type SharedStore } from './backends.js';
-import { MemoryEventLog, startReceiver, verifyWebhook, type Receiver } from './webhook-fixtures.js';
+import { ALICE } from './plane-fixtures.js';
+import { startReceiver, verifyWebhook, type Receiver } from './webhook-fixtures.js';
 
 // Webhook deliveries (docs/design/rules.md#h1–#h13), against a real local HTTP server, on each
-// backend. The clock is virtual (near the real one, so the signatures' 5-minute window holds).
+// backend, of real events: halts thrown and lifted through the plane write `halt.set` and
+// `halt.lifted` (rules E6). The clock is virtual (near the real one, so the signatures' 5-minute
+// window holds).
 
 for (const backend of BACKENDS) {
   describe(`webhook deliveries on ${backend.name}`, () => {
@@ -19,22 +25,35 @@ for (const backend of BACKENDS) {
     let stores: QuotaStore[];
     let store: QuotaStore;
     let clock: ManualClock;
-    let log: MemoryEventLog;
+    let plane: Plane;
     let receiver: Receiver;
     let hooks: WebhookAdmin;
 
     const dispatcher = (over: QuotaStore = store): Dispatcher =>
-      createDispatcher({ store: over, events: log, clock, random: () => 0.5, timeoutMs: 2_000, leaseMs: 30_000 });
+      createDispatcher({ store: over, clock, random: () => 0.5, timeoutMs: 2_000, leaseMs: 30_000 });
 
     beforeEach(async () => {
       shared = await backend.fresh('webhooks');
       store = await openStore(shared.url, shared.options);
       stores = [store];
       clock = new ManualClock(Date.now());
-      log = new MemoryEventLog();
+      plane = createPlane({ store, clock });
       receiver = await startReceiver();
       hooks = createWebhooks({ store, clock });
     });
+
+    /** The event the store wrote last. */
+    const lastEvent = async (): Promise<QuotaEvent> => (await store.eventsAfter!(0, 10_000)).at(-1)!;
+    /** Throws a halt on `tenant` through the plane: a `halt.set` event. */
+    const halt = async (tenant: string, reason = 'incident'): Promise<QuotaEvent> => {
+      await plane.halt({ tenant, scope: 'tenant', reason, by: ALICE, newTenant: true });
+      return lastEvent();
+    };
+    /** Lifts the halt on `tenant` through the plane: a `halt.lifted` event. */
+    const lift = async (tenant: string): Promise<QuotaEvent> => {
+      await plane.lift({ tenant, scope: 'tenant', by: ALICE });
+      return lastEvent();
+    };
 
     afterEach(async () => {
       await receiver.close();
@@ -44,9 +63,9 @@ for (const backend of BACKENDS) {
 
     it('H13 an endpoint down for a while, then up, receives each event once, under its original id', async () => {
       const { endpoint } = await hooks.add({ tenant: 'acme', url: receiver.url });
-      const set = log.append('halt.set', 'acme', clock.nowMs(), { reason: 'incident' });
-      const lifted = log.append('halt.lifted', 'acme', clock.nowMs());
-      log.append('halt.set', 'globex', clock.nowMs());
+      const set = await halt('acme');
+      const lifted = await lift('acme');
+      await halt('globex');
       receiver.status = 503;
       const one = dispatcher();
       expect(await one.round()).toEqual({ fannedOut: 2, attempted: 2 });
@@ -71,7 +90,7 @@ for (const backend of BACKENDS) {
       expect(JSON.parse(bodies[0]!)).toEqual({
         type: 'halt.set',
         timestamp: new Date(set.atMs).toISOString(),
-        data: { reason: 'incident', tenant: 'acme', seq: set.seq },
+        data: { ...set.data, tenant: 'acme', seq: set.seq },
       });
     });
 
@@ -79,7 +98,7 @@ for (const backend of BACKENDS) {
       const second = await openStore(shared.url, shared.options);
       stores.push(second);
       await hooks.add({ tenant: null, url: receiver.url });
-      for (let n = 0; n < 6; n += 1) log.append('halt.set', `t${n}`, clock.nowMs());
+      for (let n = 0; n < 6; n += 1) await halt(`t${n}`);
       const [a, b] = [dispatcher(store), dispatcher(second)];
       receiver.hold = true;
       const first = a.round();
@@ -90,7 +109,8 @@ for (const backend of BACKENDS) {
       receiver.release();
       expect((await first).attempted).toBe(6);
       // Together, on new events: each delivery is sent by exactly one of them.
-      for (let n = 0; n < 20; n += 1) log.append('halt.lifted', `t${n}`, clock.nowMs());
+      for (let n = 0; n < 6; n += 1) await lift(`t${n}`);
+      for (let n = 6; n < 20; n += 1) await halt(`t${n}`);
       const both = await Promise.all([a.round(), b.round()]);
       expect(both[0].attempted + both[1].attempted).toBe(20);
       const ids = receiver.received.map((request) => request.headers['webhook-id']);
@@ -100,14 +120,14 @@ for (const backend of BACKENDS) {
 
     it('H9 a delivery verifies with standardwebhooks and the guide’s verifier; a tampered body fails both', async () => {
       const { secret } = await hooks.add({ tenant: 'acme', url: receiver.url });
-      log.append('threshold.crossed', 'acme', clock.nowMs(), { percent: 80 });
+      await halt('acme', 'incident 80');
       await dispatcher().round();
       const [request] = receiver.received;
       const headers = request!.headers;
       expect(headers['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/=]+$/);
-      expect(new Webhook(secret).verify(request!.body, headers)).toMatchObject({ type: 'threshold.crossed' });
+      expect(new Webhook(secret).verify(request!.body, headers)).toMatchObject({ type: 'halt.set' });
       expect(verifyWebhook(secret, headers, request!.body)).toBe(true);
-      const tampered = request!.body.replace('80', '81');
+      const tampered = request!.body.replace('incident 80', 'incident 81');
       expect(() => new Webhook(secret).verify(tampered, headers)).toThrow(/No matching signature/);
       expect(verifyWebhook(secret, headers, tampered)).toBe(false);
     });
@@ -116,7 +136,7 @@ for (const backend of BACKENDS) {
       const { endpoint, secret: old } = await hooks.add({ tenant: 'acme', url: receiver.url });
       const { secret: fresh } = await hooks.rotate(endpoint.id, 60_000);
       const one = dispatcher();
-      log.append('halt.set', 'acme', clock.nowMs());
+      await halt('acme');
       await one.round();
       const during = receiver.received[0]!;
       expect(during.headers['webhook-signature']!.split(' ')).toHaveLength(2);
@@ -125,7 +145,7 @@ for (const backend of BACKENDS) {
         expect(verifyWebhook(secret, during.headers, during.body, clock.nowMs())).toBe(true);
       }
       clock.advance(60_000);
-      log.append('halt.lifted', 'acme', clock.nowMs());
+      await lift('acme');
       await one.round();
       const after = receiver.received[1]!;
       expect(after.headers['webhook-signature']!.split(' ')).toHaveLength(1);
@@ -136,7 +156,7 @@ for (const backend of BACKENDS) {
 
     it('H11 a delivery out of attempts is failed and listed; H12 resend delivers it under the same id', async () => {
       const { endpoint } = await hooks.add({ tenant: 'acme', url: receiver.url });
-      const event = log.append('run.stranded', 'acme', clock.nowMs(), { run: 'run_1' });
+      const event = await halt('acme');
       receiver.status = 500;
       const one = dispatcher();
       for (let attempt = 0; attempt < WEBHOOK_MAX_ATTEMPTS; attempt += 1) {
@@ -157,6 +177,22 @@ for (const backend of BACKENDS) {
       expect(last.headers['webhook-id']).toBe(event.id);
       expect(new Set(receiver.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
       expect(await hooks.deliveries(endpoint.id)).toMatchObject([{ status: 'delivered', attempts: 1 }]);
+    });
+
+    it('H1 a new endpoint starts after the newest event; a tenant endpoint hears its tenant only, a plane-wide one every tenant and the plane', async () => {
+      const before = await halt('acme');
+      const mine = await hooks.add({ tenant: 'acme', url: `${receiver.url}?acme` });
+      const all = await hooks.add({ tenant: null, url: `${receiver.url}?plane`, eventTypes: ['halt.set'] });
+      const acme = await lift('acme');
+      const globex = await halt('globex');
+      await plane.haltPlane({ reason: 'maintenance', by: ALICE });
+      const wide = await lastEvent();
+      expect(wide).toMatchObject({ type: 'halt.set', tenant: null });
+      await dispatcher().round();
+      const ids = (endpointId: string) => hooks.deliveries(endpointId).then((list) => list.map((delivery) => delivery.event.id).sort());
+      expect(await ids(mine.endpoint.id)).toEqual([acme.id]);
+      expect(await ids(all.endpoint.id)).toEqual([globex.id, wide.id].sort());
+      expect(receiver.received.map((request) => request.headers['webhook-id'])).not.toContain(before.id);
     });
 
     it('H8 an added endpoint has a whsec_ secret of at least 24 random bytes; listing never shows it; bad input names the field', async () => {

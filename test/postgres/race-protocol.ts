@@ -22,7 +22,15 @@ export type RaceOp =
       readonly budget?: { readonly maxTokens?: number; readonly maxCallTokens?: number };
       readonly withBound?: boolean;
     }
-  | { readonly kind: 'settlePass'; readonly tenant: string; readonly run: string; readonly epoch: number; readonly atMs: number }
+  | {
+      readonly kind: 'settlePass';
+      readonly tenant: string;
+      readonly run: string;
+      readonly epoch: number;
+      readonly atMs: number;
+      /** Tokens the pass settled (default 0). */
+      readonly tokens?: number;
+    }
   | {
       readonly kind: 'reserve';
       readonly tenant: string;

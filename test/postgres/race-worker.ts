@@ -49,7 +49,7 @@ async function runOp(op: RaceOp): Promise<RaceResult> {
         return answer.ok ? 'ok' : answer.refusal.code;
       }
       case 'settlePass': {
-        const settled = await tenant.settlePass({ run: op.run, epoch: op.epoch, spend: { tokens: 0, minorUnits: 0 }, concludes: true, atMs: op.atMs });
+        const settled = await tenant.settlePass({ run: op.run, epoch: op.epoch, spend: { tokens: op.tokens ?? 0, minorUnits: 0 }, concludes: true, atMs: op.atMs });
         return settled.outcome;
       }
       case 'setHalt':

@@ -166,6 +166,64 @@ describe('PostgreSQL races over 4 processes', () => {
 });
 
 describe('the books after the tests above', () => {
+  it(`E9 sixteen settles over four processes crossing 80 % of a ceiling together write its event once; settled again after a restart, none (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenant = `e9-${rep}`;
+      const quota = { period: 'monthly', maxTokensPerPeriod: 2000 } as const;
+      await store.tenant(tenant).setQuota(quota, { atMs: T_MS, by: LIBRARY, action: 'quota.set', subject: 'quota', detail: {} });
+      const runs = Array.from({ length: 16 }, (_, index) => `e9-${rep}-${index}`);
+      const budget = { maxTokens: 100, maxCallTokens: 0 };
+      expect(tally(await cluster.fire(deal(runs.map((run): RaceOp => ({ kind: 'admit', tenant, run, atMs: T_MS, budget }))))), `repetition ${rep}: admitted`).toEqual({ ok: 16 });
+      const settles = runs.map((run): RaceOp => ({ kind: 'settlePass', tenant, run, epoch: 1, atMs: T_MS + 1, tokens: 100 }));
+      expect(tally(await cluster.fire(deal(settles))), `repetition ${rep}: settled`).toEqual({ settled: 16 });
+      const crossed = await store.eventsAfter(0, 1000, tenant);
+      expect(crossed.map((event) => [event.type, (event.data as { threshold?: unknown }).threshold]), `repetition ${rep}`).toEqual([['threshold.crossed', { percent: 80 }]]);
+      expect(crossed[0]?.data).toMatchObject({ settled: 1600, thresholdAmount: 1600 });
+      // A restart: a new instance retries every settle and sets the same quota again. Nothing is written twice.
+      const restarted = await openPostgresStore(url, { schema });
+      try {
+        for (const run of runs) {
+          const again = await restarted.tenant(tenant).settlePass({ run, epoch: 1, spend: { tokens: 100, minorUnits: 0 }, concludes: true, atMs: T_MS + 2 });
+          expect(again.outcome).toBe('already-settled');
+        }
+        await restarted.tenant(tenant).setQuota(quota, { atMs: T_MS + 3, by: LIBRARY, action: 'quota.set', subject: 'quota', detail: {} });
+      } finally {
+        await restarted.close();
+      }
+      expect(await store.eventsAfter(0, 1000, tenant), `repetition ${rep}: after the restart`).toEqual(crossed);
+    }
+  });
+
+  it(`E8 a reader following the event log by its cursor while four processes write events misses none (${REPETITIONS} repetitions)`, async () => {
+    for (let rep = 0; rep < REPETITIONS; rep += 1) {
+      const tenants = Array.from({ length: 12 }, (_, index) => `e8-${rep}-${index}`);
+      const budget = { maxTokens: 100, maxCallTokens: 0 };
+      for (const tenant of tenants) {
+        await store.tenant(tenant).setQuota({ period: 'monthly', maxTokensPerPeriod: 100 }, { atMs: T_MS, by: LIBRARY, action: 'quota.set', subject: 'quota', detail: {} });
+      }
+      expect(tally(await cluster.fire(deal(tenants.map((tenant): RaceOp => ({ kind: 'admit', tenant, run: `${tenant}-run`, atMs: T_MS, budget })))))).toEqual({ ok: 12 });
+      const [newest] = (await store.eventsAfter(0, 100_000)).slice(-1);
+      let cursor = newest?.seq ?? 0;
+      const seen: number[] = [];
+      let firing = true;
+      const follow = (async () => {
+        for (;;) {
+          const page = await store.eventsAfter(cursor, 1000);
+          for (const event of page) seen.push(event.seq);
+          cursor = page.at(-1)?.seq ?? cursor;
+          if (!firing && page.length === 0) return;
+        }
+      })();
+      const settles = tenants.map((tenant): RaceOp => ({ kind: 'settlePass', tenant, run: `${tenant}-run`, epoch: 1, atMs: T_MS + 1, tokens: 100 }));
+      expect(tally(await cluster.fire(deal(settles)))).toEqual({ settled: 12 });
+      firing = false;
+      await follow;
+      const written = (await store.eventsAfter(newest?.seq ?? 0, 100_000)).map((event) => event.seq);
+      expect(written, `repetition ${rep}: 80 %, 100 % and the ceiling per tenant`).toHaveLength(36);
+      expect(seen, `repetition ${rep}: the follower saw every event once, in order`).toEqual(written);
+    }
+  });
+
   it('every derived figure agrees with the rows it summarises once every race (books-agree.ts)', async () => {
     const differences = await booksDisagreements(url, schema);
     expect(differences, describeDifferences(differences)).toEqual([]);

@@ -50,6 +50,7 @@ CREATE TABLE quotaplane.quota_book_versions (
 CREATE TABLE quotaplane.quota_events (
   seq bigint NOT NULL DEFAULT nextval('quotaplane.quota_events_seq_seq'::regclass),
   id text COLLATE "C" NOT NULL,
+  event_key text COLLATE "C" NOT NULL,
   tenant text COLLATE "C",
   type text COLLATE "C" NOT NULL,
   at_ms bigint NOT NULL,
@@ -289,6 +290,7 @@ CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
+CREATE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_events_id_key ON quotaplane.quota_events USING btree (id);
 CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
@@ -637,6 +639,10 @@ BEGIN
     INSERT INTO "quotaplane".quota_audit
       SELECT * FROM jsonb_populate_recordset(NULL::"quotaplane".quota_audit, coalesce(p_rows -> 'audit', '[]'::jsonb));
   END IF;
+  -- Events last: the events lock is the last lock a transaction takes, so it waits on no one.
+  IF p_rows ? 'events' THEN
+    PERFORM "quotaplane".quota_events_append(p_rows -> 'events');
+  END IF;
   RETURN NULL;
 END
 $function$;
@@ -673,6 +679,20 @@ CREATE OR REPLACE FUNCTION quotaplane.quota_clock_us()
  RETURNS bigint
  LANGUAGE sql
 AS $function$ SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint $function$;
+
+CREATE OR REPLACE FUNCTION quotaplane.quota_events_append(p_events jsonb)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+BEGIN
+  PERFORM pg_advisory_xact_lock(hashtextextended('"quotaplane".quota-events', 0));
+  INSERT INTO "quotaplane".quota_events (id, event_key, tenant, type, at_ms, data_json)
+    SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
+      FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
+    ON CONFLICT (id) DO NOTHING;
+  PERFORM pg_notify('quotaplane_events', '"quotaplane"');
+END
+$function$;
 
 CREATE OR REPLACE FUNCTION quotaplane.quota_set_plane_lock()
  RETURNS void

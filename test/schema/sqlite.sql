@@ -30,11 +30,12 @@ CREATE TABLE quota_audit (
 CREATE TABLE quota_events (
   seq        INTEGER PRIMARY KEY AUTOINCREMENT,
   id         TEXT    NOT NULL UNIQUE,
+  event_key  TEXT    NOT NULL,
   tenant     TEXT,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
   data_json  TEXT    NOT NULL
-);
+) STRICT;
 
 -- table quota_halted
 CREATE TABLE quota_halted (
@@ -265,6 +266,9 @@ CREATE TABLE sqlite_sequence(name,seq);
 
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
+
+-- index quota_events_by_tenant
+CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)

@@ -1,3 +1,4 @@
+import type { AlertsStatus, EventsInput, EventsPage } from '../../plane/event-types.js';
 import type { Halt } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota, TenantQuotaInput } from '../../core/quota.js';
@@ -68,6 +69,10 @@ export interface OperatorTarget {
   updatePlaneCeiling(patch: PlanePatch): Promise<PlaneCeiling>;
   auditLog(input: { tenant: string; limit: number; action?: string | undefined }): Promise<AuditLogPage>;
   verifyAudit(input: { tenant?: string | undefined }): Promise<AuditVerification>;
+  /** A page of the event log after `after`, of one tenant when given (docs/design/rules.md#e8). */
+  events(input: EventsInput): Promise<EventsPage>;
+  /** A tenant's spend-alert thresholds as they stand this period (docs/design/rules.md#e7). */
+  alerts(tenant: string): Promise<AlertsStatus>;
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
   /** Retention (docs/design/rules.md#r1); a dry run needs no operator, a prune is attributed to the bound one. */
   prune(input: Omit<PruneInput, 'by' | 'atMs'>): Promise<PruneResult>;
@@ -113,6 +118,8 @@ export function planeOperatorTarget(
     updatePlaneCeiling: (patch) => plane.updatePlaneCeiling(patch, operator('quota plane update')),
     auditLog: (input) => plane.auditLog(input),
     verifyAudit: (input) => plane.verifyAudit(input),
+    events: (input) => plane.events(input),
+    alerts: (tenant) => plane.alerts({ tenant }),
     sweep: (input) => plane.sweep(input),
     prune: (input) => plane.prune({ ...input, by: input.dryRun ? undefined : operator('prune') }),
     close: options.close,

@@ -1,3 +1,4 @@
+import type { QuotaEvent } from '../../core/events.js';
 import { QuotaError } from '../../core/errors.js';
 import type { ApiKeyRecord, ApiKeyStore, ExpireOutcome, KeyUse, NewApiKey, NewKeySession, RevokeOutcome } from '../../store/api-keys.js';
 import { storeHasTenant } from '../../store/known-tenants.js';
@@ -128,7 +129,11 @@ export class PendingStore implements QuotaStore {
     return this.#present('liftPlaneHaltIf').liftPlaneHaltIf(standing, audit, auditTenant);
   }
 
-  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage' | 'getPlaneHalt' | 'setPlaneHalt' | 'liftPlaneHaltIf'>(
+  async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<readonly QuotaEvent[]> {
+    return this.#present('eventsAfter').eventsAfter(afterSeq, limit, tenant);
+  }
+
+  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage' | 'getPlaneHalt' | 'setPlaneHalt' | 'liftPlaneHaltIf' | 'eventsAfter'>(
     method: K,
   ): Required<Pick<QuotaStore, K>> {
     const store = this.#ready();

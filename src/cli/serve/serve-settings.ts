@@ -211,7 +211,7 @@ export const SERVE_SETTINGS = Object.freeze([
     shownDefault: String(DEFAULT_METRICS_TENANTS),
     unit: 'tenants',
     description:
-      'how many of the busiest tenants get their own series on /metrics, and are counted by name in the refusal history of GET /v1/plane/refusals; the rest are summed into tenant="other"',
+      'how many tenants get their own series on /metrics (the busiest by slots; for the spend gauges, those nearest a spend ceiling; for the per-tenant counters, the first counted), and are counted by name in the refusal history of GET /v1/plane/refusals; the rest are summed into tenant="other"',
     expected: 'a whole number from 0 to 10000',
     parse: wholeNumberUpTo(10_000),
     fallback: DEFAULT_METRICS_TENANTS,

@@ -1,4 +1,5 @@
 import type { PeriodFigures } from '../admission-ceilings.js';
+import type { NewEvent } from '../events.js';
 import type { Halt } from '../halt-scope.js';
 import type { PlaneCeiling } from '../plane-ceiling.js';
 import type { TenantQuota } from '../quota.js';
@@ -159,12 +160,15 @@ export interface BooksWrites {
   /** Deletes the run's hold; nothing when it holds none. */
   dropHold(run: string): void;
   /**
-   * Adds `spend` to the tenant's settled spend of `period`, unless a total would pass 2^53 − 1:
-   * then nothing is written and `false` is returned.
+   * Adds `spend` to the tenant's settled spend of `period` and answers the new totals, unless a
+   * total would pass 2^53 − 1: then nothing is written and `null` is returned.
    */
-  accrueSettled(period: string, spend: Spend): boolean;
-  /** Adds `spend` to the settled spend of the tenant's runs of `agent` in `period` (bounded by the tenant's). */
-  accrueAgentSettled(agent: string, period: string, spend: Spend): void;
+  accrueSettled(period: string, spend: Spend): Spend | null;
+  /**
+   * Adds `spend` to the settled spend of the tenant's runs of `agent` in `period` (bounded by the
+   * tenant's) and answers the new totals.
+   */
+  accrueAgentSettled(agent: string, period: string, spend: Spend): Spend;
   /** Registers a run, `running` at epoch 1 since `atMs`. */
   insertRun(run: NewRun): void;
   /** Records a pass. */
@@ -181,6 +185,11 @@ export interface BooksWrites {
   insertReceipt(run: string, epoch: number, receipt: StoredReceipt): void;
   /** Appends a row to the tenant's audit log (numbered and hash-chained by the adapter). */
   appendAudit(entry: AuditEntry): AuditRecord;
+  /**
+   * Appends an event to the plane's event log, unless one of the same key is there already: then
+   * nothing is written (docs/design/rules.md#e1).
+   */
+  appendEvent(event: NewEvent): void;
 }
 
 /** A tenant's books as a decision reads and writes them. */

@@ -3,6 +3,7 @@ import { countedKeys, isDayKey, monthOf } from '../period-books.js';
 import type { Spend } from '../spend.js';
 import type { TenantBooks } from './books.js';
 import { corrupt } from './corrupt.js';
+import { alertOnAccrual } from './spend-alerts.js';
 import type { QuotaSettlement } from './types.js';
 
 /*
@@ -50,34 +51,50 @@ export function carryHold(books: TenantBooks, run: string, period: string, day?:
  * (`period` itself, or `day` for a month key), so a day's settled spend also counts in its month
  * whatever kind was in force; for a registered run of an agent, the same keys of the agent's books
  * too. `agent` is the run's agent when the caller has read it (`null`: none, or no registered run);
- * `undefined` reads it. Throws INVALID_ARGUMENT (`spend.tokens` / `spend.minorUnits`) when a total
+ * `undefined` reads it. With `atMs` (the decision's instant; `null`: none) the spend alerts the
+ * accrual crosses are appended (docs/design/rules.md#e3). Throws INVALID_ARGUMENT (`spend.tokens` / `spend.minorUnits`) when a total
  * would pass the bound; the month is accrued first and is never below its day, so it is the one
  * that refuses, before anything is written.
  */
-export function accrueSpent(books: TenantBooks, run: string, period: string, day: string | null, spend: Spend, agent?: string | null): void {
+export function accrueSpent(
+  books: TenantBooks,
+  run: string,
+  period: string,
+  day: string | null,
+  spend: Spend,
+  agent: string | null | undefined,
+  atMs: number | null,
+): void {
   const keys = countedKeys(period, day);
+  const totals: Spend[] = [];
   for (const key of keys) {
-    if (books.accrueSettled(key, spend)) continue;
+    const total = books.accrueSettled(key, spend);
+    if (total !== null) {
+      totals.push(total);
+      continue;
+    }
     const what = `the settled spend of period ${key}`;
     requireFits('spend', what, books.settledIn(key), spend);
     throw corrupt(books.tenant, `${what} refused an accrual that fits its bound`);
   }
   // An agent's total is part of the tenant's, so the check above bounds it too.
   const agentName = agent !== undefined ? agent : books.runAgent(run);
-  if (agentName === null) return;
-  for (const key of keys) books.accrueAgentSettled(agentName, key, spend);
+  const agentTotals = agentName === null ? null : keys.map((key) => books.accrueAgentSettled(agentName, key, spend));
+  if (atMs !== null && (spend.tokens > 0 || spend.minorUnits > 0)) alertOnAccrual(books, { keys, totals, agent: agentName, agentTotals, spend, atMs });
 }
 
 /**
  * What a new receipt does to the books (docs/design/rules.md#c5, #c13, #c14): accrue its spend to
  * its period's month and day (`day` for a month key, when known; docs/design/rules.md#l80–#l82), to
  * the agent's books too for a run of an agent (`agent`; `undefined`: look the run up), refused with
- * INVALID_ARGUMENT, nothing written, when a total would pass 2^53 − 1; shrink the hold by the spend
+ * INVALID_ARGUMENT, nothing written, when a total would pass 2^53 − 1, with the spend alerts it
+ * crosses when the decision's instant `atMs` is given (`null`: the port's bare settle, which fires
+ * none; docs/design/rules.md#e3); shrink the hold by the spend
  * floored at 0 per unit (or drop it when concluding); give the slot back when `releaseSlot`. The
  * caller writes the receipt itself.
  */
-export function applyReceipt(books: TenantBooks, s: QuotaSettlement, day: string | null, agent?: string | null): void {
-  if (s.period !== null) accrueSpent(books, s.run, s.period, day, s.spend, agent);
+export function applyReceipt(books: TenantBooks, s: QuotaSettlement, day: string | null, agent: string | null | undefined, atMs: number | null): void {
+  if (s.period !== null) accrueSpent(books, s.run, s.period, day, s.spend, agent, atMs);
   if (s.concludes) books.dropHold(s.run);
   else {
     const hold = books.hold(s.run);

@@ -1,6 +1,7 @@
 import { saturatingAdd } from '../amounts.js';
 import { QuotaError } from '../errors.js';
-import { overrunOf } from '../overrun.js';
+import { hasOverrun, overrunOf } from '../overrun.js';
+import { overrunEvent } from '../run-events.js';
 import { periodKey } from '../period.js';
 import { dayOf } from '../period-books.js';
 import { UNLIMITED_QUOTA } from '../quota.js';
@@ -134,7 +135,8 @@ export function decideHeartbeat(books: TenantBooks, request: HeartbeatRequest): 
  * same conflict rule, against the receipt (run, epoch) already has. A new receipt is applied as
  * `settle` applies it and written into the pass (which also marks it settled), moves the status of
  * the run when this is its latest pass (`statusAfterSettle`; the instant moves only when the status
- * changes), and, for an operator's settle (`by`), appends the `run.settle` audit row. Throws
+ * changes), and, for an operator's settle (`by`), appends the `run.settle` audit row; a pass that
+ * overran its hold appends its `run.overran` event (docs/design/rules.md#e6). Throws
  * `NOT_FOUND` for an unknown pass.
  */
 export function decideSettlePass(books: TenantBooks, request: SettlePassRequest): SettlePassOutcome {
@@ -160,7 +162,7 @@ export function decideSettlePass(books: TenantBooks, request: SettlePassRequest)
     if (pass.pruned) refuseIfPruned(books, request.run, 'settle');
     const run = pass.run;
     if (run === null) throw corrupt(books.tenant, `pass ${request.run}/${request.epoch} without its run`);
-    applyReceipt(books, receipt, dayOf(pass.period, pass.startedAtMs), run.agent?.name ?? null);
+    applyReceipt(books, receipt, dayOf(pass.period, pass.startedAtMs), run.agent?.name ?? null, request.atMs);
     books.recordPassReceipt(request.run, request.epoch, request.atMs, request.spend, request.concludes);
     const status = statusAfterSettle(run.status, request.concludes);
     if (run.lastEpoch === request.epoch && status !== run.status) books.setRunStatus(request.run, status, request.atMs);
@@ -180,6 +182,11 @@ export function decideSettlePass(books: TenantBooks, request: SettlePassRequest)
       });
     }
     outcome = 'settled';
+    const overrun = overrunOf(request.spend, pass.granted);
+    if (pass.granted !== null && hasOverrun(overrun)) {
+      books.appendEvent(overrunEvent(books.tenant, request.run, request.epoch, run.agent?.name ?? null, pass.period, pass.granted, request.spend, overrun, request.atMs));
+    }
+    return { outcome, receipt, overrun };
   }
   return { outcome, receipt, overrun: overrunOf(request.spend, pass.granted) };
 }

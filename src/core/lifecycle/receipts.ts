@@ -38,7 +38,7 @@ export function decideSettle(books: TenantBooks, s: QuotaSettlement, day: string
   const stored = books.receipt(s.run, s.epoch);
   if (stored !== undefined) return answerStoredReceipt(books.tenant, stored, s);
   refuseIfPruned(books, s.run, 'settle');
-  applyReceipt(books, s, day);
+  applyReceipt(books, s, day, undefined, null);
   books.insertReceipt(s.run, s.epoch, { period: s.period, spend: s.spend, releaseSlot: s.releaseSlot, concludes: s.concludes });
   return 'settled';
 }

@@ -1,3 +1,4 @@
+import { strandedEvent } from '../run-events.js';
 import type { TenantBooks } from './books.js';
 import type { SweptRun } from './types.js';
 import { requeueLapsedGrant } from './waiter-grants.js';
@@ -7,7 +8,7 @@ import { requeueLapsedGrant } from './waiter-grants.js';
  * adapter's transaction, that the run is registered and has no live pass at `atMs`, so a heartbeat
  * that won the race keeps its slot. A waiter's grant that lapsed uncollected is withdrawn whole and
  * the waiter requeued in its place. Otherwise the slot is given back and a running run is stranded
- * since its latest pass's lease lapsed. The hold stays: what the dead pass spent is unknown.
+ * since its latest pass's lease lapsed, with its `run.stranded` event (docs/design/rules.md#e6). The hold stays: what the dead pass spent is unknown.
  */
 export function decideSweepRun(books: TenantBooks, request: { readonly run: string; readonly atMs: number }): SweptRun {
   const { run, atMs } = request;
@@ -19,6 +20,8 @@ export function decideSweepRun(books: TenantBooks, request: { readonly run: stri
   if (holding) books.giveSlot(run);
   if (record.status !== 'running') return { run, releasedSlot: holding, stranded: false };
   // Stranded since the lease of its latest pass lapsed (a run without one: since its admission).
-  books.setRunStatus(run, 'stranded', books.passLease(run, record.lastEpoch)?.leaseExpiresAtMs ?? record.admittedAtMs);
+  const since = books.passLease(run, record.lastEpoch)?.leaseExpiresAtMs ?? record.admittedAtMs;
+  books.setRunStatus(run, 'stranded', since);
+  books.appendEvent(strandedEvent(books.tenant, run, record.lastEpoch, since, atMs));
   return { run, releasedSlot: holding, stranded: true };
 }

@@ -2,6 +2,7 @@ import type { RouteModule } from '../route-context.js';
 import { attentionRoutes } from './attention.js';
 import { auditRoutes } from './audit.js';
 import { dispatchRoutes } from './dispatches.js';
+import { eventRoutes } from './events.js';
 import { haltRoutes } from './halts.js';
 import { healthRoutes } from './health.js';
 import { keyIdentityRoutes } from './key.js';
@@ -39,6 +40,7 @@ export const ROUTES: readonly RouteModule[] = [
   reservationRoutes,
   attentionRoutes,
   auditRoutes,
+  eventRoutes,
   sweepRoutes,
   tenantRoutes,
   spendHistoryRoutes,

@@ -1,5 +1,6 @@
 import { Type, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox';
 
+import { MAX_ALERT_THRESHOLDS, MAX_THRESHOLD_PERCENT } from '../../core/alert-thresholds.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
@@ -87,6 +88,25 @@ export const RateCeiling = strictObject({
   windowSeconds: described(Amount, 'the window, in seconds; 1 to 2678400 (31 days) can be counted, any other is refused'),
 });
 
+/**
+ * One spend-alert threshold (core AlertThreshold; docs/design/rules.md#e2): a percentage of the
+ * ceiling, or an absolute amount in one unit.
+ */
+export const AlertThreshold = Type.Union(
+  [
+    strictObject({ percent: Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD_PERCENT, description: 'a percentage of the ceiling, in each unit it bounds' }) }),
+    strictObject({ tokens: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled tokens' }) }),
+    strictObject({ minorUnits: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled minor units' }) }),
+  ],
+  { description: 'where an alert fires: { percent } of the ceiling, or { tokens } / { minorUnits } settled' },
+);
+
+/** A list of thresholds: absent inherits, `[]` alerts on nothing. */
+export const AlertThresholds = Type.Array(AlertThreshold, {
+  maxItems: MAX_ALERT_THRESHOLDS,
+  description: 'spend-alert thresholds, compared with settled spend; absent: inherited (agent → tenant → plane → 80 % and 100 %), []: none',
+});
+
 /** The most agents one quota or the plane-wide ceiling may name ceilings for. */
 export const MAX_AGENT_CEILINGS = 1000;
 
@@ -95,6 +115,7 @@ export const AgentCeilings = strictObject({
   maxConcurrentRuns: Type.Optional(described(Amount, "most of this agent's runs holding a slot at once")),
   maxTokensPerPeriod: Type.Optional(described(Amount, 'most tokens settled and held by this agent per billing period')),
   maxMinorUnitsPerPeriod: Type.Optional(described(Amount, 'most minor units settled and held by this agent per billing period')),
+  alertThresholds: Type.Optional(AlertThresholds),
 });
 
 /*
@@ -124,6 +145,7 @@ function tenantQuotaSchema<P extends TSchema>(requestBound: boolean, period: P) 
     agents: Type.Optional(
       Type.Record(Identifier, AgentCeilings, { ...bounded(requestBound, { maxProperties: MAX_AGENT_CEILINGS }), description: 'agent name → its ceilings' }),
     ),
+    alertThresholds: Type.Optional(AlertThresholds),
   });
 }
 
@@ -149,6 +171,7 @@ function planeCeilingSchema(requestBound: boolean) {
         description: 'tenant → its weight (at least 1) when waiting admissions share plane slots',
       }),
     ),
+    alertThresholds: Type.Optional(AlertThresholds),
   });
 }
 

@@ -78,6 +78,7 @@ export class BooksCache {
     keepRates(facts);
     facts.auditHead = undefined;
     facts.auditAppended.length = 0;
+    facts.eventsAppended.length = 0;
     facts.want = new TenantWant();
     this.#tenants.set(tenant, facts);
     this.#runs += facts.loadedRuns.size;

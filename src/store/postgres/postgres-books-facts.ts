@@ -1,3 +1,4 @@
+import type { eventJsonColumns } from '../event-rows.js';
 import type { HaltRow } from '../halt-rows.js';
 
 /*
@@ -238,6 +239,8 @@ export class TenantFacts {
   /** The newest audit row (`null`: none), once loaded under the audit lock. */
   auditHead: { seq: number; hash: string } | null | undefined;
   readonly auditAppended: AuditRowToWrite[] = [];
+  /** The events decisions appended (event-rows.ts `eventColumns`), written last. */
+  readonly eventsAppended: ReturnType<typeof eventJsonColumns>[] = [];
   want = new TenantWant();
   /** The books' version these rows were read at (`quota_book_versions`), once known. */
   version: number | undefined;

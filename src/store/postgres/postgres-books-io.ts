@@ -273,6 +273,7 @@ export const WRITTEN_ROWS = [
   'waitersGone',
   'turns',
   'audit',
+  'events',
   'notify',
 ] as const;
 
@@ -309,6 +310,7 @@ function changedRows(batch: BatchFacts): Partial<Record<(typeof WRITTEN_ROWS)[nu
     add('waiters', waiters.rows);
     add('waitersGone', waiters.gone);
     add('audit', facts.auditAppended.map((row) => ({ tenant, ...row })));
+    add('events', facts.eventsAppended);
   }
   const turns = batch.plane.turns;
   add('turns', [...turns.dirty].map((tenant) => ({ tenant, vtime: turns.rows.get(tenant)?.vtime ?? 0 })));

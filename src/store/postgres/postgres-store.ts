@@ -13,6 +13,8 @@ import { decodePlaneHaltRow, type PlaneHaltRow } from '../halt-rows.js';
 import { knownTenantOf } from '../known-tenants.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
+import type { QuotaEvent } from '../../core/events.js';
+import { readEventsAfter } from './postgres-events.js';
 import { decideNow, defaultBatchSettings, MAX_BATCH, PLANE_WIDE, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -159,6 +161,11 @@ export class PostgresQuotaStore implements QuotaStore {
   }
 
   /** The standing plane-wide halt (`quota_plane_halt`), or `null`; an unreadable one throws `STORE_CORRUPT`. */
+  /** Up to `limit` events after `afterSeq`, oldest first, of `tenant` only when given (port/events.ts). */
+  async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<QuotaEvent[]> {
+    return readEventsAfter(this.#db, this.#q, afterSeq, limit, tenant);
+  }
+
   async getPlaneHalt(): Promise<Halt | null> {
     const row = await this.#db.row<PlaneHaltRow>(this.#q.selectPlaneHalt, []);
     return row === undefined ? null : decodePlaneHaltRow(row);

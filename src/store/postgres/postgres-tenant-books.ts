@@ -26,6 +26,9 @@ import { decodeQuota } from './postgres-rows.js';
 import { AUDIT_GENESIS_HASH, auditRowHash, canonicalJson } from '../audit-hash.js';
 import { decodePrunedRow } from '../retention.js';
 import { decodeRun, decodeSpend } from '../rows.js';
+import { eventJsonColumns } from '../event-rows.js';
+import type { NewEvent } from '../../core/events.js';
+import { auditEvent } from '../../core/run-events.js';
 import type { AdmitRequest, AuditEntry, AuditRecord, RunRecord, RunStatus } from '../types.js';
 import {
   FactsMissing,
@@ -393,22 +396,23 @@ export class PostgresTenantBooks implements TenantBooks {
     this.#batch.put(this.#facts.holds, run, null);
   }
 
-  accrueSettled(period: string, spend: Spend): boolean {
+  accrueSettled(period: string, spend: Spend): Spend | null {
     const row = this.#spentRow(period);
     const from = row ?? { period, tokens: 0, minor_units: 0, held_tokens: 0, held_minor_units: 0 };
-    if (from.tokens + spend.tokens > MAX_AMOUNT || from.minor_units + spend.minorUnits > MAX_AMOUNT) return false;
-    this.#batch.put(this.#facts.spent, period, { ...from, tokens: from.tokens + spend.tokens, minor_units: from.minor_units + spend.minorUnits });
-    return true;
+    const tokens = from.tokens + spend.tokens;
+    const minorUnits = from.minor_units + spend.minorUnits;
+    if (tokens > MAX_AMOUNT || minorUnits > MAX_AMOUNT) return null;
+    this.#batch.put(this.#facts.spent, period, { ...from, tokens, minor_units: minorUnits });
+    return { tokens, minorUnits };
   }
 
-  accrueAgentSettled(agent: string, period: string, spend: Spend): void {
+  accrueAgentSettled(agent: string, period: string, spend: Spend): Spend {
     const row = this.#agentSpentRow(agent, period);
     const from = row ?? { agent_name: agent, period, tokens: 0, minor_units: 0, held_tokens: 0, held_minor_units: 0 };
-    this.#batch.put(this.#facts.agentSpent, agent + SEP + period, {
-      ...from,
-      tokens: from.tokens + spend.tokens,
-      minor_units: from.minor_units + spend.minorUnits,
-    });
+    const tokens = from.tokens + spend.tokens;
+    const minorUnits = from.minor_units + spend.minorUnits;
+    this.#batch.put(this.#facts.agentSpent, agent + SEP + period, { ...from, tokens, minor_units: minorUnits });
+    return { tokens, minorUnits };
   }
 
   insertRun(run: NewRun): void {
@@ -519,7 +523,16 @@ export class PostgresTenantBooks implements TenantBooks {
       prev_hash: prevHash,
       hash,
     });
-    return { seq, ...stored, hash };
+    const record = { seq, ...stored, hash };
+    const event = auditEvent(this.tenant, record);
+    if (event !== null) this.appendEvent(event);
+    return record;
+  }
+
+  appendEvent(event: NewEvent): void {
+    const appended = this.#facts.eventsAppended;
+    this.#batch.onUndo(() => appended.pop());
+    appended.push(eventJsonColumns(event));
   }
 
   // ── rate ──────────────────────────────────────────────────────────────────

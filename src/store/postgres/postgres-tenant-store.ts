@@ -52,6 +52,7 @@ import { carryHold } from '../../core/lifecycle/hold-moves.js';
 import { decideSettle } from '../../core/lifecycle/receipts.js';
 import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
 import { grantWaiters } from '../../core/lifecycle/waiting.js';
+import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
 import { decideNow } from './postgres-batcher.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
@@ -226,7 +227,17 @@ export class PostgresTenantStore implements TenantStore {
       await appendAuditInTransaction(tx, this.#q, this.tenant, audit);
       // A raised ceiling admits the tenant's waiters in this transaction.
       const tenant = this.tenant;
-      await decideNow(tx, this.#q.books, { tenant, name: 'quota change', atMs: audit.atMs, queue: true, decide: (_books, atMs, queues) => grantWaiters(queues, tenant, atMs) });
+      // The alerts the new quota fires at once are written with it (docs/design/rules.md#e5).
+      await decideNow(tx, this.#q.books, {
+        tenant,
+        name: 'quota change',
+        atMs: audit.atMs,
+        queue: true,
+        decide: (books, atMs, queues) => {
+          alertOnQuota(books, quota, audit.atMs);
+          return grantWaiters(queues, tenant, atMs);
+        },
+      });
     });
   }
 

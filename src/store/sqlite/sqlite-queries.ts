@@ -64,7 +64,8 @@ export const ACCRUE_SPENT = `INSERT INTO quota_spent (tenant, period, tokens, mi
   ON CONFLICT (tenant, period) DO UPDATE SET
     tokens = tokens + excluded.tokens,
     minor_units = minor_units + excluded.minor_units
-  WHERE tokens + excluded.tokens <= ${MAX} AND minor_units + excluded.minor_units <= ${MAX}`;
+  WHERE tokens + excluded.tokens <= ${MAX} AND minor_units + excluded.minor_units <= ${MAX}
+  RETURNING tokens, minor_units`;
 
 /** Sum of the holds that count in one period, read clamped (the books keep it ≤ 2^53 − 1). */
 export const SUM_RESERVED = `SELECT min(total(tokens), ${MAX}) AS tokens, min(total(minor_units), ${MAX}) AS minor_units
@@ -115,7 +116,8 @@ export const ACCRUE_AGENT_SPENT = `INSERT INTO quota_agent_spent (tenant, agent_
   VALUES (@tenant, @agent, @period, @tokens, @minorUnits)
   ON CONFLICT (tenant, agent_name, period) DO UPDATE SET
     tokens = tokens + excluded.tokens,
-    minor_units = minor_units + excluded.minor_units`;
+    minor_units = minor_units + excluded.minor_units
+  RETURNING tokens, minor_units`;
 
 /** The agent name of a registered run (NULL without one, no row for an unregistered run). */
 export const SELECT_RUN_AGENT = 'SELECT agent_name FROM quota_runs WHERE tenant = @tenant AND run_id = @run';

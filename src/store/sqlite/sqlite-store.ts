@@ -34,6 +34,8 @@ import { knownTenantOf } from '../known-tenants.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
+import type { QuotaEvent } from '../../core/events.js';
+import { readEventsAfter } from './sqlite-events.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { readPlaneCeiling } from './sqlite-tenant-books.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
@@ -167,6 +169,11 @@ export class SqliteQuotaStore implements QuotaStore {
       return grantEveryQueueInTransaction(this.#conn, audit.atMs);
     });
     for (const tenant of new Set(granted)) this.#wakes.wake(tenant);
+  }
+
+  /** Up to `limit` events after `afterSeq`, oldest first, of `tenant` only when given (port/events.ts). */
+  async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<QuotaEvent[]> {
+    return this.#conn.read(() => readEventsAfter(this.#conn, afterSeq, limit, tenant));
   }
 
   /** The standing plane-wide halt (`quota_plane_halt`), or `null`; an unreadable one throws `STORE_CORRUPT`. */

@@ -24,6 +24,8 @@ import { decodeRun, decodeSpend, type RunRow } from '../rows.js';
 import type { AdmitRequest, AuditEntry, AuditRecord, RunRecord, RunStatus } from '../types.js';
 import { SELECT_RETRY_FACTS } from './sqlite-admit-retry.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
+import { appendEventInTransaction } from './sqlite-events.js';
+import type { NewEvent } from '../../core/events.js';
 import type { SqliteConnection, SqlParams } from './sqlite-connection.js';
 import { readDecisionHalts } from './sqlite-halts.js';
 import { HAS_LIVE_PASS, SELECT_PASS_LEASE } from './sqlite-lease-queries.js';
@@ -117,6 +119,11 @@ interface PassToSettleRow extends ReceiptColumns, Omit<RunRow, 'run_id' | 'statu
   readonly last_epoch: number | null;
   readonly admitted_at_ms: number | null;
   readonly pruned: number;
+}
+
+interface SpentTotals {
+  readonly tokens: number;
+  readonly minor_units: number;
 }
 
 interface WaitingRow {
@@ -327,12 +334,14 @@ export class SqliteTenantBooks implements TenantBooks {
     this.#conn.run(DELETE_HOLD, this.#key({ run }));
   }
 
-  accrueSettled(period: string, spend: Spend): boolean {
-    return this.#conn.run(ACCRUE_SPENT, this.#key({ period, tokens: spend.tokens, minorUnits: spend.minorUnits })) === 1;
+  accrueSettled(period: string, spend: Spend): Spend | null {
+    const row = this.#conn.get<SpentTotals>(ACCRUE_SPENT, this.#key({ period, tokens: spend.tokens, minorUnits: spend.minorUnits }));
+    return row === undefined ? null : { tokens: row.tokens, minorUnits: row.minor_units };
   }
 
-  accrueAgentSettled(agent: string, period: string, spend: Spend): void {
-    this.#conn.run(ACCRUE_AGENT_SPENT, this.#key({ agent, period, tokens: spend.tokens, minorUnits: spend.minorUnits }));
+  accrueAgentSettled(agent: string, period: string, spend: Spend): Spend {
+    const row = this.#conn.get<SpentTotals>(ACCRUE_AGENT_SPENT, this.#key({ agent, period, tokens: spend.tokens, minorUnits: spend.minorUnits }));
+    return { tokens: row?.tokens ?? 0, minorUnits: row?.minor_units ?? 0 };
   }
 
   insertRun(run: NewRun): void {
@@ -399,6 +408,10 @@ export class SqliteTenantBooks implements TenantBooks {
 
   appendAudit(entry: AuditEntry): AuditRecord {
     return appendAuditInTransaction(this.#conn, this.tenant, entry);
+  }
+
+  appendEvent(event: NewEvent): void {
+    appendEventInTransaction(this.#conn, event);
   }
 
   rateKeyRecorded(grant: string, run: string, dispatch: string): boolean {

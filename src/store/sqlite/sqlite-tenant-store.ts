@@ -43,6 +43,7 @@ import type {
   SweptRun,
 } from '../types.js';
 import { atApply } from '../applied-instant.js';
+import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { deleteTenantInTransaction } from './sqlite-tenant-deletion.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
@@ -239,6 +240,7 @@ export class SqliteTenantStore implements TenantStore {
     await this.#freeing(audit.atMs, () => {
       this.#conn.run(q.UPSERT_QUOTA, params);
       appendAuditInTransaction(this.#conn, this.tenant, audit);
+      alertOnQuota(this.#books(), quota, audit.atMs);
     });
   }
 

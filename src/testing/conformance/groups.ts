@@ -29,6 +29,7 @@ import { concurrencyGuards, reserveRules, retriedReserve, zeroAndFullCeiling } f
 import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } from './spend.js';
 import { sweepLapsedLeases } from './sweep.js';
 import { tenantDeletion } from './tenant-deletion.js';
+import { spendAlerts } from './events.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
 import { lapsedGrants } from './waiting-lapsed.js';
@@ -53,6 +54,7 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   amountsSaturate,
   periodKindsLossless,
   overrunsReported,
+  spendAlerts,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,

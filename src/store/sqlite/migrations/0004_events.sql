@@ -1,9 +1,17 @@
--- Placeholder of the hooks branch for the event log (the lead's migration 0004 replaces it on merge).
+-- Version 4 of the SQLite schema: the plane's event log (docs/design/rules.md#e1–#e9). A decision
+-- that causes an event (a spend threshold crossed, a ceiling reached, a pass that overran, a run
+-- stranded, a halt thrown or lifted) writes it in its own transaction. `id` is derived from what
+-- the event is about, and an event whose id is already here is not written again, so two instances,
+-- a retry or a restart never write a second one. `seq` numbers the log in commit order (a SQLite
+-- file has one writer at a time), so a reader asking for the events after the last it saw misses
+-- none. `tenant` is NULL for an event of the plane as a whole (a plane-wide halt).
 CREATE TABLE quota_events (
   seq        INTEGER PRIMARY KEY AUTOINCREMENT,
   id         TEXT    NOT NULL UNIQUE,
+  event_key  TEXT    NOT NULL,
   tenant     TEXT,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
   data_json  TEXT    NOT NULL
-);
+) STRICT;
+CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);

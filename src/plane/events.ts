@@ -1,0 +1,57 @@
+import { alertThresholdSource, alertThresholdsFor } from '../core/alert-threshold-source.js';
+import { thresholdStates, type BooksUnit } from '../core/alert-thresholds.js';
+import { requireAmount } from '../core/amounts.js';
+import { requireTenant } from '../core/identifiers.js';
+import { UNLIMITED_QUOTA, type AgentCeilings, type TenantQuota } from '../core/quota.js';
+import type { Spend } from '../core/spend.js';
+import { requireObject } from '../store/store-arguments.js';
+import type { EventLogStore } from '../store/store.js';
+import { DEFAULT_LIST_LIMIT } from './operator-types.js';
+import { parseLimit } from './plane-input.js';
+import type { PlaneContext } from './plane-context.js';
+import { usage } from './usage.js';
+import { requireCapability, storeCall } from './store-call.js';
+import type { AlertsStatus, CeilingAlerts, EventsInput, EventsPage } from './event-types.js';
+
+/** `Plane.events`: a page of the event log. Throws `STORE_MISCONFIGURED` on a store that keeps none. */
+export async function events(context: PlaneContext, input: EventsInput = {}): Promise<EventsPage> {
+  const request = requireObject('request', input);
+  const after = request.after === undefined ? 0 : requireAmount('after', request.after);
+  const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
+  const tenant = request.tenant === undefined ? undefined : requireTenant('tenant', request.tenant);
+  const store = requireCapability(context.store, context.store.backend, ['eventsAfter'], 'event log', 'list events') as Required<EventLogStore>;
+  const rows = await storeCall('eventsAfter', () => store.eventsAfter(after, limit + 1, tenant));
+  const page = rows.slice(0, limit);
+  return { events: page, next: page.length === 0 ? after : (page[page.length - 1]?.seq ?? after), truncated: rows.length > limit };
+}
+
+const UNITS: readonly BooksUnit[] = ['tokens', 'minorUnits'];
+
+function ceilingOf(ceilings: TenantQuota | AgentCeilings, unit: BooksUnit): number | null {
+  return (unit === 'tokens' ? ceilings.maxTokensPerPeriod : ceilings.maxMinorUnitsPerPeriod) ?? null;
+}
+
+/**
+ * `Plane.alerts` (docs/design/rules.md#e7): for the tenant's current period, each spend ceiling of
+ * the tenant and of each agent its quota names, the thresholds that apply (and where they come
+ * from), their amounts and whether settled spend has crossed them. Read-only.
+ */
+export async function alerts(context: PlaneContext, input: { readonly tenant: string }): Promise<AlertsStatus> {
+  const tenant = requireTenant('tenant', requireObject('request', input).tenant);
+  const figures = await usage(context, { tenant });
+  const quota = figures.quota ?? UNLIMITED_QUOTA;
+  const plane = context.store.getPlaneCeiling === undefined ? null : await storeCall('getPlaneCeiling', () => context.store.getPlaneCeiling!());
+  const ceilings: CeilingAlerts[] = [];
+  const add = (agent: string | null, own: TenantQuota | AgentCeilings, settled: Spend): void => {
+    const thresholds = alertThresholdsFor(quota, agent, plane);
+    const source = alertThresholdSource(quota, agent, plane);
+    for (const unit of UNITS) {
+      const ceiling = ceilingOf(own, unit);
+      const states = thresholdStates(thresholds, unit, ceiling, settled[unit]);
+      if (states.length > 0) ceilings.push({ agent, unit, ceiling, settled: settled[unit], source, thresholds: states });
+    }
+  };
+  add(null, quota, figures.spent);
+  for (const agent of figures.agents ?? []) add(agent.agent, agent.ceilings, agent.spent);
+  return { tenant, period: figures.period, ceilings };
+}

@@ -1,0 +1,62 @@
+import { EVENT_TYPES, type EventType, type NewEvent, type QuotaEvent } from '../core/events.js';
+import { canonicalJson } from './audit-hash.js';
+import { eventId } from './event-id.js';
+import { corrupt } from './rows.js';
+
+/*
+ * Event rows, shared by both adapters (docs/design/rules.md#e1, #e8): what an append stores and how
+ * a stored row reads back. PostgreSQL hands `data_json` back parsed (JSONB), SQLite as text.
+ */
+
+/** Columns of a `quota_events` row as both adapters read them. */
+export interface EventRow {
+  readonly seq: number | string;
+  readonly id: string;
+  readonly event_key: string;
+  readonly tenant: string | null;
+  readonly type: string;
+  readonly at_ms: number | string;
+  readonly data_json: unknown;
+}
+
+/** The columns an append stores for an event: its id derived from its key, its data as canonical JSON text. */
+export interface EventColumns {
+  readonly id: string;
+  readonly event_key: string;
+  readonly tenant: string | null;
+  readonly type: EventType;
+  readonly at_ms: number;
+  readonly data_json: string;
+}
+
+/** The {@link EventColumns} of `event`. */
+export function eventColumns(event: NewEvent): EventColumns {
+  return { id: eventId(event.key), event_key: event.key, tenant: event.tenant, type: event.type, at_ms: event.atMs, data_json: canonicalJson(event.data) };
+}
+
+/** The {@link EventColumns} of `event` as a JSONB column takes them in a JSON document: `data_json` an object, not text. */
+export function eventJsonColumns(event: NewEvent): Omit<EventColumns, 'data_json'> & { readonly data_json: unknown } {
+  const columns = eventColumns(event);
+  return { ...columns, data_json: JSON.parse(columns.data_json) };
+}
+
+/** A stored event. A row that does not read (unknown type, data that is not a JSON object, an id its key does not give) throws `STORE_CORRUPT`. */
+export function decodeEvent(row: EventRow): QuotaEvent {
+  const seq = Number(row.seq);
+  let data: unknown = row.data_json;
+  if (typeof data === 'string') {
+    try {
+      data = JSON.parse(data);
+    } catch {
+      data = undefined;
+    }
+  }
+  if (
+    !EVENT_TYPES.includes(row.type as EventType) ||
+    typeof data !== 'object' || data === null || Array.isArray(data) ||
+    eventId(row.event_key) !== row.id
+  ) {
+    throw corrupt(row.tenant ?? 'quotaplane:plane', `event ${seq} that cannot be read`, { seq });
+  }
+  return { seq, id: row.id, key: row.event_key, type: row.type as EventType, tenant: row.tenant, atMs: Number(row.at_ms), data: data as Record<string, unknown> };
+}
