@@ -81,6 +81,44 @@ export { MAX_INSTANT_MS } from './core/instant.js';
 export { systemClock } from './plane/system-clock.js';
 export { DEFAULT_SWEEP_INTERVAL_MS, startSweeper, type SweeperOptions } from './plane/sweeper.js';
 export { DEFAULT_PRUNE_INTERVAL_MS, startPruner, type PrunerOptions } from './plane/pruner.js';
+// Webhook deliveries (docs/design/rules.md#h1–#h13, docs/guides/webhooks.md).
+export {
+  createDispatcher,
+  DEFAULT_WEBHOOK_BATCH,
+  DEFAULT_WEBHOOK_LEASE_MS,
+  DEFAULT_WEBHOOK_POLL_MS,
+  DEFAULT_WEBHOOK_TIMEOUT_MS,
+  signatureHeader,
+  webhookHeaders,
+  type AttemptMetric,
+  type DispatcherOptions,
+  type Dispatcher,
+  type DispatchRound,
+  type WebhookSend,
+} from './plane/webhook-dispatcher.js';
+export {
+  createWebhooks,
+  DEFAULT_ROTATION_OVERLAP_MS,
+  MAX_ROTATION_OVERLAP_MS,
+  WEBHOOK_SECRET_BYTES,
+  type AddWebhookInput,
+  type WebhookAdmin,
+  type WebhookAdminOptions,
+  type WebhookEndpointView,
+  type WebhookSecretIssued,
+} from './plane/webhooks.js';
+export {
+  afterFailedAttempt,
+  retryCeilingMs,
+  WEBHOOK_FIRST_RETRY_MS,
+  WEBHOOK_MAX_ATTEMPTS,
+  WEBHOOK_MAX_RETRY_MS,
+  WEBHOOK_MIN_RETRY_MS,
+  type DeliveryStatus,
+  type WebhookSecret,
+} from './core/webhook-retry.js';
+export { webhookBody } from './core/webhook-payload.js';
+export type { WebhookDelivery, WebhookEndpoint, WebhookStore, WebhooksCapability } from './store/port/webhooks.js';
 export {
   DEFAULT_PRUNE_BATCH,
   RATE_PRUNE_BATCH,

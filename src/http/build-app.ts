@@ -89,6 +89,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const metrics = createServiceMetrics({
     plane: options.plane,
     nowMs: () => clock.nowMs(),
+    ...(options.store.webhooks === undefined ? {} : { webhookOldestPendingAtMs: async () => options.store.webhooks!().oldestPendingAtMs() }),
     ...(options.metricsTenants === undefined ? {} : { tenantSeries: options.metricsTenants }),
   });
   const context: RouteContext = {
@@ -132,6 +133,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addContentTypeParser(MERGE_PATCH_CONTENT_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('error', 'error'));
   // The process's sweeper reports each sweep here, for /metrics (sweep-metrics.ts).
   app.decorate('observeSweep', metrics.observeSweep);
+  // The process's webhook dispatcher counts each attempt here (webhook-metrics.ts).
+  app.decorate('observeWebhookAttempt', metrics.observeWebhookAttempt);
   app.decorateRequest('apiKey', null);
   app.decorateRequest('problemCode', null);
 

@@ -6,6 +6,8 @@ import { createOverrunCounter } from './overrun-metrics.js';
 import { createPlaneMetrics } from './plane-metrics.js';
 import { createSpendMetrics } from './spend-metrics.js';
 import { createSweepMetrics } from './sweep-metrics.js';
+import { createWebhookMetrics } from './webhook-metrics.js';
+import type { AttemptMetric } from '../plane/webhook-dispatcher.js';
 import { createTenantCounters } from './tenant-counters.js';
 import { RefusalHistory } from './refusal-history.js';
 import { DEFAULT_METRICS_TENANTS } from './http-defaults.js';
@@ -47,6 +49,8 @@ export const METRIC_PREFIX = 'quotaplane_';
  *   process's sweeper, the bound on how late it freed a lapsed slot and how long it took, and
  *   `quotaplane_sweep_behind_seconds`, the bound on the age of a lapsed lease not yet swept
  *   (`sweep-metrics.ts`; fed by {@link ServiceMetrics.observeSweep});
+ * - `quotaplane_webhook_deliveries_total{outcome}` and `quotaplane_webhook_oldest_undelivered_seconds`
+ *   (`webhook-metrics.ts`; fed by {@link ServiceMetrics.observeWebhookAttempt});
  * - not on `/metrics` but from the same metering: refused admissions per tenant per minute over
  *   the last hour, this instance's count (`refusalHistory`, served by `GET /v1/plane/refusals`);
  * - `quotaplane_tenants{series}`: how many tenants are shown on their own (`own`) and summed
@@ -61,6 +65,8 @@ export interface ServiceMetrics {
   meter(plane: Plane): Plane;
   /** Records one sweep of the process's sweeper (`startSweeper`'s `onSweep` timing). */
   observeSweep(timing: SweepTiming): void;
+  /** Counts one recorded webhook attempt (the dispatcher's `onAttempt`; docs/design/rules.md#h3). */
+  observeWebhookAttempt(outcome: AttemptMetric): void;
   /** Refused admissions per tenant per minute over the last hour, as this instance answered them (`refusal-history.ts`). */
   readonly refusalHistory: RefusalHistory;
 }
@@ -75,7 +81,13 @@ export const OTHER_TENANTS_LABEL = 'other';
  * `plane.tenants()` on each scrape and keep their own series for the busiest `tenantSeries`
  * (default {@link DEFAULT_METRICS_TENANTS}; 0 sums every tenant into `other`).
  */
-export function createServiceMetrics(options: { plane: Plane; tenantSeries?: number; nowMs?: () => number }): ServiceMetrics {
+export function createServiceMetrics(options: {
+  plane: Plane;
+  tenantSeries?: number;
+  nowMs?: () => number;
+  /** When the oldest pending webhook delivery was made (the store's `webhooks().oldestPendingAtMs`); without it no such gauge. */
+  webhookOldestPendingAtMs?: (() => Promise<number | null>) | undefined;
+}): ServiceMetrics {
   const tenantSeries = options.tenantSeries ?? DEFAULT_METRICS_TENANTS;
   const nowMs = options.nowMs ?? Date.now;
   // Bounded like the per-tenant series: the same number of tenants by name, the rest as one count.
@@ -211,10 +223,12 @@ export function createServiceMetrics(options: { plane: Plane; tenantSeries?: num
 
   const countOverrun = createOverrunCounter(registry, METRIC_PREFIX);
   const observeSweep = createSweepMetrics(registry, METRIC_PREFIX);
+  const observeWebhookAttempt = createWebhookMetrics(registry, options.webhookOldestPendingAtMs, nowMs);
 
   return {
     registry,
     observeSweep,
+    observeWebhookAttempt,
     refusalHistory,
     observeRequest(method, route, statusCode, seconds) {
       requestSeconds.observe({ method, route, status_code: String(statusCode) }, seconds);

@@ -21,6 +21,8 @@ export interface ServeConfig {
   readonly host: string;
   readonly port: number;
   readonly sweepIntervalMs: number;
+  /** How often the webhook dispatcher polls, ms (0: no dispatcher in this process); default 250. */
+  readonly webhookPollMs?: number | undefined;
   readonly shutdownTimeoutMs?: number | undefined;
   readonly startupTimeoutMs?: number | undefined;
   readonly logLevel?: LogLevel | undefined;

@@ -3,6 +3,7 @@ import { SPENT_OUT_STATUSES } from '../../http/errors.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_METRICS_TENANTS } from '../../http/http-defaults.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
+import { DEFAULT_WEBHOOK_POLL_MS } from '../../plane/webhook-dispatcher.js';
 import { AGE_EXPECTED, ageProblem, parseAge } from '../options.js';
 
 /** The levels `--log-level` takes, most severe first (`silent` logs nothing). */
@@ -141,6 +142,18 @@ export const SERVE_SETTINGS = Object.freeze([
     expected: `a whole number of milliseconds from 0 (no sweeper) to ${MAX_SWEEP_INTERVAL_MS}`,
     parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS),
     fallback: DEFAULT_SWEEP_INTERVAL_MS,
+  },
+  {
+    key: 'webhookPollMs',
+    flag: '--webhook-poll-ms',
+    value: '<ms>',
+    env: 'QUOTAPLANE_WEBHOOK_POLL_MS',
+    shownDefault: String(DEFAULT_WEBHOOK_POLL_MS),
+    unit: 'ms',
+    description: 'how often the webhook dispatcher looks for events to deliver (docs/guides/webhooks.md), 0 for no dispatcher in this process',
+    expected: `a whole number of milliseconds from 0 (no dispatcher) to ${MAX_SWEEP_INTERVAL_MS}`,
+    parse: wholeNumberUpTo(MAX_SWEEP_INTERVAL_MS),
+    fallback: DEFAULT_WEBHOOK_POLL_MS,
   },
   {
     key: 'pruneOlderThanMs',

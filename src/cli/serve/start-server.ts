@@ -9,6 +9,7 @@ import { DEFAULT_MONEY_DISPLAY } from '../../http/dashboard.js';
 import { KEYS_AUDIT_TENANT } from '../../core/identifiers.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
+import { createDispatcher, DEFAULT_WEBHOOK_POLL_MS } from '../../plane/webhook-dispatcher.js';
 import { startPruner } from '../../plane/pruner.js';
 import { systemClock } from '../../plane/system-clock.js';
 import { ALL_TENANTS } from '../../store/api-keys.js';
@@ -177,6 +178,24 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
           },
           onError: (error) => app.log.warn({ err: error }, 'sweep of lapsed leases failed; the next one retries'),
         });
+  // The webhook dispatcher (docs/guides/webhooks.md): one per process; instances sharing a store
+  // claim each delivery once between them (docs/design/rules.md#h7).
+  const webhookPollMs = config.webhookPollMs ?? DEFAULT_WEBHOOK_POLL_MS;
+  const dispatcher =
+    webhookPollMs === 0 || store.webhooks === undefined
+      ? null
+      : createDispatcher({
+          store,
+          pollMs: webhookPollMs,
+          onAttempt: (outcome, claimed) => {
+            app.observeWebhookAttempt(outcome);
+            if (outcome === 'undeliverable') {
+              app.log.warn({ delivery: claimed.delivery.id, url: claimed.url }, 'a webhook delivery ran out of attempts; resend it with quotaplane webhooks resend');
+            }
+          },
+          onError: (error) => app.log.warn({ err: error }, 'a webhook dispatch round failed; the next one retries'),
+        });
+  dispatcher?.start();
   const pruneOlderThanMs = config.pruneOlderThanMs;
   const stopPruner =
     pruneOlderThanMs === undefined
@@ -205,9 +224,11 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
         const drained = drainThenClose(app, limitMs);
         const sweeperStopped = stopSweeper();
         const prunerStopped = stopPruner();
+        const dispatcherStopped = dispatcher?.stop() ?? Promise.resolve();
         await drained;
         if (!(await within(sweeperStopped, deadline - Date.now()))) app.log.warn('the sweeper did not stop within the drain limit; stopping without it');
         if (!(await within(prunerStopped, deadline - Date.now()))) app.log.warn('the pruner did not stop within the drain limit; stopping without it');
+        if (!(await within(dispatcherStopped, deadline - Date.now()))) app.log.warn('the webhook dispatcher did not stop within the drain limit; stopping without it');
         if (!(await within(store.close(), Math.max(deadline - Date.now(), 1000)))) {
           app.log.warn('the store did not close within the drain limit; leaving its connections behind');
         }
