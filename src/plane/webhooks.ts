@@ -62,6 +62,8 @@ export interface WebhookAdmin {
   add(input: AddWebhookInput): Promise<WebhookSecretIssued>;
   /** Every endpoint, oldest first; of `tenant` only when given (`null`: the plane-wide ones). */
   list(tenant?: string | null): Promise<WebhookEndpointView[]>;
+  /** The endpoint `id`; `NOT_FOUND` when there is none. */
+  get(id: string): Promise<WebhookEndpointView>;
   /** Removes an endpoint and its deliveries. */
   remove(id: string): Promise<void>;
   /**
@@ -168,6 +170,11 @@ export function createWebhooks(options: WebhookAdminOptions): WebhookAdmin {
     async list(tenant) {
       const endpoints = await hooks().endpoints(tenant === undefined ? undefined : requireTenantOrPlane(tenant));
       return endpoints.map(view);
+    },
+    async get(id) {
+      const endpoint = await hooks().endpoint(requireEndpointId(id));
+      if (endpoint === null) throw notFound('endpoint', id);
+      return view(endpoint);
     },
     async remove(id) {
       if (!(await hooks().removeEndpoint(requireEndpointId(id)))) throw notFound('endpoint', id);

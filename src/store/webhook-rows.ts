@@ -114,7 +114,7 @@ export function decodeDelivery(row: DeliveryRow): WebhookDelivery {
     return {
       id: row.delivery_id,
       endpointId: row.endpoint_id,
-      event: { id: event.id, key: event.key, seq: event.seq, type: event.type as EventType, tenant: event.tenant ?? null, atMs: event.atMs, data: event.data },
+      event: { seq: event.seq, id: event.id, key: event.key, type: event.type as EventType, tenant: event.tenant ?? null, atMs: event.atMs, data: event.data },
       status: row.status as DeliveryStatus,
       attempts: row.attempts,
       dueAtMs: row.due_at_ms,

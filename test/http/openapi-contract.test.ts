@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import type { RouteModule } from '../../src/http/route-context.js';
 import { ROUTES } from '../../src/http/routes/index.js';
+import { createDispatcher } from '../../src/plane/webhook-dispatcher.js';
 import { bearer, GRANT, serviceFixture, type FixtureKey, type ServiceFixture } from './http-fixtures.js';
 import { dereferenced, openApiAjv, type OpenApiDocument, type OpenApiResponse } from './openapi-check.js';
 
@@ -200,6 +201,19 @@ describe('every route answers what /openapi.json documents', () => {
     await call('admit planner', 'POST', '/v1/runs', k.runAcme, { run: 'r3', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit TooManyRuns 429', 'POST', '/v1/runs', k.runAcme, { run: 'r4', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit SpentOut that never fits 422', 'POST', '/v1/runs', k.runAcme, { run: 'r5', budget: { maxTokens: 10_000_000, maxCallTokens: 1 } });
+    // Webhooks (docs/design/rules.md#h1–#h12), on a tenant of their own; a stub sends the delivery.
+    const hook = await call('webhook add', 'POST', '/v1/webhooks', k.opAll, { tenant: 'hooked', url: 'http://127.0.0.1:9/hook', eventTypes: ['halt.set'] });
+    const hookId = hook.json<{ endpoint: { id: string } }>().endpoint.id;
+    await call('webhooks', 'GET', '/v1/webhooks?tenant=hooked', k.opAll);
+    await call('webhook rotate', 'POST', `/v1/webhooks/${hookId}/rotate`, k.opAll, { overlapMs: 60_000 });
+    await call('webhook rotate unknown 404', 'POST', '/v1/webhooks/wh_00000000000000000000000000/rotate', k.opAll, {});
+    await f.plane.halt({ tenant: 'hooked', scope: 'tenant', reason: 'webhook walk', by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
+    await createDispatcher({ store: f.store, clock: f.clock, send: async () => ({ status: 204 }) }).round();
+    const deliveries = await call('webhook deliveries', 'GET', `/v1/webhooks/${hookId}/deliveries?status=delivered`, k.opAll);
+    const deliveryId = deliveries.json<{ deliveries: { id: string }[] }>().deliveries[0]?.id ?? 'none';
+    await call('webhook resend', 'POST', `/v1/webhooks/deliveries/${deliveryId}/resend`, k.opAll);
+    await call('webhook resend while pending 409', 'POST', `/v1/webhooks/deliveries/${deliveryId}/resend`, k.opAll);
+    await call('webhook remove', 'DELETE', `/v1/webhooks/${hookId}`, k.opAll);
     // Faults of the request, on protected routes.
     await call('no key 401', 'GET', '/v1/usage', null);
     await call('revoked key 401', 'GET', '/v1/usage', k.revoked);

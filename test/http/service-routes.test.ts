@@ -73,6 +73,11 @@ describe('service routes', () => {
         '/v1/tenants/{tenant}/spend',
         '/v1/tenants/{tenant}/usage',
         '/v1/usage',
+        '/v1/webhooks',
+        '/v1/webhooks/{id}',
+        '/v1/webhooks/{id}/deliveries',
+        '/v1/webhooks/{id}/rotate',
+        '/v1/webhooks/deliveries/{id}/resend',
       ].sort(),
     );
     expect(document.components.securitySchemes).toHaveProperty('bearer');

@@ -21,6 +21,7 @@ import { sweepRoutes } from './sweep.js';
 import { tenantRoutes } from './tenants.js';
 import { tenantRunRoutes } from './tenant-runs.js';
 import { usageRoutes } from './usage.js';
+import { webhookRoutes } from './webhooks.js';
 
 /**
  * Every route file of the service, registered in this order by `buildApp`. A new resource is one
@@ -49,4 +50,5 @@ export const ROUTES: readonly RouteModule[] = [
   sessionRoutes,
   planeRoutes,
   pruneRoutes,
+  webhookRoutes,
 ];
