@@ -11,6 +11,7 @@ import { registerDeleteTenant } from './commands/delete-tenant.js';
 import { registerHalt } from './commands/halt.js';
 import { registerHalts } from './commands/halts.js';
 import { registerKeys } from './commands/keys.js';
+import { registerWebhooks } from './commands/webhooks.js';
 import { registerLift } from './commands/lift.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerPrune } from './commands/prune.js';
@@ -62,6 +63,7 @@ export async function main(argv: readonly string[], given: CliIo): Promise<numbe
   registerReplay(program, io, setStatus);
   registerServe(program, io, setStatus);
   registerKeys(program, io, setStatus);
+  registerWebhooks(program, io, setStatus);
   registerHalt(program, io, setStatus);
   registerLift(program, io, setStatus);
   registerHalts(program, io, setStatus);

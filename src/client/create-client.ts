@@ -26,6 +26,8 @@ import type {
 } from '../plane/plane.js';
 import type { ApiKeyAdmin, CreatedApiKey, RevokedApiKey, RotatedApiKey } from '../plane/api-key-admin.js';
 import type { ApiKeyRecord } from '../store/api-keys.js';
+import type { WebhookAdmin, WebhookEndpointView, WebhookSecretIssued } from '../plane/webhooks.js';
+import type { WebhookDelivery } from '../store/port/webhooks.js';
 import type { Held } from '../store/types.js';
 import { fetchTransport, type TransportAnswer, undiciTransport } from './http-transport.js';
 import { decodeProblem } from './problem-decoding.js';
@@ -82,6 +84,11 @@ export interface QuotaplaneClient extends Plane {
    * audited under the key's name.
    */
   readonly keys: ApiKeyAdmin;
+  /**
+   * The server's webhook endpoints and deliveries (`/v1/webhooks`, operator keys only;
+   * docs/guides/webhooks.md), the same acts as `createWebhooks` on a store.
+   */
+  readonly webhooks: WebhookAdmin;
 }
 
 /**
@@ -327,6 +334,25 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     rateWindows: (input) => {
       const { tenant, atMs } = requestBody(input);
       return value('GET', `${tenantPath(tenant, '/rates')}${queryString({ atMs })}`);
+    },
+    webhooks: {
+      add: (input) => value<WebhookSecretIssued>('POST', '/v1/webhooks', requestBody(input)),
+      list: async (tenant) =>
+        (await value<{ webhooks: WebhookEndpointView[] }>('GET', `/v1/webhooks${queryString({ tenant: tenant ?? undefined })}`)).webhooks.filter(
+          (endpoint) => tenant === undefined || endpoint.tenant === tenant,
+        ),
+      get: async (id) => {
+        const found = (await value<{ webhooks: WebhookEndpointView[] }>('GET', '/v1/webhooks')).webhooks.find((endpoint) => endpoint.id === id);
+        if (found === undefined) throw new QuotaError('NOT_FOUND', `no webhook endpoint '${String(id)}' that this key may manage`, { details: { id } });
+        return found;
+      },
+      remove: async (id) => {
+        await value('DELETE', `/v1/webhooks/${encodeURIComponent(String(id))}`);
+      },
+      rotate: (id, overlapMs) => value<WebhookSecretIssued>('POST', `/v1/webhooks/${encodeURIComponent(String(id))}/rotate`, overlapMs === undefined ? {} : { overlapMs }),
+      deliveries: async (id, { status, limit } = {}) =>
+        (await value<{ deliveries: WebhookDelivery[] }>('GET', `/v1/webhooks/${encodeURIComponent(String(id))}/deliveries${queryString({ status, limit })}`)).deliveries,
+      resend: (deliveryId) => value<WebhookDelivery>('POST', `/v1/webhooks/deliveries/${encodeURIComponent(String(deliveryId))}/resend`),
     },
     keys: {
       create: (input) => {

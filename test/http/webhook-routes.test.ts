@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { createDispatcher } from '../../src/plane/webhook-dispatcher.js';
 import { startReceiver, type Receiver } from '../plane/webhook-fixtures.js';
-import { bearer, expectProblem, serviceFixture, type ServiceFixture } from './http-fixtures.js';
+import { createClient } from '../../src/client/create-client.js';
+import { bearer, expectProblem, injectFetch, serviceFixture, type ServiceFixture } from './http-fixtures.js';
 
 // Webhook endpoints and deliveries over HTTP, operator keys only (docs/design/rules.md#h1–#h13).
 
@@ -65,5 +66,20 @@ describe('webhooks over HTTP (H1, H8, H10–H12)', () => {
     const removed = await f.app.inject({ method: 'DELETE', url: `/v1/webhooks/${endpoint.id}`, headers: bearer(f.key.opAcme) });
     expect(removed.json()).toEqual({ id: endpoint.id, removed: true });
     expectProblem(await f.app.inject({ method: 'GET', url: `/v1/webhooks/${endpoint.id}/deliveries`, headers: bearer(f.key.opAcme) }), 404, 'NOT_FOUND');
+  });
+
+  it('the client does what createWebhooks does, over HTTP', async () => {
+    f = await serviceFixture();
+    const client = createClient({ url: 'http://quotaplane.test', key: f.key.opAll.secret, fetch: injectFetch(f.app) });
+    const { endpoint, secret } = await client.webhooks.add({ tenant: null, url: 'https://hooks.example.com/all' });
+    expect(secret).toMatch(/^whsec_/);
+    expect(await client.webhooks.list()).toEqual([endpoint]);
+    expect(await client.webhooks.list('acme')).toEqual([]);
+    expect(await client.webhooks.get(endpoint.id)).toEqual(endpoint);
+    expect((await client.webhooks.rotate(endpoint.id, 0)).endpoint.secrets).toHaveLength(1);
+    expect(await client.webhooks.deliveries(endpoint.id, { status: 'pending' })).toEqual([]);
+    await client.webhooks.remove(endpoint.id);
+    await expect(client.webhooks.get(endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(client.webhooks.resend(`${endpoint.id}.1`)).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });
 });
