@@ -195,6 +195,18 @@ for (const backend of BACKENDS) {
       expect(receiver.received.map((request) => request.headers['webhook-id'])).not.toContain(before.id);
     });
 
+    it("H1 a tenant's deletion removes its own endpoints and their deliveries; a plane-wide endpoint keeps its own", async () => {
+      const mine = await hooks.add({ tenant: 'acme', url: receiver.url });
+      const all = await hooks.add({ tenant: null, url: receiver.url });
+      await halt('acme');
+      await lift('acme');
+      await dispatcher().round();
+      await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' });
+      expect((await hooks.list()).map((endpoint) => endpoint.id)).toEqual([all.endpoint.id]);
+      await expect(hooks.deliveries(mine.endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(await hooks.deliveries(all.endpoint.id)).toHaveLength(2);
+    });
+
     it('H8 an added endpoint has a whsec_ secret of at least 24 random bytes; listing never shows it; bad input names the field', async () => {
       const { endpoint, secret } = await hooks.add({ tenant: null, url: receiver.url, eventTypes: ['halt.set'] });
       expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
