@@ -118,6 +118,24 @@ for (const backend of BACKENDS) {
       expect(new Set(ids).size).toBe(26);
     });
 
+    it('H7 a claim whose dispatcher died lapses with its lease: another sends the delivery, and the late report is ignored', async () => {
+      await hooks.add({ tenant: 'acme', url: receiver.url });
+      const event = await halt('acme');
+      const webhooks = store.webhooks!();
+      await webhooks.fanOut((await webhooks.lowestCursor())!, await store.eventsAfter!(0, 100), clock.nowMs());
+      const [stale] = await webhooks.claimDue(clock.nowMs(), 30_000, 10, 'dead-dispatcher');
+      expect(stale?.delivery.event.id).toBe(event.id);
+      const other = dispatcher();
+      clock.advance(29_999);
+      expect((await other.round()).attempted).toBe(0);
+      clock.advance(1);
+      expect((await other.round()).attempted).toBe(1);
+      expect(receiver.received.map((request) => request.headers['webhook-id'])).toEqual([event.id]);
+      const late = { deliveryId: stale!.delivery.id, claim: 'dead-dispatcher', atMs: clock.nowMs(), outcome: { kind: 'failed' as const }, result: 'HTTP 500' };
+      expect(await webhooks.recordAttempt(late)).toBe(false);
+      expect(await webhooks.delivery(stale!.delivery.id)).toMatchObject({ status: 'delivered', attempts: 1 });
+    });
+
     it('H9 a delivery verifies with standardwebhooks and the guide’s verifier; a tampered body fails both', async () => {
       const { secret } = await hooks.add({ tenant: 'acme', url: receiver.url });
       await halt('acme', 'incident 80');
