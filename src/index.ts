@@ -118,6 +118,7 @@ export {
   type WebhookSecret,
 } from './core/webhook-retry.js';
 export { webhookBody } from './core/webhook-payload.js';
+export { EVENT_WRITING_VERBS, nudgingPlane } from './plane/webhook-nudge.js';
 export type { WebhookDelivery, WebhookEndpoint, WebhookStore, WebhooksCapability } from './store/port/webhooks.js';
 export {
   DEFAULT_PRUNE_BATCH,

@@ -20,6 +20,8 @@ export const DEFAULT_WEBHOOK_LEASE_MS = 30_000;
 export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
 /** Deliveries claimed at once by one dispatcher. */
 export const DEFAULT_WEBHOOK_BATCH = 32;
+/** The least time between the starts of two rounds a nudge (or a full batch) brings forward, in ms. */
+export const WEBHOOK_NUDGE_GAP_MS = 25;
 /** Events fanned out per transaction. */
 const FAN_OUT_PAGE = 500;
 
@@ -189,8 +191,12 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let running = false;
   let stopped = true;
   let again = false;
+  let lastStartMs = Number.NEGATIVE_INFINITY;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
+  // A round brought forward starts no sooner than WEBHOOK_NUDGE_GAP_MS after the last one began,
+  // so a burst of nudges costs at most one round per gap.
+  const soon = (): number => Math.max(0, Math.ceil(lastStartMs + WEBHOOK_NUDGE_GAP_MS - performance.now()));
 
   const schedule = (delayMs: number): void => {
     if (stopped) return;
@@ -202,6 +208,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (stopped || running) return;
     running = true;
     again = false;
+    lastStartMs = performance.now();
     inFlight = round()
       .then(
         // A full batch leaves more due now: the next round starts at once.
@@ -212,7 +219,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       )
       .finally(() => {
         running = false;
-        schedule(again ? 0 : pollMs);
+        schedule(again ? soon() : pollMs);
       });
   };
 
@@ -225,7 +232,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     },
     nudge() {
       if (running) again = true;
-      else schedule(0);
+      else schedule(soon());
     },
     async stop() {
       stopped = true;

@@ -10,6 +10,7 @@ import { KEYS_AUDIT_TENANT } from '../../core/identifiers.js';
 import { createPlane } from '../../plane/create-plane.js';
 import { startSweeper } from '../../plane/sweeper.js';
 import { createDispatcher, DEFAULT_WEBHOOK_POLL_MS } from '../../plane/webhook-dispatcher.js';
+import { nudgingPlane } from '../../plane/webhook-nudge.js';
 import { startPruner } from '../../plane/pruner.js';
 import { systemClock } from '../../plane/system-clock.js';
 import { ALL_TENANTS } from '../../store/api-keys.js';
@@ -81,7 +82,9 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
   const logger = options.logger;
   const pending = new PendingStore(/^postgres(ql)?:\/\//.test(config.storeUrl) ? 'postgres' : 'sqlite');
   const keys = pending.apiKeys();
-  const plane = createPlane({ store: pending });
+  // The webhook dispatcher, once the store is open, is nudged by every verb that may write an event.
+  let nudgeWebhooks: () => void = () => undefined;
+  const plane = nudgingPlane(createPlane({ store: pending }), () => nudgeWebhooks());
   let stopping = false;
   const app = await buildApp({
     plane,
@@ -196,6 +199,7 @@ export async function startServer(config: ServeConfig, options: StartOptions = {
           onError: (error) => app.log.warn({ err: error }, 'a webhook dispatch round failed; the next one retries'),
         });
   dispatcher?.start();
+  if (dispatcher !== null) nudgeWebhooks = () => dispatcher.nudge();
   const pruneOlderThanMs = config.pruneOlderThanMs;
   const stopPruner =
     pruneOlderThanMs === undefined

@@ -141,6 +141,12 @@ export class PostgresWebhookStore implements WebhookStore {
   }
 
   async claimDue(nowMs: number, leaseMs: number, limit: number, claim: string): Promise<ClaimedDelivery[]> {
+    // One read first, so a round with nothing due opens no transaction.
+    const any = await this.#db.row<{ due: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM ${this.#s}.quotaplane_webhook_deliveries WHERE status = 'pending' AND due_at_ms <= $1) AS due`,
+      [nowMs],
+    );
+    if (any?.due !== true) return [];
     return this.#db.transaction(async (tx) => {
       // Candidates by the (status, due_at_ms) index, skipping rows another claimer holds; core decides.
       const rows = await tx.rows<DeliveryRow & { url: string; secrets_json: unknown; tenant: string | null; event_types_json: unknown; after_seq: number; ep_created_at_ms: number }>(

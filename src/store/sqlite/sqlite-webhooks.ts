@@ -36,6 +36,8 @@ const INSERT_DELIVERY = `INSERT OR IGNORE INTO quotaplane_webhook_deliveries
 /** Candidates by the (status, due_at_ms) index; core `isDeliveryDue` decides. */
 const SELECT_DUE = `SELECT ${DELIVERY_COLUMNS} FROM quotaplane_webhook_deliveries
   WHERE status = 'pending' AND due_at_ms <= @nowMs ORDER BY due_at_ms, delivery_id LIMIT @limit`;
+/** Whether any candidate is there: a read, so a round with nothing due takes no write lock. */
+const ANY_DUE = "SELECT EXISTS (SELECT 1 FROM quotaplane_webhook_deliveries WHERE status = 'pending' AND due_at_ms <= @nowMs) AS due";
 const CLAIM = 'UPDATE quotaplane_webhook_deliveries SET due_at_ms = @untilMs, claim = @claim WHERE delivery_id = @id';
 const SELECT_CLAIM = "SELECT claim, attempts FROM quotaplane_webhook_deliveries WHERE delivery_id = @id AND status = 'pending'";
 const RECORD = `UPDATE quotaplane_webhook_deliveries SET status = @status, attempts = attempts + 1, due_at_ms = @dueAtMs,
@@ -129,6 +131,7 @@ export class SqliteWebhookStore implements WebhookStore {
   }
 
   async claimDue(nowMs: number, leaseMs: number, limit: number, claim: string): Promise<ClaimedDelivery[]> {
+    if ((await this.#conn.read(() => this.#conn.get<{ due: number }>(ANY_DUE, { nowMs })))?.due !== 1) return [];
     return this.#conn.write(() => {
       const claimed: ClaimedDelivery[] = [];
       const endpoints = new Map<string, WebhookEndpoint | null>();
