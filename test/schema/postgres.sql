@@ -656,7 +656,6 @@ BEGIN
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
     ON CONFLICT (id) DO NOTHING;
-  PERFORM pg_notify('quotaplane_events', '"quotaplane"');
 END
 $function$;
 

@@ -28,7 +28,7 @@ CREATE TABLE quota_audit (
 
 -- table quota_events
 CREATE TABLE quota_events (
-  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq        INTEGER PRIMARY KEY,
   id         TEXT    NOT NULL UNIQUE,
   event_key  TEXT    NOT NULL,
   tenant     TEXT,
@@ -232,9 +232,6 @@ CREATE TABLE quotaplane_schema (
   name           TEXT    NOT NULL,
   applied_at_ms  INTEGER NOT NULL
 ) STRICT;
-
--- table sqlite_sequence
-CREATE TABLE sqlite_sequence(name,seq);
 
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);

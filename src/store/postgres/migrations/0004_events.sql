@@ -16,7 +16,8 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_events (
 CREATE INDEX quota_events_by_tenant ON :QUOTAPLANE_SCHEMA.quota_events (tenant, seq);
 
 -- quota_events_append(p_events): appends events given as [{id, event_key, tenant, type, at_ms,
--- data_json}], each unless its id is there already, and wakes listeners on `quotaplane_events`.
+-- data_json}], each unless its id is there already. (No NOTIFY: a notifying transaction takes a
+-- database-wide lock at commit; readers poll the cursor, which is one indexed read.)
 -- `seq` must increase in commit order, or a reader asking for the events after the last it saw
 -- would miss one committed late under a lower number: so the transaction first takes the events
 -- lock, held until it ends, and only then draws its numbers. Events are rare (crossings, not
@@ -29,7 +30,6 @@ BEGIN
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
     ON CONFLICT (id) DO NOTHING;
-  PERFORM pg_notify('quotaplane_events', ':QUOTAPLANE_SCHEMA');
 END
 $fn$;
 

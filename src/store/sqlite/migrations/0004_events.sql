@@ -4,9 +4,10 @@
 -- the event is about, and an event whose id is already here is not written again, so two instances,
 -- a retry or a restart never write a second one. `seq` numbers the log in commit order (a SQLite
 -- file has one writer at a time), so a reader asking for the events after the last it saw misses
--- none. `tenant` is NULL for an event of the plane as a whole (a plane-wide halt).
+-- none. It is the rowid without AUTOINCREMENT (which would write sqlite_sequence with every
+-- event): the next rowid is one past the largest, and no event is ever deleted, so none is reused. `tenant` is NULL for an event of the plane as a whole (a plane-wide halt).
 CREATE TABLE quota_events (
-  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+  seq        INTEGER PRIMARY KEY,
   id         TEXT    NOT NULL UNIQUE,
   event_key  TEXT    NOT NULL,
   tenant     TEXT,
