@@ -29,9 +29,9 @@ CREATE TABLE quota_audit (
 -- table quota_events
 CREATE TABLE quota_events (
   seq        INTEGER PRIMARY KEY,
-  id         TEXT    NOT NULL UNIQUE,
+  id         TEXT    NOT NULL,
   event_key  TEXT    NOT NULL,
-  tenant     TEXT,
+  tenant     TEXT    NOT NULL,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
   data_json  TEXT    NOT NULL
@@ -237,7 +237,7 @@ CREATE TABLE quotaplane_schema (
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
 
 -- index quota_events_by_tenant
-CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, id);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)
