@@ -1,3 +1,4 @@
+import { alertsSection } from './alerts-section.js';
 import type { BenchSection } from './bench-types.js';
 import { httpSection } from './http-section.js';
 import { postgresSection } from './postgres-section.js';
@@ -21,4 +22,5 @@ export const SECTIONS: readonly BenchSection[] = [
   sqliteServiceSection,
   pruneSection,
   sweepLatenessSection,
+  alertsSection,
 ];

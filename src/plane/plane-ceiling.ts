@@ -4,10 +4,10 @@ import type { PlaneCeilingStore, QuotaStore } from '../store/store.js';
 import type { PlaneStatus } from './plane.js';
 import { instantOf, type PlaneContext } from './plane-context.js';
 import { LIBRARY_OPERATOR } from './quota.js';
-import { requireCapability, storeCall } from './store-call.js';
+import { requireCapability, storeCall, tenantHandle } from './store-call.js';
 import { getPlaneHalt } from './plane-halt.js';
 import type { AuditAction } from '../core/audit-actions.js';
-import { PLANE_AUDIT_TENANT } from '../core/identifiers.js';
+import { isReservedTenant, PLANE_AUDIT_TENANT } from '../core/identifiers.js';
 
 type PlaneStore = Required<PlaneCeilingStore>;
 
@@ -36,7 +36,25 @@ async function storePlane(
   await storeCall('setPlaneCeiling', () =>
     store.setPlaneCeiling(next, { atMs, by: operator, action, subject: 'plane', detail: { old: previous, new: next, ...extra } }, PLANE_AUDIT_TENANT),
   );
+  if (JSON.stringify(previous?.alertThresholds ?? null) !== JSON.stringify(next.alertThresholds ?? null)) await alertInheritingTenants(context, atMs);
   return next;
+}
+
+/**
+ * New plane-wide default thresholds fire at once for every tenant that inherits them
+ * (docs/design/rules.md#e5): each tenant with a quota that sets none, in a transaction of its own
+ * (one transaction over every tenant would hold every tenant's lock at once). A tenant whose turn a
+ * crash cut off fires them when its quota is next set; one already fired is never fired again.
+ */
+async function alertInheritingTenants(context: PlaneContext, atMs: number): Promise<void> {
+  for (const tenant of await storeCall('tenants', () => context.store.tenants())) {
+    if (isReservedTenant(tenant)) continue;
+    const handle = tenantHandle(context.store, tenant);
+    if (handle.alertNow === undefined) return;
+    const quota = await storeCall('getQuota', () => handle.getQuota());
+    if (quota === null || quota.alertThresholds !== undefined) continue;
+    await storeCall('alertNow', () => handle.alertNow!(atMs));
+  }
 }
 
 /**

@@ -4,6 +4,7 @@ import type { AgentIdentity, Halt, HaltScope } from '../core/halt-scope.js';
 import type { Operator } from '../core/operator.js';
 import type { AgentCeilings, TenantQuota, TenantQuotaInput } from '../core/quota.js';
 import type { PlaneCeiling } from '../core/plane-ceiling.js';
+import type { AlertThreshold } from '../core/alert-thresholds.js';
 import type { QuotaPatch } from '../core/quota-patch.js';
 import type { RateCeiling } from '../core/rate.js';
 import type {
@@ -330,6 +331,8 @@ export interface PlanePatch {
   readonly maxConcurrentRuns?: number | null;
   readonly agents?: Readonly<Record<string, { readonly maxConcurrentRuns?: number | null } | null>> | null;
   readonly weights?: Readonly<Record<string, number | null>> | null;
+  /** The default spend-alert thresholds (docs/design/rules.md#e2); `null` removes them (80 % and 100 % again). */
+  readonly alertThresholds?: readonly AlertThreshold[] | null;
 }
 
 /** A usage question: `period` is a `YYYY-MM` or `YYYY-MM-DD` key; default the current period of the tenant's quota. */

@@ -13,17 +13,23 @@ export interface EventRow {
   readonly seq: number | string;
   readonly id: string;
   readonly event_key: string;
-  readonly tenant: string | null;
+  readonly tenant: string;
   readonly type: string;
   readonly at_ms: number | string;
   readonly data_json: unknown;
 }
 
-/** The columns an append stores for an event: its id derived from its key, its data as canonical JSON text. */
+/** The `tenant` column of an event of the plane as a whole. */
+const PLANE_EVENT_TENANT = '';
+
+/**
+ * The columns an append stores for an event: its id derived from its key, its tenant ('' for the
+ * plane's), its data as canonical JSON text.
+ */
 export interface EventColumns {
   readonly id: string;
   readonly event_key: string;
-  readonly tenant: string | null;
+  readonly tenant: string;
   readonly type: EventType;
   readonly at_ms: number;
   readonly data_json: string;
@@ -31,7 +37,7 @@ export interface EventColumns {
 
 /** The {@link EventColumns} of `event`. */
 export function eventColumns(event: NewEvent): EventColumns {
-  return { id: eventId(event.key), event_key: event.key, tenant: event.tenant, type: event.type, at_ms: event.atMs, data_json: canonicalJson(event.data) };
+  return { id: eventId(event.key), event_key: event.key, tenant: event.tenant ?? PLANE_EVENT_TENANT, type: event.type, at_ms: event.atMs, data_json: canonicalJson(event.data) };
 }
 
 /** The {@link EventColumns} of `event` as a JSONB column takes them in a JSON document: `data_json` an object, not text. */
@@ -56,7 +62,7 @@ export function decodeEvent(row: EventRow): QuotaEvent {
     typeof data !== 'object' || data === null || Array.isArray(data) ||
     eventId(row.event_key) !== row.id
   ) {
-    throw corrupt(row.tenant ?? 'quotaplane:plane', `event ${seq} that cannot be read`, { seq });
+    throw corrupt(row.tenant === PLANE_EVENT_TENANT ? 'quotaplane:plane' : row.tenant, `event ${seq} that cannot be read`, { seq });
   }
-  return { seq, id: row.id, key: row.event_key, type: row.type as EventType, tenant: row.tenant, atMs: Number(row.at_ms), data: data as Record<string, unknown> };
+  return { seq, id: row.id, key: row.event_key, type: row.type as EventType, tenant: row.tenant === PLANE_EVENT_TENANT ? null : row.tenant, atMs: Number(row.at_ms), data: data as Record<string, unknown> };
 }

@@ -6,6 +6,7 @@ import type { OperatorStore } from './port/operator.js';
 import type { PlaneCeilingStore } from './port/plane-ceiling.js';
 import type { PlaneHaltStore } from './port/plane-halt.js';
 import type { EventLogStore } from './port/events.js';
+import type { TenantAlertsStore } from './port/alerts.js';
 import type { StorePrimitives } from './port/primitives.js';
 import type { TenantQuotaStore } from './port/quota.js';
 import type { TenantDeletionStore } from './port/tenant-deletion.js';
@@ -23,6 +24,7 @@ export type { OperatorStore } from './port/operator.js';
 export type { PlaneCeilingStore } from './port/plane-ceiling.js';
 export type { PlaneHaltStore } from './port/plane-halt.js';
 export type { EventLogStore } from './port/events.js';
+export type { TenantAlertsStore } from './port/alerts.js';
 export type { StorePrimitives } from './port/primitives.js';
 export type { TenantQuotaStore } from './port/quota.js';
 export type { RetentionStore } from './port/retention.js';
@@ -93,8 +95,8 @@ export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogS
  * (`StorePrimitives`) are what the conformance suite's C cases prove; the rest is what the plane
  * builds on: the tenant's quota (`TenantQuotaStore`), its halts (`HaltStore`), the run lifecycle
  * (`RunLifecycleStore`), the sweep and operator acts (`OperatorStore`), waiting admissions
- * (`WaitingStore`), retention (`RetentionStore`), the audit log (`AuditStore`) and the tenant's
- * deletion (`TenantDeletionStore`). A function that
+ * (`WaitingStore`), retention (`RetentionStore`), the audit log (`AuditStore`), the tenant's
+ * deletion (`TenantDeletionStore`) and alerts fired on demand (`TenantAlertsStore`). A function that
  * needs one capability takes that interface, so it says what it touches.
  */
 export interface TenantStore
@@ -106,4 +108,5 @@ export interface TenantStore
     WaitingStore,
     RetentionStore,
     AuditStore,
-    TenantDeletionStore {}
+    TenantDeletionStore,
+    TenantAlertsStore {}

@@ -176,6 +176,7 @@ function validatedTenant(handle: TenantStore): TenantStore {
     appendAudit: async (entry) => handle.appendAudit(requireAuditEntry('entry', entry)),
     auditLog: async (options) => handle.auditLog(requireAuditLogOptions(options)),
     auditChain: async (request) => handle.auditChain(requireAuditChainRequest(request)),
+    ...(handle.alertNow === undefined ? {} : { alertNow: async (atMs: number) => handle.alertNow!(requireInstantMs('atMs', atMs)) }),
     ...(handle.deleteTenant === undefined
       ? {}
       : { deleteTenant: async (request: DeleteTenantRequest) => handle.deleteTenant!(requireDeleteTenantRequest(request)) }),

@@ -68,6 +68,24 @@ describe('events over HTTP (E8)', () => {
   });
 });
 
+describe('plane-wide default thresholds (E5.1)', () => {
+  it('set after usage passed them, they fire at once for every tenant that inherits them, and only once', async () => {
+    f = await serviceFixture();
+    await f.plane.setQuota('acme', { maxTokensPerPeriod: 1000 }, { by: OPS, newTenant: true });
+    await f.plane.setQuota('globex', { maxTokensPerPeriod: 1000, alertThresholds: [] }, { by: OPS, newTenant: true });
+    await spend(f, 'run-1', 600);
+    expect((await f.plane.events()).events).toEqual([]);
+    const patch = { method: 'PATCH' as const, url: '/v1/plane/ceiling', headers: { ...bearer(f.key.opAll), 'content-type': 'application/merge-patch+json' } };
+    expect((await f.app.inject({ ...patch, payload: { alertThresholds: [{ percent: 50 }] } })).statusCode).toBe(200);
+    const fired = (await f.plane.events()).events;
+    expect(fired.map((event) => [event.type, event.tenant, (event.data as { threshold: unknown }).threshold])).toEqual([['threshold.crossed', 'acme', { percent: 50 }]]);
+    await f.app.inject({ ...patch, payload: { alertThresholds: [{ percent: 50 }, { percent: 55 }] } });
+    expect((await f.plane.events()).events.map((event) => (event.data as { threshold: unknown }).threshold)).toEqual([{ percent: 50 }, { percent: 55 }]);
+    await f.app.inject({ ...patch, payload: { maxConcurrentRuns: 10 } });
+    expect((await f.plane.events()).events).toHaveLength(2);
+  });
+});
+
 describe('alerts over HTTP (E7)', () => {
   it('GET /v1/tenants/{tenant}/alerts answers each ceiling with its thresholds, amounts, source and which are crossed', async () => {
     f = await serviceFixture();

@@ -51,11 +51,10 @@ CREATE TABLE quotaplane.quota_events (
   seq bigint NOT NULL DEFAULT nextval('quotaplane.quota_events_seq_seq'::regclass),
   id text COLLATE "C" NOT NULL,
   event_key text COLLATE "C" NOT NULL,
-  tenant text COLLATE "C",
+  tenant text COLLATE "C" NOT NULL,
   type text COLLATE "C" NOT NULL,
   at_ms bigint NOT NULL,
   data_json jsonb NOT NULL,
-  CONSTRAINT quota_events_id_key UNIQUE (id),
   CONSTRAINT quota_events_pkey PRIMARY KEY (seq)
 );
 
@@ -290,8 +289,7 @@ CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
-CREATE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, seq);
-CREATE UNIQUE INDEX quota_events_id_key ON quotaplane.quota_events USING btree (id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, id);
 CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
 CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (tenant, scope);
@@ -689,8 +687,7 @@ BEGIN
   INSERT INTO "quotaplane".quota_events (id, event_key, tenant, type, at_ms, data_json)
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
-    ON CONFLICT (id) DO NOTHING;
-  PERFORM pg_notify('quotaplane_events', '"quotaplane"');
+    ON CONFLICT (tenant, id) DO NOTHING;
 END
 $function$;
 

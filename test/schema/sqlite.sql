@@ -28,10 +28,10 @@ CREATE TABLE quota_audit (
 
 -- table quota_events
 CREATE TABLE quota_events (
-  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-  id         TEXT    NOT NULL UNIQUE,
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL,
   event_key  TEXT    NOT NULL,
-  tenant     TEXT,
+  tenant     TEXT    NOT NULL,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
   data_json  TEXT    NOT NULL
@@ -261,14 +261,11 @@ CREATE TABLE quotaplane_webhook_endpoints (
   created_at_ms     INTEGER NOT NULL
 ) STRICT, WITHOUT ROWID;
 
--- table sqlite_sequence
-CREATE TABLE sqlite_sequence(name,seq);
-
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
 
 -- index quota_events_by_tenant
-CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, id);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)

@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander';
 
+import { alertOption, alertThresholdsOf, alertThresholdsText } from '../alert-option.js';
+
 import { parsePlaneCeiling, type PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { PlanePatch, PlaneStatus } from '../../plane/plane.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
@@ -47,6 +49,7 @@ function ceilingText(ceiling: PlaneCeiling | null): string[] {
   const lines = [`max concurrent runs (all tenants)  ${limitText(ceiling.maxConcurrentRuns)}`];
   for (const [agent, limit] of Object.entries(ceiling.agents ?? {})) lines.push(`agent ${agent}  max concurrent runs ${limitText(limit.maxConcurrentRuns)}`);
   for (const [tenant, weight] of Object.entries(ceiling.weights ?? {})) lines.push(`weight of tenant ${tenant}  ${weight} (share of freed slots for waiting admissions)`);
+  if (ceiling.alertThresholds !== undefined) lines.push(`default alert thresholds  ${alertThresholdsText(ceiling.alertThresholds)}`);
   return lines;
 }
 
@@ -67,12 +70,14 @@ interface PlaneSetFlags extends TargetFlags {
   readonly maxConcurrentRuns?: number;
   readonly agentRuns: string[];
   readonly weight: string[];
+  readonly alert: string[];
 }
 
 interface PlaneUpdateFlags extends TargetFlags {
   readonly maxConcurrentRuns?: number | 'unlimited';
   readonly agentRuns: string[];
   readonly weight: string[];
+  readonly alert: string[];
 }
 
 /**
@@ -103,10 +108,11 @@ export function registerQuotaPlane(quota: Command, io: CliIo, setExitStatus: Set
     .addOption(new Option('--max-concurrent-runs <runs>', 'concurrent runs of every tenant together').argParser(amount))
     .addOption(new Option('--agent-runs <agent=runs>', "concurrent runs of one agent name across every tenant (repeatable)").argParser(collectPair).default([]))
     .addOption(new Option('--weight <tenant=weight>', "a tenant's share of freed slots for waiting admissions, at least 1 (repeatable)").argParser(collectPair).default([]))
+    .addOption(alertOption(false))
     .action(async (flags: PlaneSetFlags) => {
       const agents = Object.fromEntries(Object.entries(pairsOf('--agent-runs', flags.agentRuns, false)).map(([agent, runs]) => [agent, { maxConcurrentRuns: runs }]));
       const next = parsePlaneCeiling(
-        { maxConcurrentRuns: flags.maxConcurrentRuns, agents, weights: pairsOf('--weight', flags.weight, false) },
+        { maxConcurrentRuns: flags.maxConcurrentRuns, agents, weights: pairsOf('--weight', flags.weight, false), alertThresholds: alertThresholdsOf(flags.alert, false) },
         'plane',
       );
       const stored = await withTarget(flags, 'writes', (target) => target.setPlaneCeiling(next));
@@ -119,6 +125,7 @@ export function registerQuotaPlane(quota: Command, io: CliIo, setExitStatus: Set
     .addOption(new Option('--max-concurrent-runs <runs|unlimited>', 'concurrent runs of every tenant together').argParser(amountOrUnlimited))
     .addOption(new Option('--agent-runs <agent=runs|agent=unlimited>', 'one agent’s plane-wide ceiling (repeatable)').argParser(collectPair).default([]))
     .addOption(new Option('--weight <tenant=weight|tenant=unlimited>', "a tenant's weight; unlimited removes it (repeatable)").argParser(collectPair).default([]))
+    .addOption(alertOption(true))
     .action(async (flags: PlaneUpdateFlags) => {
       const patch: { -readonly [K in keyof PlanePatch]: PlanePatch[K] } = {};
       if (flags.maxConcurrentRuns !== undefined) patch.maxConcurrentRuns = flags.maxConcurrentRuns === 'unlimited' ? null : flags.maxConcurrentRuns;
@@ -128,7 +135,9 @@ export function registerQuotaPlane(quota: Command, io: CliIo, setExitStatus: Set
         );
       }
       if (flags.weight.length > 0) patch.weights = pairsOf('--weight', flags.weight, true);
-      if (Object.keys(patch).length === 0) throw new UsageError('quota plane update: name at least one change (--max-concurrent-runs, --agent-runs or --weight)');
+      const alerts = alertThresholdsOf(flags.alert, true);
+      if (alerts !== undefined) patch.alertThresholds = alerts;
+      if (Object.keys(patch).length === 0) throw new UsageError('quota plane update: name at least one change (--max-concurrent-runs, --agent-runs, --weight or --alert)');
       const stored = await withTarget(flags, 'writes', (target) => target.updatePlaneCeiling(patch));
       writeAnswer(io, flags.json, { ceiling: stored }, () => `updated the plane-wide ceiling:\n${ceilingText(stored).map((line) => `  ${line}`).join('\n')}\n`);
       setExitStatus(EXIT.OK);

@@ -2,6 +2,7 @@ import { Option, type Command } from 'commander';
 
 import { parseQuota, type TenantQuota } from '../../core/quota.js';
 import type { QuotaPatch } from '../../core/quota-patch.js';
+import { alertOption, alertThresholdsOf, alertThresholdsText } from '../alert-option.js';
 import type { RateCeiling } from '../../core/rate.js';
 import { outputFor, type SetExitStatus } from '../command-output.js';
 import { EXIT } from '../exit-status.js';
@@ -58,6 +59,7 @@ interface QuotaSetFlags extends TargetFlags, AgentFlags {
   readonly maxTokensPerPeriod?: number;
   readonly maxMinorUnitsPerPeriod?: number;
   readonly rate: string[];
+  readonly alert: string[];
 }
 
 const RATE_FORM = /^(.+)=(\d+)\/(\d+)$/;
@@ -90,6 +92,7 @@ function quotaText(tenant: string, quota: TenantQuota | null): string {
   for (const [grant, ceilings] of Object.entries(quota.rateCeilings ?? {})) {
     rows.push([`rate ${grant}`, ceilings.map((c) => `${c.count} per ${c.windowSeconds}s`).join(', ')]);
   }
+  if (quota.alertThresholds !== undefined) rows.push(['alert thresholds', alertThresholdsText(quota.alertThresholds)]);
   for (const [agent, agentCeilings] of Object.entries(quota.agents ?? {})) {
     rows.push([
       `agent ${agent}`,
@@ -128,6 +131,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
     .addOption(new Option('--max-tokens-per-period <tokens>', 'token ceiling per period').argParser(amount))
     .addOption(new Option('--max-minor-units-per-period <minorUnits>', 'money ceiling per period, in minor units').argParser(amount))
     .addOption(new Option('--rate <grant=count/windowSeconds>', 'a rate ceiling of a grant (repeatable)').argParser(rateCeiling).default([]))
+    .addOption(alertOption(false))
     .addOption(newTenantOption())
     .action(async (flags: QuotaSetFlags) => {
       const next = parseQuota(
@@ -138,6 +142,7 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
           maxMinorUnitsPerPeriod: flags.maxMinorUnitsPerPeriod,
           rateCeilings: rateCeilings(flags.rate),
           agents: agentCeilingsOf(flags, false),
+          alertThresholds: alertThresholdsOf(flags.alert, false),
         },
         'quota',
       );
@@ -160,12 +165,13 @@ export function registerQuota(program: Command, io: CliIo, setExitStatus: SetExi
       new Option('--max-minor-units-per-period <minorUnits|unlimited>', 'money ceiling per period, in minor units').argParser(amountOrUnlimited),
     )
     .addOption(new Option('--rate <grant=count/windowSeconds|grant=none>', "a grant's rate ceilings to replace, or none to remove (repeatable)").argParser(rateCeiling).default([]))
+    .addOption(alertOption(true))
     .addOption(newTenantOption())
     .action(async (flags: QuotaUpdateFlags) => {
       const patch = quotaPatch(flags);
       if (Object.keys(patch).length === 0) {
         throw new UsageError(
-          'quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period, --rate or --agent-*)',
+          'quota update: name at least one ceiling to change (--max-concurrent-runs, --max-tokens-per-period, --max-minor-units-per-period, --period, --rate, --alert or --agent-*)',
         );
       }
       const stored = await withTarget(flags, 'writes', (target) => target.updateQuota(flags.tenant, patch, { newTenant: flags.newTenant }));
@@ -183,6 +189,7 @@ interface QuotaUpdateFlags extends TargetFlags, AgentFlags {
   readonly maxTokensPerPeriod?: number | 'unlimited';
   readonly maxMinorUnitsPerPeriod?: number | 'unlimited';
   readonly rate: string[];
+  readonly alert: string[];
 }
 
 // The merge patch the flags of `quota update` describe: only what was given.
@@ -206,5 +213,7 @@ function quotaPatch(flags: QuotaUpdateFlags): QuotaPatch {
   }
   const agents = agentCeilingsOf(flags, true);
   if (agents !== undefined) patch.agents = agents;
+  const alerts = alertThresholdsOf(flags.alert, true);
+  if (alerts !== undefined) patch.alertThresholds = alerts;
   return patch;
 }

@@ -3,7 +3,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { callerInstant, operatorOf } from '../auth.js';
 import type { RouteModule } from '../route-context.js';
 import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
-import { Amount, Identifier, InstantMs, MAX_AGENT_CEILINGS, NoQuery, Operator, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
+import { AlertThresholds, Amount, Identifier, InstantMs, MAX_AGENT_CEILINGS, NoQuery, Operator, PlaneCeiling, PlaneCeilingInput, strictObject } from '../schemas/common.js';
 import { HaltReply, LiftReply, MAX_HALT_REASON_LENGTH, ReachesRunning } from './halts.js';
 
 // A merge-patch member: absent keeps the value, null removes it.
@@ -25,6 +25,7 @@ const PlanePatchBody = strictObject({
     Type.Record(Identifier, Type.Union([Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }), Type.Null()])),
     'tenant → its weight (at least 1) when waiting admissions share plane slots, merged per tenant',
   ),
+  alertThresholds: nullable(AlertThresholds, 'the default spend-alert thresholds of every tenant whose quota sets none'),
 });
 
 const CeilingReply = strictObject({ ceiling: PlaneCeiling });

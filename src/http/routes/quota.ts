@@ -6,6 +6,7 @@ import { MERGE_PATCH_CONSUMES, protectedRoute } from '../route-options.js';
 import {
   Amount,
   Identifier,
+  AlertThresholds,
   MAX_AGENT_CEILINGS,
   MAX_CONFIGURED_GRANTS,
   MAX_DECLARED_CEILINGS,
@@ -43,6 +44,7 @@ const QuotaPatchBody = strictObject({
           maxConcurrentRuns: nullable(Amount, "most of this agent's runs holding a slot at once"),
           maxTokensPerPeriod: nullable(Amount, 'most tokens settled and held by this agent per billing period'),
           maxMinorUnitsPerPeriod: nullable(Amount, 'most minor units settled and held by this agent per billing period'),
+          alertThresholds: nullable(AlertThresholds, "the spend-alert thresholds of this agent's ceilings"),
         }),
         Type.Null(),
       ]),
@@ -50,6 +52,7 @@ const QuotaPatchBody = strictObject({
     ),
     'agent name → its ceilings, merged two levels deep (null removes an agent or one of its ceilings)',
   ),
+  alertThresholds: nullable(AlertThresholds, "the spend-alert thresholds of the tenant's ceilings ([]: none)"),
 });
 
 const QuotaReply = strictObject({ tenant: Type.String(), quota: Type.Union([TenantQuota, Type.Null()]) });

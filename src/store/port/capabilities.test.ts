@@ -80,6 +80,7 @@ describe('the store port, by capability', () => {
       'RetentionStore',
       'RunLifecycleStore',
       'StorePrimitives',
+      'TenantAlertsStore',
       'TenantDeletionStore',
       'TenantQuotaStore',
       'TenantScoped',

@@ -385,6 +385,23 @@ export class PostgresTenantStore implements TenantStore {
 
   // ── the tenant's deletion ─────────────────────────────────────────────────
 
+  async alertNow(atMs: number): Promise<void> {
+    await this.#db.transaction(async (tx) => {
+      // The plane ceiling's lock before the tenant's, in the order a batch takes them.
+      await tx.rows(this.#q.sharePlaneCeiling, []);
+      await tx.rows(this.#q.lockTenant, [this.tenant]);
+      await decideNow(tx, this.#q.books, {
+        tenant: this.tenant,
+        name: 'alerts',
+        atMs,
+        decide: (books) => {
+          const quota = books.storedQuota();
+          if (quota !== null) alertOnQuota(books, quota, atMs);
+        },
+      });
+    });
+  }
+
   async deleteTenant(request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
     return deleteTenant(this.#db, this.#q, this.tenant, request);
   }

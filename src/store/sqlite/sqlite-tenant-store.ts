@@ -394,6 +394,13 @@ export class SqliteTenantStore implements TenantStore {
 
   // ── the tenant's deletion ─────────────────────────────────────────────────
 
+  async alertNow(atMs: number): Promise<void> {
+    await this.#conn.write(() => {
+      const quota = readStoredQuota(this.#conn, this.tenant);
+      if (quota !== null) alertOnQuota(this.#books(), quota, atMs);
+    });
+  }
+
   async deleteTenant(request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
     return this.#conn.write(() => deleteTenantInTransaction(this.#conn, this.tenant, request));
   }

@@ -61,6 +61,7 @@ function everyCall(handle: TenantStore): Calls {
     pruneRate: () => handle.pruneRate({ atOrBeforeMs: JAN_MS, limit: 10, atMs: JAN_MS, by: OPS_ALICE }),
     countPrunableRate: () => handle.countPrunableRate({ atOrBeforeMs: JAN_MS }),
     deleteTenant: async () => handle.deleteTenant?.({ atMs: JAN_MS, by: OPS_ALICE, reason: 'left' }),
+    alertNow: async () => handle.alertNow?.(JAN_MS),
   };
 }
 

@@ -100,6 +100,24 @@ export const spendAlerts: ConformanceGroup = {
       },
     },
     {
+      id: 'E5.1',
+      title: 'alertNow fires what the stored quota finds already crossed, once',
+      async run(context) {
+        const handle = context.store.tenant('wayne');
+        await configure(handle, { period: 'monthly', maxTokensPerPeriod: 100, alertThresholds: [] });
+        await spend(handle, runId(30), 90, 90);
+        assert.deepEqual(await events(context.store, 'wayne'), [], 'no thresholds, no events');
+        assert.ok(handle.alertNow !== undefined, 'alertNow capability');
+        await handle.setQuota({ period: 'monthly', maxTokensPerPeriod: 100, alertThresholds: [{ percent: 50 }] }, auditEntry('quota.set', 'quota', JAN_MS + 20, {}));
+        await handle.alertNow(JAN_MS + 21);
+        await handle.alertNow(JAN_MS + 22);
+        const fired = await events(context.store, 'wayne');
+        assert.deepEqual(fired.map(about), ['threshold {"percent":50} tokens 2026-01'], 'fired once, by the quota set; alertNow twice adds nothing');
+        await context.store.tenant('nobody').alertNow?.(JAN_MS);
+        assert.deepEqual(await events(context.store, 'nobody'), [], 'a tenant without a quota fires nothing');
+      },
+    },
+    {
       id: 'E2',
       title: 'thresholds resolve agent → tenant → plane-wide default → 80 % and 100 %; [] fires none; an absolute amount needs no ceiling',
       async run(context) {

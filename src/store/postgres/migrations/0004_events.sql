@@ -2,21 +2,24 @@
 -- decision that causes an event (a spend threshold crossed, a ceiling reached, a pass that overran,
 -- a run stranded, a halt thrown or lifted) writes it in its own transaction. `id` is derived from
 -- what the event is about, and an event whose id is already here is not written again, so two
--- instances, a retry or a restart never write a second one. `tenant` is NULL for an event of the
--- plane as a whole (a plane-wide halt).
+-- instances, a retry or a restart never write a second one. `tenant` is '' for an event of the
+-- plane as a whole (a plane-wide halt). One index, unique on (tenant, id), both keeps an id once
+-- (an id's key names its tenant) and finds a tenant's events, so an event costs its row, its
+-- primary key and one index entry.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_events (
   seq        BIGSERIAL PRIMARY KEY,
-  id         TEXT COLLATE "C" NOT NULL UNIQUE,
+  id         TEXT COLLATE "C" NOT NULL,
   event_key  TEXT COLLATE "C" NOT NULL,
-  tenant     TEXT COLLATE "C",
+  tenant     TEXT COLLATE "C" NOT NULL,
   type       TEXT COLLATE "C" NOT NULL,
   at_ms      BIGINT NOT NULL,
   data_json  JSONB NOT NULL
 );
-CREATE INDEX quota_events_by_tenant ON :QUOTAPLANE_SCHEMA.quota_events (tenant, seq);
+CREATE UNIQUE INDEX quota_events_by_tenant ON :QUOTAPLANE_SCHEMA.quota_events (tenant, id);
 
 -- quota_events_append(p_events): appends events given as [{id, event_key, tenant, type, at_ms,
--- data_json}], each unless its id is there already, and wakes listeners on `quotaplane_events`.
+-- data_json}], each unless its id is there already. (No NOTIFY: a notifying transaction takes a
+-- database-wide lock at commit; readers poll the cursor, which is one indexed read.)
 -- `seq` must increase in commit order, or a reader asking for the events after the last it saw
 -- would miss one committed late under a lower number: so the transaction first takes the events
 -- lock, held until it ends, and only then draws its numbers. Events are rare (crossings, not
@@ -28,8 +31,7 @@ BEGIN
   INSERT INTO :QUOTAPLANE_SCHEMA.quota_events (id, event_key, tenant, type, at_ms, data_json)
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
-    ON CONFLICT (id) DO NOTHING;
-  PERFORM pg_notify('quotaplane_events', ':QUOTAPLANE_SCHEMA');
+    ON CONFLICT (tenant, id) DO NOTHING;
 END
 $fn$;
 

@@ -4,14 +4,18 @@
 -- the event is about, and an event whose id is already here is not written again, so two instances,
 -- a retry or a restart never write a second one. `seq` numbers the log in commit order (a SQLite
 -- file has one writer at a time), so a reader asking for the events after the last it saw misses
--- none. `tenant` is NULL for an event of the plane as a whole (a plane-wide halt).
+-- none. It is the rowid without AUTOINCREMENT (which would write sqlite_sequence with every
+-- event): the next rowid is one past the largest, and no event is ever deleted, so none is reused.
+-- `tenant` is '' for an event of the plane as a whole (a plane-wide halt). One index, unique on
+-- (tenant, id), both keeps an id once (an id's key names its tenant) and finds a tenant's events,
+-- so an event costs its row and one index entry.
 CREATE TABLE quota_events (
-  seq        INTEGER PRIMARY KEY AUTOINCREMENT,
-  id         TEXT    NOT NULL UNIQUE,
+  seq        INTEGER PRIMARY KEY,
+  id         TEXT    NOT NULL,
   event_key  TEXT    NOT NULL,
-  tenant     TEXT,
+  tenant     TEXT    NOT NULL,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
   data_json  TEXT    NOT NULL
 ) STRICT;
-CREATE INDEX quota_events_by_tenant ON quota_events (tenant, seq);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, id);

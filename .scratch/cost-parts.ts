@@ -1,0 +1,11 @@
+import { performance } from 'node:perf_hooks';
+import { crossingEvents, DEFAULT_ALERT_THRESHOLDS } from '../src/core/alert-thresholds.js';
+import { eventColumns } from '../src/store/event-rows.js';
+const subject = { tenant: 'acme', agent: null, unit: 'tokens' as const, period: '2026-01-05' };
+let t = performance.now(); let k = 0;
+for (let i = 0; i < 100000; i++) k += crossingEvents(subject, DEFAULT_ALERT_THRESHOLDS, 100, 0, 90, i).length;
+console.log('crossingEvents µs', ((performance.now() - t) * 1000 / 100000).toFixed(2));
+const ev = crossingEvents(subject, DEFAULT_ALERT_THRESHOLDS, 100, 0, 90, 1)[0]!;
+t = performance.now();
+for (let i = 0; i < 100000; i++) k += eventColumns(ev).id.length;
+console.log('eventColumns µs', ((performance.now() - t) * 1000 / 100000).toFixed(2));
