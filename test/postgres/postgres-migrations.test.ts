@@ -142,6 +142,7 @@ describe('PostgreSQL migrations', () => {
       'quota_agent_spent',
       'quota_audit',
       'quota_book_versions',
+      'quota_events',
       'quota_figures',
       'quota_halted',
       'quota_passes',
@@ -161,6 +162,8 @@ describe('PostgreSQL migrations', () => {
       'quotaplane_api_keys',
       'quotaplane_key_sessions',
       'quotaplane_schema',
+      'quotaplane_webhook_deliveries',
+      'quotaplane_webhook_endpoints',
     ]);
   });
 
