@@ -136,6 +136,23 @@ for (const backend of BACKENDS) {
       expect(await webhooks.delivery(stale!.delivery.id)).toMatchObject({ status: 'delivered', attempts: 1 });
     });
 
+    it('H3 a timeout or a 3xx is a failed attempt, retried later under the same id', async () => {
+      const { endpoint } = await hooks.add({ tenant: 'acme', url: receiver.url });
+      const event = await halt('acme');
+      receiver.hold = true;
+      const impatient = createDispatcher({ store, clock, random: () => 0.5, timeoutMs: 200, leaseMs: 30_000 });
+      expect((await impatient.round()).attempted).toBe(1);
+      receiver.hold = false;
+      receiver.release();
+      const [timedOut] = await hooks.deliveries(endpoint.id);
+      expect(timedOut).toMatchObject({ status: 'pending', attempts: 1, lastResult: 'timeout after 200 ms', dueAtMs: clock.nowMs() + 15_000 });
+      receiver.status = 302;
+      clock.advance(15_000);
+      expect((await impatient.round()).attempted).toBe(1);
+      expect(await hooks.deliveries(endpoint.id)).toMatchObject([{ status: 'pending', attempts: 2, lastResult: 'HTTP 302' }]);
+      expect(new Set(receiver.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
+    });
+
     it('H9 a delivery verifies with standardwebhooks and the guide’s verifier; a tampered body fails both', async () => {
       const { secret } = await hooks.add({ tenant: 'acme', url: receiver.url });
       await halt('acme', 'incident 80');
