@@ -74,13 +74,19 @@ export interface DispatchRound {
  * due ones and sends them. `round()` runs one round by hand (tests drive virtual time with it).
  */
 export interface Dispatcher {
-  /** One round: fan out, claim, send, record. Resolves when every attempt of it is recorded. */
+  /**
+   * One round: fan out, claim, send, record. Resolves when every attempt of it is recorded (an
+   * attempt whose record failed goes to `onError`).
+   */
   round(): Promise<DispatchRound>;
-  /** Starts polling; idempotent. */
+  /**
+   * Starts polling; idempotent. The loop's rounds do not wait for their attempts (at most
+   * 4 × `batch` in flight), so a slow endpoint never delays another's deliveries.
+   */
   start(): void;
   /** Runs a round as soon as the one in flight ends. */
   nudge(): void;
-  /** Stops polling and resolves once the round in flight has ended. */
+  /** Stops polling and resolves once the round in flight and every attempt in flight have ended. */
   stop(): Promise<void>;
 }
 
@@ -180,13 +186,28 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (recorded) options.onAttempt?.(metric, claimed);
   };
 
-  const round = async (): Promise<DispatchRound> => {
+  // Attempts still in flight from the polling loop's rounds, which do not wait for them: one slow
+  // endpoint (up to timeoutMs per attempt) never holds back the deliveries of the others.
+  const sending = new Set<Promise<void>>();
+  const maxSending = batch * 4;
+
+  const claimAndSend = async (wait: boolean): Promise<DispatchRound> => {
     const fannedOut = await fanOut();
+    const room = wait ? batch : Math.min(batch, maxSending - sending.size);
+    if (room <= 0) return { fannedOut, attempted: 0 };
     claims += 1;
-    const claimed = await webhookStoreOf(options.store).claimDue(clock.nowMs(), leaseMs, batch, `${instance}.${claims}`);
-    await Promise.all(claimed.map(attempt));
+    const claimed = await webhookStoreOf(options.store).claimDue(clock.nowMs(), leaseMs, room, `${instance}.${claims}`);
+    const sends = claimed.map((one) => {
+      const sent: Promise<void> = attempt(one)
+        .catch((error: unknown) => options.onError?.(error))
+        .finally(() => sending.delete(sent));
+      sending.add(sent);
+      return sent;
+    });
+    if (wait) await Promise.all(sends);
     return { fannedOut, attempted: claimed.length };
   };
+  const round = (): Promise<DispatchRound> => claimAndSend(true);
 
   let running = false;
   let stopped = true;
@@ -209,7 +230,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     running = true;
     again = false;
     lastStartMs = performance.now();
-    inFlight = round()
+    inFlight = claimAndSend(false)
       .then(
         // A full batch leaves more due now: the next round starts at once.
         (done) => {
@@ -238,6 +259,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       stopped = true;
       clearTimeout(timer);
       await inFlight;
+      await Promise.all([...sending]);
     },
   };
 }

@@ -153,6 +153,35 @@ for (const backend of BACKENDS) {
       expect(new Set(receiver.received.map((request) => request.headers['webhook-id']))).toEqual(new Set([event.id]));
     });
 
+    it('H6 a polling dispatcher delivers to a healthy endpoint within a second while another endpoint hangs', async () => {
+      const slow = await startReceiver();
+      slow.hold = true;
+      try {
+        await hooks.add({ tenant: 'acme', url: slow.url });
+        await hooks.add({ tenant: 'acme', url: receiver.url });
+        const polling = createDispatcher({ store, timeoutMs: 5_000, leaseMs: 30_000 });
+        polling.start();
+        try {
+          // Each event reaches the healthy endpoint within a second, the second too, while the
+          // slow endpoint still holds the first.
+          for (const [n, write] of [[1, () => halt('acme')], [2, () => lift('acme')]] as const) {
+            await write();
+            const startedMs = Date.now();
+            while (receiver.received.length < n && Date.now() - startedMs < 2_000) await new Promise((resolve) => setTimeout(resolve, 10));
+            expect(receiver.received).toHaveLength(n);
+            expect(Date.now() - startedMs).toBeLessThan(1_000);
+          }
+          expect(slow.held()).toBeGreaterThanOrEqual(1);
+        } finally {
+          slow.hold = false;
+          slow.release();
+          await polling.stop();
+        }
+      } finally {
+        await slow.close();
+      }
+    });
+
     it('H9 a delivery verifies with standardwebhooks and the guide’s verifier; a tampered body fails both', async () => {
       const { secret } = await hooks.add({ tenant: 'acme', url: receiver.url });
       await halt('acme', 'incident 80');
