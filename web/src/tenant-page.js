@@ -1,7 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 
 import { AlertsTable, alertsFor, ThresholdsForm } from './alert-thresholds.js';
 import { seg } from './api.js';
+import { EventList, eventTail } from './event-log.js';
 import { count, duration, periodName, rateCeiling, tokens, utc } from './format.js';
 import { Freshness } from './freshness.js';
 import { html } from './html.js';
@@ -10,11 +11,11 @@ import { usePoll } from './poll.js';
 import { SpendChart } from './spend-chart.js';
 import { HaltForm, LiftButton, QuotaEditor, ReleaseStrandedButton, RunActions } from './tenant-actions.js';
 
-// Everything the tenant page shows, read in parallel through the /v1 API. The alerts are read
-// apart: a failure is shown in their section, and the rest of the page stands.
-async function loadTenant(api, tenant) {
+// Everything the tenant page shows, read in parallel through the /v1 API. The alerts and the events
+// are read apart: a failure of either is shown in its section, and the rest of the page stands.
+async function loadTenant(api, tenant, events) {
   const base = `v1/tenants/${seg(tenant)}`;
-  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts] = await Promise.all([
+  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent] = await Promise.all([
     api.get(`${base}/usage`),
     api.get(`${base}/halts`),
     api.get(`${base}/halts?state=lifted&limit=20`),
@@ -26,16 +27,19 @@ async function loadTenant(api, tenant) {
     api.get(`${base}/audit/verify`),
     api.get(`${base}/spend?periods=12`),
     api.get(`${base}/alerts`).catch((error) => ({ error })),
+    events.read().catch((error) => ({ error })),
   ]);
-  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts };
+  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent };
 }
 
 /**
  * One tenant: its figures, alert thresholds, quota, spend history, runs, holds, rate windows,
- * halts, attention and audit log.
+ * halts, attention, recent events and audit log.
  */
 export function TenantPage({ tenant, api, config, money }) {
-  const poll = usePoll(() => loadTenant(api, tenant), [api, tenant], config.refreshMs);
+  // The event log's cursor lives as long as the page: each refresh reads only the new events.
+  const events = useMemo(() => eventTail(api, `v1/tenants/${seg(tenant)}/events`), [api, tenant]);
+  const poll = usePoll(() => loadTenant(api, tenant, events), [api, tenant, events], config.refreshMs);
   const [message, setMessage] = useState(null);
   const data = poll.data;
   const acted = (text) => {
@@ -60,6 +64,9 @@ export function TenantPage({ tenant, api, config, money }) {
           <${AlertsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HaltsSection} tenant=${tenant} api=${api} data=${data} onActed=${acted} />
           <${AttentionSection} attention=${data.attention} />
+          <${Section} id="events" title="Recent events">
+            <${EventList} tail=${data.recent} money=${money} caption=${`Events of ${tenant}`} />
+          </${Section}>
           <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HistorySection} history=${data.history} money=${money} />
           <${RatesSection} rates=${data.rates} />
