@@ -655,8 +655,10 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     const removed = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: Record<string, unknown> };
     expect(removed.quota).not.toHaveProperty('alertThresholds');
 
-    // Narrow: nothing sticks out, every threshold cell labelled.
+    // Narrow, laid out afresh: nothing sticks out, every threshold cell labelled.
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await section.locator('table.alerts tbody tr').first().waitFor();
     expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
     await section.screenshot({ path: join(SHOTS, 'alerts-narrow.png') });
     await period.screenshot({ path: join(SHOTS, 'alerts-meters-narrow.png') });
@@ -697,21 +699,30 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await fresh.count()).toBe(1);
     expect(await events.count()).toBeLessThanOrEqual(20);
     await page.locator('section[aria-labelledby="events"]').screenshot({ path: join(SHOTS, 'tenant-events.png') });
+    // Narrow, laid out afresh (a chart drawn wide redraws only after a resize settles).
     await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await events.first().waitFor();
     expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
     await page.locator('section[aria-labelledby="events"]').screenshot({ path: join(SHOTS, 'tenant-events-narrow.png') });
     expect((await api('POST', '/v1/tenants/wonka/halts/lift', server.keys.operator, { scope: 'agent:scribe' })).status).toBe(200);
   });
 
   it('falls back to 80 % and 100 % of settled and held spend on the tenant page when the alert thresholds cannot be read, and says so', async () => {
-    await signIn(server.keys.operator);
-    await page.route('**/v1/tenants/hooli/alerts', (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ code: 'STORE_UNAVAILABLE', detail: 'the store is down' }) }));
-    await openTenant('hooli');
-    const money = page.locator('section[aria-labelledby="this-period"] .meter').filter({ hasText: 'Money' });
-    expect(await money.getAttribute('class')).toContain('level-warn');
-    expect(await money.innerText()).toMatch(/warning: \d\d% of ceiling/);
-    expect(await page.locator('section[aria-labelledby="this-period"]').innerText()).toContain('the alert thresholds could not be read');
-    expect(await page.locator('section[aria-labelledby="alerts"]').getByRole('alert').innerText()).toBe('The alert thresholds could not be read: the store is down');
+    // wonka's $0.70 settled against a ceiling of $0.80: 87 %.
+    expect((await api('PATCH', '/v1/tenants/wonka/quota', server.keys.operator, { maxMinorUnitsPerPeriod: 800_000 })).status).toBe(200);
+    try {
+      await signIn(server.keys.operator);
+      await page.route('**/v1/tenants/wonka/alerts', (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ code: 'STORE_UNAVAILABLE', detail: 'the store is down' }) }));
+      await openTenant('wonka');
+      const money = page.locator('section[aria-labelledby="this-period"] .meters').first().locator('.meter').filter({ hasText: 'Money' });
+      expect(await money.getAttribute('class')).toContain('level-warn');
+      expect(await money.innerText()).toMatch(/\$0\.70 of \$0\.80\s*warning: 87% of ceiling/);
+      expect(await page.locator('section[aria-labelledby="this-period"]').innerText()).toContain('the alert thresholds could not be read');
+      expect(await page.locator('section[aria-labelledby="alerts"]').getByRole('alert').innerText()).toBe('The alert thresholds could not be read: the store is down');
+    } finally {
+      expect((await api('PATCH', '/v1/tenants/wonka/quota', server.keys.operator, { maxMinorUnitsPerPeriod: 1_000_000 })).status).toBe(200);
+    }
   });
 
   it('keeps the agent ceilings and alert thresholds when the quota form replaces the quota', async () => {
