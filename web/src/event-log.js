@@ -95,7 +95,7 @@ export function EventList({ tail, money, withTenant = false, caption }) {
   if (tail.error !== undefined) return html`<p class="error" role="alert">The events could not be read: ${tail.error.message}</p>`;
   if (tail.events.length === 0) return html`<p>No event yet.${tail.caughtUp ? '' : ' (Still reading the log.)'}</p>`;
   return html`<div class="table-wrap"><table class="events">
-      <caption>${caption} (the newest ${count(tail.events.length)}, newest first)${tail.caughtUp ? '' : '; still reading older events of a long log'}</caption>
+      <caption>${caption} (the newest ${count(tail.events.length)}, newest first)${tail.caughtUp ? '' : '; a long log is still being read: newer events follow at the next refreshes'}</caption>
       <thead><tr><th scope="col">When</th>${withTenant ? html`<th scope="col">Tenant</th>` : null}<th scope="col">Type</th><th scope="col">What happened</th></tr></thead>
       <tbody>
         ${tail.events.map(
