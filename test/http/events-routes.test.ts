@@ -126,6 +126,10 @@ describe('alerts over HTTP (E7)', () => {
     const client = createClient({ url: 'http://quotaplane.test', key: f.key.opAcme.secret, fetch: injectFetch(f.app) });
     expect(await client.alerts({ tenant: 'acme' })).toEqual(alerts);
     const refused = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 0 }] } });
-    expect(expectProblem(refused, 400, 'INVALID_ARGUMENT')).toBeDefined();
+    expect(expectProblem(refused, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[0].percent');
+    const amount = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 80 }, { tokens: 0 }] } });
+    expect(expectProblem(amount, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[1].tokens');
+    const two = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 80, tokens: 5 }] } });
+    expect(expectProblem(two, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[0]');
   });
 });
