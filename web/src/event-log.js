@@ -3,9 +3,9 @@ import { html } from './html.js';
 
 /*
  * The newest events of a tenant, or of the plane, read from the event log
- * (GET /v1/tenants/{tenant}/events, GET /v1/events) with its cursor: the log answers oldest first
- * after `after`, so a tail keeps `next` between reads and each read asks only for what is new
- * (docs/design/rules.md#e8), keeping the newest {@link SHOWN_EVENTS}.
+ * (GET /v1/tenants/{tenant}/events, GET /v1/events): the first read asks for the newest
+ * {@link SHOWN_EVENTS} (`last`), and every later one, with the log's cursor, only for what is new
+ * (`after`, oldest first; docs/design/rules.md#e8), keeping the newest {@link SHOWN_EVENTS}.
  */
 
 /** How many events the page shows, newest first. */
@@ -22,16 +22,16 @@ const PAGES_PER_READ = 10;
  * event is taken once, by its `seq`, so a refresh never lists one twice.
  */
 export function eventTail(api, path) {
-  let next = 0;
+  let next = null;
   let kept = [];
   let caughtUp = false;
   let running = null;
   const readMore = async () => {
     for (let page = 0; page < PAGES_PER_READ; page += 1) {
-      const answer = await api.get(`${path}?after=${next}&limit=${PAGE}`);
+      const answer = await api.get(next === null ? `${path}?last=${SHOWN_EVENTS}` : `${path}?after=${next}&limit=${PAGE}`);
       const last = kept.at(-1)?.seq ?? 0;
       kept = [...kept, ...answer.events.filter((event) => event.seq > last)].slice(-SHOWN_EVENTS);
-      next = Math.max(next, answer.next);
+      next = Math.max(next ?? 0, answer.next);
       caughtUp = !answer.truncated;
       if (caughtUp) break;
     }

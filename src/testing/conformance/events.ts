@@ -179,7 +179,7 @@ export const spendAlerts: ConformanceGroup = {
     },
     {
       id: 'E8',
-      title: 'eventsAfter pages by seq, oldest first, and filters by tenant',
+      title: 'eventsAfter pages by seq, oldest first, and filters by tenant; newestEvents reads the tail',
       async run(context) {
         const all = await events(context.store);
         assert.ok(context.store.eventsAfter !== undefined);
@@ -189,6 +189,10 @@ export const spendAlerts: ConformanceGroup = {
         assert.deepEqual(rest, all.slice(2));
         assert.ok(all.some((event) => event.tenant !== 'acme'));
         assert.deepEqual(await events(context.store, 'acme'), all.filter((event) => event.tenant === 'acme'));
+        assert.ok(context.store.newestEvents !== undefined, 'newestEvents capability');
+        assert.deepEqual(await context.store.newestEvents(2), all.slice(-2), 'the newest two, oldest first');
+        assert.deepEqual(await context.store.newestEvents(1000, 'acme'), all.filter((event) => event.tenant === 'acme'));
+        assert.deepEqual(await context.store.newestEvents(1, 'acme'), all.filter((event) => event.tenant === 'acme').slice(-1));
       },
     },
     {
