@@ -321,8 +321,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     },
     auditLog: (input) => listing<AuditLogPage>(input, '/audit', ({ action }) => ({ action })),
     events: (input = {}) => {
-      const { tenant, after, limit } = requestBody(input);
-      const query = queryString({ after, limit });
+      const { tenant, after, limit, last } = requestBody(input);
+      const query = queryString({ after, limit, last });
       return value<EventsPage>('GET', tenant === undefined ? `/v1/events${query}` : `${tenantPath(tenant as string, '/events')}${query}`);
     },
     alerts: (input) => value<AlertsStatus>('GET', tenantPath(requestBody(input).tenant as string, '/alerts')),

@@ -122,6 +122,13 @@ describe('threshold sources and states (E2, E7)', () => {
     expect(alertThresholdsFor(own, null, { alertThresholds: [{ percent: 70 }] })).toEqual([]);
     expect(alertThresholdSource(own, 'plain', null)).toBe('tenant');
     expect(alertThresholdsFor({ period: 'monthly' }, 'toString', null)).toBe(DEFAULT_ALERT_THRESHOLDS);
+    // An agent the quota does not name, or a quota naming no agent, inherits.
+    expect(alertThresholdSource({ period: 'monthly' }, 'bot', null)).toBe('default');
+    expect(alertThresholdSource({ period: 'monthly', alertThresholds: [] }, 'bot', null)).toBe('tenant');
+    expect(alertThresholdSource(quota, 'ghost', { alertThresholds: [] })).toBe('plane');
+    expect(alertThresholdSource(quota, 'toString', null)).toBe('default');
+    expect(alertThresholdSource({ period: 'monthly', agents: { bot: { alertThresholds: [] } } }, null, null)).toBe('default');
+    expect(alertThresholdSource(quota, 'plain', null)).toBe('default');
   });
 
   it('thresholdStates lists the thresholds that apply, with amounts and whether settled is at or past each', () => {

@@ -4,10 +4,12 @@ import type { QuotaEvent } from '../core/events.js';
 
 /**
  * What `Plane.events` reads: the events after `after` (a `seq`; absent or 0: from the first), at
- * most `limit` (default 100, at most 1000), of `tenant` only when given.
+ * most `limit` (default 100, at most 1000), of `tenant` only when given. With `last` instead of
+ * `after`: the newest `last` events (at most 1000), the tail of the log to follow from.
  */
 export interface EventsInput {
   readonly after?: number | undefined;
+  readonly last?: number | undefined;
   readonly limit?: number | undefined;
   readonly tenant?: string | undefined;
 }
@@ -15,7 +17,8 @@ export interface EventsInput {
 /**
  * A page of the event log, oldest first (docs/design/rules.md#e8). `next` is the cursor to ask
  * with next (the last event's `seq`, or `after` when the page is empty), so a reader that keeps
- * asking with it sees every event once, in commit order; `truncated` is true when more were there.
+ * asking with it sees every event once, in commit order; `truncated` is true when more were there
+ * (after the page; a `last` read has nothing newer, and says `false`).
  */
 export interface EventsPage {
   readonly events: readonly QuotaEvent[];

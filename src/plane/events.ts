@@ -1,6 +1,7 @@
 import { alertThresholdSource, alertThresholdsFor } from '../core/alert-threshold-source.js';
 import { thresholdStates, type BooksUnit } from '../core/alert-thresholds.js';
 import { requireAmount } from '../core/amounts.js';
+import { invalidArgument } from '../core/errors.js';
 import { requireTenant } from '../core/identifiers.js';
 import { UNLIMITED_QUOTA, type AgentCeilings, type TenantQuota } from '../core/quota.js';
 import type { Spend } from '../core/spend.js';
@@ -16,10 +17,16 @@ import type { AlertsStatus, CeilingAlerts, EventsInput, EventsPage } from './eve
 /** `Plane.events`: a page of the event log. Throws `STORE_MISCONFIGURED` on a store that keeps none. */
 export async function events(context: PlaneContext, input: EventsInput = {}): Promise<EventsPage> {
   const request = requireObject('request', input);
+  const tenant = request.tenant === undefined ? undefined : requireTenant('tenant', request.tenant);
+  const store = requireCapability(context.store, context.store.backend, ['eventsAfter', 'newestEvents'], 'event log', 'list events') as Required<EventLogStore>;
+  if (request.last !== undefined) {
+    if (request.after !== undefined || request.limit !== undefined) throw invalidArgument('last', 'reads the newest events on its own; leave out after and limit (ask with after: next from then on)');
+    const last = parseLimit(request.last, DEFAULT_LIST_LIMIT);
+    const tail = await storeCall('newestEvents', () => store.newestEvents(last, tenant));
+    return { events: tail, next: tail.at(-1)?.seq ?? 0, truncated: false };
+  }
   const after = request.after === undefined ? 0 : requireAmount('after', request.after);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
-  const tenant = request.tenant === undefined ? undefined : requireTenant('tenant', request.tenant);
-  const store = requireCapability(context.store, context.store.backend, ['eventsAfter'], 'event log', 'list events') as Required<EventLogStore>;
   const rows = await storeCall('eventsAfter', () => store.eventsAfter(after, limit + 1, tenant));
   const page = rows.slice(0, limit);
   return { events: page, next: page.length === 0 ? after : (page[page.length - 1]?.seq ?? after), truncated: rows.length > limit };

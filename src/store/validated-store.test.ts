@@ -42,7 +42,7 @@ function recordingStore(omit: readonly string[] = []): Recorded {
     },
     tenants: async () => [],
     close: async () => {},
-    ...Object.fromEntries(['hasTenant', 'auditChains', 'getPlaneCeiling', 'setPlaneCeiling', 'planeUsage', 'getPlaneHalt', 'setPlaneHalt', 'liftPlaneHaltIf', 'eventsAfter'].filter((name) => !omit.includes(name)).map((name) => [name, record(name)])),
+    ...Object.fromEntries(['hasTenant', 'auditChains', 'getPlaneCeiling', 'setPlaneCeiling', 'planeUsage', 'getPlaneHalt', 'setPlaneHalt', 'liftPlaneHaltIf', 'eventsAfter', 'newestEvents'].filter((name) => !omit.includes(name)).map((name) => [name, record(name)])),
   } as QuotaStore;
   return { store, calls };
 }

@@ -96,6 +96,12 @@ export function validated(store: QuotaStore): QuotaStore {
           eventsAfter: async (afterSeq: number, limit: number, tenant?: string) =>
             store.eventsAfter!(requireAmount('afterSeq', afterSeq), requireLimit('limit', limit), tenant === undefined ? undefined : requireTenant('tenant', tenant)),
         }),
+    ...(store.newestEvents === undefined
+      ? {}
+      : {
+          newestEvents: async (limit: number, tenant?: string) =>
+            store.newestEvents!(requireLimit('limit', limit), tenant === undefined ? undefined : requireTenant('tenant', tenant)),
+        }),
     ...(store.setPlaneHalt === undefined
       ? {}
       : {

@@ -93,6 +93,9 @@ describe('alerts and events from the CLI', () => {
       ['threshold.crossed', { percent: 100 }],
       ['ceiling.reached', null],
     ]);
+    const last = await json(['events', '--last', '1', '--store', url]);
+    expect(last.body.events.map((event: { type: string }) => event.type)).toEqual(['ceiling.reached']);
+    expect((await runCli(['events', '--last', '1', '--after', '0', '--store', url])).status).toBe(2);
     const page = await runCli(['events', '--limit', '1', '--store', url]);
     expect(page.status).toBe(5);
     expect(page.stdout).toMatch(/threshold\.crossed .*settled 850 tokens passed \{"percent":80\} = 800 of ceiling 1000/);

@@ -43,6 +43,10 @@ describe('events over HTTP (E8)', () => {
     const rest = await f.app.inject({ method: 'GET', url: `/v1/events?after=${page.events[0]?.seq}`, headers: bearer(f.key.opAll) });
     expect((rest.json() as typeof page).events.map((event) => event.id)).toEqual([page.events[1]?.id]);
 
+    const tail = await f.app.inject({ method: 'GET', url: '/v1/events?last=1', headers: bearer(f.key.opAll) });
+    expect(tail.json()).toEqual({ events: [page.events[1]].map((event) => ({ ...event })), next: page.events[1]?.seq, truncated: false });
+    expectProblem(await f.app.inject({ method: 'GET', url: '/v1/events?last=1&after=0', headers: bearer(f.key.opAll) }), 400, 'INVALID_ARGUMENT');
+    expect((await f.app.inject({ method: 'GET', url: '/v1/tenants/globex/events?last=5', headers: bearer(f.key.opAll) })).json()).toMatchObject({ events: [{ type: 'halt.set' }] });
     const own = await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/events', headers: bearer(f.key.opAcme) });
     expect((own.json() as typeof page).events.map((event) => event.type)).toEqual(['threshold.crossed']);
     expectProblem(await f.app.inject({ method: 'GET', url: '/v1/events', headers: bearer(f.key.opAcme) }), 404, 'NOT_FOUND');
@@ -126,6 +130,10 @@ describe('alerts over HTTP (E7)', () => {
     const client = createClient({ url: 'http://quotaplane.test', key: f.key.opAcme.secret, fetch: injectFetch(f.app) });
     expect(await client.alerts({ tenant: 'acme' })).toEqual(alerts);
     const refused = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 0 }] } });
-    expect(expectProblem(refused, 400, 'INVALID_ARGUMENT')).toBeDefined();
+    expect(expectProblem(refused, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[0].percent');
+    const amount = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 80 }, { tokens: 0 }] } });
+    expect(expectProblem(amount, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[1].tokens');
+    const two = await f.app.inject({ method: 'PUT', url: '/v1/tenants/acme/quota', headers: bearer(f.key.opAcme), payload: { alertThresholds: [{ percent: 80, tokens: 5 }] } });
+    expect(expectProblem(two, 400, 'INVALID_ARGUMENT').detail).toContain('alertThresholds[0]');
   });
 });

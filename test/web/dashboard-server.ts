@@ -36,6 +36,9 @@ const DAY_MS = 24 * HOUR_MS;
 /** The grant acme's quota puts rate ceilings on. */
 export const REFUND_GRANT = 'tool://payments/refund';
 
+/** The agent of wonka with a token ceiling and an alert threshold of its own. */
+export const WONKA_AGENT = 'scribe';
+
 /** The hostile agent name a seeded run carries: it must show as text. */
 export const HOSTILE_AGENT = '<script>alert(2)</script>';
 
@@ -46,7 +49,9 @@ export const HOSTILE_AGENT = '<script>alert(2)</script>';
  * - globex: a daily quota three quarters spent;
  * - initech: no ceilings, some spend;
  * - umbrella: a standing tenant halt;
- * - hooli: two stranded runs whose holds take it to at least 80 % of its money ceiling (a warning).
+ * - hooli: two stranded runs whose holds take it to at least 80 % of its money ceiling (a warning);
+ * - wonka: alert thresholds of its own (50 % and 90 %, money past 50 %) and an agent, scribe, with a
+ *   token ceiling and a threshold of its own (5,000 tokens, crossed by a pass that overran its hold).
  */
 export async function startDashboardServer(): Promise<DashboardServer> {
   if (!existsSync(BIN) || !existsSync(WEB)) {
@@ -140,6 +145,18 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
   await plane.setQuota('hooli', { period: 'monthly', maxTokensPerPeriod: 100_000, maxMinorUnitsPerPeriod: 1_000_000 }, { newTenant: true });
   for (const run of ['run-h-1', 'run-h-2']) await admitted({ tenant: 'hooli', run, budget, atMs: nowMs - 20 * 60_000, leaseMs: 60_000 });
   await plane.sweep({ tenant: 'hooli', atMs: nowMs - 60_000 });
+
+  await plane.setQuota('wonka', {
+    period: 'monthly',
+    maxTokensPerPeriod: 100_000,
+    maxMinorUnitsPerPeriod: 1_000_000,
+    alertThresholds: [{ percent: 50 }, { percent: 90 }],
+    agents: { [WONKA_AGENT]: { maxTokensPerPeriod: 10_000, alertThresholds: [{ tokens: 5_000 }] } },
+  }, { newTenant: true });
+  await admitted({ tenant: 'wonka', run: 'run-w-1', budget: { maxTokens: 4_000, maxCallTokens: 400, maxMinorUnits: 400_000, maxCallMinorUnits: 40_000 }, agent: { name: WONKA_AGENT, digest: DIGEST } });
+  await plane.settle({ tenant: 'wonka', run: 'run-w-1', epoch: 1, spend: { tokens: 6_000, minorUnits: 300_000 }, concludes: true });
+  await admitted({ tenant: 'wonka', run: 'run-w-2', budget });
+  await plane.settle({ tenant: 'wonka', run: 'run-w-2', epoch: 1, spend: { tokens: 40_000, minorUnits: 400_000 }, concludes: true });
 
   await plane.setQuota('umbrella', { period: 'monthly', maxConcurrentRuns: 10 }, { newTenant: true });
   await plane.halt({ tenant: 'umbrella', scope: 'tenant', reason: 'billing dispute: stop new work until finance clears it', by: { actor: 'ops-bob', basis: 'asserted' } });

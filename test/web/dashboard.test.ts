@@ -5,7 +5,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { launchChromium } from './browser.js';
-import { type DashboardServer, HOSTILE_AGENT, startDashboardServer } from './dashboard-server.js';
+import { type DashboardServer, HOSTILE_AGENT, startDashboardServer, WONKA_AGENT } from './dashboard-server.js';
 
 // The operator dashboard in a real Chromium against a real `quotaplane serve` on a
 // SQLite file. Every wait is for an element or an answer, bounded by ACTION_TIMEOUT_MS; none sleeps.
@@ -569,5 +569,173 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
       'tool://payments/refund': [{ count: 5, windowSeconds: 600 }],
       'tool://email/send': [{ count: 10, windowSeconds: 60 }],
     });
+  });
+
+  it('E7: shows each ceiling\'s alert thresholds (amount, crossed or not, where from) and colours the spend bars by the highest crossed one', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('wonka');
+    const section = page.locator('section[aria-labelledby="alerts"]');
+    const rowFor = (name: RegExp) => section.locator('table.alerts tbody tr').filter({ has: page.getByRole('rowheader', { name }) });
+    // Tenant thresholds 50 % and 90 % of each ceiling; settled money $0.70 of $1.00 crosses 50 % only.
+    expect(await rowFor(/^Tenant, money/).innerText()).toMatch(/\$0\.70[\s\S]*crossed 50% \(\$0\.50\)[\s\S]*not crossed 90% \(\$0\.90\)[\s\S]*the tenant's quota/);
+    expect(await rowFor(/^Tenant, tokens/).innerText()).toMatch(/46,000 tokens[\s\S]*not crossed 50% \(50,000 tokens\)[\s\S]*not crossed 90% \(90,000 tokens\)/);
+    expect(await rowFor(new RegExp(`^Agent ${WONKA_AGENT}, tokens`)).innerText()).toMatch(/6,000 tokens[\s\S]*crossed 5,000 tokens[\s\S]*the agent's own/);
+    // The bars: amber by the highest crossed threshold, said in words; none crossed stays plain.
+    const period = page.locator('section[aria-labelledby="this-period"]');
+    const tenantMoney = period.locator('.meters').first().locator('.meter').filter({ hasText: 'Money' });
+    expect(await tenantMoney.getAttribute('class')).toContain('level-warn');
+    expect(await tenantMoney.innerText()).toMatch(/\$0\.70 of \$1\.00\s*alert: 50% \(\$0\.50\) crossed/);
+    expect(await period.locator('.meters').first().locator('.meter').filter({ hasText: 'Tokens' }).getAttribute('class')).toContain('level-ok');
+    const agentTokens = period.getByRole('group', { name: `Agent ${WONKA_AGENT}` }).locator('.meter').filter({ hasText: 'Tokens' });
+    expect(await agentTokens.getAttribute('class')).toContain('level-warn');
+    expect(await agentTokens.innerText()).toMatch(/6,000 tokens of 10,000 tokens\s*alert: 5,000 tokens crossed/);
+    await section.screenshot({ path: join(SHOTS, 'alerts.png') });
+    await period.screenshot({ path: join(SHOTS, 'alerts-meters.png') });
+
+    // The form: a mistake names the field and the box, and nothing is sent.
+    await page.getByRole('button', { name: 'Edit alert thresholds…' }).click();
+    expect(await page.getByLabel('These thresholds:').isChecked()).toBe(true);
+    const first = page.getByLabel('Threshold 1', { exact: true });
+    expect(await first.inputValue()).toBe('50');
+    await first.fill('half');
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    expect(await page.locator('#thresholds-problem').innerText()).toMatch(/alertThresholds\[0\]\.percent must be a whole number of at least 1, got "half"/);
+    expect(await first.getAttribute('aria-invalid')).toBe('true');
+    // An amount the form cannot send exactly is its own mistake too.
+    await first.fill('60');
+    await page.getByRole('button', { name: 'Remove threshold 2' }).click();
+    await page.getByRole('button', { name: 'Add a threshold' }).click();
+    await page.getByLabel('Unit, threshold 2').selectOption('tokens');
+    await page.getByLabel('Threshold 2', { exact: true }).fill('99999999999999999999');
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    expect(await page.locator('#thresholds-problem').innerText()).toMatch(/alertThresholds\[1\]\.tokens is larger than the largest amount/);
+    // A refusal of the API names its field as well: seventeen thresholds, one more than a quota takes.
+    await page.getByLabel('Threshold 2', { exact: true }).fill('1000');
+    for (let n = 3; n <= 17; n += 1) {
+      await page.getByRole('button', { name: 'Add a threshold' }).click();
+      await page.getByLabel(`Threshold ${n}`, { exact: true }).fill(String(n));
+    }
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    const refused = page.locator('#thresholds-problem');
+    await refused.filter({ hasText: /16/ }).waitFor();
+    expect(await refused.innerText()).toMatch(/^alertThresholds .*16/);
+    await page.locator('section[aria-labelledby="alerts"]').screenshot({ path: join(SHOTS, 'alerts-form-error.png') });
+    const unchanged = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: { alertThresholds?: unknown } };
+    expect(unchanged.quota.alertThresholds).toEqual([{ percent: 50 }, { percent: 90 }]);
+
+    // 60 % and $0.65: both crossed at once (E5); the bar names the higher.
+    for (let n = 17; n >= 3; n -= 1) await page.getByRole('button', { name: `Remove threshold ${n}` }).click();
+    await page.getByLabel('Unit, threshold 2').selectOption('minorUnits');
+    await page.getByLabel('Threshold 2', { exact: true }).fill('0.65');
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    await page.getByText('Alert thresholds saved.').waitFor();
+    const stored = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: { alertThresholds?: unknown; agents?: unknown } };
+    expect(stored.quota.alertThresholds).toEqual([{ percent: 60 }, { minorUnits: 650_000 }]);
+    // A merge patch: the agent's ceiling and threshold are kept.
+    expect(stored.quota.agents).toEqual({ [WONKA_AGENT]: { maxTokensPerPeriod: 10_000, alertThresholds: [{ tokens: 5_000 }] } });
+    await tenantMoney.filter({ hasText: 'alert: $0.65 crossed' }).waitFor();
+    expect(await rowFor(/^Tenant, money/).innerText()).toMatch(/crossed 60% \(\$0\.60\)[\s\S]*crossed \$0\.65/);
+
+    // None at all ([]): the money bar is plain again, and the table says where the agent's come from.
+    await page.getByRole('button', { name: 'Edit alert thresholds…' }).click();
+    await page.getByLabel('No alerts ([])').check();
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    await page.getByText('Alert thresholds set: none (no spend alert).').waitFor();
+    await tenantMoney.and(page.locator('.level-ok')).waitFor();
+    expect(await rowFor(/^Tenant, money/).count()).toBe(0);
+    expect(await page.getByText('none: no spend alert.').count()).toBe(1);
+
+    // Back to the default (null removes them): 80 % and 100 %, from the built-in default.
+    await page.getByRole('button', { name: 'Edit alert thresholds…' }).click();
+    await page.getByLabel('Use the default (the plane-wide default, else 80 % and 100 %)').check();
+    await page.getByRole('button', { name: 'Save alert thresholds' }).click();
+    await page.getByText('Alert thresholds removed: the tenant uses the default again.').waitFor();
+    await rowFor(/^Tenant, money/).filter({ hasText: 'the built-in default (80 % and 100 %)' }).waitFor();
+    expect(await rowFor(/^Tenant, money/).innerText()).toMatch(/not crossed 80% \(\$0\.80\)[\s\S]*not crossed 100% \(\$1\.00\)/);
+    const removed = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: Record<string, unknown> };
+    expect(removed.quota).not.toHaveProperty('alertThresholds');
+
+    // Narrow, laid out afresh: nothing sticks out, every threshold cell labelled.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await section.locator('table.alerts tbody tr').first().waitFor();
+    expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
+    await section.screenshot({ path: join(SHOTS, 'alerts-narrow.png') });
+    await period.screenshot({ path: join(SHOTS, 'alerts-meters-narrow.png') });
+  });
+
+  it('E8: lists the tenant\'s newest events, newest first, and the plane\'s in the plane view; a new one appears at the next refresh, once', async () => {
+    await signIn(server.keys.operator);
+    // The plane view: every tenant's events and the plane's.
+    const planeEvents = page.locator('section.plane table.events tbody tr');
+    await planeEvents.first().waitFor();
+    const planeTexts = await planeEvents.allInnerTexts();
+    expect(planeTexts.some((text) => /umbrella\s+halt\.set\s+Halt on tenant thrown by ops-bob: billing dispute/.test(text))).toBe(true);
+    expect(planeTexts.some((text) => /hooli\s+run\.stranded\s+Run run-h-\d pass 1 stranded: its lease lapsed at/.test(text))).toBe(true);
+    await page.setViewportSize({ width: 1200, height: 900 });
+    await page.locator('section.plane').screenshot({ path: join(SHOTS, 'plane-events.png') });
+
+    await openTenant('wonka');
+    const events = page.locator('section[aria-labelledby="events"] table.events tbody tr');
+    await events.first().waitFor();
+    const texts = await events.allInnerTexts();
+    expect(texts.some((text) => new RegExp(`run\\.overran\\s+Run run-w-1 pass 1 of agent ${WONKA_AGENT} overran its hold by 1,600 tokens: settled 6,000 tokens, \\$0\\.30, held 4,400 tokens, \\$0\\.44\\.`).test(text))).toBe(true);
+    expect(texts.some((text) => new RegExp(`threshold\\.crossed\\s+Settled tokens of agent ${WONKA_AGENT} reached 5,000 tokens: 6,000 tokens settled in \\d{4}-\\d\\d\\.`).test(text))).toBe(true);
+    expect(texts.some((text) => /threshold\.crossed\s+Settled money reached 50% of \$1\.00: \$0\.70 settled/.test(text))).toBe(true);
+    // Only wonka's.
+    expect(texts.every((text) => !/hooli|umbrella/.test(text))).toBe(true);
+    // Newest first.
+    const times = await events.locator('td[data-label="When"] time').evaluateAll((cells) => cells.map((cell) => cell.getAttribute('datetime') ?? ''));
+    expect([...times].sort().reverse()).toEqual(times);
+
+    // An event written now shows at the top at the next refresh, without a reload, and only once.
+    expect((await api('POST', '/v1/tenants/wonka/halts', server.keys.operator, { scope: 'agent:scribe', reason: 'E8 refresh check' })).status).toBe(200);
+    const fresh = events.filter({ hasText: 'E8 refresh check' });
+    await fresh.first().waitFor({ timeout: 30_000 });
+    expect(await events.first().innerText()).toMatch(/halt\.set\s+Halt on agent:scribe thrown by ops-alice: E8 refresh check/);
+    await page.locator('p.freshness', { hasText: 'Read at' }).waitFor();
+    const readAt = await page.locator('p.freshness').innerText();
+    await page.locator('p.freshness', { hasNotText: readAt }).filter({ hasText: 'Read at' }).waitFor({ timeout: 30_000 });
+    expect(await fresh.count()).toBe(1);
+    expect(await events.count()).toBeLessThanOrEqual(20);
+    await page.locator('section[aria-labelledby="events"]').screenshot({ path: join(SHOTS, 'tenant-events.png') });
+    // Narrow, laid out afresh (a chart drawn wide redraws only after a resize settles).
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.reload();
+    await events.first().waitFor();
+    expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
+    await page.locator('section[aria-labelledby="events"]').screenshot({ path: join(SHOTS, 'tenant-events-narrow.png') });
+    expect((await api('POST', '/v1/tenants/wonka/halts/lift', server.keys.operator, { scope: 'agent:scribe' })).status).toBe(200);
+  });
+
+  it('falls back to 80 % and 100 % of settled and held spend on the tenant page when the alert thresholds cannot be read, and says so', async () => {
+    // wonka's $0.70 settled against a ceiling of $0.80: 87 %.
+    expect((await api('PATCH', '/v1/tenants/wonka/quota', server.keys.operator, { maxMinorUnitsPerPeriod: 800_000 })).status).toBe(200);
+    try {
+      await signIn(server.keys.operator);
+      await page.route('**/v1/tenants/wonka/alerts', (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', body: JSON.stringify({ code: 'STORE_UNAVAILABLE', detail: 'the store is down' }) }));
+      await openTenant('wonka');
+      const money = page.locator('section[aria-labelledby="this-period"] .meters').first().locator('.meter').filter({ hasText: 'Money' });
+      expect(await money.getAttribute('class')).toContain('level-warn');
+      expect(await money.innerText()).toMatch(/\$0\.70 of \$0\.80\s*warning: 87% of ceiling/);
+      expect(await page.locator('section[aria-labelledby="this-period"]').innerText()).toContain('the alert thresholds could not be read');
+      expect(await page.locator('section[aria-labelledby="alerts"]').getByRole('alert').innerText()).toBe('The alert thresholds could not be read: the store is down');
+    } finally {
+      expect((await api('PATCH', '/v1/tenants/wonka/quota', server.keys.operator, { maxMinorUnitsPerPeriod: 1_000_000 })).status).toBe(200);
+    }
+  });
+
+  it('keeps the agent ceilings and alert thresholds when the quota form replaces the quota', async () => {
+    await signIn(server.keys.operator);
+    await openTenant('wonka');
+    const before = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: Record<string, unknown> };
+    await page.getByRole('button', { name: 'Edit quota…' }).click();
+    await page.getByLabel('Tokens per period ceiling (tokens)').fill('120000');
+    await page.getByRole('button', { name: 'Review the new quota…' }).click();
+    await page.getByRole('dialog', { name: 'Replace the quota?' }).getByRole('button', { name: 'Replace quota' }).click();
+    await page.getByText('Quota replaced; it applies to the next admission.').waitFor();
+    const after = (await (await api('GET', '/v1/tenants/wonka/quota', server.keys.operator)).json()) as { quota: Record<string, unknown> };
+    expect(after.quota).toEqual({ ...before.quota, maxTokensPerPeriod: 120_000 });
+    expect(after.quota.agents).toEqual({ [WONKA_AGENT]: { maxTokensPerPeriod: 10_000, alertThresholds: [{ tokens: 5_000 }] } });
   });
 });

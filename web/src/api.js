@@ -28,11 +28,11 @@ export const seg = (value) => encodeURIComponent(value);
  * `onSessionEnded` is called on a 401 (signed out in another tab, over after two hours, key revoked).
  */
 export function createApi(key, onSessionEnded) {
-  async function call(method, path, body) {
+  async function call(method, path, body, contentType = 'application/json') {
     const headers = { accept: 'application/json, application/problem+json' };
     if (key === undefined) headers['x-quotaplane-csrf'] = '1';
     else headers.authorization = `Bearer ${key}`;
-    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (body !== undefined) headers['content-type'] = contentType;
     let response;
     try {
       response = await fetch(new URL(path, API_BASE), {
@@ -63,6 +63,8 @@ export function createApi(key, onSessionEnded) {
     get: (path) => call('GET', path),
     post: (path, body) => call('POST', path, body ?? {}),
     put: (path, body) => call('PUT', path, body),
+    // A JSON Merge Patch (RFC 7396): members left out are kept, null removes one.
+    patch: (path, body) => call('PATCH', path, body, 'application/merge-patch+json'),
     delete: (path) => call('DELETE', path),
   };
 }

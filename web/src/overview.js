@@ -1,6 +1,7 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 
 import { seg } from './api.js';
+import { eventTail } from './event-log.js';
 import { count, periodName, tokens } from './format.js';
 import { Freshness } from './freshness.js';
 import { html } from './html.js';
@@ -11,7 +12,7 @@ import { usePoll } from './poll.js';
 const PAGE_SIZE = 25;
 
 // Every tenant the key covers, with its figures this period, standing halts and attention items.
-async function loadOverview(api, who) {
+async function loadOverview(api, who, events) {
   let tenants = (await api.get('v1/tenants')).tenants;
   // An operator of one tenant sees that tenant even before it has a quota, a run or a halt.
   if (who.tenant !== '*' && !tenants.includes(who.tenant)) tenants = [who.tenant];
@@ -25,7 +26,7 @@ async function loadOverview(api, who) {
     }),
   );
   // The plane view is for operators of every tenant (the plane routes answer no one else).
-  const plane = who.tenant === '*' ? await loadPlane(api, rows).catch((error) => ({ error })) : null;
+  const plane = who.tenant === '*' ? await loadPlane(api, rows, events).catch((error) => ({ error })) : null;
   return { rows, attentionTruncated: attention.truncated, plane };
 }
 
@@ -41,7 +42,9 @@ function byName(a, b) {
 
 /** Every tenant at a glance: paged, searchable, sortable by how close each is to a ceiling. */
 export function Overview({ api, who, config, money }) {
-  const poll = usePoll(() => loadOverview(api, who), [api, who], config.refreshMs);
+  // The plane's event log is read with a cursor kept while the page stands: each refresh reads only new events.
+  const events = useMemo(() => eventTail(api, 'v1/events'), [api]);
+  const poll = usePoll(() => loadOverview(api, who, events), [api, who, events], config.refreshMs);
   const [search, setSearch] = useState('');
   const [sort, setSort] = useState('closeness');
   const [page, setPage] = useState(0);

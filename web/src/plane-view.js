@@ -1,12 +1,14 @@
 import { seg } from './api.js';
 import { count, tokens, utc, utcClock } from './format.js';
+import { EventList } from './event-log.js';
 import { html } from './html.js';
 import { Meter } from './meter.js';
 
 /*
  * The plane at a glance, for an operator of every tenant: totals across the tenants of the
- * overview, the plane-wide ceilings (GET /v1/plane) and refused admissions per minute per tenant
- * over the last hour (GET /v1/plane/refusals: this server instance's count since it started).
+ * overview, the plane-wide ceilings (GET /v1/plane), refused admissions per minute per tenant
+ * over the last hour (GET /v1/plane/refusals: this server instance's count since it started), and
+ * the newest events of every tenant and of the plane (GET /v1/events, read with its cursor).
  */
 
 const runs = (n) => `${count(n)} run${n === 1 ? '' : 's'}`;
@@ -15,14 +17,15 @@ const runs = (n) => `${count(n)} run${n === 1 ? '' : 's'}`;
  * Reads what the plane view shows beyond the overview's rows: the plane-wide ceiling, the refusal
  * history, and, for tenants on daily periods, this month's days (their spend is booked per day).
  */
-export async function loadPlane(api, rows) {
+export async function loadPlane(api, rows, events) {
   const daily = rows.filter((row) => row.usage.period.length === 10);
-  const [status, refusals, months] = await Promise.all([
+  const [status, refusals, months, recent] = await Promise.all([
     api.get('v1/plane'),
     api.get('v1/plane/refusals'),
     Promise.all(daily.map((row) => api.get(`v1/tenants/${seg(row.tenant)}/spend?periods=${Number(row.usage.period.slice(8))}`))),
+    events.read().catch((error) => ({ error })),
   ]);
-  return { status, refusals, dailyMonths: months };
+  return { status, refusals, dailyMonths: months, recent };
 }
 
 // Settled and held figures summed over the tenants. "Today" can be told only for tenants on daily
@@ -92,6 +95,8 @@ export function PlaneView({ rows, plane, money }) {
           ? null
           : html`<p class="small">Weights when waiting admissions share plane slots: ${Object.entries(status.ceiling.weights).map(([tenant, weight]) => `${tenant} ${weight}`).join(', ')}.</p>`}`}
     <${Refusals} refusals=${refusals} />
+    <h3 id="plane-events-title">Recent events</h3>
+    <${EventList} tail=${plane.recent} money=${money} withTenant=${true} caption="Events of every tenant and of the plane" />
   </section>`;
 }
 

@@ -271,6 +271,10 @@ function moneyField(text, config, field) {
   }
 }
 
+// Quota members the quota form does not edit: agent ceilings and alert thresholds (the alert
+// thresholds have their own form, alert-thresholds.js).
+const KEPT_MEMBERS = ['agents', 'alertThresholds'];
+
 const QUOTA_FIELDS = [
   { name: 'maxConcurrentRuns', label: 'Concurrent runs ceiling', unit: 'runs' },
   { name: 'maxTokensPerPeriod', label: 'Tokens per period ceiling', unit: 'tokens' },
@@ -316,6 +320,8 @@ export function QuotaEditor({ tenant, api, quota, money, config, onActed }) {
     const rates = rateCeilingsOf(editing.rates);
     if (rates.problem !== undefined) return { problem: rates.problem };
     if (rates.value !== undefined) next.rateCeilings = rates.value;
+    // What this form does not edit is sent as it stands, so replacing the quota keeps it.
+    for (const kept of KEPT_MEMBERS) if (current[kept] !== undefined) next[kept] = current[kept];
     return { quota: next };
   };
 
@@ -348,7 +354,7 @@ export function QuotaEditor({ tenant, api, quota, money, config, onActed }) {
       ? html`<button type="button" onClick=${start}>Edit quota…</button>`
       : html`<form class="act" onSubmit=${review} novalidate aria-labelledby="quota-edit-title">
           <h3 id="quota-edit-title">Edit the quota</h3>
-          <p class="muted small">Empty means no ceiling (unlimited); 0 allows nothing. The whole quota is replaced.</p>
+          <p class="muted small">Empty means no ceiling (unlimited); 0 allows nothing. The whole quota is replaced; agent ceilings and alert thresholds are kept as they are.</p>
           ${QUOTA_FIELDS.map(
             (field) => html`<div class="field">
               <label for=${`quota-${field.name}`}>${field.label} (${field.money ? `${config.currency}, e.g. 25.00` : field.unit})</label>

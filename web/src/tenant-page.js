@@ -1,6 +1,8 @@
-import { useState } from 'preact/hooks';
+import { useMemo, useState } from 'preact/hooks';
 
+import { AlertsTable, alertsFor, ThresholdsForm } from './alert-thresholds.js';
 import { seg } from './api.js';
+import { EventList, eventTail } from './event-log.js';
 import { count, duration, periodName, rateCeiling, tokens, utc } from './format.js';
 import { Freshness } from './freshness.js';
 import { html } from './html.js';
@@ -9,10 +11,11 @@ import { usePoll } from './poll.js';
 import { SpendChart } from './spend-chart.js';
 import { HaltForm, LiftButton, QuotaEditor, ReleaseStrandedButton, RunActions } from './tenant-actions.js';
 
-// Everything the tenant page shows, read in parallel through the /v1 API.
-async function loadTenant(api, tenant) {
+// Everything the tenant page shows, read in parallel through the /v1 API. The alerts and the events
+// are read apart: a failure of either is shown in its section, and the rest of the page stands.
+async function loadTenant(api, tenant, events) {
   const base = `v1/tenants/${seg(tenant)}`;
-  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history] = await Promise.all([
+  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent] = await Promise.all([
     api.get(`${base}/usage`),
     api.get(`${base}/halts`),
     api.get(`${base}/halts?state=lifted&limit=20`),
@@ -23,16 +26,20 @@ async function loadTenant(api, tenant) {
     api.get(`${base}/audit?limit=50`),
     api.get(`${base}/audit/verify`),
     api.get(`${base}/spend?periods=12`),
+    api.get(`${base}/alerts`).catch((error) => ({ error })),
+    events.read().catch((error) => ({ error })),
   ]);
-  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history };
+  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent };
 }
 
 /**
- * One tenant: its figures, quota, spend history, runs, holds, rate windows, halts, attention and
- * audit log.
+ * One tenant: its figures, alert thresholds, quota, spend history, runs, holds, rate windows,
+ * halts, attention, recent events and audit log.
  */
 export function TenantPage({ tenant, api, config, money }) {
-  const poll = usePoll(() => loadTenant(api, tenant), [api, tenant], config.refreshMs);
+  // The event log's cursor lives as long as the page: each refresh reads only the new events.
+  const events = useMemo(() => eventTail(api, `v1/tenants/${seg(tenant)}/events`), [api, tenant]);
+  const poll = usePoll(() => loadTenant(api, tenant, events), [api, tenant, events], config.refreshMs);
   const [message, setMessage] = useState(null);
   const data = poll.data;
   const acted = (text) => {
@@ -53,9 +60,13 @@ export function TenantPage({ tenant, api, config, money }) {
     ${data === undefined
       ? null
       : html`
-          <${ThisPeriod} usage=${data.usage} money=${money} />
+          <${ThisPeriod} usage=${data.usage} alerts=${data.alerts.error === undefined ? data.alerts : undefined} money=${money} />
+          <${AlertsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HaltsSection} tenant=${tenant} api=${api} data=${data} onActed=${acted} />
           <${AttentionSection} attention=${data.attention} />
+          <${Section} id="events" title="Recent events">
+            <${EventList} tail=${data.recent} money=${money} caption=${`Events of ${tenant}`} />
+          </${Section}>
           <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HistorySection} history=${data.history} money=${money} />
           <${RatesSection} rates=${data.rates} />
@@ -69,15 +80,45 @@ function Section({ id, title, children }) {
   return html`<section class="card" aria-labelledby=${id}><h2 id=${id}>${title}</h2>${children}</section>`;
 }
 
-function ThisPeriod({ usage, money }) {
+const runsOf = (n) => `${count(n)} run${n === 1 ? '' : 's'}`;
+
+// The spend meters colour by the ceiling's alert thresholds (meter.js meterLevel), known from
+// /alerts; `alerts` undefined (not read) falls back to the fixed 80 % and 100 %.
+function ThisPeriod({ usage, alerts, money }) {
   const quota = usage.quota ?? {};
+  const agents = usage.agents ?? [];
   return html`<${Section} id="this-period" title=${`This period: ${periodName(usage.period, quota.period)}`}>
     <div class="meters">
-      <${Meter} label="Running runs" settled=${usage.running} ceiling=${quota.maxConcurrentRuns} show=${(n) => `${count(n)} run${n === 1 ? '' : 's'}`} />
-      <${Meter} label="Tokens" settled=${usage.spent.tokens} held=${usage.reserved.tokens} ceiling=${quota.maxTokensPerPeriod} show=${tokens} />
-      <${Meter} label="Money" settled=${usage.spent.minorUnits} held=${usage.reserved.minorUnits} ceiling=${quota.maxMinorUnitsPerPeriod} show=${money} />
+      <${Meter} label="Running runs" settled=${usage.running} ceiling=${quota.maxConcurrentRuns} show=${runsOf} />
+      <${Meter} label="Tokens" settled=${usage.spent.tokens} held=${usage.reserved.tokens} ceiling=${quota.maxTokensPerPeriod} show=${tokens} alerts=${alertsFor(alerts, null, 'tokens')} />
+      <${Meter} label="Money" settled=${usage.spent.minorUnits} held=${usage.reserved.minorUnits} ceiling=${quota.maxMinorUnitsPerPeriod} show=${money} alerts=${alertsFor(alerts, null, 'minorUnits')} />
     </div>
-    <p class="muted small">Settled spend, plus spend held for open runs. Money in ${money.unitName}.</p>
+    ${agents.length === 0
+      ? null
+      : html`<h3>Agents with ceilings of their own</h3>
+          ${agents.map(
+            (agent) => html`<div class="meters agent-meters" role="group" aria-label=${`Agent ${agent.agent}`}>
+              <h4>Agent <code>${agent.agent}</code></h4>
+              <${Meter} label="Running runs" settled=${agent.running} ceiling=${agent.ceilings.maxConcurrentRuns} show=${runsOf} />
+              <${Meter} label="Tokens" settled=${agent.spent.tokens} held=${agent.reserved.tokens} ceiling=${agent.ceilings.maxTokensPerPeriod} show=${tokens} alerts=${alertsFor(alerts, agent.agent, 'tokens')} />
+              <${Meter} label="Money" settled=${agent.spent.minorUnits} held=${agent.reserved.minorUnits} ceiling=${agent.ceilings.maxMinorUnitsPerPeriod} show=${money} alerts=${alertsFor(alerts, agent.agent, 'minorUnits')} />
+            </div>`,
+          )}`}
+    <p class="muted small">
+      Settled spend, plus spend held for open runs. Money in ${money.unitName}.
+      ${alerts === undefined
+        ? ' Amber with a “warning” label from 80 % of a ceiling; red with “at ceiling” from 100 % (the alert thresholds could not be read).'
+        : ' A spend bar is amber, labelled with the alert, once settled spend crosses one of its alert thresholds (see Alert thresholds); red with “at ceiling” once settled and held spend reach the ceiling.'}
+    </p>
+  </${Section}>`;
+}
+
+function AlertsSection({ tenant, api, data, money, config, onActed }) {
+  return html`<${Section} id="alerts" title="Alert thresholds">
+    ${data.alerts.error !== undefined
+      ? html`<p class="error" role="alert">The alert thresholds could not be read: ${data.alerts.error.message}</p>`
+      : html`<${AlertsTable} alerts=${data.alerts} money=${money} />`}
+    <${ThresholdsForm} tenant=${tenant} api=${api} quota=${data.usage.quota} money=${money} config=${config} onActed=${onActed} />
   </${Section}>`;
 }
 

@@ -8,11 +8,13 @@ import type { CliIo } from '../io.js';
 import { renderTable, writeAnswer } from '../operator/format.js';
 import { limitOption, operatorCommand, requireKnownTenant, withTarget, type TargetFlags } from '../operator/target-options.js';
 import { tenantName, wholeNumberBetween } from '../options.js';
+import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 
 interface EventsFlags extends TargetFlags {
   readonly tenant?: string;
-  readonly after: number;
+  readonly after?: number;
   readonly limit: number;
+  readonly last?: number;
 }
 
 // What an event says, in one line.
@@ -44,14 +46,17 @@ export function registerEvents(program: Command, io: CliIo, setExitStatus: SetEx
         '--after set to the "next" cursor printed last to read on from there.',
     )
     .addOption(new Option('--tenant <tenant>', "one tenant's events (default: every tenant's and the plane's)").argParser(tenantName))
-    .addOption(new Option('--after <seq>', 'read the events after this seq').argParser(wholeNumberBetween(0, Number.MAX_SAFE_INTEGER)).default(0))
+    .addOption(new Option('--after <seq>', 'read the events after this seq (default: 0, from the first)').argParser(wholeNumberBetween(0, Number.MAX_SAFE_INTEGER)).conflicts('last'))
+    .addOption(new Option('--last <n>', `instead: the newest n events (up to ${MAX_LIST_LIMIT})`).argParser(wholeNumberBetween(1, MAX_LIST_LIMIT)))
     .addOption(limitOption())
     .action(async (flags: EventsFlags) => {
       const status = await withTarget(flags, 'reads', async (target) => {
         if (flags.tenant !== undefined) await requireKnownTenant(target, flags.tenant);
-        const page = await target.events({ tenant: flags.tenant, after: flags.after, limit: flags.limit });
+        const page = await target.events(
+          flags.last === undefined ? { tenant: flags.tenant, after: flags.after ?? 0, limit: flags.limit } : { tenant: flags.tenant, last: flags.last },
+        );
         writeAnswer(io, flags.json, page, () => {
-          if (page.events.length === 0) return `no events after ${flags.after}\n`;
+          if (page.events.length === 0) return flags.last === undefined ? `no events after ${flags.after ?? 0}\n` : 'no events\n';
           const rows = page.events.map((event) => [String(event.seq), instant(event.atMs), event.tenant ?? '*', event.type, event.id, summary(event)]);
           const more = page.truncated ? ' (more follow)' : '';
           return `${renderTable(['SEQ', 'AT', 'TENANT', 'TYPE', 'ID', 'WHAT'], rows)}next: --after ${page.next}${more}\n`;

@@ -133,7 +133,11 @@ export class PendingStore implements QuotaStore {
     return this.#present('eventsAfter').eventsAfter(afterSeq, limit, tenant);
   }
 
-  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage' | 'getPlaneHalt' | 'setPlaneHalt' | 'liftPlaneHaltIf' | 'eventsAfter'>(
+  async newestEvents(limit: number, tenant?: string): Promise<readonly QuotaEvent[]> {
+    return this.#present('newestEvents').newestEvents(limit, tenant);
+  }
+
+  #present<K extends 'getPlaneCeiling' | 'setPlaneCeiling' | 'planeUsage' | 'getPlaneHalt' | 'setPlaneHalt' | 'liftPlaneHaltIf' | 'eventsAfter' | 'newestEvents'>(
     method: K,
   ): Required<Pick<QuotaStore, K>> {
     const store = this.#ready();

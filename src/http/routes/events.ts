@@ -2,6 +2,7 @@ import { Type, type Static } from '@sinclair/typebox';
 
 import { EVENT_TYPES } from '../../core/events.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
+import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import type { RouteModule } from '../route-context.js';
 import { protectedRoute } from '../route-options.js';
 import { AlertThreshold, ListingLimit, NoQuery, strictObject, TenantParams } from '../schemas/common.js';
@@ -21,6 +22,7 @@ export const QuotaEventSchema = strictObject({
 const EventsQuery = strictObject({
   after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'the cursor: events with a greater seq (0, the default: from the first)' })),
   limit: Type.Optional(ListingLimit),
+  last: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_LIST_LIMIT, description: 'instead of after: the newest this many events, the tail to follow from with next' })),
 });
 
 /** A page of the event log (plane `EventsPage`). */
@@ -71,7 +73,7 @@ export const eventRoutes: RouteModule = (app, context) => {
       querystring: EventsQuery,
       reply: EventsReply,
     }),
-    async (request) => context.plane.events({ after: request.query.after, limit: request.query.limit }),
+    async (request) => context.plane.events({ after: request.query.after, limit: request.query.limit, last: request.query.last }),
   );
 
   app.get<{ Params: Static<typeof TenantParams>; Querystring: Static<typeof EventsQuery> }>(
@@ -83,7 +85,7 @@ export const eventRoutes: RouteModule = (app, context) => {
       querystring: EventsQuery,
       reply: EventsReply,
     }),
-    async (request) => context.plane.events({ tenant: request.params.tenant, after: request.query.after, limit: request.query.limit }),
+    async (request) => context.plane.events({ tenant: request.params.tenant, after: request.query.after, limit: request.query.limit, last: request.query.last }),
   );
 
   app.get<{ Params: Static<typeof TenantParams> }>(

@@ -1,6 +1,6 @@
 import { Type, type ObjectOptions, type TProperties, type TSchema } from '@sinclair/typebox';
 
-import { MAX_ALERT_THRESHOLDS, MAX_THRESHOLD_PERCENT } from '../../core/alert-thresholds.js';
+import { MAX_ALERT_THRESHOLDS, MAX_THRESHOLD_PERCENT, type AlertThreshold as CoreAlertThreshold } from '../../core/alert-thresholds.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
@@ -92,13 +92,16 @@ export const RateCeiling = strictObject({
  * One spend-alert threshold (core AlertThreshold; docs/design/rules.md#e2): a percentage of the
  * ceiling, or an absolute amount in one unit.
  */
-export const AlertThreshold = Type.Union(
-  [
-    strictObject({ percent: Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD_PERCENT, description: 'a percentage of the ceiling, in each unit it bounds' }) }),
-    strictObject({ tokens: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled tokens' }) }),
-    strictObject({ minorUnits: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled minor units' }) }),
-  ],
-  { description: 'where an alert fires: { percent } of the ceiling, or { tokens } / { minorUnits } settled' },
+export const AlertThreshold = Type.Unsafe<CoreAlertThreshold>(
+  strictObject(
+    {
+      percent: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_THRESHOLD_PERCENT, description: 'a percentage of the ceiling, in each unit it bounds' })),
+      tokens: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled tokens' })),
+      minorUnits: Type.Optional(Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'settled minor units' })),
+    },
+    // One object with exactly one member, not a union: a wrong amount is then refused naming its own member.
+    { minProperties: 1, maxProperties: 1, description: 'where an alert fires: exactly one of { percent } of the ceiling, { tokens } or { minorUnits } settled' },
+  ),
 );
 
 /** A list of thresholds: absent inherits, `[]` alerts on nothing. */

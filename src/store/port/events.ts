@@ -11,4 +11,6 @@ export interface EventLogStore {
    * `tenant` only when given. An event that cannot be read as written throws `STORE_CORRUPT`.
    */
   eventsAfter?(afterSeq: number, limit: number, tenant?: string): Promise<readonly QuotaEvent[]>;
+  /** The newest `limit` events, oldest first, of `tenant` only when given: the tail of the log, to follow from. */
+  newestEvents?(limit: number, tenant?: string): Promise<readonly QuotaEvent[]>;
 }

@@ -27,3 +27,9 @@ export async function readEventsAfter(db: Rows, q: PostgresQueries, afterSeq: nu
     : await db.rows<EventRow>(q.tenantEventsAfter, [afterSeq, limit, tenant]);
   return rows.map(decodeEvent);
 }
+
+/** The newest `limit` events, oldest first, of `tenant` only when given (port/events.ts `newestEvents`). */
+export async function readNewestEvents(db: Rows, q: PostgresQueries, limit: number, tenant: string | undefined): Promise<QuotaEvent[]> {
+  const rows = tenant === undefined ? await db.rows<EventRow>(q.newestEvents, [limit]) : await db.rows<EventRow>(q.tenantNewestEvents, [limit, tenant]);
+  return rows.reverse().map(decodeEvent);
+}

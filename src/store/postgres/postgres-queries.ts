@@ -123,6 +123,10 @@ export function postgresQueries(s: string) {
       WHERE seq > $1 ORDER BY seq LIMIT $2`,
     tenantEventsAfter: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
       WHERE tenant = $3 AND seq > $1 ORDER BY seq LIMIT $2`,
+    /** The newest events, newest first (port/events.ts `newestEvents`). */
+    newestEvents: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events ORDER BY seq DESC LIMIT $1`,
+    tenantNewestEvents: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
+      WHERE tenant = $2 ORDER BY seq DESC LIMIT $1`,
     listAuditChain: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
       WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     listAuditByAction: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit

@@ -14,7 +14,7 @@ import { knownTenantOf } from '../known-tenants.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { QuotaEvent } from '../../core/events.js';
-import { readEventsAfter } from './postgres-events.js';
+import { readEventsAfter, readNewestEvents } from './postgres-events.js';
 import { decideNow, defaultBatchSettings, MAX_BATCH, PLANE_WIDE, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -164,6 +164,11 @@ export class PostgresQuotaStore implements QuotaStore {
   /** Up to `limit` events after `afterSeq`, oldest first, of `tenant` only when given (port/events.ts). */
   async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<QuotaEvent[]> {
     return readEventsAfter(this.#db, this.#q, afterSeq, limit, tenant);
+  }
+
+  /** The newest `limit` events, oldest first, of `tenant` only when given (port/events.ts). */
+  async newestEvents(limit: number, tenant?: string): Promise<QuotaEvent[]> {
+    return readNewestEvents(this.#db, this.#q, limit, tenant);
   }
 
   async getPlaneHalt(): Promise<Halt | null> {

@@ -15,6 +15,12 @@ const EVENTS_AFTER = `SELECT seq, id, event_key, tenant, type, at_ms, data_json 
 const TENANT_EVENTS_AFTER = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
   WHERE tenant = @tenant AND seq > @afterSeq ORDER BY seq LIMIT @limit`;
 
+const NEWEST_EVENTS = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
+  ORDER BY seq DESC LIMIT @limit`;
+
+const TENANT_NEWEST_EVENTS = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
+  WHERE tenant = @tenant ORDER BY seq DESC LIMIT @limit`;
+
 /** Appends `event` inside the caller's `BEGIN IMMEDIATE` transaction, unless its id is there already. */
 export function appendEventInTransaction(conn: SqliteConnection, event: NewEvent): void {
   conn.run(INSERT_EVENT, { ...eventColumns(event) });
@@ -24,4 +30,10 @@ export function appendEventInTransaction(conn: SqliteConnection, event: NewEvent
 export function readEventsAfter(conn: SqliteConnection, afterSeq: number, limit: number, tenant: string | undefined): QuotaEvent[] {
   const rows = tenant === undefined ? conn.all<EventRow>(EVENTS_AFTER, { afterSeq, limit }) : conn.all<EventRow>(TENANT_EVENTS_AFTER, { tenant, afterSeq, limit });
   return rows.map(decodeEvent);
+}
+
+/** The newest `limit` events, oldest first, of `tenant` only when given (port/events.ts `newestEvents`). */
+export function readNewestEvents(conn: SqliteConnection, limit: number, tenant: string | undefined): QuotaEvent[] {
+  const rows = tenant === undefined ? conn.all<EventRow>(NEWEST_EVENTS, { limit }) : conn.all<EventRow>(TENANT_NEWEST_EVENTS, { tenant, limit });
+  return rows.reverse().map(decodeEvent);
 }

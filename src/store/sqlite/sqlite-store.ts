@@ -35,7 +35,7 @@ import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import type { QuotaEvent } from '../../core/events.js';
-import { readEventsAfter } from './sqlite-events.js';
+import { readEventsAfter, readNewestEvents } from './sqlite-events.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { readPlaneCeiling } from './sqlite-tenant-books.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
@@ -174,6 +174,11 @@ export class SqliteQuotaStore implements QuotaStore {
   /** Up to `limit` events after `afterSeq`, oldest first, of `tenant` only when given (port/events.ts). */
   async eventsAfter(afterSeq: number, limit: number, tenant?: string): Promise<QuotaEvent[]> {
     return this.#conn.read(() => readEventsAfter(this.#conn, afterSeq, limit, tenant));
+  }
+
+  /** The newest `limit` events, oldest first, of `tenant` only when given (port/events.ts). */
+  async newestEvents(limit: number, tenant?: string): Promise<QuotaEvent[]> {
+    return this.#conn.read(() => readNewestEvents(this.#conn, limit, tenant));
   }
 
   /** The standing plane-wide halt (`quota_plane_halt`), or `null`; an unreadable one throws `STORE_CORRUPT`. */

@@ -57,6 +57,7 @@ export const spendAlerts: ConformanceGroup = {
         assert.equal(first?.tenant, 'acme');
         assert.equal(first?.atMs, JAN_MS + 1);
         assert.deepEqual(first?.data, { agent: null, unit: 'tokens', period: '2026-01', threshold: { percent: 80 }, thresholdAmount: 800, ceiling: 1000, settled: 1100 });
+        assert.deepEqual(after[3]?.data, { run: runId(2), epoch: 1, agent: null, period: '2026-01', hold: tokens(500), spend: tokens(600), overrun: tokens(100) });
         const retried = await handle.settlePass({ run: runId(2), epoch: 1, spend: tokens(600), concludes: true, atMs: JAN_MS + 5 });
         assert.equal(retried.outcome, 'already-settled');
         assert.deepEqual((await events(context.store)).map((event) => event.id), after.map((event) => event.id), 'a retry writes nothing');
@@ -85,6 +86,17 @@ export const spendAlerts: ConformanceGroup = {
       },
     },
     {
+      id: 'E4.1',
+      title: "under daily periods each UTC day's ceiling has its thresholds, and a day re-arms them",
+      async run(context) {
+        const handle = context.store.tenant('daily');
+        await configure(handle, { period: 'daily', maxTokensPerPeriod: 100 });
+        await spend(handle, runId(40), 90, 85);
+        await spend(handle, runId(41), 90, 85, JAN_MS + 86_400_000);
+        assert.deepEqual((await events(context.store, 'daily')).map(about), ['threshold {"percent":80} tokens 2026-01-05', 'threshold {"percent":80} tokens 2026-01-06']);
+      },
+    },
+    {
       id: 'E5',
       title: 'a threshold configured after usage crossed it fires once, at configuration; configuring it again fires nothing',
       async run(context) {
@@ -97,6 +109,11 @@ export const spendAlerts: ConformanceGroup = {
         assert.equal(fresh[0]?.atMs, FEB_MS + 10);
         await configure(handle, quota, FEB_MS + 11);
         assert.equal((await events(context.store)).length, before + 1, 'configured again: nothing');
+        const agents = context.store.tenant('agents');
+        await configure(agents, { period: 'monthly', alertThresholds: [] });
+        await spend(agents, runId(50), 0, 70, FEB_MS, 'bot');
+        await configure(agents, { period: 'monthly', alertThresholds: [], agents: { bot: { maxTokensPerPeriod: 100, alertThresholds: [{ percent: 60 }] }, idle: { maxTokensPerPeriod: 1 } } }, FEB_MS + 12);
+        assert.deepEqual((await events(context.store, 'agents')).map(about), ['threshold {"percent":60} tokens 2026-02 agent=bot'], "an agent's threshold set after its usage passed it fires at configuration; an idle agent's nothing");
       },
     },
     {
@@ -162,7 +179,7 @@ export const spendAlerts: ConformanceGroup = {
     },
     {
       id: 'E8',
-      title: 'eventsAfter pages by seq, oldest first, and filters by tenant',
+      title: 'eventsAfter pages by seq, oldest first, and filters by tenant; newestEvents reads the tail',
       async run(context) {
         const all = await events(context.store);
         assert.ok(context.store.eventsAfter !== undefined);
@@ -172,6 +189,10 @@ export const spendAlerts: ConformanceGroup = {
         assert.deepEqual(rest, all.slice(2));
         assert.ok(all.some((event) => event.tenant !== 'acme'));
         assert.deepEqual(await events(context.store, 'acme'), all.filter((event) => event.tenant === 'acme'));
+        assert.ok(context.store.newestEvents !== undefined, 'newestEvents capability');
+        assert.deepEqual(await context.store.newestEvents(2), all.slice(-2), 'the newest two, oldest first');
+        assert.deepEqual(await context.store.newestEvents(1000, 'acme'), all.filter((event) => event.tenant === 'acme'));
+        assert.deepEqual(await context.store.newestEvents(1, 'acme'), all.filter((event) => event.tenant === 'acme').slice(-1));
       },
     },
     {
