@@ -11,9 +11,9 @@ import type { AttemptOutcome, ClaimedDelivery } from '../store/port/webhooks.js'
 import type { QuotaStore } from '../store/store.js';
 import { systemClock } from './system-clock.js';
 import { webhookStoreOf } from './webhooks.js';
+import { DEFAULT_WEBHOOK_POLL_MS } from './webhook-defaults.js';
 
-/** How often a dispatcher asks whether anything is new, in ms (docs/design/rules.md#h6). */
-export const DEFAULT_WEBHOOK_POLL_MS = 250;
+export { DEFAULT_WEBHOOK_POLL_MS } from './webhook-defaults.js';
 /** How long a claim stands, in ms: no other dispatcher attempts the delivery meanwhile (docs/design/rules.md#h7). */
 export const DEFAULT_WEBHOOK_LEASE_MS = 30_000;
 /** How long one attempt waits for the endpoint's answer, in ms; less than the lease. */

@@ -149,6 +149,7 @@ describe('serve configuration', () => {
       currency: 'USD',
       minorUnitsPerUnit: 1_000_000,
       spentOutStatus: 429,
+      webhookPollMs: 250,
     };
     expect(resolveServeConfig({}, {})).toEqual(defaults);
     const env = {
@@ -162,6 +163,7 @@ describe('serve configuration', () => {
       QUOTAPLANE_BODY_LIMIT_BYTES: '1024',
       QUOTAPLANE_METRICS_TENANTS: '5',
       QUOTAPLANE_FIRST_KEY_FILE: '/run/secrets/first-key',
+      QUOTAPLANE_WEBHOOK_POLL_MS: '500',
     };
     const fromEnv = {
       storeUrl: 'sqlite:/var/lib/q.db',
@@ -178,6 +180,7 @@ describe('serve configuration', () => {
       currency: 'USD',
       minorUnitsPerUnit: 1_000_000,
       spentOutStatus: 429,
+      webhookPollMs: 500,
     };
     expect(resolveServeConfig({}, env)).toEqual(fromEnv);
     expect(resolveServeConfig({ store: 'sqlite:x.db', port: 0, host: '::1', sweepIntervalMs: 250, logLevel: 'debug', metricsTenants: 0 }, env)).toEqual({

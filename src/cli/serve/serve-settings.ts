@@ -3,7 +3,7 @@ import { SPENT_OUT_STATUSES } from '../../http/errors.js';
 import { DEFAULT_BODY_LIMIT_BYTES, DEFAULT_METRICS_TENANTS } from '../../http/http-defaults.js';
 import { DEFAULT_SWEEP_INTERVAL_MS, MAX_SWEEP_INTERVAL_MS } from '../../plane/sweeper.js';
 import { DEFAULT_PRUNE_INTERVAL_MS } from '../../plane/pruner.js';
-import { DEFAULT_WEBHOOK_POLL_MS } from '../../plane/webhook-dispatcher.js';
+import { DEFAULT_WEBHOOK_POLL_MS } from '../../plane/webhook-defaults.js';
 import { AGE_EXPECTED, ageProblem, parseAge } from '../options.js';
 
 /** The levels `--log-level` takes, most severe first (`silent` logs nothing). */
