@@ -1,0 +1,90 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+import { createPlane } from '../../src/plane/create-plane.js';
+import type { Plane } from '../../src/plane/plane.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { QuotaStore } from '../../src/store/store.js';
+import { ManualClock } from '../../src/testing/manual-clock.js';
+import { BACKENDS, type SharedStore } from './backends.js';
+import { ALICE, T0 } from './plane-fixtures.js';
+
+// Attacks on the spend alerts and the event log (docs/design/rules.md#e1–#e9), on both backends.
+
+describe.each(BACKENDS)('spend alerts under attack, on $name', ({ fresh }) => {
+  let shared: SharedStore;
+  let store: QuotaStore;
+  let plane: Plane;
+  let clock: ManualClock;
+
+  beforeEach(async () => {
+    shared = await fresh('alerts-break');
+    store = await openStore(shared.url, shared.options);
+    clock = new ManualClock(T0);
+    plane = createPlane({ store, clock });
+  });
+
+  afterEach(async () => {
+    await store.close();
+    await shared.remove();
+  });
+
+  async function spend(tenant: string, run: string, tokens: number, agent?: string): Promise<void> {
+    const admitted = await plane.admit({
+      tenant,
+      run,
+      ...(agent === undefined ? {} : { agent: { name: agent, digest: 'ab'.repeat(32) } }),
+      budget: { maxTokens: tokens, maxCallTokens: 0, maxMinorUnits: 0, maxCallMinorUnits: 0 },
+    });
+    if (!admitted.ok) throw new Error(JSON.stringify(admitted));
+    const settled = await plane.settle({ tenant, run, epoch: 1, spend: { tokens, minorUnits: 0 }, concludes: true });
+    expect(settled).toMatchObject({ ok: true });
+  }
+
+  const crossed = async (tenant?: string) =>
+    (await plane.events(tenant === undefined ? {} : { tenant })).events
+      .filter((event) => event.type === 'threshold.crossed' || event.type === 'ceiling.reached')
+      .map((event) => `${event.tenant} ${event.type} ${JSON.stringify(event.data.threshold ?? null)} ${String(event.data.period)}`);
+
+  it('smoke: one settle over 80 % and 100 % writes two crossings and ceiling.reached', async () => {
+    await plane.setQuota('acme', { maxTokensPerPeriod: 1000 }, { by: ALICE, newTenant: true });
+    await spend('acme', 'run-1', 1000);
+    expect(await crossed()).toHaveLength(3);
+  });
+
+  it('E5.1 new plane-wide default thresholds fire at once for a tenant that has no quota and inherits them', async () => {
+    // A tenant known without a quota (its halt made it known) spends: it inherits the plane default.
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'drill', by: ALICE, newTenant: true });
+    await plane.lift({ tenant: 'acme', scope: 'tenant', by: ALICE });
+    await spend('acme', 'run-1', 600);
+    await plane.setPlaneCeiling({ alertThresholds: [{ tokens: 500 }] }, ALICE);
+    // The threshold is already crossed: E5.1 fires it now; no later settle can (600 is past 500).
+    await spend('acme', 'run-2', 10);
+    expect(await crossed('acme')).toEqual(['acme threshold.crossed {"tokens":500} 2026-01']);
+  });
+
+  it('E4 a tenant deleted and made again in the same month is alerted when the new tenant crosses its thresholds', async () => {
+    await plane.setQuota('acme', { maxTokensPerPeriod: 1000, alertThresholds: [{ percent: 50 }] }, { by: ALICE, newTenant: true });
+    await spend('acme', 'run-1', 600);
+    expect(await crossed('acme')).toHaveLength(1);
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' });
+    clock.advance(3_600_000);
+    await plane.setQuota('acme', { maxTokensPerPeriod: 1000, alertThresholds: [{ percent: 50 }] }, { by: ALICE, newTenant: true });
+    expect((await plane.usage({ tenant: 'acme' })).spent.tokens).toBe(0);
+    await spend('acme', 'run-2', 600);
+    expect(await crossed('acme')).toHaveLength(2);
+  });
+
+  it('E6 a re-created tenant reusing a run id gets its run.overran', async () => {
+    await plane.setQuota('acme', { maxTokensPerPeriod: 100000 }, { by: ALICE, newTenant: true });
+    const over = async () => {
+      const admitted = await plane.admit({ tenant: 'acme', run: 'run-1', budget: { maxTokens: 10, maxCallTokens: 0, maxMinorUnits: 0, maxCallMinorUnits: 0 } });
+      expect(admitted.ok).toBe(true);
+      await plane.settle({ tenant: 'acme', run: 'run-1', epoch: 1, spend: { tokens: 50, minorUnits: 0 }, concludes: true });
+    };
+    await over();
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'customer left' });
+    await plane.setQuota('acme', { maxTokensPerPeriod: 100000 }, { by: ALICE, newTenant: true });
+    await over();
+    expect((await plane.events({ tenant: 'acme' })).events.filter((event) => event.type === 'run.overran')).toHaveLength(2);
+  });
+});
