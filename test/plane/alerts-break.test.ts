@@ -6,7 +6,7 @@ import { openStore } from '../../src/store/open-store.js';
 import type { QuotaStore } from '../../src/store/store.js';
 import { ManualClock } from '../../src/testing/manual-clock.js';
 import { BACKENDS, type SharedStore } from './backends.js';
-import { ALICE, T0 } from './plane-fixtures.js';
+import { ALICE, BOB, observedStore, T0 } from './plane-fixtures.js';
 
 // Attacks on the spend alerts and the event log (docs/design/rules.md#e1–#e9), on both backends.
 
@@ -86,5 +86,34 @@ describe.each(BACKENDS)('spend alerts under attack, on $name', ({ fresh }) => {
     await plane.setQuota('acme', { maxTokensPerPeriod: 100000 }, { by: ALICE, newTenant: true });
     await over();
     expect((await plane.events({ tenant: 'acme' })).events.filter((event) => event.type === 'run.overran')).toHaveLength(2);
+  });
+  it('E6 a lift that a re-throw overtook removes nothing and must not write halt.lifted while the halt stands', async () => {
+    await plane.setQuota('acme', { maxTokensPerPeriod: 1000 }, { by: ALICE, newTenant: true });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 1', by: ALICE });
+    // Another instance re-throws the halt after the lift read it standing, before its audit row.
+    const observed = observedStore(store, {
+      appendAudit: async () => {
+        clock.advance(1);
+        await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 2', by: ALICE });
+      },
+    });
+    const lifting = createPlane({ store: observed.store, clock });
+    const lifted = await lifting.lift({ tenant: 'acme', scope: 'tenant', by: ALICE });
+    expect(lifted).toMatchObject({ wasStanding: true, removed: false });
+    expect(await plane.halts('acme')).toHaveLength(1);
+    // A reader of the event log must not be told the halt was lifted: it stands.
+    const types = (await plane.events({ tenant: 'acme' })).events.map((event) => event.type);
+    expect(types[types.length - 1]).toBe('halt.set');
+  });
+
+  it('E6 two lifts of one halt at once write one halt.lifted', async () => {
+    await plane.setQuota('acme', { maxTokensPerPeriod: 1000 }, { by: ALICE, newTenant: true });
+    await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident 1', by: ALICE });
+    const other = createPlane({ store, clock });
+    // The second lift reads the halt standing before the first deletes it.
+    const observed = observedStore(store, { liftHaltIf: async () => void (await other.lift({ tenant: 'acme', scope: 'tenant', by: BOB })) });
+    await createPlane({ store: observed.store, clock }).lift({ tenant: 'acme', scope: 'tenant', by: ALICE });
+    expect(await plane.halts('acme')).toHaveLength(0);
+    expect((await plane.events({ tenant: 'acme' })).events.filter((event) => event.type === 'halt.lifted')).toHaveLength(1);
   });
 });
