@@ -116,4 +116,18 @@ describe.each(BACKENDS)('spend alerts under attack, on $name', ({ fresh }) => {
     expect(await plane.halts('acme')).toHaveLength(0);
     expect((await plane.events({ tenant: 'acme' })).events.filter((event) => event.type === 'halt.lifted')).toHaveLength(1);
   });
+  it('E9 settles of three tenants at once (one batch on PostgreSQL), each crossing 80 % and 100 %, write each tenant its own events once', async () => {
+    const tenants = ['acme', 'globex', 'hooli'];
+    for (const tenant of tenants) await plane.setQuota(tenant, { maxTokensPerPeriod: 1000 }, { by: ALICE, newTenant: true });
+    const runs = tenants.flatMap((tenant) => Array.from({ length: 8 }, (_, i) => ({ tenant, run: `run-${i}` })));
+    for (const { tenant, run } of runs) {
+      const admitted = await plane.admit({ tenant, run, budget: { maxTokens: 125, maxCallTokens: 0, maxMinorUnits: 0, maxCallMinorUnits: 0 } });
+      expect(admitted.ok).toBe(true);
+    }
+    await Promise.all(runs.map(({ tenant, run }) => plane.settle({ tenant, run, epoch: 1, spend: { tokens: 125, minorUnits: 0 }, concludes: true })));
+    for (const tenant of tenants) expect(await crossed(tenant)).toHaveLength(3);
+    const seqs = (await plane.events()).events.map((event) => event.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set((await plane.events()).events.map((event) => event.id)).size).toBe(9);
+  });
 });
