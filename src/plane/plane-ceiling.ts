@@ -51,8 +51,9 @@ async function alertInheritingTenants(context: PlaneContext, atMs: number): Prom
     if (isReservedTenant(tenant)) continue;
     const handle = tenantHandle(context.store, tenant);
     if (handle.alertNow === undefined) return;
+    // A tenant without a quota inherits the default too (its settles fire it: spend-alerts.ts).
     const quota = await storeCall('getQuota', () => handle.getQuota());
-    if (quota === null || quota.alertThresholds !== undefined) continue;
+    if (quota !== null && quota.alertThresholds !== undefined) continue;
     await storeCall('alertNow', () => handle.alertNow!(atMs));
   }
 }

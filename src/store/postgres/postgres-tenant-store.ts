@@ -1,6 +1,6 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
-import type { TenantQuota } from '../../core/quota.js';
+import { UNLIMITED_QUOTA, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
@@ -395,8 +395,8 @@ export class PostgresTenantStore implements TenantStore {
         name: 'alerts',
         atMs,
         decide: (books) => {
-          const quota = books.storedQuota();
-          if (quota !== null) alertOnQuota(books, quota, atMs);
+          // Without a quota, what a settle fires on (spend-alerts.ts `alertOnAccrual`): the unlimited quota.
+          alertOnQuota(books, books.storedQuota() ?? UNLIMITED_QUOTA, atMs);
         },
       });
     });

@@ -5,7 +5,7 @@ import { reserveOnBooks } from '../../core/lifecycle/reserve.js';
 import { SqliteTenantBooks } from './sqlite-tenant-books.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
-import type { TenantQuota } from '../../core/quota.js';
+import { UNLIMITED_QUOTA, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { sameHalt, decodeHaltRow, type HaltRow } from '../halt-rows.js';
@@ -396,8 +396,8 @@ export class SqliteTenantStore implements TenantStore {
 
   async alertNow(atMs: number): Promise<void> {
     await this.#conn.write(() => {
-      const quota = readStoredQuota(this.#conn, this.tenant);
-      if (quota !== null) alertOnQuota(this.#books(), quota, atMs);
+      // Without a quota, what a settle fires on (spend-alerts.ts `alertOnAccrual`): the unlimited quota.
+      alertOnQuota(this.#books(), readStoredQuota(this.#conn, this.tenant) ?? UNLIMITED_QUOTA, atMs);
     });
   }
 
