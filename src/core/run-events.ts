@@ -1,6 +1,6 @@
 import { eventKey, type NewEvent } from './events.js';
-import { PLANE_AUDIT_TENANT } from './identifiers.js';
-import type { AuditRecord } from './lifecycle/types.js';
+import { haltScopeKey, type Halt } from './halt-scope.js';
+import type { Operator } from './operator.js';
 import type { Spend } from './spend.js';
 
 /*
@@ -33,20 +33,37 @@ export function strandedEvent(tenant: string, run: string, epoch: number, leaseE
   };
 }
 
+/** Who lifted a halt and when (Unix ms), as the lift's caller knows it. */
+export interface HaltLift {
+  readonly atMs: number;
+  readonly by: Operator;
+}
+
+function haltData(halt: Halt): Record<string, unknown> {
+  return { scope: haltScopeKey(halt.scope), reason: halt.reason, by: { ...halt.by }, thrownAtMs: halt.atMs, reachesRunning: halt.reachesRunning === true };
+}
+
 /**
- * The event an audit row of `chain` records, or `null` for a row that is none: `halt.set` for a
- * halt thrown (`halt`, `plane.halt`), `halt.lifted` for one lifted (`lift`, `plane.lift`), keyed by
- * the chain and the row's number, so the event is written with its audit row and never twice. A
- * row of the plane's chain is the plane's (`tenant: null`).
+ * `halt.set`: `halt` was thrown (or re-thrown) on `tenant` (`null`: the plane-wide halt), written
+ * in the transaction that stores it (docs/design/rules.md#e6). Keyed by the scope and the instant
+ * it was thrown at, so a retry of the same throw writes nothing more.
  */
-export function auditEvent(chain: string, record: AuditRecord): NewEvent | null {
-  const type = record.action === 'halt' || record.action === 'plane.halt' ? 'halt.set' : record.action === 'lift' || record.action === 'plane.lift' ? 'halt.lifted' : null;
-  if (type === null) return null;
+export function haltSetEvent(tenant: string | null, halt: Halt): NewEvent {
+  return { key: eventKey('halt.set', tenant, haltScopeKey(halt.scope), halt.atMs), type: 'halt.set', tenant, atMs: halt.atMs, data: haltData(halt) };
+}
+
+/**
+ * `halt.lifted`: the standing `halt` was removed, written in the transaction that removes it, so a
+ * lift that removes nothing (another lift, or a re-throw, came first) writes none
+ * (docs/design/rules.md#e6). Keyed like the throw it ends: a throw is lifted once. `lift` says who
+ * lifted it and when; without it (the port's bare lift) the event bears the halt's own instant.
+ */
+export function haltLiftedEvent(tenant: string | null, halt: Halt, lift: HaltLift | undefined): NewEvent {
   return {
-    key: eventKey(type, chain, record.seq),
-    type,
-    tenant: chain === PLANE_AUDIT_TENANT ? null : chain,
-    atMs: record.atMs,
-    data: { scope: record.subject, by: { ...record.by }, detail: record.detail, auditSeq: record.seq },
+    key: eventKey('halt.lifted', tenant, haltScopeKey(halt.scope), halt.atMs),
+    type: 'halt.lifted',
+    tenant,
+    atMs: lift?.atMs ?? halt.atMs,
+    data: { ...haltData(halt), liftedBy: lift === undefined ? null : { ...lift.by }, liftedAtMs: lift?.atMs ?? null },
   };
 }

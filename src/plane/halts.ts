@@ -73,7 +73,7 @@ export async function lift(context: PlaneContext, input: LiftInput): Promise<Lif
   await storeCall('appendAudit', () =>
     handle.appendAudit({ atMs, by, action: 'lift' satisfies AuditAction, subject: key, detail: haltDetail(standing) }),
   );
-  const removed = await storeCall('liftHaltIf', () => handle.liftHaltIf(standing));
+  const removed = await storeCall('liftHaltIf', () => handle.liftHaltIf(standing, { atMs, by }));
   return { wasStanding: true, removed };
 }
 

@@ -8,6 +8,7 @@ import { isPeriodKey } from '../core/period.js';
 import { parseRateCeilings, parseStoredQuota, type TenantQuota } from '../core/quota.js';
 import { requireSpend } from '../core/spend.js';
 import type { QuotaSettlement, RateReservation, SpendHold } from './types.js';
+import type { HaltLift } from '../core/run-events.js';
 
 /*
  * The input rules of the store port (store.ts), one set for every caller: `validated()`
@@ -45,6 +46,12 @@ export function requireLimit(field: string, value: unknown): number {
     throw invalidArgument(field, `must be an integer of at least 1, got ${describe(value)}`);
   }
   return value;
+}
+
+/** Who lifted a halt and when: `{ atMs, by }`, else `INVALID_ARGUMENT` naming the member. */
+export function requireHaltLift(field: string, value: unknown): HaltLift {
+  const record = requireObject(field, value);
+  return { atMs: requireInstantMs(`${field}.atMs`, record.atMs), by: parseOperator(record.by, `${field}.by`) };
 }
 
 /** A pass's fencing epoch: a safe integer of at least 1, else `INVALID_ARGUMENT` naming `field`. */

@@ -34,7 +34,8 @@ export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
 /**
  * The tables with a tenant column that a deletion keeps: the audit chain (the record of what was
  * done, ending in the deletion's row), the event log (append-only like the chain: its events were
- * already announced, and a cursor or a webhook delivery may still be reading them) and, on PostgreSQL, counters that are no record of the
+ * already announced, and a cursor or a webhook delivery may still be reading them; they are retired,
+ * see {@link retireTenantEventsSql}) and, on PostgreSQL, counters that are no record of the
  * tenant (`quota_figures` and `quota_agent_figures` count slots, 0 once none is held;
  * `quota_book_versions` must never go back, or a kept row could match a version again).
  */
@@ -59,6 +60,15 @@ export function deletionBlockersSql(prefix: string, tenant: string, atMs: string
 /** The ids of the tenant's own API keys, which its deletion removes, in byte order. */
 export function tenantKeysSql(prefix: string, tenant: string): string {
   return `SELECT key_id FROM ${prefix}quotaplane_api_keys WHERE tenant = ${tenant} ORDER BY key_id`;
+}
+
+/**
+ * The statement that retires the tenant's events (`retired_by` the deletion's audit number, given by
+ * the `auditSeq` placeholder): the log keeps them, but a tenant made again under the same name is
+ * read without them and fires its alerts afresh (docs/design/rules.md#e4).
+ */
+export function retireTenantEventsSql(prefix: string, tenant: string, auditSeq: string): string {
+  return `UPDATE ${prefix}quota_events SET retired_by = ${auditSeq} WHERE tenant = ${tenant} AND retired_by = 0`;
 }
 
 /** The statements that remove the tenant's rows, one per table of {@link TENANT_DELETED_TABLES}. */

@@ -22,7 +22,7 @@ beforeEach(async () => {
 afterEach(() => dir.remove());
 
 describe('events of a deleted tenant from the CLI', () => {
-  it('E8 `events --tenant` reads the events a deleted tenant kept, as GET /v1/tenants/{t}/events does', async () => {
+  it('E4 E8 a deleted tenant\'s events stay in the log, retired: every-event reads list them, the tenant\'s own none', async () => {
     const store = await openStore(url);
     try {
       const plane = createPlane({ store, clock: new ManualClock(Date.now()) });
@@ -30,14 +30,18 @@ describe('events of a deleted tenant from the CLI', () => {
       await plane.halt({ tenant: 'acme', scope: 'tenant', reason: 'incident', by: OPS });
       await plane.lift({ tenant: 'acme', scope: 'tenant', by: OPS });
       await plane.deleteTenant({ tenant: 'acme', by: OPS, reason: 'customer left' });
-      // The library reads them: the log kept them (TENANT_KEPT_TABLES).
-      expect((await plane.events({ tenant: 'acme' })).events).toHaveLength(2);
+      expect((await plane.events({ tenant: 'acme' })).events).toEqual([]);
     } finally {
       await store.close();
     }
-    const read = await runCli(['events', '--tenant', 'acme', '--json', '--store', url]);
-    expect(read.stderr).toBe('');
-    expect(read.status).toBe(0);
-    expect((JSON.parse(read.stdout) as { events: unknown[] }).events).toHaveLength(2);
+    const all = await runCli(['events', '--json', '--store', url]);
+    expect(all.status).toBe(0);
+    expect((JSON.parse(all.stdout) as { events: { tenant: string; type: string }[] }).events.map((event) => [event.tenant, event.type])).toEqual([
+      ['acme', 'halt.set'],
+      ['acme', 'halt.lifted'],
+    ]);
+    const own = await runCli(['events', '--tenant', 'acme', '--store', url]);
+    expect(own.status).toBe(1);
+    expect(own.stderr).toContain("'acme'");
   });
 });

@@ -34,7 +34,8 @@ CREATE TABLE quota_events (
   tenant     TEXT    NOT NULL,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
-  data_json  TEXT    NOT NULL
+  data_json  TEXT    NOT NULL,
+  retired_by INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 
 -- table quota_halted
@@ -265,7 +266,7 @@ CREATE TABLE quotaplane_webhook_endpoints (
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
 
 -- index quota_events_by_tenant
-CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, id);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)

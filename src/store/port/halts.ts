@@ -1,4 +1,5 @@
 import type { Halt, HaltScope } from '../../core/halt-scope.js';
+import type { HaltLift } from '../../core/run-events.js';
 import type { TenantScoped } from './tenant-scoped.js';
 
 /**
@@ -8,12 +9,21 @@ import type { TenantScoped } from './tenant-scoped.js';
  * plane's halt and lift (plane/halts.ts) and the attention listing of withheld runs.
  */
 export interface HaltStore extends TenantScoped {
-  /** Upserts the halt row of `halt.scope`; a re-throw replaces reason, operator and instant (docs/design/rules.md#c22). */
+  /**
+   * Upserts the halt row of `halt.scope`; a re-throw replaces reason, operator and instant
+   * (docs/design/rules.md#c22). Writes its `halt.set` event in the same transaction (#e6).
+   */
   setHalt(halt: Halt): Promise<void>;
-  /** Deletes the halt row; answers whether one stood (docs/design/rules.md#c24–#c26). */
-  liftHalt(scope: HaltScope): Promise<boolean>;
-  /** Deletes the row only if it still equals `standing` in reason, operator and instant (docs/design/rules.md#c28–#c30). */
-  liftHaltIf(standing: Halt): Promise<boolean>;
+  /**
+   * Deletes the halt row; answers whether one stood (docs/design/rules.md#c24–#c26). The removal
+   * writes its `halt.lifted` event, naming `lift` (who and when) when given (#e6).
+   */
+  liftHalt(scope: HaltScope, lift?: HaltLift): Promise<boolean>;
+  /**
+   * Deletes the row only if it still equals `standing` in reason, operator and instant
+   * (docs/design/rules.md#c28–#c30); a removal writes its `halt.lifted` event, a miss none (#e6).
+   */
+  liftHaltIf(standing: Halt, lift?: HaltLift): Promise<boolean>;
   /** Every standing halt, bytewise by scope key, in one read; an unreadable row throws `STORE_CORRUPT` (docs/design/rules.md#c23). */
   halts(): Promise<Halt[]>;
 }

@@ -1,8 +1,6 @@
 import { AUDIT_GENESIS_HASH, auditRowHash, canonicalJson } from '../audit-hash.js';
-import { auditEvent } from '../../core/run-events.js';
 import type { AuditEntry, AuditRecord } from '../types.js';
 import type { TransactionClient } from './postgres-connection.js';
-import { appendEventsInTransaction } from './postgres-events.js';
 import type { PostgresQueries } from './postgres-queries.js';
 
 /**
@@ -11,8 +9,7 @@ import type { PostgresQueries } from './postgres-queries.js';
  * first) with the backend-neutral `auditRowHash`. `detail` is stored as canonical JSON, so the
  * record returned equals the one `auditLog` reads back and its hash verifies. The hash is computed
  * here, in TypeScript, because it must be byte-for-byte the SQLite adapter's: that is why audited
- * operations compute it in TypeScript whatever path appends them. A halt thrown or lifted also
- * appends its event (core/run-events.ts `auditEvent`; docs/design/rules.md#e6).
+ * operations compute it in TypeScript whatever path appends them.
  */
 export async function appendAuditInTransaction(
   tx: TransactionClient,
@@ -29,9 +26,5 @@ export async function appendAuditInTransaction(
   const stored: AuditEntry = { atMs: entry.atMs, by: entry.by, action: entry.action, subject: entry.subject, detail };
   const hash = auditRowHash(tenant, seq, stored, prevHash);
   await tx.run(q.insertAudit, [tenant, seq, entry.atMs, entry.by.actor, entry.by.basis, entry.action, entry.subject, detailJson, prevHash, hash]);
-  const record = { seq, ...stored, hash };
-  const event = auditEvent(tenant, record);
-  // The events lock is the last a transaction takes: callers append their audit row last.
-  if (event !== null) await appendEventsInTransaction(tx, q, [event]);
-  return record;
+  return { seq, ...stored, hash };
 }

@@ -4,7 +4,7 @@ import { waitedTooLong } from '../applied-instant.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import type { AppliedInstant } from '../types.js';
 import { BatchFacts, FactsMissing } from './postgres-books-facts.js';
-import { loadFacts, writeFacts, writeKeptFacts, type BooksQueries, type KeptWrite, type WriteFault } from './postgres-books-io.js';
+import { loadFacts, takeEvents, writeFacts, writeKeptFacts, type BooksQueries, type KeptWrite, type WriteFault } from './postgres-books-io.js';
 import { BooksCache } from './postgres-books-cache.js';
 import type { PostgresConnection, TransactionClient } from './postgres-connection.js';
 import { batchFailedError, closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -367,10 +367,16 @@ async function decideBatch(
     }
   });
   // Writes what was decided since the last write, and goes on from the books as they then stand.
+  // Decided one by one, each write leaves its events out, and they are appended after the last:
+  // the events lock must be the last lock the transaction takes, and a later decision may still
+  // take the plane's or an audit lock (migration 0004, quota_events_append).
   let written = facts;
+  const heldEvents: unknown[] = [];
   const write = async (closes = false): Promise<WriteFault | null> => {
     written = facts;
+    const events = mode === 'each' ? takeEvents(facts) : [];
     const fault = await writeFacts(tx, q, facts, closes);
+    if (fault === null) heldEvents.push(...events);
     const locked = facts.locked;
     facts = new BatchFacts();
     for (const tenant of locked) facts.locked.add(tenant);
@@ -390,6 +396,7 @@ async function decideBatch(
   }
   // Together, the write is the batch's last statement and goes with its COMMIT.
   await write(mode === 'together');
+  if (heldEvents.length > 0) await tx.rows(q.appendEvents, [JSON.stringify(heldEvents)]);
   return { settled, facts: written };
 }
 

@@ -32,6 +32,8 @@ export function booksQueries(s: string) {
     load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
     write: `SELECT ${s}.quota_books_write_caught($1::jsonb) AS fault`,
     writeAlone: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
+    /** Events held back from writes of their own decision (a batch decided one by one), appended last. */
+    appendEvents: `SELECT ${s}.quota_events_append($1::jsonb)`,
   } as const;
 }
 
@@ -386,6 +388,16 @@ export async function writeKeptFacts(db: PostgresConnection, q: BooksQueries, ba
  * `closes`, the write is the transaction's last statement and goes with its COMMIT
  * (`tx.closing`): one round trip.
  */
+/**
+ * Takes the events the decisions of `batch` appended out of it (a write then leaves them out),
+ * for a caller that appends them itself, last.
+ */
+export function takeEvents(batch: BatchFacts): unknown[] {
+  const taken: unknown[] = [];
+  for (const facts of batch.tenants.values()) taken.push(...facts.eventsAppended.splice(0));
+  return taken;
+}
+
 export async function writeFacts(tx: TransactionClient, q: BooksQueries, batch: BatchFacts, closes = false): Promise<WriteFault | null> {
   const rows = changedRows(batch);
   if (rows === null) return null;

@@ -1,6 +1,6 @@
 import { auditChainsSql, listTenantsSql, tenantRecordsSql } from '../known-tenants.js';
 import { overranPassesSql } from '../overran-passes.js';
-import { deleteTenantRowsSql, deletionBlockersSql, tenantKeysSql } from '../tenant-deletion-sql.js';
+import { deleteTenantRowsSql, deletionBlockersSql, retireTenantEventsSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { booksQueries } from './postgres-books-io.js';
 import { postgresLeaseQueries } from './postgres-lease-queries.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
@@ -29,6 +29,7 @@ export function postgresQueries(s: string) {
       blockers: deletionBlockersSql(`${s}.`, '$1', '$2'),
       keys: tenantKeysSql(`${s}.`, '$1'),
       deleteRows: deleteTenantRowsSql(`${s}.`, '$1'),
+      retireEvents: retireTenantEventsSql(`${s}.`, '$1', '$2'),
     },
 
     // ── locks ──────────────────────────────────────────────────────────────
@@ -92,10 +93,6 @@ export function postgresQueries(s: string) {
         reason = excluded.reason, by_actor = excluded.by_actor, by_basis = excluded.by_basis, at_ms = excluded.at_ms,
         reaches_running = excluded.reaches_running`,
     deleteHalt: `DELETE FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
-    /** Compare-and-delete in one statement (docs/design/rules.md#c28–#c30): only the very halt that was read goes. */
-    deleteHaltIfSame: `DELETE FROM ${s}.quota_halted
-      WHERE tenant = $1 AND scope = $2 AND reason = $3 AND by_actor = $4 AND by_basis = $5 AND at_ms = $6
-        AND reaches_running = $7`,
     selectHalt: `SELECT scope, reason, by_actor, by_basis, at_ms, reaches_running FROM ${s}.quota_halted WHERE tenant = $1 AND scope = $2`,
 
     // ── tenant quotas ───────────────────────────────────────────────────────
@@ -122,11 +119,11 @@ export function postgresQueries(s: string) {
     eventsAfter: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
       WHERE seq > $1 ORDER BY seq LIMIT $2`,
     tenantEventsAfter: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
-      WHERE tenant = $3 AND seq > $1 ORDER BY seq LIMIT $2`,
+      WHERE tenant = $3 AND retired_by = 0 AND seq > $1 ORDER BY seq LIMIT $2`,
     /** The newest events, newest first (port/events.ts `newestEvents`). */
     newestEvents: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events ORDER BY seq DESC LIMIT $1`,
     tenantNewestEvents: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
-      WHERE tenant = $2 ORDER BY seq DESC LIMIT $1`,
+      WHERE tenant = $2 AND retired_by = 0 ORDER BY seq DESC LIMIT $1`,
     listAuditChain: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
       WHERE tenant = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
     listAuditByAction: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit

@@ -14,7 +14,8 @@ import { knownTenantOf } from '../known-tenants.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import { appendAuditInTransaction } from './postgres-audit.js';
 import type { QuotaEvent } from '../../core/events.js';
-import { readEventsAfter, readNewestEvents } from './postgres-events.js';
+import { appendEventsInTransaction, readEventsAfter, readNewestEvents } from './postgres-events.js';
+import { haltLiftedEvent, haltSetEvent } from '../../core/run-events.js';
 import { decideNow, defaultBatchSettings, MAX_BATCH, PLANE_WIDE, PostgresBatcher, type BatchSettings } from './postgres-batcher.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { closedStoreError, toQuotaError } from './postgres-errors.js';
@@ -188,6 +189,7 @@ export class PostgresQuotaStore implements QuotaStore {
       await tx.rows(this.#q.lockPlaneCeiling, []);
       await appendAuditInTransaction(tx, this.#q, auditTenant, audit);
       await tx.run(this.#q.upsertPlaneHalt, [halt.reason, halt.by.actor, halt.by.basis, halt.atMs, halt.reachesRunning === true]);
+      await appendEventsInTransaction(tx, this.#q, [haltSetEvent(null, halt)]);
     });
   }
 
@@ -203,7 +205,9 @@ export class PostgresQuotaStore implements QuotaStore {
         standing.atMs,
         standing.reachesRunning === true,
       ]);
-      return removed > 0;
+      if (removed === 0) return false;
+      await appendEventsInTransaction(tx, this.#q, [haltLiftedEvent(null, standing, { atMs: audit.atMs, by: audit.by })]);
+      return true;
     });
   }
 

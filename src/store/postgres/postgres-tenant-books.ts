@@ -28,7 +28,6 @@ import { decodePrunedRow } from '../retention.js';
 import { decodeRun, decodeSpend } from '../rows.js';
 import { eventJsonColumns } from '../event-rows.js';
 import type { NewEvent } from '../../core/events.js';
-import { auditEvent } from '../../core/run-events.js';
 import type { AdmitRequest, AuditEntry, AuditRecord, RunRecord, RunStatus } from '../types.js';
 import {
   FactsMissing,
@@ -523,10 +522,7 @@ export class PostgresTenantBooks implements TenantBooks {
       prev_hash: prevHash,
       hash,
     });
-    const record = { seq, ...stored, hash };
-    const event = auditEvent(this.tenant, record);
-    if (event !== null) this.appendEvent(event);
-    return record;
+    return { seq, ...stored, hash };
   }
 
   appendEvent(event: NewEvent): void {

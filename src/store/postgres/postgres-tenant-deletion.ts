@@ -46,6 +46,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
     const keys = (await tx.rows<{ key_id: string }>(q.tenantDeletion.keys, [tenant])).map((key) => key.key_id);
     for (const statement of q.tenantDeletion.deleteRows) await tx.run(statement, [tenant]);
     const audit = await appendAuditInTransaction(tx, q, tenant, tenantDeletionAudit({ atMs: request.atMs, by: request.by, reason: request.reason, quota, keys }));
+    await tx.run(q.tenantDeletion.retireEvents, [tenant, audit.seq]);
     return { audit, keys };
   });
 }

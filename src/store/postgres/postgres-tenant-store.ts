@@ -3,7 +3,7 @@ import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.j
 import { UNLIMITED_QUOTA, type TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
-import { decodeHaltRow, type HaltRow } from '../halt-rows.js';
+import { decodeHaltRow, sameHalt, type HaltRow } from '../halt-rows.js';
 import type { TenantStore } from '../store.js';
 import { decodeOverran, type OverranRow } from '../overran-passes.js';
 import type {
@@ -53,6 +53,8 @@ import { decideSettle } from '../../core/lifecycle/receipts.js';
 import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
 import { grantWaiters } from '../../core/lifecycle/waiting.js';
 import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
+import { haltLiftedEvent, haltSetEvent, type HaltLift } from '../../core/run-events.js';
+import { appendEventsInTransaction } from './postgres-events.js';
 import { decideNow } from './postgres-batcher.js';
 import * as operator from './postgres-operator.js';
 import * as retention from './postgres-retention.js';
@@ -142,38 +144,35 @@ export class PostgresTenantStore implements TenantStore {
   }
 
   async setHalt(halt: Halt): Promise<void> {
-    await this.#writeUnderLock(this.#q.upsertHalt, [
-      this.tenant,
-      haltScopeKey(halt.scope),
-      halt.reason,
-      halt.by.actor,
-      halt.by.basis,
-      halt.atMs,
-      halt.reachesRunning === true,
-    ]);
+    await this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.lockTenant, [this.tenant]);
+      await tx.run(this.#q.upsertHalt, [this.tenant, haltScopeKey(halt.scope), halt.reason, halt.by.actor, halt.by.basis, halt.atMs, halt.reachesRunning === true]);
+      await appendEventsInTransaction(tx, this.#q, [haltSetEvent(this.tenant, halt)]);
+    });
   }
 
-  async liftHalt(scope: HaltScope): Promise<boolean> {
-    return (await this.#writeUnderLock(this.#q.deleteHalt, [this.tenant, haltScopeKey(scope)])) > 0;
+  async liftHalt(scope: HaltScope, lift?: HaltLift): Promise<boolean> {
+    return this.#liftUnderLock(scope, null, lift);
   }
 
-  async liftHaltIf(standing: Halt): Promise<boolean> {
-    const scope = haltScopeKey(standing.scope);
-    const removed = await this.#writeUnderLock(this.#q.deleteHaltIfSame, [
-      this.tenant,
-      scope,
-      standing.reason,
-      standing.by.actor,
-      standing.by.basis,
-      standing.atMs,
-      standing.reachesRunning === true,
-    ]);
-    if (removed > 0) return true;
-    // Nothing deleted: a row still standing on the scope is another halt, but it must at least be
-    // readable, as in every other read of halts (an unreadable row is corrupt, never skipped).
-    const row = await this.#db.row<HaltRow>(this.#q.selectHalt, [this.tenant, scope]);
-    if (row !== undefined) decodeHaltRow(this.tenant, row);
-    return false;
+  async liftHaltIf(standing: Halt, lift?: HaltLift): Promise<boolean> {
+    return this.#liftUnderLock(standing.scope, standing, lift);
+  }
+
+  // Removes the halt of `scope` (only if it equals `expected`, when given) with its halt.lifted
+  // event, under the tenant's lock. A row that stands must be readable, removed or not, as in every
+  // other read of halts (an unreadable row is corrupt, never skipped).
+  async #liftUnderLock(scope: HaltScope, expected: Halt | null, lift: HaltLift | undefined): Promise<boolean> {
+    return this.#db.transaction(async (tx) => {
+      await tx.rows(this.#q.lockTenant, [this.tenant]);
+      const [row] = await tx.rows<HaltRow>(this.#q.selectHalt, [this.tenant, haltScopeKey(scope)]);
+      if (row === undefined) return false;
+      const standing = decodeHaltRow(this.tenant, row);
+      if (expected !== null && !sameHalt(standing, expected)) return false;
+      if ((await tx.run(this.#q.deleteHalt, [this.tenant, haltScopeKey(scope)])) === 0) return false;
+      await appendEventsInTransaction(tx, this.#q, [haltLiftedEvent(this.tenant, standing, lift)]);
+      return true;
+    });
   }
 
   async halts(): Promise<Halt[]> {

@@ -1,16 +1,13 @@
 import { AUDIT_GENESIS_HASH, auditRowHash, canonicalJson } from '../audit-hash.js';
 import type { AuditEntry, AuditRecord } from '../types.js';
-import { auditEvent } from '../../core/run-events.js';
 import type { SqliteConnection } from './sqlite-connection.js';
-import { appendEventInTransaction } from './sqlite-events.js';
 import { INSERT_AUDIT, SELECT_AUDIT_HEAD } from './sqlite-queries.js';
 
 /**
  * Appends one audit row inside the caller's `BEGIN IMMEDIATE` transaction: the next sequence
  * number of the tenant, chained to the previous row's hash (genesis for the first) with the
  * backend-neutral `auditRowHash`. `detail` is stored as canonical JSON, so the record returned
- * here equals the one `auditLog` reads back and its hash verifies. A halt thrown or lifted also
- * appends its event (core/run-events.ts `auditEvent`; docs/design/rules.md#e6).
+ * here equals the one `auditLog` reads back and its hash verifies.
  */
 export function appendAuditInTransaction(conn: SqliteConnection, tenant: string, entry: AuditEntry): AuditRecord {
   const head = conn.get<{ seq: number; hash: string }>(SELECT_AUDIT_HEAD, { tenant });
@@ -32,8 +29,5 @@ export function appendAuditInTransaction(conn: SqliteConnection, tenant: string,
     prevHash,
     hash,
   });
-  const record = { seq, ...stored, hash };
-  const event = auditEvent(tenant, record);
-  if (event !== null) appendEventInTransaction(conn, event);
-  return record;
+  return { seq, ...stored, hash };
 }

@@ -7,19 +7,19 @@ import type { SqliteConnection } from './sqlite-connection.js';
  */
 
 const INSERT_EVENT = `INSERT INTO quota_events (id, event_key, tenant, type, at_ms, data_json)
-  VALUES (@id, @event_key, @tenant, @type, @at_ms, @data_json) ON CONFLICT (tenant, id) DO NOTHING`;
+  VALUES (@id, @event_key, @tenant, @type, @at_ms, @data_json) ON CONFLICT (tenant, retired_by, id) DO NOTHING`;
 
 const EVENTS_AFTER = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
   WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`;
 
 const TENANT_EVENTS_AFTER = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
-  WHERE tenant = @tenant AND seq > @afterSeq ORDER BY seq LIMIT @limit`;
+  WHERE tenant = @tenant AND retired_by = 0 AND seq > @afterSeq ORDER BY seq LIMIT @limit`;
 
 const NEWEST_EVENTS = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
   ORDER BY seq DESC LIMIT @limit`;
 
 const TENANT_NEWEST_EVENTS = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
-  WHERE tenant = @tenant ORDER BY seq DESC LIMIT @limit`;
+  WHERE tenant = @tenant AND retired_by = 0 ORDER BY seq DESC LIMIT @limit`;
 
 /** Appends `event` inside the caller's `BEGIN IMMEDIATE` transaction, unless its id is there already. */
 export function appendEventInTransaction(conn: SqliteConnection, event: NewEvent): void {

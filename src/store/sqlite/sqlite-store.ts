@@ -35,7 +35,8 @@ import { MAX_AMOUNT } from '../../core/amounts.js';
 import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { AuditEntry, PlaneUsage } from '../types.js';
 import type { QuotaEvent } from '../../core/events.js';
-import { readEventsAfter, readNewestEvents } from './sqlite-events.js';
+import { appendEventInTransaction, readEventsAfter, readNewestEvents } from './sqlite-events.js';
+import { haltLiftedEvent, haltSetEvent } from '../../core/run-events.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { readPlaneCeiling } from './sqlite-tenant-books.js';
 import { SqliteTenantStore } from './sqlite-tenant-store.js';
@@ -198,6 +199,7 @@ export class SqliteQuotaStore implements QuotaStore {
         atMs: halt.atMs,
         reachesRunning: halt.reachesRunning === true ? 1 : 0,
       });
+      appendEventInTransaction(this.#conn, haltSetEvent(null, halt));
     });
   }
 
@@ -208,7 +210,9 @@ export class SqliteQuotaStore implements QuotaStore {
       appendAuditInTransaction(this.#conn, auditTenant, audit);
       const row = this.#conn.get<PlaneHaltRow>(SELECT_PLANE_HALT, {});
       if (row === undefined || !sameHalt(decodePlaneHaltRow(row), standing)) return false;
-      return this.#conn.run(DELETE_PLANE_HALT, {}) > 0;
+      if (this.#conn.run(DELETE_PLANE_HALT, {}) === 0) return false;
+      appendEventInTransaction(this.#conn, haltLiftedEvent(null, standing, { atMs: audit.atMs, by: audit.by }));
+      return true;
     });
   }
 

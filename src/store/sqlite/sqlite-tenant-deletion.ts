@@ -2,7 +2,7 @@ import { unknownTenantError } from '../../core/known-tenant.js';
 import { tenantDeletionAudit, tenantDeletionRefusal } from '../../core/tenant-deletion.js';
 import { knownTenantOf } from '../known-tenants.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
-import { deleteTenantRowsSql, deletionBlockersSql, tenantKeysSql } from '../tenant-deletion-sql.js';
+import { deleteTenantRowsSql, deletionBlockersSql, retireTenantEventsSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import type { SqliteConnection } from './sqlite-connection.js';
 import { SELECT_QUOTA, TENANT_RECORDS } from './sqlite-queries.js';
@@ -13,6 +13,7 @@ const TENANT_KEYS = tenantKeysSql('', '@tenant');
 // Each names its table right after DELETE FROM, so the connection's write cache is cleared by
 // those of cached tables (quotas, halts, waiters) as by any other writer.
 const DELETE_ROWS = deleteTenantRowsSql('', '@tenant');
+const RETIRE_EVENTS = retireTenantEventsSql('', '@tenant', '@auditSeq');
 
 interface BlockerRow {
   readonly running: number;
@@ -48,5 +49,6 @@ export function deleteTenantInTransaction(conn: SqliteConnection, tenant: string
   const keys = conn.all<{ key_id: string }>(TENANT_KEYS, params).map((key) => key.key_id);
   for (const statement of DELETE_ROWS) conn.run(statement, params);
   const audit = appendAuditInTransaction(conn, tenant, tenantDeletionAudit({ atMs: request.atMs, by: request.by, reason: request.reason, quota, keys }));
+  conn.run(RETIRE_EVENTS, { tenant, auditSeq: audit.seq });
   return { audit, keys };
 }

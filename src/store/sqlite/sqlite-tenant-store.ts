@@ -44,6 +44,8 @@ import type {
 } from '../types.js';
 import { atApply } from '../applied-instant.js';
 import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
+import { haltLiftedEvent, haltSetEvent, type HaltLift } from '../../core/run-events.js';
+import { appendEventInTransaction } from './sqlite-events.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
 import { deleteTenantInTransaction } from './sqlite-tenant-deletion.js';
 import type { DeleteTenantOutcome, DeleteTenantRequest } from '../port/tenant-deletion.js';
@@ -176,22 +178,31 @@ export class SqliteTenantStore implements TenantStore {
       atMs: halt.atMs,
       reachesRunning: halt.reachesRunning === true ? 1 : 0,
     };
-    await this.#conn.write(() => this.#conn.run(q.UPSERT_HALT, params));
-  }
-
-  async liftHalt(scope: HaltScope): Promise<boolean> {
-    const params = { tenant: this.tenant, scope: haltScopeKey(scope) };
-    return this.#conn.write(() => this.#conn.run(q.DELETE_HALT, params) > 0);
-  }
-
-  async liftHaltIf(standing: Halt): Promise<boolean> {
-    const params = { tenant: this.tenant, scope: haltScopeKey(standing.scope) };
-    return this.#conn.write(() => {
-      const row = this.#conn.get<HaltRow>(q.SELECT_HALT, params);
-      // Decoding first: an unreadable row throws STORE_CORRUPT rather than being treated as different.
-      if (row === undefined || !sameHalt(decodeHaltRow(this.tenant, row), standing)) return false;
-      return this.#conn.run(q.DELETE_HALT, params) > 0;
+    await this.#conn.write(() => {
+      this.#conn.run(q.UPSERT_HALT, params);
+      appendEventInTransaction(this.#conn, haltSetEvent(this.tenant, halt));
     });
+  }
+
+  async liftHalt(scope: HaltScope, lift?: HaltLift): Promise<boolean> {
+    return this.#conn.write(() => this.#liftInTransaction(scope, null, lift));
+  }
+
+  async liftHaltIf(standing: Halt, lift?: HaltLift): Promise<boolean> {
+    return this.#conn.write(() => this.#liftInTransaction(standing.scope, standing, lift));
+  }
+
+  // Removes the halt of `scope` (only if it equals `expected`, when given) with its halt.lifted event.
+  #liftInTransaction(scope: HaltScope, expected: Halt | null, lift: HaltLift | undefined): boolean {
+    const params = { tenant: this.tenant, scope: haltScopeKey(scope) };
+    const row = this.#conn.get<HaltRow>(q.SELECT_HALT, params);
+    if (row === undefined) return false;
+    // Decoding first: an unreadable row throws STORE_CORRUPT rather than being treated as different.
+    const standing = decodeHaltRow(this.tenant, row);
+    if (expected !== null && !sameHalt(standing, expected)) return false;
+    if (this.#conn.run(q.DELETE_HALT, params) === 0) return false;
+    appendEventInTransaction(this.#conn, haltLiftedEvent(this.tenant, standing, lift));
+    return true;
   }
 
   async halts(): Promise<Halt[]> {

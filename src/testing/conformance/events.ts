@@ -161,7 +161,7 @@ export const spendAlerts: ConformanceGroup = {
     },
     {
       id: 'E6',
-      title: 'a stranded run, and a halt thrown and lifted (its audit row), have one event each',
+      title: 'a stranded run, a halt thrown, and a halt removed have one event each; a lift that removes nothing writes none',
       async run(context) {
         const handle = acme(context);
         const run = runId(20);
@@ -169,12 +169,18 @@ export const spendAlerts: ConformanceGroup = {
         const swept = await handle.sweepRun({ run, atMs: FEB_MS + LEASE_MS + 1 });
         assert.equal(swept.stranded, true);
         await handle.sweepRun({ run, atMs: FEB_MS + LEASE_MS + 2 });
-        await handle.appendAudit({ atMs: FEB_MS + 3, by: OPS_ALICE, action: 'halt', subject: 'tenant', detail: { reason: 'test' } });
-        await handle.appendAudit({ atMs: FEB_MS + 4, by: OPS_ALICE, action: 'lift', subject: 'tenant', detail: {} });
+        const halt = { scope: { kind: 'tenant' as const }, reason: 'test', by: OPS_ALICE, atMs: FEB_MS + 3 };
+        await handle.setHalt(halt);
+        await handle.setHalt(halt);
+        assert.equal(await handle.liftHaltIf({ ...halt, reason: 'another' }, { atMs: FEB_MS + 4, by: OPS_ALICE }), false);
+        assert.equal(await handle.liftHaltIf(halt, { atMs: FEB_MS + 5, by: OPS_ALICE }), true);
+        assert.equal(await handle.liftHaltIf(halt, { atMs: FEB_MS + 6, by: OPS_ALICE }), false);
         const mine = (await events(context.store, 'acme')).filter((event) => event.type === 'run.stranded' || event.type.startsWith('halt.'));
         assert.deepEqual(mine.map((event) => event.type), ['run.stranded', 'halt.set', 'halt.lifted']);
         assert.deepEqual(mine[0]?.data, { run, epoch: 1, leaseExpiredAtMs: FEB_MS + LEASE_MS });
-        assert.equal((mine[1]?.data as Record<string, unknown>).scope, 'tenant');
+        assert.deepEqual(mine[1]?.data, { scope: 'tenant', reason: 'test', by: OPS_ALICE, thrownAtMs: FEB_MS + 3, reachesRunning: false });
+        assert.equal(mine[2]?.atMs, FEB_MS + 5);
+        assert.deepEqual((mine[2]?.data as Record<string, unknown>).liftedBy, OPS_ALICE);
       },
     },
     {

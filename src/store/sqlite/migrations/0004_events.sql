@@ -6,9 +6,11 @@
 -- file has one writer at a time), so a reader asking for the events after the last it saw misses
 -- none. It is the rowid without AUTOINCREMENT (which would write sqlite_sequence with every
 -- event): the next rowid is one past the largest, and no event is ever deleted, so none is reused.
--- `tenant` is '' for an event of the plane as a whole (a plane-wide halt). One index, unique on
--- (tenant, id), both keeps an id once (an id's key names its tenant) and finds a tenant's events,
--- so an event costs its row and one index entry.
+-- `tenant` is '' for an event of the plane as a whole (a plane-wide halt). `retired_by` is 0 for
+-- the events of the tenant as it is, and the audit number of its deletion once deleted: the log
+-- keeps them, and a tenant made again under the same name starts with no event fired. One index,
+-- unique on (tenant, retired_by, id), both keeps an id once per tenant (an id's key names its
+-- tenant) and finds a tenant's events, so an event costs its row and one index entry.
 CREATE TABLE quota_events (
   seq        INTEGER PRIMARY KEY,
   id         TEXT    NOT NULL,
@@ -16,6 +18,7 @@ CREATE TABLE quota_events (
   tenant     TEXT    NOT NULL,
   type       TEXT    NOT NULL,
   at_ms      INTEGER NOT NULL,
-  data_json  TEXT    NOT NULL
+  data_json  TEXT    NOT NULL,
+  retired_by INTEGER NOT NULL DEFAULT 0
 ) STRICT;
-CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, id);
