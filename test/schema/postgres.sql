@@ -290,7 +290,7 @@ CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
-CREATE UNIQUE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, retired_by, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, retired_by, event_key);
 CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);
 CREATE UNIQUE INDEX quota_halted_pkey ON quotaplane.quota_halted USING btree (tenant, scope);
@@ -688,7 +688,7 @@ BEGIN
   INSERT INTO "quotaplane".quota_events (id, event_key, tenant, type, at_ms, data_json)
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
-    ON CONFLICT (tenant, retired_by, id) DO NOTHING;
+    ON CONFLICT (tenant, retired_by, event_key) DO NOTHING;
 END
 $function$;
 

@@ -266,7 +266,7 @@ CREATE TABLE quotaplane_webhook_endpoints (
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
 
 -- index quota_events_by_tenant
-CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, event_key);
 
 -- index quota_passes_overran
 CREATE INDEX quota_passes_overran ON quota_passes (tenant, run_id, epoch)

@@ -7,7 +7,7 @@ import type { SqliteConnection } from './sqlite-connection.js';
  */
 
 const INSERT_EVENT = `INSERT INTO quota_events (id, event_key, tenant, type, at_ms, data_json)
-  VALUES (@id, @event_key, @tenant, @type, @at_ms, @data_json) ON CONFLICT (tenant, retired_by, id) DO NOTHING`;
+  VALUES (@id, @event_key, @tenant, @type, @at_ms, @data_json) ON CONFLICT (tenant, retired_by, event_key) DO NOTHING`;
 
 const EVENTS_AFTER = `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM quota_events
   WHERE seq > @afterSeq ORDER BY seq LIMIT @limit`;

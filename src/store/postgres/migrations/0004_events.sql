@@ -5,9 +5,10 @@
 -- instances, a retry or a restart never write a second one. `tenant` is '' for an event of the
 -- plane as a whole (a plane-wide halt). `retired_by` is 0 for the events of the tenant as it is,
 -- and the audit number of its deletion once deleted: the log keeps them, and a tenant made again
--- under the same name starts with no event fired. One index, unique on (tenant, retired_by, id),
--- both keeps an id once per tenant (an id's key names its tenant) and finds a tenant's events, so
--- an event costs its row, its primary key and one index entry.
+-- under the same name starts with no event fired. One index, unique on (tenant, retired_by,
+-- event_key), both keeps a key (so an id, derived from it) once and finds a tenant's events, so an
+-- event costs its row, its primary key and one index entry; the key, unlike the id's hash, keeps a
+-- tenant's events of one period side by side in it.
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_events (
   seq        BIGSERIAL PRIMARY KEY,
   id         TEXT COLLATE "C" NOT NULL,
@@ -18,7 +19,7 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_events (
   data_json  JSONB NOT NULL,
   retired_by BIGINT NOT NULL DEFAULT 0
 );
-CREATE UNIQUE INDEX quota_events_by_tenant ON :QUOTAPLANE_SCHEMA.quota_events (tenant, retired_by, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON :QUOTAPLANE_SCHEMA.quota_events (tenant, retired_by, event_key);
 
 -- quota_events_append(p_events): appends events given as [{id, event_key, tenant, type, at_ms,
 -- data_json}], each unless its id is there already. (No NOTIFY: a notifying transaction takes a
@@ -34,7 +35,7 @@ BEGIN
   INSERT INTO :QUOTAPLANE_SCHEMA.quota_events (id, event_key, tenant, type, at_ms, data_json)
     SELECT e.id, e.event_key, e.tenant, e.type, e.at_ms, e.data_json
       FROM jsonb_to_recordset(p_events) AS e(id text, event_key text, tenant text, type text, at_ms bigint, data_json jsonb)
-    ON CONFLICT (tenant, retired_by, id) DO NOTHING;
+    ON CONFLICT (tenant, retired_by, event_key) DO NOTHING;
 END
 $fn$;
 

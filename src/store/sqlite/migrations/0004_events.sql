@@ -9,8 +9,9 @@
 -- `tenant` is '' for an event of the plane as a whole (a plane-wide halt). `retired_by` is 0 for
 -- the events of the tenant as it is, and the audit number of its deletion once deleted: the log
 -- keeps them, and a tenant made again under the same name starts with no event fired. One index,
--- unique on (tenant, retired_by, id), both keeps an id once per tenant (an id's key names its
--- tenant) and finds a tenant's events, so an event costs its row and one index entry.
+-- unique on (tenant, retired_by, event_key), both keeps a key (so an id, derived from it) once
+-- and finds a tenant's events, so an event costs its row and one index entry; the key, unlike the
+-- id's hash, keeps a tenant's events of one period side by side in it.
 CREATE TABLE quota_events (
   seq        INTEGER PRIMARY KEY,
   id         TEXT    NOT NULL,
@@ -21,4 +22,4 @@ CREATE TABLE quota_events (
   data_json  TEXT    NOT NULL,
   retired_by INTEGER NOT NULL DEFAULT 0
 ) STRICT;
-CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, id);
+CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, event_key);
