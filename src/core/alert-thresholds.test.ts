@@ -101,6 +101,11 @@ describe('crossingEvents (E3–E5)', () => {
     expect(crossingEvents(subject, [], undefined, 0, 5, 1)).toEqual([]);
   });
 
+  it('crossings come lowest amount first, whatever the list order', () => {
+    const events = crossingEvents(subject, [{ percent: 80 }, { tokens: 300 }], 1000, 0, 900, 1);
+    expect(events.map((event) => (event.data as { thresholdAmount: number }).thresholdAmount)).toEqual([300, 800]);
+  });
+
   it("an agent's events name the agent in key and data", () => {
     const [event] = crossingEvents({ ...subject, agent: 'bot' }, [{ percent: 50 }], 10, 0, 5, 1);
     expect(event?.key).toBe(eventKey('threshold.crossed', 'acme', 'bot', 'tokens', '2026-01', '50%'));

@@ -110,8 +110,8 @@ export interface AlertSubject {
 
 /**
  * The events settled spend moving from `before` to `after` in one unit fires (docs/design/rules.md#e3):
- * a `threshold.crossed` for each threshold whose amount lies in `(before, after]`, and
- * `ceiling.reached` when the ceiling (above 0) does. With `before` at 0 and `after` the settled spend
+ * a `threshold.crossed` for each threshold whose amount lies in `(before, after]`, lowest amount
+ * first, and `ceiling.reached` when the ceiling (above 0) does. With `before` at 0 and `after` the settled spend
  * now, this is also what a threshold configured after usage crossed it fires at configuration
  * (docs/design/rules.md#e5): the store keeps one event per key, so one already fired is not fired
  * again. Answers `[]` when nothing is crossed; allocates nothing then beyond the list.
@@ -127,9 +127,14 @@ export function crossingEvents(
   const events: NewEvent[] = [];
   if (after <= before) return events;
   const { tenant, agent, unit, period } = subject;
+  const crossed: { threshold: AlertThreshold; amount: number }[] = [];
   for (const threshold of thresholds) {
     const amount = thresholdAmount(threshold, unit, ceiling);
-    if (amount === null || amount <= before || amount > after) continue;
+    if (amount !== null && amount > before && amount <= after) crossed.push({ threshold, amount });
+  }
+  // In the order spend passed them: lowest amount first (a list sorts percentages before amounts).
+  crossed.sort((a, b) => a.amount - b.amount);
+  for (const { threshold, amount } of crossed) {
     const label = thresholdLabel(threshold);
     events.push({
       key: eventKey('threshold.crossed', tenant, agent, unit, period, label),

@@ -1,7 +1,7 @@
 import { alertThresholdSource, alertThresholdsFor } from '../core/alert-threshold-source.js';
 import { thresholdStates, type BooksUnit } from '../core/alert-thresholds.js';
 import { requireAmount } from '../core/amounts.js';
-import { invalidArgument } from '../core/errors.js';
+import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireTenant } from '../core/identifiers.js';
 import { UNLIMITED_QUOTA, type AgentCeilings, type TenantQuota } from '../core/quota.js';
 import type { Spend } from '../core/spend.js';
@@ -14,7 +14,10 @@ import { usage } from './usage.js';
 import { requireCapability, storeCall } from './store-call.js';
 import type { AlertsStatus, CeilingAlerts, EventsInput, EventsPage } from './event-types.js';
 
-/** `Plane.events`: a page of the event log. Throws `STORE_MISCONFIGURED` on a store that keeps none. */
+/**
+ * `Plane.events`: a page of the event log. Throws `STORE_MISCONFIGURED` on a store that keeps none,
+ * and `CONFLICT` for a cursor past the newest event (it cannot have come from this log).
+ */
 export async function events(context: PlaneContext, input: EventsInput = {}): Promise<EventsPage> {
   const request = requireObject('request', input);
   const tenant = request.tenant === undefined ? undefined : requireTenant('tenant', request.tenant);
@@ -28,8 +31,21 @@ export async function events(context: PlaneContext, input: EventsInput = {}): Pr
   const after = request.after === undefined ? 0 : requireAmount('after', request.after);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
   const rows = await storeCall('eventsAfter', () => store.eventsAfter(after, limit + 1, tenant));
+  if (rows.length === 0 && after > 0) await refusePastTheEnd(store, after);
   const page = rows.slice(0, limit);
   return { events: page, next: page.length === 0 ? after : (page[page.length - 1]?.seq ?? after), truncated: rows.length > limit };
+}
+
+// A cursor past the newest event did not come from this log (another store, or a store restored
+// from before it was read): answering "nothing new" would skip every event up to it, silently.
+async function refusePastTheEnd(store: Required<EventLogStore>, after: number): Promise<void> {
+  const newest = (await storeCall('newestEvents', () => store.newestEvents(1)))[0]?.seq ?? 0;
+  if (after <= newest) return;
+  throw new QuotaError(
+    'CONFLICT',
+    `after ${after} is past the newest event of this store (${newest}): the cursor comes from another store, or from before a restore; read again from a seq at or below ${newest} (the events you have not seen are there)`,
+    { details: { after, newest } },
+  );
 }
 
 const UNITS: readonly BooksUnit[] = ['tokens', 'minorUnits'];

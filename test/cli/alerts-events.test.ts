@@ -98,7 +98,7 @@ describe('alerts and events from the CLI', () => {
     expect((await runCli(['events', '--last', '1', '--after', '0', '--store', url])).status).toBe(2);
     const page = await runCli(['events', '--limit', '1', '--store', url]);
     expect(page.status).toBe(5);
-    expect(page.stdout).toMatch(/threshold\.crossed .*settled 850 tokens passed \{"percent":80\} = 800 of ceiling 1000/);
+    expect(page.stdout).toMatch(/threshold\.crossed .*settled 850 tokens reached 80% \(800\) of ceiling 1000/);
     expect(page.stdout).toContain(`next: --after ${next} (more follow)`);
     expect((await runCli(['events', '--tenant', 'acmee', '--store', url])).stderr).toContain("'acme'");
   });

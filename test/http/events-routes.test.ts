@@ -53,6 +53,9 @@ describe('events over HTTP (E8)', () => {
     expectProblem(await f.app.inject({ method: 'GET', url: '/v1/tenants/globex/events', headers: bearer(f.key.opAcme) }), 404, 'NOT_FOUND');
     expectProblem(await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/events', headers: bearer(f.key.runAcme) }), 404, 'NOT_FOUND');
     expectProblem(await f.app.inject({ method: 'GET', url: '/v1/events?after=-1', headers: bearer(f.key.opAll) }), 400, 'INVALID_ARGUMENT');
+    const past = expectProblem(await f.app.inject({ method: 'GET', url: `/v1/events?after=${page.next + 50}`, headers: bearer(f.key.opAll) }), 409, 'CONFLICT');
+    expect(past.detail).toContain(`past the newest event of this store (${page.next})`);
+    expect((await f.app.inject({ method: 'GET', url: `/v1/events?after=${page.next}`, headers: bearer(f.key.opAll) })).json()).toMatchObject({ events: [], next: page.next });
 
     const client = createClient({ url: 'http://quotaplane.test', key: f.key.opAll.secret, fetch: injectFetch(f.app) });
     expect(await client.events({ after: 0 })).toEqual(await f.plane.events({ after: 0 }));

@@ -170,6 +170,7 @@ describe('every route answers what /openapi.json documents', () => {
     await call('audit of one action', 'GET', '/v1/tenants/acme/audit?action=halt&limit=1', k.opAcme);
     await call('audit verify', 'GET', '/v1/tenants/acme/audit/verify', k.opAcme);
     await call('events', 'GET', '/v1/events?after=0&limit=5', k.opAll);
+    await call('events past the end', 'GET', '/v1/events?after=999999', k.opAll);
     await call('tenant events', 'GET', '/v1/tenants/acme/events', k.opAcme);
     await call('alerts', 'GET', '/v1/tenants/acme/alerts', k.opAcme);
     await call('tenants', 'GET', '/v1/tenants', k.opAll);

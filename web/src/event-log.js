@@ -69,9 +69,9 @@ export function eventSummary(event, money) {
     case 'run.stranded':
       return `Run ${data.run} pass ${data.epoch} stranded: its lease lapsed at ${utc(data.leaseExpiredAtMs)}.`;
     case 'halt.set':
-      return `Halt on ${data.scope} thrown by ${data.by?.actor ?? 'someone'}${typeof data.detail?.reason === 'string' ? `: ${data.detail.reason}` : '.'}`;
+      return `Halt on ${data.scope} thrown by ${data.by?.actor ?? 'someone'}${typeof data.reason === 'string' ? `: ${data.reason}` : '.'}`;
     case 'halt.lifted':
-      return `Halt on ${data.scope} lifted by ${data.by?.actor ?? 'someone'}.`;
+      return `Halt on ${data.scope} lifted by ${data.liftedBy?.actor ?? 'someone'}.`;
     default:
       return JSON.stringify(data);
   }

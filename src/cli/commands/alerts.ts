@@ -15,7 +15,7 @@ export function registerAlerts(program: Command, io: CliIo, setExitStatus: SetEx
       "Show each spend ceiling of the tenant and of its agents with the thresholds that apply this period:\n" +
         'the settled amount each fires at, whether settled spend has crossed it, and where the thresholds\n' +
         "come from (the agent's own, the tenant's quota, the plane-wide default, or 80 % and 100 %).\n" +
-        'Thresholds are set with `quota set|update` (alertThresholds) and `quota plane update` for the default.',
+        'Set them with `quota set|update --alert` (80%, tokens=<n>, minorUnits=<n>, none, default) and the default with `quota plane update --alert`.',
     )
     .argument('<tenant>', 'the tenant', tenantName)
     .action(async (tenant: string, flags: TargetFlags) => {

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 
+import { thresholdLabel, type AlertThreshold } from '../../core/alert-thresholds.js';
 import type { QuotaEvent } from '../../core/events.js';
 import { instant } from '../../core/instant.js';
 import type { SetExitStatus } from '../command-output.js';
@@ -21,17 +22,25 @@ interface EventsFlags extends TargetFlags {
 function summary(event: QuotaEvent): string {
   const data = event.data as Record<string, unknown>;
   const agent = typeof data.agent === 'string' ? ` (agent ${data.agent})` : '';
+  const threshold = data.threshold as AlertThreshold | undefined;
+  const spend = (value: unknown): string => {
+    const { tokens, minorUnits } = (value ?? {}) as { tokens?: number; minorUnits?: number };
+    return `${tokens ?? 0} tokens, ${minorUnits ?? 0} minor units`;
+  };
+  const actor = (value: unknown): string => String((value as { actor?: string } | null | undefined)?.actor ?? 'someone');
   switch (event.type) {
     case 'threshold.crossed':
-      return `settled ${String(data.settled)} ${String(data.unit)} passed ${JSON.stringify(data.threshold)} = ${String(data.thresholdAmount)} of ceiling ${String(data.ceiling)} in ${String(data.period)}${agent}`;
+      return `settled ${String(data.settled)} ${String(data.unit)} reached ${threshold === undefined ? '?' : thresholdLabel(threshold)} (${String(data.thresholdAmount)}) of ceiling ${String(data.ceiling ?? 'none')} in ${String(data.period)}${agent}`;
     case 'ceiling.reached':
       return `settled ${String(data.settled)} ${String(data.unit)} reached the ceiling ${String(data.ceiling)} in ${String(data.period)}${agent}`;
     case 'run.overran':
-      return `run ${String(data.run)} pass ${String(data.epoch)} settled ${JSON.stringify(data.spend)} over its hold ${JSON.stringify(data.hold)}`;
+      return `run ${String(data.run)} pass ${String(data.epoch)}${agent} settled ${spend(data.spend)}, over its hold of ${spend(data.hold)} by ${spend(data.overrun)}`;
     case 'run.stranded':
       return `run ${String(data.run)} stranded: the lease of pass ${String(data.epoch)} lapsed at ${instant(Number(data.leaseExpiredAtMs))}`;
-    default:
-      return `${String(data.scope)} by ${String((data.by as Record<string, unknown> | undefined)?.actor ?? '?')}`;
+    case 'halt.set':
+      return `halt on ${String(data.scope)} thrown by ${actor(data.by)}: ${String(data.reason)}`;
+    case 'halt.lifted':
+      return `halt on ${String(data.scope)} lifted by ${actor(data.liftedBy)}`;
   }
 }
 
