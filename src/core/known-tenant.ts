@@ -46,9 +46,9 @@ export function isKnownTenant(records: TenantRecords): boolean {
  *   and do when the caller says the tenant is new;
  * - `lift`, `release` and `delete` can only end what exists, so there is nothing to say new.
  */
-export type TenantAct = 'halt' | 'quota' | 'key' | 'lift' | 'release' | 'delete';
+export type TenantAct = 'halt' | 'quota' | 'key' | 'lift' | 'release' | 'delete' | 'webhook';
 
-const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release', 'delete'];
+const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release', 'delete', 'webhook'];
 
 /** True when `act` creates the tenant it names once its caller says the tenant is new (`halt`, `quota`, `key`). */
 export function actCreatesTenant(act: TenantAct): boolean {
@@ -96,7 +96,7 @@ export const LIBRARY_NEW_TENANT_HINT = 'pass newTenant: true';
  */
 export function unknownTenantMessage(unknown: UnknownTenant, newTenantHint: string, where?: string): string {
   const { tenant, suggestion, act } = unknown;
-  const nothing = act === 'lift' ? ', so it has no halt to lift' : act === 'release' ? ', so it has no run to release' : act === 'delete' ? ', so there is nothing to delete' : '';
+  const nothing = act === 'lift' ? ', so it has no halt to lift' : act === 'release' ? ', so it has no run to release' : act === 'delete' ? ', so there is nothing to delete' : act === 'webhook' ? ' (set its quota first: an endpoint of a tenant that does not exist would never receive an event)' : '';
   const meant = suggestion === null ? '; no known tenant has a name near it' : `; did you mean '${suggestion}'?`;
   const create = actCreatesTenant(act) ? `${suggestion === null ? ';' : ''} ${newTenantHint} to create '${tenant}'` : '';
   return `tenant '${tenant}' does not exist${where === undefined ? '' : ` in ${where}`}: it has no quota and no history${nothing}${meant}${create}`;

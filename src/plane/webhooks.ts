@@ -1,3 +1,4 @@
+import { requireExistingTenant } from './known-tenant.js';
 import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 
 import { ulid } from 'ulid';
@@ -120,7 +121,8 @@ function requireEndpointId(value: unknown): string {
   return value;
 }
 
-function requireDeliveryId(value: unknown): string {
+/** Throws `INVALID_ARGUMENT` naming `deliveryId` unless `value` is a delivery id (`wh_<ULID>.<event seq>`). */
+export function requireDeliveryId(value: unknown): string {
   if (typeof value !== 'string' || !DELIVERY_ID.test(value)) {
     throw invalidArgument('deliveryId', `must be a delivery id (wh_<ULID>.<event seq>, as listed by deliveries), got ${describe(value)}`);
   }
@@ -163,6 +165,8 @@ export function createWebhooks(options: WebhookAdminOptions): WebhookAdmin {
       const tenant = requireTenantOrPlane(input.tenant);
       const url = requireWebhookUrl('url', input.url);
       const eventTypes = requireEventTypes(input.eventTypes);
+      // A misspelt tenant would never receive anything: refused, naming the nearest known one.
+      if (tenant !== null) await requireExistingTenant(options.store, tenant, 'webhook', false);
       const secret = newWebhookSecret(randomBytes);
       const endpoint = await hooks().createEndpoint({ id: `wh_${ulid()}`, tenant, url, eventTypes, secret, createdAtMs: clock.nowMs() });
       return { endpoint: view(endpoint), secret };

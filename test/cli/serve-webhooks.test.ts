@@ -25,8 +25,9 @@ async function haltAfterAnEndpoint(): Promise<{ storeUrl: string; received: () =
   cleanups.push(() => receiver.close());
   const store = await openStore(storeUrl);
   cleanups.push(() => store.close());
-  await createWebhooks({ store }).add({ tenant: 'acme', url: receiver.url });
   const plane = createPlane({ store });
+  await plane.setQuota('acme', { maxConcurrentRuns: 10 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
+  await createWebhooks({ store }).add({ tenant: 'acme', url: receiver.url });
   return {
     storeUrl,
     received: () => receiver.received.length,

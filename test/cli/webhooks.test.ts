@@ -13,6 +13,8 @@ describe('quotaplane webhooks', () => {
     dir = temporaryDirectory();
     store = `sqlite:${join(dir.path, 'hooks.db')}`;
     await (await openStore(store)).close();
+    // An endpoint names a tenant that exists.
+    expect((await runCli(['quota', 'set', '--tenant', 'acme', '--new-tenant', '--store', store, '--actor', 'ops'])).status).toBe(0);
   });
   afterEach(() => dir.remove());
 
@@ -49,6 +51,9 @@ describe('quotaplane webhooks', () => {
     const neither = await runCli(['webhooks', 'add', '--endpoint', 'https://x.example', '--store', store]);
     expect(neither.status).toBe(2);
     expect(neither.stderr).toContain('give --tenant <tenant> or --plane');
+    const typo = await runCli(['webhooks', 'add', '--tenant', 'acmee', '--endpoint', 'https://x.example', '--store', store]);
+    expect(typo.status).toBe(1);
+    expect(typo.stderr).toContain("did you mean 'acme'");
     const badUrl = await runCli(['webhooks', 'add', '--tenant', 'acme', '--endpoint', 'ftp://x', '--store', store]);
     expect(badUrl.status).not.toBe(0);
     expect(badUrl.stderr).toContain('url: must be an absolute http:// or https:// URL');

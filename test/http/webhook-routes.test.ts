@@ -54,6 +54,8 @@ describe('webhooks over HTTP (H1, H8, H10–H12)', () => {
     const resent = await f.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${delivery!.id}/resend`, headers: bearer(f.key.opAcme) });
     expect(resent.json()).toMatchObject({ status: 'pending', attempts: 0 });
     expectProblem(await f.app.inject({ method: 'POST', url: `/v1/webhooks/deliveries/${delivery!.id}/resend`, headers: bearer(f.key.opAcme) }), 409, 'CONFLICT');
+    const garbage = expectProblem(await f.app.inject({ method: 'POST', url: '/v1/webhooks/deliveries/garbage/resend', headers: bearer(f.key.opAcme) }), 400, 'INVALID_ARGUMENT');
+    expect(garbage.detail).toContain('deliveryId: must be a delivery id');
     await dispatcher.round();
     expect(receiver.received.at(-1)).toMatchObject({ status: 200, headers: { 'webhook-id': delivery!.event.id } });
 

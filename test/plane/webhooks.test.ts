@@ -40,6 +40,8 @@ for (const backend of BACKENDS) {
       plane = createPlane({ store, clock });
       receiver = await startReceiver();
       hooks = createWebhooks({ store, clock });
+      // An endpoint names a tenant that exists (an unknown one is refused as a likely typo).
+      for (const tenant of ['acme', 'globex']) await plane.setQuota(tenant, { maxConcurrentRuns: 100 }, { by: ALICE, newTenant: true });
     });
 
     /** The event the store wrote last. */
@@ -279,6 +281,7 @@ for (const backend of BACKENDS) {
       expect(await hooks.list(null)).toEqual([endpoint]);
       expect(await hooks.list('acme')).toEqual([]);
       await expect(hooks.add({ tenant: 'acme', url: 'ftp://x' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { field: 'url' } });
+      await expect(hooks.add({ tenant: 'acmee', url: receiver.url })).rejects.toMatchObject({ code: 'NOT_FOUND', message: expect.stringContaining("'acme'") });
       await expect(hooks.add({ tenant: 'acme', url: receiver.url, eventTypes: ['nope'] })).rejects.toMatchObject({ details: { field: 'eventTypes' } });
       await hooks.remove(endpoint.id);
       await expect(hooks.remove(endpoint.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -4,7 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { EVENT_TYPES } from '../../core/events.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { DELIVERY_STATUSES } from '../../core/webhook-retry.js';
-import { createWebhooks, MAX_DELIVERY_PAGE, MAX_ROTATION_OVERLAP_MS, type WebhookAdmin } from '../../plane/webhooks.js';
+import { createWebhooks, MAX_DELIVERY_PAGE, MAX_ROTATION_OVERLAP_MS, requireDeliveryId, type WebhookAdmin } from '../../plane/webhooks.js';
 import { keyCoversTenant, ALL_TENANTS } from '../../store/api-keys.js';
 import { requestKey } from '../auth.js';
 import { notFoundProblem } from '../errors.js';
@@ -179,7 +179,8 @@ export const webhookRoutes: RouteModule = (app, context) => {
       reply: WebhookDeliverySchema,
     }),
     async (request) => {
-      await coveredEndpoint(request, context, request.params.id.split('.')[0]!);
+      // The delivery id first: its endpoint part is checked as an endpoint id only once it is one.
+      await coveredEndpoint(request, context, requireDeliveryId(request.params.id).split('.')[0]!);
       return admin(context).resend(request.params.id);
     },
   );
