@@ -48,7 +48,8 @@ export function isKnownTenant(records: TenantRecords): boolean {
  */
 export type TenantAct = 'halt' | 'quota' | 'key' | 'lift' | 'release' | 'delete' | 'webhook';
 
-const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release', 'delete', 'webhook'];
+/** Every {@link TenantAct}, in the order the HTTP schema lists them. */
+export const TENANT_ACTS: readonly TenantAct[] = ['halt', 'quota', 'key', 'lift', 'release', 'delete', 'webhook'];
 
 /** True when `act` creates the tenant it names once its caller says the tenant is new (`halt`, `quota`, `key`). */
 export function actCreatesTenant(act: TenantAct): boolean {

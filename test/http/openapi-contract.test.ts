@@ -203,6 +203,8 @@ describe('every route answers what /openapi.json documents', () => {
     await call('admit TooManyRuns 429', 'POST', '/v1/runs', k.runAcme, { run: 'r4', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit SpentOut that never fits 422', 'POST', '/v1/runs', k.runAcme, { run: 'r5', budget: { maxTokens: 10_000_000, maxCallTokens: 1 } });
     // Webhooks (docs/design/rules.md#h1–#h12), on a tenant of their own; a stub sends the delivery.
+    await call('webhook add of an unknown tenant 404', 'POST', '/v1/webhooks', k.opAll, { tenant: 'hooked', url: 'http://127.0.0.1:9/hook' });
+    await f.plane.setQuota('hooked', { maxConcurrentRuns: 5 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });
     const hook = await call('webhook add', 'POST', '/v1/webhooks', k.opAll, { tenant: 'hooked', url: 'http://127.0.0.1:9/hook', eventTypes: ['halt.set'] });
     const hookId = hook.json<{ endpoint: { id: string } }>().endpoint.id;
     await call('webhooks', 'GET', '/v1/webhooks?tenant=hooked', k.opAll);

@@ -4,6 +4,7 @@ import { MAX_ALERT_THRESHOLDS, MAX_THRESHOLD_PERCENT, type AlertThreshold as Cor
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
+import { TENANT_ACTS } from '../../core/known-tenant.js';
 import { PROBLEM_CODES, PROBLEM_CONTENT_TYPE } from '../errors.js';
 import { IDENTIFIER_KEYWORD } from '../validation.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
@@ -292,7 +293,7 @@ export const Problem = Type.Object(
     // The members of a NOT_FOUND for a tenant that does not exist (core/known-tenant.ts).
     act: Type.Optional(
       Type.Union(
-        [Type.Literal('halt'), Type.Literal('quota'), Type.Literal('key'), Type.Literal('lift'), Type.Literal('release')],
+        TENANT_ACTS.map((act) => Type.Literal(act)),
         { description: 'NOT_FOUND of a tenant that does not exist: the act refused; halt, quota and key create the tenant when repeated with ?newTenant=true' },
       ),
     ),
