@@ -52,9 +52,9 @@ export function carryHold(books: TenantBooks, run: string, period: string, day?:
  * whatever kind was in force; for a registered run of an agent, the same keys of the agent's books
  * too. `agent` is the run's agent when the caller has read it (`null`: none, or no registered run);
  * `undefined` reads it. With `atMs` (the decision's instant; `null`: none) the spend alerts the
- * accrual crosses are appended (docs/design/rules.md#e3). Throws INVALID_ARGUMENT (`spend.tokens` / `spend.minorUnits`) when a total
- * would pass the bound; the month is accrued first and is never below its day, so it is the one
- * that refuses, before anything is written.
+ * accrual crosses are appended (docs/design/rules.md#e3). Throws INVALID_ARGUMENT (`spend.tokens`
+ * / `spend.minorUnits`) when a total would pass the bound; the month is accrued first and is never
+ * below its day, so it is the one that refuses, before anything is written.
  */
 export function accrueSpent(
   books: TenantBooks,
@@ -89,9 +89,8 @@ export function accrueSpent(
  * the agent's books too for a run of an agent (`agent`; `undefined`: look the run up), refused with
  * INVALID_ARGUMENT, nothing written, when a total would pass 2^53 − 1, with the spend alerts it
  * crosses when the decision's instant `atMs` is given (`null`: the port's bare settle, which fires
- * none; docs/design/rules.md#e3); shrink the hold by the spend
- * floored at 0 per unit (or drop it when concluding); give the slot back when `releaseSlot`. The
- * caller writes the receipt itself.
+ * none; docs/design/rules.md#e3); shrink the hold by the spend floored at 0 per unit (or drop it
+ * when concluding); give the slot back when `releaseSlot`. The caller writes the receipt itself.
  */
 export function applyReceipt(books: TenantBooks, s: QuotaSettlement, day: string | null, agent: string | null | undefined, atMs: number | null): void {
   if (s.period !== null) accrueSpent(books, s.run, s.period, day, s.spend, agent, atMs);

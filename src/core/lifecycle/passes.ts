@@ -155,6 +155,7 @@ export function decideSettlePass(books: TenantBooks, request: SettlePassRequest)
     releaseSlot: pass.takesSlot,
     concludes: request.concludes,
   };
+  const overrun = overrunOf(request.spend, pass.granted);
   let outcome: SettlePassOutcome['outcome'];
   if (pass.receipt !== undefined) outcome = answerStoredReceipt(books.tenant, pass.receipt, receipt);
   else {
@@ -182,11 +183,9 @@ export function decideSettlePass(books: TenantBooks, request: SettlePassRequest)
       });
     }
     outcome = 'settled';
-    const overrun = overrunOf(request.spend, pass.granted);
     if (pass.granted !== null && hasOverrun(overrun)) {
       books.appendEvent(overrunEvent(books.tenant, request.run, request.epoch, run.agent?.name ?? null, pass.period, pass.granted, request.spend, overrun, request.atMs));
     }
-    return { outcome, receipt, overrun };
   }
-  return { outcome, receipt, overrun: overrunOf(request.spend, pass.granted) };
+  return { outcome, receipt, overrun };
 }

@@ -8,7 +8,8 @@ import { requeueLapsedGrant } from './waiter-grants.js';
  * adapter's transaction, that the run is registered and has no live pass at `atMs`, so a heartbeat
  * that won the race keeps its slot. A waiter's grant that lapsed uncollected is withdrawn whole and
  * the waiter requeued in its place. Otherwise the slot is given back and a running run is stranded
- * since its latest pass's lease lapsed, with its `run.stranded` event (docs/design/rules.md#e6). The hold stays: what the dead pass spent is unknown.
+ * since its latest pass's lease lapsed, with its `run.stranded` event (docs/design/rules.md#e6).
+ * The hold stays: what the dead pass spent is unknown.
  */
 export function decideSweepRun(books: TenantBooks, request: { readonly run: string; readonly atMs: number }): SweptRun {
   const { run, atMs } = request;
