@@ -23,10 +23,10 @@ export interface Accrual {
 
 const UNITS = ['tokens', 'minorUnits'] as const;
 
-// The index in `keys` (month first, then the day when known) of the period the quota's ceilings count in.
-function ceilingKeyIndex(quota: TenantQuota, keys: readonly string[]): number {
-  if (quota.period === 'monthly') return 0;
-  return keys.length > 1 ? 1 : -1;
+// The index in an accrual's keys (month first, then the day when known) of the period the quota's
+// ceilings count in: the month, or the day (absent when unknown: nothing to alert on then).
+function ceilingKeyIndex(quota: TenantQuota): number {
+  return quota.period === 'monthly' ? 0 : 1;
 }
 
 function fire(
@@ -53,7 +53,7 @@ function fire(
  */
 export function alertOnAccrual(books: TenantBooks, accrual: Accrual): void {
   const quota = books.storedQuota() ?? UNLIMITED_QUOTA;
-  const index = ceilingKeyIndex(quota, accrual.keys);
+  const index = ceilingKeyIndex(quota);
   const period = accrual.keys[index];
   const total = accrual.totals[index];
   if (period === undefined || total === undefined) return;
