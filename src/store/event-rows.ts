@@ -35,15 +35,21 @@ export interface EventColumns {
   readonly data_json: string;
 }
 
-/** The {@link EventColumns} of `event`. */
-export function eventColumns(event: NewEvent): EventColumns {
-  return { id: eventId(event.key), event_key: event.key, tenant: event.tenant ?? PLANE_EVENT_TENANT, type: event.type, at_ms: event.atMs, data_json: canonicalJson(event.data) };
+function keyColumns(event: NewEvent): Omit<EventColumns, 'data_json'> {
+  return { id: eventId(event.key), event_key: event.key, tenant: event.tenant ?? PLANE_EVENT_TENANT, type: event.type, at_ms: event.atMs };
 }
 
-/** The {@link EventColumns} of `event` as a JSONB column takes them in a JSON document: `data_json` an object, not text. */
+/** The {@link EventColumns} of `event`. */
+export function eventColumns(event: NewEvent): EventColumns {
+  return { ...keyColumns(event), data_json: canonicalJson(event.data) };
+}
+
+/**
+ * The {@link EventColumns} of `event` as a JSONB column takes them in a JSON document: `data_json`
+ * the data itself (JSONB keeps its own key order, so no canonical text is made to be parsed again).
+ */
 export function eventJsonColumns(event: NewEvent): Omit<EventColumns, 'data_json'> & { readonly data_json: unknown } {
-  const columns = eventColumns(event);
-  return { ...columns, data_json: JSON.parse(columns.data_json) };
+  return { ...keyColumns(event), data_json: event.data };
 }
 
 /** A stored event. A row that does not read (unknown type, data that is not a JSON object, an id its key does not give) throws `STORE_CORRUPT`. */

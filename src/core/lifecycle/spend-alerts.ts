@@ -86,3 +86,12 @@ export function alertOnQuota(books: TenantBooks, quota: TenantQuota, atMs: numbe
     fire(books, { tenant, agent, period }, alertThresholdsFor(quota, agent, plane), ceilings, agentSettled, agentSettled, atMs);
   }
 }
+
+/**
+ * {@link alertOnQuota} for the tenant's stored quota, at `atMs` (store `alertNow`;
+ * docs/design/rules.md#e5.1): a tenant without one fires what a settle would fire for it, under the
+ * unlimited quota (its absolute thresholds and the plane-wide default).
+ */
+export function alertOnStoredQuota(books: TenantBooks, atMs: number): void {
+  alertOnQuota(books, books.storedQuota() ?? UNLIMITED_QUOTA, atMs);
+}

@@ -32,7 +32,11 @@ export function booksQueries(s: string) {
     load: `SELECT ${s}.quota_books_load($1::jsonb) AS facts`,
     write: `SELECT ${s}.quota_books_write_caught($1::jsonb) AS fault`,
     writeAlone: `SELECT ${s}.quota_books_write($1::jsonb) AS fault`,
-    /** Events held back from writes of their own decision (a batch decided one by one), appended last. */
+    /**
+     * Appends events (a JSON array of event-rows.ts `eventJsonColumns`), each unless its key is
+     * there, under the events lock: a batch decided one by one appends its events so, last, and so
+     * do the acts that run their own transaction (postgres-events.ts).
+     */
     appendEvents: `SELECT ${s}.quota_events_append($1::jsonb)`,
   } as const;
 }

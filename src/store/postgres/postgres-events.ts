@@ -17,7 +17,7 @@ type Rows = Pick<TransactionClient, 'rows'>;
  * events lock (migration 0004 `quota_events_append`), which must be the last lock the transaction takes.
  */
 export async function appendEventsInTransaction(tx: Rows, q: PostgresQueries, events: readonly NewEvent[]): Promise<void> {
-  if (events.length > 0) await tx.rows(q.appendEvents, [JSON.stringify(events.map(eventJsonColumns))]);
+  if (events.length > 0) await tx.rows(q.books.appendEvents, [JSON.stringify(events.map(eventJsonColumns))]);
 }
 
 /** Up to `limit` events after `afterSeq`, oldest first, of `tenant` only when given (port/events.ts `eventsAfter`). */

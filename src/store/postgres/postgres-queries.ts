@@ -113,8 +113,6 @@ export function postgresQueries(s: string) {
     listAudit: `SELECT seq, at_ms, actor, basis, action, subject, detail_json, hash FROM ${s}.quota_audit
       WHERE tenant = $1 ORDER BY seq DESC LIMIT $2`,
     /** Audit rows after a sequence number, oldest first: one page of the chain to verify. */
-    /** Appends events (JSON array of event-rows.ts `eventColumns`), each unless its id is there, under the events lock. */
-    appendEvents: `SELECT ${s}.quota_events_append($1::jsonb)`,
     /** Events after a position, oldest first (port/events.ts `eventsAfter`). */
     eventsAfter: `SELECT seq, id, event_key, tenant, type, at_ms, data_json FROM ${s}.quota_events
       WHERE seq > $1 ORDER BY seq LIMIT $2`,

@@ -1,6 +1,6 @@
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
-import { UNLIMITED_QUOTA, type TenantQuota } from '../../core/quota.js';
+import type { TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { decodeHaltRow, sameHalt, type HaltRow } from '../halt-rows.js';
@@ -52,7 +52,7 @@ import { carryHold } from '../../core/lifecycle/hold-moves.js';
 import { decideSettle } from '../../core/lifecycle/receipts.js';
 import { judgeRate, reserveRate } from '../../core/lifecycle/rate-decision.js';
 import { grantWaiters } from '../../core/lifecycle/waiting.js';
-import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
+import { alertOnQuota, alertOnStoredQuota } from '../../core/lifecycle/spend-alerts.js';
 import { haltLiftedEvent, haltSetEvent, type HaltLift } from '../../core/run-events.js';
 import { appendEventsInTransaction } from './postgres-events.js';
 import { decideNow } from './postgres-batcher.js';
@@ -134,15 +134,8 @@ export class PostgresTenantStore implements TenantStore {
     return decodeSpend(this.tenant, 'reserved spend', row?.tokens, row?.minor_units);
   }
 
-  // Runs `text` under the tenant's lock, which raises its books' version: an instance deciding on
+  // Halts change under the tenant's lock, which raises its books' version: an instance deciding on
   // the tenant's rows kept from an earlier batch hears of the change (migrations/0001_quotaplane.sql).
-  async #writeUnderLock(text: string, values: readonly unknown[]): Promise<number> {
-    return this.#db.transaction(async (tx) => {
-      await tx.rows(this.#q.lockTenant, [this.tenant]);
-      return tx.run(text, values);
-    });
-  }
-
   async setHalt(halt: Halt): Promise<void> {
     await this.#db.transaction(async (tx) => {
       await tx.rows(this.#q.lockTenant, [this.tenant]);
@@ -393,10 +386,7 @@ export class PostgresTenantStore implements TenantStore {
         tenant: this.tenant,
         name: 'alerts',
         atMs,
-        decide: (books) => {
-          // Without a quota, what a settle fires on (spend-alerts.ts `alertOnAccrual`): the unlimited quota.
-          alertOnQuota(books, books.storedQuota() ?? UNLIMITED_QUOTA, atMs);
-        },
+        decide: (books) => alertOnStoredQuota(books, atMs),
       });
     });
   }

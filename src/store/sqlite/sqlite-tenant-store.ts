@@ -5,7 +5,7 @@ import { reserveOnBooks } from '../../core/lifecycle/reserve.js';
 import { SqliteTenantBooks } from './sqlite-tenant-books.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
 import { haltScopeKey, type Halt, type HaltScope } from '../../core/halt-scope.js';
-import { UNLIMITED_QUOTA, type TenantQuota } from '../../core/quota.js';
+import type { TenantQuota } from '../../core/quota.js';
 import type { RateCeiling } from '../../core/rate.js';
 import type { Spend } from '../../core/spend.js';
 import { sameHalt, decodeHaltRow, type HaltRow } from '../halt-rows.js';
@@ -43,7 +43,7 @@ import type {
   SweptRun,
 } from '../types.js';
 import { atApply } from '../applied-instant.js';
-import { alertOnQuota } from '../../core/lifecycle/spend-alerts.js';
+import { alertOnQuota, alertOnStoredQuota } from '../../core/lifecycle/spend-alerts.js';
 import { haltLiftedEvent, haltSetEvent, type HaltLift } from '../../core/run-events.js';
 import { appendEventInTransaction } from './sqlite-events.js';
 import { appendAuditInTransaction } from './sqlite-audit.js';
@@ -406,10 +406,7 @@ export class SqliteTenantStore implements TenantStore {
   // ── the tenant's deletion ─────────────────────────────────────────────────
 
   async alertNow(atMs: number): Promise<void> {
-    await this.#conn.write(() => {
-      // Without a quota, what a settle fires on (spend-alerts.ts `alertOnAccrual`): the unlimited quota.
-      alertOnQuota(this.#books(), readStoredQuota(this.#conn, this.tenant) ?? UNLIMITED_QUOTA, atMs);
-    });
+    await this.#conn.write(() => alertOnStoredQuota(this.#books(), atMs));
   }
 
   async deleteTenant(request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
