@@ -1,4 +1,8 @@
 import { describe } from '../core/amounts.js';
+import type { CallCeilings } from '../core/call-ceilings.js';
+import type { CallReservation } from '../core/lifecycle/call-books.js';
+import type { SubjectStanding } from '../core/lifecycle/call-standings.js';
+import type { CallEnded, ReserveCallOutcome } from '../core/lifecycle/model-calls.js';
 import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { haltScopeKey, parseHaltScope, type Halt, type HaltScope } from '../core/halt-scope.js';
 import { requireIdentifier, RESERVED_AUDIT_CHAINS } from '../core/identifiers.js';
@@ -334,6 +338,36 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     rateWindows: (input) => {
       const { tenant, atMs } = requestBody(input);
       return value('GET', `${tenantPath(tenant, '/rates')}${queryString({ atMs })}`);
+    },
+    reserveCall: async (input) => {
+      const { tenant, ...body } = requestBody(input);
+      const answer = await call<{ call: CallReservation; retried: boolean }>('POST', tenantPath(tenant, '/calls'), body);
+      return 'refusal' in answer ? (answer as unknown as ReserveCallOutcome) : { ok: true, call: answer.call, retried: answer.retried };
+    },
+    adjustCall: (input) => {
+      const { tenant, callId, ...body } = requestBody(input);
+      return value<CallEnded>('POST', tenantPath(tenant, `/calls/${encodeURIComponent(requireIdentifier('callId', callId))}/adjust`), body);
+    },
+    releaseCall: (input) => {
+      const { tenant, callId, ...body } = requestBody(input);
+      return value<CallEnded>('POST', tenantPath(tenant, `/calls/${encodeURIComponent(requireIdentifier('callId', callId))}/release`), body);
+    },
+    modelCall: async (input) => {
+      const { tenant, callId } = requestBody(input);
+      try {
+        return await value<CallReservation>('GET', tenantPath(tenant, `/calls/${encodeURIComponent(requireIdentifier('callId', callId))}`));
+      } catch (error) {
+        if (isQuotaError(error, 'NOT_FOUND')) return null;
+        throw error;
+      }
+    },
+    openCalls: async (input) => (await listing<{ calls: CallReservation[] }>(input, '/calls')).calls,
+    getCallCeilings: async (tenant) => (await value<{ ceilings: CallCeilings | null }>('GET', tenantPath(tenant, '/call-ceilings'))).ceilings,
+    setCallCeilings: async (tenant, ceilings, options = {}) =>
+      (await value<{ ceilings: CallCeilings | null }>('PUT', `${tenantPath(tenant, '/call-ceilings')}${newTenantQuery(options.newTenant)}`, { ceilings })).ceilings,
+    callStandings: async (input) => {
+      const { tenant, atMs, limit } = requestBody(input);
+      return (await value<{ standings: SubjectStanding[] }>('GET', `${tenantPath(tenant, '/call-standings')}${queryString({ atMs, limit })}`)).standings;
     },
     webhooks: {
       add: (input) => value<WebhookSecretIssued>('POST', '/v1/webhooks', requestBody(input)),

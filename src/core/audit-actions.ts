@@ -15,6 +15,7 @@
  *   expiring after the overlap.
  * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
  * - `tenant.delete`: the tenant deleted, every record of it but this chain removed.
+ * - `calls.set`: a tenant's model-call ceilings replaced or removed.
  */
 export const AUDIT_ACTIONS = Object.freeze([
   'halt',
@@ -33,6 +34,7 @@ export const AUDIT_ACTIONS = Object.freeze([
   'run.prune',
   'rate.prune',
   'tenant.delete',
+  'calls.set',
 ] as const);
 
 /** One of {@link AUDIT_ACTIONS}. */

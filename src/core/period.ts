@@ -52,3 +52,11 @@ export function periodEndMs(key: string): number {
   end.setUTCFullYear(y, d === undefined ? m : m - 1, d === undefined ? 1 : d + 1);
   return end.getTime();
 }
+
+/** The first instant (Unix ms) of the `period` that `atMs` falls in: its UTC month's or day's start. */
+export function periodStartMs(period: Period, atMs: number): number {
+  const start = new Date(atMs);
+  if (period === 'monthly') start.setUTCDate(1);
+  start.setUTCHours(0, 0, 0, 0);
+  return start.getTime();
+}

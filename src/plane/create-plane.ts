@@ -30,6 +30,7 @@ import { usage } from './usage.js';
 import { getPlaneCeiling, planeStatus, setPlaneCeiling, updatePlaneCeiling } from './plane-ceiling.js';
 import { getPlaneHalt, haltPlane, liftPlaneHalt } from './plane-halt.js';
 import { alerts, events } from './events.js';
+import { adjustCall, callStandings, getCallCeilings, modelCall, openCalls, releaseCall, reserveCall, setCallCeilings } from './model-calls.js';
 import { verifyAudit } from './verify-audit.js';
 
 /**
@@ -119,5 +120,13 @@ export function createPlane(options: PlaneOptions): Plane {
     spendHistory: (input) => spendHistory(context, input),
     rateWindows: (input) => rateWindows(context, input),
     prune: (input) => prune(context, input),
+    reserveCall: (input) => reserveCall(context, input),
+    adjustCall: (input) => adjustCall(context, input),
+    releaseCall: (input) => releaseCall(context, input),
+    modelCall: (input) => modelCall(context, input),
+    openCalls: (input) => openCalls(context, input),
+    getCallCeilings: (tenant) => getCallCeilings(context, tenant),
+    setCallCeilings: (tenant, ceilings, options) => setCallCeilings(context, tenant, ceilings, options),
+    callStandings: (input) => callStandings(context, input),
   } satisfies Plane);
 }

@@ -20,6 +20,11 @@ import type {
 import type { Spend } from '../core/spend.js';
 import type { QuotaStore } from '../store/store.js';
 import type { RateWindows, RateWindowsInput } from './rate-windows.js';
+import type { CallCeilings } from '../core/call-ceilings.js';
+import type { CallReservation } from '../core/lifecycle/call-books.js';
+import type { SubjectStanding } from '../core/lifecycle/call-standings.js';
+import type { CallEnded, ReserveCallOutcome } from '../core/lifecycle/model-calls.js';
+import type { AdjustCallInput, ReleaseCallInput, ReserveCallInput } from './model-calls.js';
 import type { AlertsStatus, EventsPage, EventsInput } from './event-types.js';
 import type { SpendHistory, SpendHistoryInput } from './spend-history.js';
 import type { PruneInput, PruneResult } from './prune-types.js';
@@ -595,6 +600,39 @@ export interface Plane {
    * with the thresholds that apply, where they come from, their amounts and which are crossed.
    */
   alerts(input: { readonly tenant: string }): Promise<AlertsStatus>;
+  /**
+   * Reserves a model call's worst case against every model-call ceiling covering it, in one
+   * decision (docs/design/rules.md#m3–#m6): answers `{ ok: true, call }` (its `maxOutputTokens` is
+   * the cap to ask the model for) or `{ ok: false, refusal }`: `CallLimited` with `retryAtMs` (HTTP
+   * 429), or `CallNeverFits` when the worst case alone passes a ceiling (HTTP 422). Throws
+   * `INVALID_ARGUMENT` naming the field, `CONFLICT` for a `callId` that already ended.
+   */
+  reserveCall(input: ReserveCallInput): Promise<ReserveCallOutcome>;
+  /**
+   * Ends a call with its reported usage, or with none (its worst case is booked as an estimate)
+   * (docs/design/rules.md#m5). A retry of the same end answers again; `NOT_FOUND` for an unknown
+   * call, `CONFLICT` for one that ended otherwise.
+   */
+  adjustCall(input: AdjustCallInput): Promise<CallEnded>;
+  /** Gives a failed call's reservation back; nothing is booked (docs/design/rules.md#m5). */
+  releaseCall(input: ReleaseCallInput): Promise<CallEnded>;
+  /** One model call as stored (ended calls are kept about a day), or `null`. */
+  modelCall(input: { readonly tenant: string; readonly callId: string }): Promise<CallReservation | null>;
+  /** A tenant's model calls in flight, earliest deadline first (`limit` 1 … 1000, default 100). */
+  openCalls(input: { readonly tenant: string; readonly limit?: number }): Promise<CallReservation[]>;
+  /** A tenant's model-call ceilings, or `null` when none are set (docs/design/rules.md#m1). */
+  getCallCeilings(tenant: string): Promise<CallCeilings | null>;
+  /**
+   * Replaces a tenant's model-call ceilings (`null` removes them), audited as `calls.set`; what the
+   * windows count stays (docs/design/rules.md#m9). `options.by` names the operator, `newTenant`
+   * allows a tenant that does not exist yet. Throws `INVALID_ARGUMENT` naming the bad member.
+   */
+  setCallCeilings(tenant: string, ceilings: CallCeilings | null, options?: { readonly by?: Operator; readonly newTenant?: boolean }): Promise<CallCeilings | null>;
+  /**
+   * Every subject of a tenant with a meter or ceilings, what each ceiling's window or period counts
+   * at `atMs`, what calls in flight hold and the room left (docs/design/rules.md#m10).
+   */
+  callStandings(input: { readonly tenant: string; readonly atMs?: number; readonly limit?: number }): Promise<SubjectStanding[]>;
   /** Every tenant the store has rows of, in byte order. */
   tenants(): Promise<string[]>;
   /**

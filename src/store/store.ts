@@ -13,6 +13,7 @@ import type { TenantDeletionStore } from './port/tenant-deletion.js';
 import type { RetentionStore } from './port/retention.js';
 import type { WaitingStore } from './port/waiting.js';
 import type { WebhooksCapability } from './port/webhooks.js';
+import type { CallMetersCapability } from './port/model-calls.js';
 import type { WaiterWakes } from './waiter-wakes.js';
 
 // The port is read capability by capability, one file each under port/; this file joins them.
@@ -50,11 +51,12 @@ export type {
  * `QuotaError('STORE_UNAVAILABLE')` and callers fail closed. The arguments of every method are
  * checked by `validated()` (validated-store.ts), which `openStore` applies: an adapter may assume
  * them valid and normalised, and the `INVALID_ARGUMENT` documented below is the wrapper's.
- * Besides its own members it has five optional capabilities: the plane-wide ceiling
+ * Besides its own members it has six optional capabilities: the plane-wide ceiling
  * (`PlaneCeilingStore`), the plane-wide halt (`PlaneHaltStore`), the event log (`EventLogStore`),
- * the API keys (`ApiKeysCapability`) and the webhooks (`WebhooksCapability`, docs/design/rules.md#h1).
+ * the API keys (`ApiKeysCapability`), the webhooks (`WebhooksCapability`, docs/design/rules.md#h1)
+ * and the model-call books (`CallMetersCapability`, docs/design/rules.md#m1).
  */
-export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogStore, ApiKeysCapability, WebhooksCapability {
+export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogStore, ApiKeysCapability, WebhooksCapability, CallMetersCapability {
   /** `'sqlite'` or `'postgres'`. */
   readonly backend: string;
   /** A handle confined to one tenant's rows. Throws `INVALID_ARGUMENT` for a bad tenant id. */
@@ -110,3 +112,4 @@ export interface TenantStore
     AuditStore,
     TenantDeletionStore,
     TenantAlertsStore {}
+export type { CallMeterStore, CallMetersCapability, CeilingStanding, SubjectStanding } from './port/model-calls.js';

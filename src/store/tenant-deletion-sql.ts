@@ -9,7 +9,8 @@
 /**
  * Every table whose rows of a tenant its deletion removes: all that hold a record of the tenant
  * (quota, runs and passes, slots, holds, spend, receipts, halts, dispatches, waiters, pruned runs,
- * its own API keys, its own webhook endpoints and their deliveries).
+ * its own API keys, its own webhook endpoints and their deliveries, its model-call ceilings, meters,
+ * usage and reservations).
  */
 export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
   'quota_tenants',
@@ -29,6 +30,10 @@ export const TENANT_DELETED_TABLES: readonly string[] = Object.freeze([
   'quotaplane_api_keys',
   'quotaplane_webhook_endpoints',
   'quotaplane_webhook_deliveries',
+  'quota_call_ceilings',
+  'quota_call_meters',
+  'quota_call_usage',
+  'quota_call_reservations',
 ]);
 
 /**

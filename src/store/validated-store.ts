@@ -82,6 +82,7 @@ export function validated(store: QuotaStore): QuotaStore {
     ...(store.hasTenant === undefined ? {} : { hasTenant: async (tenant: string) => store.hasTenant!(requireTenant('tenant', tenant)) }),
     ...(store.apiKeys === undefined ? {} : { apiKeys: () => store.apiKeys!() }),
     ...(store.webhooks === undefined ? {} : { webhooks: () => store.webhooks!() }),
+    ...(store.callMeters === undefined ? {} : { callMeters: () => store.callMeters!() }),
     ...(store.waiterWakes === undefined ? {} : { waiterWakes: () => store.waiterWakes!() }),
     ...(store.getPlaneCeiling === undefined ? {} : { getPlaneCeiling: () => store.getPlaneCeiling!() }),
     ...(store.setPlaneCeiling === undefined

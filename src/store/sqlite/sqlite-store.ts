@@ -11,6 +11,8 @@ import type { MigrationReport } from '../migrations.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { SqliteApiKeyStore } from './sqlite-api-keys.js';
 import { SqliteWebhookStore } from './sqlite-webhooks.js';
+import { SqliteCallMeterStore } from './sqlite-model-calls.js';
+import type { CallMeterStore } from '../port/model-calls.js';
 import type { WebhookStore } from '../port/webhooks.js';
 import { SqliteConnection } from './sqlite-connection.js';
 import { closedStoreError, toQuotaError } from './sqlite-errors.js';
@@ -145,6 +147,12 @@ export class SqliteQuotaStore implements QuotaStore {
   webhooks(): WebhookStore {
     if (this.#conn.isClosed) throw closedStoreError();
     return new SqliteWebhookStore(this.#conn);
+  }
+
+  /** The model-call books (docs/design/rules.md#m1), on this store's connection. Throws `STORE_UNAVAILABLE` once closed. */
+  callMeters(): CallMeterStore {
+    if (this.#conn.isClosed) throw closedStoreError();
+    return new SqliteCallMeterStore(this.#conn);
   }
 
   /**

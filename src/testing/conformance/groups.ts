@@ -30,6 +30,7 @@ import { amountsSaturate, holdsFillAPeriod, periodGuards, receiptsSettleOnce } f
 import { sweepLapsedLeases } from './sweep.js';
 import { tenantDeletion } from './tenant-deletion.js';
 import { spendAlerts } from './events.js';
+import { modelCallCoverage, modelCallPeriods, modelCallWindows } from './model-calls.js';
 import type { ConformanceGroup } from './types.js';
 import { waitingAdmissions } from './waiting.js';
 import { lapsedGrants } from './waiting-lapsed.js';
@@ -55,6 +56,9 @@ export const conformanceGroups: readonly ConformanceGroup[] = Object.freeze([
   periodKindsLossless,
   overrunsReported,
   spendAlerts,
+  modelCallWindows,
+  modelCallCoverage,
+  modelCallPeriods,
   haltsPerScope,
   conditionalLift,
   fullWindowRefuses,

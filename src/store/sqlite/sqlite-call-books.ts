@@ -1,0 +1,121 @@
+import type { CallCeilings, CallUnit } from '../../core/call-ceilings.js';
+import type { CallAmounts, CallMeter } from '../../core/call-meter.js';
+import type { CallBooks, CallReservation } from '../../core/lifecycle/call-books.js';
+import {
+  decodeCallCeilings,
+  decodeMeter,
+  decodeReservation,
+  decodeUsageTotals,
+  METER_COLUMNS,
+  meterParams,
+  RESERVATION_COLUMNS,
+  reservationParams,
+  USAGE_COLUMN,
+  type MeterRow,
+  type ReservationRow,
+} from '../call-rows.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+
+const SELECT_CEILINGS = 'SELECT ceilings_json FROM quota_call_ceilings WHERE tenant = @tenant';
+const SELECT_SUBJECTS = 'SELECT subject FROM quota_call_meters WHERE tenant = @tenant ORDER BY subject LIMIT @limit';
+const SELECT_METER = `SELECT ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = @tenant AND subject = @subject`;
+const UPSERT_METER = `INSERT OR REPLACE INTO quota_call_meters (tenant, subject, ${METER_COLUMNS}) VALUES (@tenant, @subject,
+  @bookedTokens, @bookedRequests, @bookedMinorUnits, @heldTokens, @heldRequests, @heldMinorUnits, @latestAtMs,
+  @baseTokens, @baseRequests, @baseMinorUnits, @prunedThroughMs)`;
+const SELECT_USAGE_AT_OR_BEFORE = `SELECT tokens, requests, minor_units FROM quota_call_usage
+  WHERE tenant = @tenant AND subject = @subject AND at_ms <= @atMs ORDER BY at_ms DESC LIMIT 1`;
+const UPSERT_USAGE = `INSERT OR REPLACE INTO quota_call_usage (tenant, subject, at_ms, tokens, requests, minor_units)
+  VALUES (@tenant, @subject, @atMs, @tokens, @requests, @minorUnits)`;
+const PRUNE_USAGE = 'DELETE FROM quota_call_usage WHERE tenant = @tenant AND subject = @subject AND at_ms <= @throughMs';
+const PRUNE_CLOSED = "DELETE FROM quota_call_reservations WHERE tenant = @tenant AND status <> 'open' AND closed_at_ms <= @throughMs";
+const FIRST_REACHING = Object.fromEntries(
+  Object.entries(USAGE_COLUMN).map(([unit, column]) => [
+    unit,
+    `SELECT at_ms FROM quota_call_usage WHERE tenant = @tenant AND subject = @subject AND at_ms > @afterMs AND ${column} >= @amount ORDER BY at_ms LIMIT 1`,
+  ]),
+) as Record<CallUnit, string>;
+const SELECT_RESERVATION = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations WHERE tenant = @tenant AND call_id = @callId`;
+const SELECT_DUE = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
+  WHERE tenant = @tenant AND status = 'open' AND deadline_ms <= @atMs ORDER BY deadline_ms, call_id LIMIT @limit`;
+const SELECT_OPEN = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
+  WHERE tenant = @tenant AND status = 'open' ORDER BY deadline_ms, call_id LIMIT @limit`;
+const EARLIEST_DEADLINE = "SELECT min(deadline_ms) AS at_ms FROM quota_call_reservations WHERE tenant = @tenant AND status = 'open'";
+const UPSERT_RESERVATION = `INSERT OR REPLACE INTO quota_call_reservations (tenant, ${RESERVATION_COLUMNS}) VALUES (@tenant, @callId,
+  @model, @agent, @endUser, @subjects, @reservedTokens, @reservedRequests, @reservedMinorUnits, @maxOutputTokens, @atMs,
+  @deadlineMs, @status, @bookedTokens, @bookedRequests, @bookedMinorUnits, @estimated, @closedAtMs)`;
+
+/**
+ * The SQLite adapter of core's {@link CallBooks}: one statement per fact, inside the
+ * `BEGIN IMMEDIATE` transaction (or read snapshot) the decision runs in.
+ */
+export class SqliteCallBooks implements CallBooks {
+  readonly tenant: string;
+  readonly #conn: SqliteConnection;
+
+  constructor(conn: SqliteConnection, tenant: string) {
+    this.#conn = conn;
+    this.tenant = tenant;
+  }
+
+  callCeilings(): CallCeilings | null {
+    const row = this.#conn.get<{ ceilings_json: string }>(SELECT_CEILINGS, { tenant: this.tenant });
+    return row === undefined ? null : decodeCallCeilings(this.tenant, row.ceilings_json);
+  }
+
+  meterSubjects(limit: number): string[] {
+    return this.#conn.all<{ subject: string }>(SELECT_SUBJECTS, { tenant: this.tenant, limit }).map((row) => row.subject);
+  }
+
+  meter(subject: string): CallMeter | null {
+    const row = this.#conn.get<MeterRow>(SELECT_METER, { tenant: this.tenant, subject });
+    return row === undefined ? null : decodeMeter(this.tenant, row);
+  }
+
+  bookedAtOrBefore(subject: string, atMs: number): CallAmounts | null {
+    const row = this.#conn.get<{ tokens: unknown; requests: unknown; minor_units: unknown }>(SELECT_USAGE_AT_OR_BEFORE, { tenant: this.tenant, subject, atMs });
+    return row === undefined ? null : decodeUsageTotals(this.tenant, row);
+  }
+
+  firstReaching(subject: string, unit: CallUnit, amount: number, afterMs: number): number | null {
+    const row = this.#conn.get<{ at_ms: number }>(FIRST_REACHING[unit], { tenant: this.tenant, subject, afterMs, amount });
+    return row === undefined ? null : row.at_ms;
+  }
+
+  reservation(callId: string): CallReservation | null {
+    const row = this.#conn.get<ReservationRow>(SELECT_RESERVATION, { tenant: this.tenant, callId });
+    return row === undefined ? null : decodeReservation(this.tenant, row);
+  }
+
+  dueReservations(atMs: number, limit: number): CallReservation[] {
+    return this.#conn.all<ReservationRow>(SELECT_DUE, { tenant: this.tenant, atMs, limit }).map((row) => decodeReservation(this.tenant, row));
+  }
+
+  /** The tenant's open calls, earliest deadline first (a listing, not a decision's fact). */
+  openReservations(limit: number): CallReservation[] {
+    return this.#conn.all<ReservationRow>(SELECT_OPEN, { tenant: this.tenant, limit }).map((row) => decodeReservation(this.tenant, row));
+  }
+
+  earliestDeadlineMs(): number | null {
+    return this.#conn.get<{ at_ms: number | null }>(EARLIEST_DEADLINE, { tenant: this.tenant })?.at_ms ?? null;
+  }
+
+  putMeter(subject: string, meter: CallMeter): void {
+    this.#conn.run(UPSERT_METER, meterParams(this.tenant, subject, meter));
+  }
+
+  putUsage(subject: string, atMs: number, booked: CallAmounts): void {
+    this.#conn.run(UPSERT_USAGE, { tenant: this.tenant, subject, atMs, tokens: booked.tokens, requests: booked.requests, minorUnits: booked.minorUnits });
+  }
+
+  pruneUsage(subject: string, throughMs: number): void {
+    this.#conn.run(PRUNE_USAGE, { tenant: this.tenant, subject, throughMs });
+  }
+
+  pruneClosedReservations(throughMs: number): void {
+    this.#conn.run(PRUNE_CLOSED, { tenant: this.tenant, throughMs });
+  }
+
+  putReservation(reservation: CallReservation): void {
+    this.#conn.run(UPSERT_RESERVATION, reservationParams(this.tenant, reservation));
+  }
+}
