@@ -266,5 +266,28 @@ export const modelCallPeriods: ConformanceGroup = {
         assertAdmitted(await store.reserveCall('daily', request('d3', day + 86_400_000)), 'the next day');
       },
     },
+    {
+      id: 'M13',
+      title: 'usage no window or period can reach is pruned and its running total kept, so counts stay exact across months',
+      async run(context) {
+        const store = await setUp(context, 'monthly', { tenant: [{ unit: 'tokens', limit: 1000, period: 'monthly' }, { unit: 'tokens', limit: 1000, windowSeconds: 86_400 }] });
+        const jan = Date.UTC(2026, 0, 31, 12);
+        assertAdmitted(await store.reserveCall('monthly', request('j1', jan)), 'j1');
+        await store.adjustCall('monthly', { callId: 'j1', usage: { inputTokens: 300, outputTokens: 0 }, atMs: jan });
+        // In February the January row is below the prune floor once a booking comes.
+        const feb = Date.UTC(2026, 1, 3, 12);
+        for (const [id, atMs] of [
+          ['f1', feb],
+          ['f2', feb + 1000],
+        ] as const) {
+          assertAdmitted(await store.reserveCall('monthly', request(id, atMs)), id);
+          await store.adjustCall('monthly', { callId: id, usage: { inputTokens: 100, outputTokens: 0 }, atMs });
+        }
+        const [tenant] = await store.callStandings('monthly', feb + 2000, 10);
+        assert.deepEqual(tenant?.ceilings.map((entry) => entry.counted), [200, 200], 'February counts its own 200 in the month and in the day');
+        assert.equal(tenant?.booked.tokens, 500, 'the running total keeps January');
+        assert.equal(await store.call('monthly', 'j1'), null, 'a call ended before the floor is pruned with its rows');
+      },
+    },
   ],
 };

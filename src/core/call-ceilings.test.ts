@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+
+import { describeCallCeiling, parseCallCeilings } from './call-ceilings.js';
+import { callSubjects, coveringCeilings, subjectCeilings } from './call-coverage.js';
+import { callPruneFloorMs, isCallPruneDue, emptyCallMeter, recordedCallInstantMs } from './call-meter.js';
+import { callRefusalMessage } from './call-refusal.js';
+
+function fieldOf(thunk: () => unknown): unknown {
+  try {
+    thunk();
+  } catch (error) {
+    return (error as { details?: { field?: unknown } }).details?.field;
+  }
+  return undefined;
+}
+
+describe('model-call ceilings as configured (docs/design/rules.md#m1)', () => {
+  it('M1: reads every member and freezes the result', () => {
+    const parsed = parseCallCeilings({
+      tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }],
+      agents: { writer: [{ unit: 'requests', limit: 10, windowSeconds: 1 }] },
+      models: { 'gpt-4o': [{ unit: 'minorUnits', limit: 5000, period: 'daily' }] },
+      groups: { frontier: { models: ['gpt-4o', 'o3'], ceilings: [{ unit: 'tokens', limit: 1, windowSeconds: 86_400 }] } },
+      endUsers: { default: [{ unit: 'tokens', limit: 10, windowSeconds: 60 }], overrides: { vip: [] } },
+      defaultMaxOutputTokens: 1024,
+      leaseMs: 60_000,
+    });
+    expect(Object.isFrozen(parsed)).toBe(true);
+    expect(parsed.groups?.frontier?.models).toEqual(['gpt-4o', 'o3']);
+    expect(subjectCeilings(parsed, 'user:vip')).toEqual([]);
+    expect(subjectCeilings(parsed, 'user:anyone')).toEqual([{ unit: 'tokens', limit: 10, windowSeconds: 60 }]);
+    expect(callSubjects(parsed, { model: 'o3', agent: 'writer', endUser: 'ann' })).toEqual(['tenant', 'agent:writer', 'model:o3', 'group:frontier', 'user:ann']);
+    expect(coveringCeilings(parsed, ['tenant', 'model:o3']).map((entry) => entry.subject)).toEqual(['tenant']);
+  });
+
+  it('M1: a bad member is refused by its path', () => {
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: 1, windowSeconds: 86_401 }] }))).toBe('ceilings.tenant[0].windowSeconds');
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: 1, windowSeconds: 0 }] }))).toBe('ceilings.tenant[0].windowSeconds');
+    expect(fieldOf(() => parseCallCeilings({ models: { m: [{ unit: 'token', limit: 1, windowSeconds: 1 }] } }))).toBe('ceilings.models["m"][0].unit');
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: -1, windowSeconds: 1 }] }))).toBe('ceilings.tenant[0].limit');
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: 1, windowSeconds: 1, period: 'daily' }] }))).toBe('ceilings.tenant[0]');
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: 1 }] }))).toBe('ceilings.tenant[0]');
+    expect(fieldOf(() => parseCallCeilings({ tenant: [{ unit: 'tokens', limit: 1, period: 'weekly' }] }))).toBe('ceilings.tenant[0].period');
+    expect(fieldOf(() => parseCallCeilings({ tennant: [] }))).toBe('ceilings.tennant');
+    expect(fieldOf(() => parseCallCeilings({ groups: { g: { models: [], ceilings: [] } } }))).toBe('ceilings.groups["g"].models');
+    expect(fieldOf(() => parseCallCeilings({ endUsers: { overides: {} } }))).toBe('ceilings.endUsers.overides');
+    expect(fieldOf(() => parseCallCeilings({ defaultMaxOutputTokens: 0 }))).toBe('ceilings.defaultMaxOutputTokens');
+    expect(fieldOf(() => parseCallCeilings({ leaseMs: 999 }))).toBe('ceilings.leaseMs');
+    expect(fieldOf(() => parseCallCeilings({ tenant: Array.from({ length: 9 }, () => ({ unit: 'tokens', limit: 1, windowSeconds: 1 })) }))).toBe('ceilings.tenant');
+    expect(fieldOf(() => parseCallCeilings([]))).toBe('ceilings');
+  });
+
+  it('says a ceiling and a refusal in words', () => {
+    expect(describeCallCeiling({ unit: 'tokens', limit: 100, windowSeconds: 1 })).toBe('at most 100 tokens per 1 second');
+    expect(describeCallCeiling({ unit: 'minorUnits', limit: 5, period: 'monthly' })).toBe('at most 5 minorUnits per UTC month');
+    const ceiling = { unit: 'tokens' as const, limit: 100, windowSeconds: 60 };
+    expect(callRefusalMessage({ code: 'CallNeverFits', tenant: 'acme', subject: 'model:m', ceiling, requested: 4196 })).toContain('can never fit: it may use 4196 tokens');
+    const limited = { code: 'CallLimited' as const, tenant: 'acme', subject: 'tenant', ceiling, counted: 90, held: 5, requested: 10, retryAtMs: Date.UTC(2026, 0, 1) };
+    expect(callRefusalMessage({ ...limited, retryAfter: 'window' })).toContain('retry at 2026-01-01T00:00:00.000Z');
+    expect(callRefusalMessage({ ...limited, retryAfter: 'in-flight' })).toContain('calls in flight hold 5');
+    expect(callRefusalMessage({ ...limited, retryAfter: 'period' })).toContain('the period resets at');
+  });
+});
+
+describe('the meter (docs/design/rules.md#m2)', () => {
+  it('M12: a booking is recorded no earlier than the meter\'s newest', () => {
+    const meter = { ...emptyCallMeter(0), latestAtMs: 5000 };
+    expect(recordedCallInstantMs(4000, meter)).toBe(5000);
+    expect(recordedCallInstantMs(6000, meter)).toBe(6000);
+    expect(recordedCallInstantMs(10, emptyCallMeter(0))).toBe(10);
+  });
+
+  it('prunes only below a day and an hour, and never into the current month', () => {
+    const midMonth = Date.UTC(2026, 0, 20, 12);
+    expect(callPruneFloorMs(midMonth)).toBe(Date.UTC(2026, 0, 1) - 3_600_000);
+    const secondOfMonth = Date.UTC(2026, 1, 1, 0, 0, 1);
+    expect(callPruneFloorMs(secondOfMonth)).toBe(secondOfMonth - 86_400_000 - 3_600_000);
+    const floor = callPruneFloorMs(midMonth);
+    expect(isCallPruneDue(emptyCallMeter(floor - 59_999), midMonth)).toBe(false);
+    expect(isCallPruneDue(emptyCallMeter(floor - 60_000), midMonth)).toBe(true);
+  });
+});
