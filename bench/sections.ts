@@ -1,4 +1,5 @@
 import { alertsSection } from './alerts-section.js';
+import { modelCallsSection } from './model-calls-section.js';
 import type { BenchSection } from './bench-types.js';
 import { httpSection } from './http-section.js';
 import { postgresSection } from './postgres-section.js';
@@ -23,4 +24,5 @@ export const SECTIONS: readonly BenchSection[] = [
   pruneSection,
   sweepLatenessSection,
   alertsSection,
+  modelCallsSection,
 ];

@@ -58,8 +58,10 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   callCeilings(): CallCeilings | null {
-    const row = this.#conn.get<{ ceilings_json: string }>(SELECT_CEILINGS, { tenant: this.tenant });
-    return row === undefined ? null : decodeCallCeilings(this.tenant, row.ceilings_json);
+    return this.#conn.cachedInWrite(`call-ceilings:${this.tenant}`, () => {
+      const row = this.#conn.get<{ ceilings_json: string }>(SELECT_CEILINGS, { tenant: this.tenant });
+      return row === undefined ? null : decodeCallCeilings(this.tenant, row.ceilings_json);
+    });
   }
 
   meterSubjects(limit: number): string[] {

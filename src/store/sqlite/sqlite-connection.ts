@@ -61,10 +61,10 @@ const RUN_AGAIN = Symbol('run again');
 /**
  * The tables whose decoded rows {@link SqliteConnection.cachedInWrite} may keep between write
  * transactions: configuration that nearly every decision reads and few write (tenant quotas, the
- * plane-wide ceiling, halts, the plane-wide halt) and the waiting queues. A statement that writes any of them clears
+ * plane-wide ceiling, halts, the plane-wide halt, model-call ceilings) and the waiting queues. A statement that writes any of them clears
  * the whole cache, so no writer has to remember to.
  */
-const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_plane_halt|quota_halted|quota_waiters)\b/i;
+const CACHED_TABLE_WRITE = /\b(?:INSERT\s+(?:OR\s+\w+\s+)?INTO|REPLACE\s+INTO|UPDATE|DELETE\s+FROM)\s+(?:quota_tenants|quota_plane|quota_plane_halt|quota_halted|quota_waiters|quota_call_ceilings)\b/i;
 
 // After the writer goes back to SQLite's own checkpoints, its WAL file is cut back at each restart
 // to this many of SQLite's checkpoint thresholds (a batch may take the log a little past one).
