@@ -120,6 +120,29 @@ export {
 export { webhookBody } from './core/webhook-payload.js';
 export { EVENT_WRITING_VERBS, nudgingPlane } from './plane/webhook-nudge.js';
 export type { WebhookDelivery, WebhookEndpoint, WebhookStore, WebhooksCapability } from './store/port/webhooks.js';
+// Model-call ceilings (docs/design/rules.md#m1–#m13, docs/concepts/model-calls.md).
+export {
+  CALL_UNITS,
+  DEFAULT_CALL_LEASE_MS,
+  DEFAULT_MAX_OUTPUT_TOKENS,
+  describeCallCeiling,
+  MAX_CALL_LEASE_MS,
+  MAX_CALL_WINDOW_SECONDS,
+  MAX_CEILINGS_PER_SUBJECT,
+  parseCallCeilings,
+  type CallCeiling,
+  type CallCeilings,
+  type CallModelGroup,
+  type CallUnit,
+} from './core/call-ceilings.js';
+export { callRefusalMessage, type CallLimitedRefusal, type CallNeverFitsRefusal, type CallRefusal } from './core/call-refusal.js';
+export type { CallAmounts } from './core/call-meter.js';
+export type { CallParties } from './core/call-coverage.js';
+export type { CallReservation, CallStatus } from './core/lifecycle/call-books.js';
+export type { CeilingStanding, SubjectStanding } from './core/lifecycle/call-standings.js';
+export type { CallEnded, CallUsage, ReserveCallOutcome } from './core/lifecycle/model-calls.js';
+export type { AdjustCallInput, ReleaseCallInput, ReserveCallInput } from './plane/model-calls.js';
+export type { CallMeterStore, CallMetersCapability } from './store/port/model-calls.js';
 export {
   DEFAULT_PRUNE_BATCH,
   RATE_PRUNE_BATCH,
