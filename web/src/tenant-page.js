@@ -7,6 +7,7 @@ import { count, duration, periodName, rateCeiling, tokens, utc } from './format.
 import { Freshness } from './freshness.js';
 import { html } from './html.js';
 import { Meter } from './meter.js';
+import { ModelCallsSection } from './model-calls.js';
 import { usePoll } from './poll.js';
 import { SpendChart } from './spend-chart.js';
 import { HaltForm, LiftButton, QuotaEditor, ReleaseStrandedButton, RunActions } from './tenant-actions.js';
@@ -15,7 +16,7 @@ import { HaltForm, LiftButton, QuotaEditor, ReleaseStrandedButton, RunActions } 
 // are read apart: a failure of either is shown in its section, and the rest of the page stands.
 async function loadTenant(api, tenant, events) {
   const base = `v1/tenants/${seg(tenant)}`;
-  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent] = await Promise.all([
+  const [usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent, calls] = await Promise.all([
     api.get(`${base}/usage`),
     api.get(`${base}/halts`),
     api.get(`${base}/halts?state=lifted&limit=20`),
@@ -28,13 +29,14 @@ async function loadTenant(api, tenant, events) {
     api.get(`${base}/spend?periods=12`),
     api.get(`${base}/alerts`).catch((error) => ({ error })),
     events.read().catch((error) => ({ error })),
+    api.get(`${base}/call-standings`).catch((error) => ({ error })),
   ]);
-  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent };
+  return { usage, halts, lifted, runs, reservations, rates, attention, audit, verify, history, alerts, recent, calls };
 }
 
 /**
  * One tenant: its figures, alert thresholds, quota, spend history, runs, holds, rate windows,
- * halts, attention, recent events and audit log.
+ * model-call ceilings, halts, attention, recent events and audit log.
  */
 export function TenantPage({ tenant, api, config, money }) {
   // The event log's cursor lives as long as the page: each refresh reads only the new events.
@@ -70,6 +72,9 @@ export function TenantPage({ tenant, api, config, money }) {
           <${RunsSection} tenant=${tenant} api=${api} data=${data} money=${money} config=${config} onActed=${acted} />
           <${HistorySection} history=${data.history} money=${money} />
           <${RatesSection} rates=${data.rates} />
+          <${Section} id="model-calls" title="Model-call ceilings">
+            <${ModelCallsSection} standings=${data.calls} money=${money} />
+          </${Section}>
           <${QuotaEditor} tenant=${tenant} api=${api} quota=${data.usage.quota} money=${money} config=${config} onActed=${acted} />
           <${AuditSection} audit=${data.audit} verify=${data.verify} />
         `}
