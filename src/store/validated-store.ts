@@ -63,9 +63,9 @@ const RAW = new WeakMap<object, QuotaStore>();
  * called at all. The rules are those the plane applies to its own callers, so a third-party store
  * and a direct user of the port get them for free: an adapter need not (and the built-in ones do
  * not) check its arguments. `openStore` answers a validated store. Optional methods stay optional:
- * the wrapper has exactly those `store` has. `apiKeys()`, `webhooks()` and `waiterWakes()` are
- * handed through as they are (the API key store checks its own arguments; the plane checks the
- * webhooks'). Idempotent: a store that is already
+ * the wrapper has exactly those `store` has. `apiKeys()`, `webhooks()`, `callMeters()` and
+ * `waiterWakes()` are handed through as they are (the API key store checks its own arguments; the
+ * plane checks the webhooks' and the model calls'). Idempotent: a store that is already
  * validated is answered as it is. Results and faults pass through unchanged.
  * @example const store = validated(await openMyStore()); await store.tenant('acme').spent('2026-01');
  */
