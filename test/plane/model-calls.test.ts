@@ -1,0 +1,61 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { ALICE, failure, type MemoryPlane, memoryPlane, T0 } from './plane-fixtures.js';
+
+// The plane's model-call verbs on SQLite in this process: what they refuse before the store is
+// asked (each naming its field), the ids they make, and the audit row of a change of ceilings
+// (docs/design/rules.md#m1–#m13 are the battery's; these are the plane's own).
+
+let fixture: MemoryPlane;
+afterEach(async () => {
+  await fixture.close();
+});
+
+const CEILINGS = { tenant: [{ unit: 'tokens', limit: 1000, windowSeconds: 60 }] } as const;
+
+describe('plane model calls', () => {
+  it('refuses bad input naming the field, before the store is asked', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    const base = { tenant: 'acme', model: 'm', inputTokens: 10 };
+    const fieldOf = async (promise: Promise<unknown>) => (await failure(promise)).details.field;
+    expect(await fieldOf(plane.reserveCall({ ...base, inputTokens: -1 }))).toBe('inputTokens');
+    expect(await fieldOf(plane.reserveCall({ ...base, model: '' }))).toBe('model');
+    expect(await fieldOf(plane.reserveCall({ ...base, maxOutputTokens: 0 }))).toBe('maxOutputTokens');
+    expect(await fieldOf(plane.reserveCall({ ...base, leaseMs: 999 }))).toBe('leaseMs');
+    expect(await fieldOf(plane.reserveCall({ ...base, maxMinorUnits: 1.5 }))).toBe('maxMinorUnits');
+    expect(await fieldOf(plane.reserveCall({ ...base, endUser: 'a\u202eb' }))).toBe('endUser');
+    expect(await fieldOf(plane.reserveCall({ ...base, maxOutput: 5 } as never))).toBe('maxOutput');
+    expect(await fieldOf(plane.adjustCall({ tenant: 'acme', callId: 'c', usage: { inputTokens: 1, output: 2 } as never }))).toBe('output');
+    expect(await fieldOf(plane.adjustCall({ tenant: 'acme', callId: 'c', usage: { inputTokens: 1, outputTokens: -2 } }))).toBe('usage.outputTokens');
+    expect(await fieldOf(plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 1 }] } as never, { newTenant: true }))).toBe('ceilings.tenant[0]');
+  });
+
+  it('makes a call_<ULID> id when none is given, and answers a retry of the same id with the same reservation', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    const first = await plane.reserveCall({ tenant: 'acme', model: 'm', inputTokens: 10, maxOutputTokens: 20 });
+    expect(first.ok && first.call.callId).toMatch(/^call_[0-9A-HJKMNP-TV-Z]{26}$/);
+    if (!first.ok) return;
+    expect(first.call).toMatchObject({ atMs: T0, reserved: { tokens: 30, requests: 1, minorUnits: 0 }, maxOutputTokens: 20, deadlineMs: T0 + 15 * 60_000 });
+    const again = await plane.reserveCall({ tenant: 'acme', model: 'm', callId: first.call.callId, inputTokens: 10, maxOutputTokens: 20 });
+    expect(again).toEqual({ ok: true, call: first.call, retried: true });
+    expect(await plane.modelCall({ tenant: 'acme', callId: first.call.callId })).toEqual(first.call);
+    expect((await plane.openCalls({ tenant: 'acme' })).map((call) => call.callId)).toEqual([first.call.callId]);
+  });
+
+  it('M9: a change of ceilings is refused for an unknown tenant, and audited as calls.set with the old and the new', async () => {
+    fixture = await memoryPlane();
+    const { plane, handle, clock } = fixture;
+    expect((await failure(plane.setCallCeilings('acme', CEILINGS))).code).toBe('NOT_FOUND');
+    expect(await plane.setCallCeilings('acme', CEILINGS, { by: ALICE, newTenant: true })).toEqual(CEILINGS);
+    clock.advance(1000);
+    expect(await plane.setCallCeilings('acme', null, { by: ALICE })).toBeNull();
+    expect(await plane.getCallCeilings('acme')).toBeNull();
+    const rows = await handle('acme').auditLog({ limit: 2 });
+    expect(rows.map((row) => [row.action, row.atMs, row.detail])).toEqual([
+      ['calls.set', T0 + 1000, { old: CEILINGS, new: null }],
+      ['calls.set', T0, { old: null, new: CEILINGS }],
+    ]);
+  });
+});
