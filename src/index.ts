@@ -316,7 +316,7 @@ export {
 export { withRun, type RunCompleted, type WithRunOptions, type WithRunResult } from './adapters/with-run.js';
 export type { ActiveRun, Allowance, CallTicket, RecordedSpend, RunDispatchOptions, RunDispatchResult } from './adapters/active-run.js';
 export type { RunPlane } from './adapters/run-plane.js';
-export { RunBudgetExhaustedError, RunRefusedError, RunSettleError, RunWithheldError, ToolCallRefusedError } from './adapters/run-errors.js';
+export { ModelCallLimitedError, RunBudgetExhaustedError, RunRefusedError, RunSettleError, RunWithheldError, ToolCallRefusedError } from './adapters/run-errors.js';
 export { costOf, parsePriceTable, type ModelPrice, type PriceTable, type TokenCounts } from './adapters/model-price.js';
 
 // ── operability ────────────────────────────────────────────────────────────────

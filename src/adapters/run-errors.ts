@@ -1,4 +1,5 @@
 import type { AdmitRefusal, SettleInput, SettleResult } from '../plane/plane.js';
+import { callRefusalMessage, type CallRefusal } from '../core/call-refusal.js';
 import type { Refused, WithheldRefusal } from '../core/refusal.js';
 import type { Spend } from '../core/spend.js';
 
@@ -118,5 +119,34 @@ export class ToolCallRefusedError extends Error {
     this.tool = tool;
     this.grant = grant;
     this.retryAtMs = retryAtMs;
+  }
+}
+
+/**
+ * Thrown before a model call that the tenant's model-call ceilings refused (`callCeilingMiddleware`,
+ * `meterModelCalls`): the model was **not** called and nothing was reserved or booked.
+ * - `refusal`: the plane's answer, `CallLimited` (a ceiling is full now) or `CallNeverFits` (the
+ *   call's worst case alone passes a ceiling's limit: waiting is no use; lower the output cap or
+ *   raise the ceiling);
+ * - `retryAtMs`: when to ask again (Unix ms), for `CallLimited`; `undefined` for `CallNeverFits`;
+ * - `retryAfterMs`: how long that is from when the refusal was received (≥ 0), or `undefined`.
+ * The message names the model, the ceiling, the figures and when to retry.
+ */
+export class ModelCallLimitedError extends Error {
+  override readonly name = 'ModelCallLimitedError';
+  readonly model: string;
+  readonly refusal: CallRefusal;
+  readonly retryAtMs: number | undefined;
+  readonly retryAfterMs: number | undefined;
+
+  constructor(model: string, refusal: CallRefusal, nowMs: number) {
+    const retryAtMs = refusal.code === 'CallLimited' ? refusal.retryAtMs : undefined;
+    const retryAfterMs = retryAtMs === undefined ? undefined : Math.max(0, retryAtMs - nowMs);
+    const retry = retryAtMs === undefined ? '; waiting will not help' : ` (retryAtMs ${retryAtMs}, in ${retryAfterMs} ms)`;
+    super(`model '${model}' was not called: ${callRefusalMessage(refusal)}${retry}`);
+    this.model = model;
+    this.refusal = refusal;
+    this.retryAtMs = retryAtMs;
+    this.retryAfterMs = retryAfterMs;
   }
 }
