@@ -360,7 +360,8 @@ function tooLarge(context: ErrorContext): ProblemReply {
   );
 }
 
-// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; of a
+// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input (and of
+// a NOT_FOUND or CONFLICT that names one); of a
 // `STORE_UNAVAILABLE` whose decision may stand, `outcome: 'unknown'` and the `run` to retry under;
 // and of a `CONFLICT` what it is about (`fields` that differ from the admitted request, the run's
 // `runStatus` — its `details.status`, renamed so it cannot be taken for the HTTP status —
@@ -372,8 +373,11 @@ function errorMembers(error: QuotaError): Record<string, unknown> {
     if (d.outcome !== 'unknown') return {};
     return typeof d.run === 'string' ? { outcome: 'unknown', run: d.run } : { outcome: 'unknown' };
   }
+  // A NOT_FOUND or CONFLICT that names the field it is about (a model call's `callId`) keeps it.
+  const named = typeof d.field === 'string' ? { field: d.field } : {};
+  if (error.code === 'NOT_FOUND') return named;
   if (error.code !== 'CONFLICT') return {};
-  const members: Record<string, unknown> = {};
+  const members: Record<string, unknown> = { ...named };
   if (typeof d.run === 'string') members.run = d.run;
   if (Array.isArray(d.fields) && d.fields.every((f) => typeof f === 'string')) members.fields = d.fields;
   if (typeof d.status === 'string') members.runStatus = d.status;

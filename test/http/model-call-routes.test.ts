@@ -45,8 +45,9 @@ describe('model calls over HTTP', () => {
 
     const read = await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/calls/c1', headers: bearer(f.key.runAcme) });
     expect(read.json()).toEqual(await f.plane.modelCall({ tenant: 'acme', callId: 'c1' }));
-    expectProblem(await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/calls/nope', headers: bearer(f.key.runAcme) }), 404, 'NOT_FOUND');
-    expectProblem(await post('nope/adjust', {}), 404, 'NOT_FOUND');
+    expect(expectProblem(await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/calls/nope', headers: bearer(f.key.runAcme) }), 404, 'NOT_FOUND').field).toBe('callId');
+    expect(expectProblem(await post('nope/adjust', {}), 404, 'NOT_FOUND').field).toBe('callId');
+    expect(expectProblem(await post('c1/release'), 409, 'CONFLICT').field).toBe('callId');
     expect((await f.app.inject({ method: 'GET', url: '/v1/tenants/acme/calls', headers: bearer(f.key.runAcme) })).json()).toEqual({ calls: [] });
   });
 

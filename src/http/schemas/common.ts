@@ -310,7 +310,7 @@ export const Problem = Type.Object(
     field: Type.Optional(
       Type.String({
         description:
-          'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open; NOT_FOUND: `tenant` for a tenant that does not exist',
+          'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open; NOT_FOUND: `tenant` for a tenant that does not exist, `callId` for a model call that does not; CONFLICT: `callId` for a model call that already ended',
       }),
     ),
     // The members of each refusal (core/refusal.ts), spread into the envelope.

@@ -33,10 +33,13 @@ function callCeilingsSchema(requestBound: boolean) {
       ),
     ),
     endUsers: Type.Optional(
-      strictObject({
-        default: Type.Optional(list('the ceilings each end user has on their own')),
-        overrides: Type.Optional(named(list("an end user's own ceilings"), "end user → ceilings replacing the default for that user")),
-      }),
+      strictObject(
+        {
+          default: Type.Optional(list('the ceilings each end user has on their own')),
+          overrides: Type.Optional(named(list("an end user's own ceilings"), 'end user → ceilings replacing the default for that user')),
+        },
+        { description: 'per end user: the default ceilings each has, and overrides for named users' },
+      ),
     ),
     defaultMaxOutputTokens: Type.Optional(
       Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'output tokens a call that declares no cap reserves; default 4096' }),
@@ -113,8 +116,8 @@ export const AdjustCallBody = strictObject({
   usage: Type.Optional(
     strictObject(
       {
-        inputTokens: Amount,
-        outputTokens: Amount,
+        inputTokens: described(Amount, 'input tokens the model reported'),
+        outputTokens: described(Amount, 'output tokens the model reported'),
         minorUnits: Type.Optional(described(Amount, 'its cost, when known')),
       },
       { description: 'what the call used; absent, its worst case is booked as an estimate' },
