@@ -141,7 +141,10 @@ export function planeOperatorTarget(
     callStandings: (input) => plane.callStandings(input),
     openCalls: (input) => plane.openCalls(input),
     // The plane records no operator for a call's release; the act still needs one, as every act that writes does.
-    releaseCall: (input) => (operator('calls release'), plane.releaseCall(input)),
+    releaseCall: (input) => {
+      operator('calls release');
+      return plane.releaseCall(input);
+    },
     close: options.close,
   };
 }
