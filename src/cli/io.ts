@@ -15,6 +15,8 @@ export interface CliIo {
   readonly stderr: CliStream;
   /** The command line asked for `--json`: failures, usage errors included, are JSON on stderr too. */
   readonly jsonErrors?: boolean;
+  /** Reads standard input to its end (`--file -`); absent, the process's own stdin is read. */
+  readonly readStdin?: () => Promise<string>;
 }
 
 /** Writes `text` and a line break to `stream`. */

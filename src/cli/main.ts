@@ -6,6 +6,7 @@ import { outputFor, reflowDescriptions } from './command-output.js';
 import { registerAttention } from './commands/attention.js';
 import { registerAlerts } from './commands/alerts.js';
 import { registerAudit } from './commands/audit.js';
+import { registerCalls } from './commands/calls.js';
 import { registerEvents } from './commands/events.js';
 import { registerDeleteTenant } from './commands/delete-tenant.js';
 import { registerHalt } from './commands/halt.js';
@@ -75,6 +76,7 @@ export async function main(argv: readonly string[], given: CliIo): Promise<numbe
   registerSettle(program, io, setStatus);
   registerAttention(program, io, setStatus);
   registerQuota(program, io, setStatus);
+  registerCalls(program, io, setStatus);
   registerAudit(program, io, setStatus);
   registerEvents(program, io, setStatus);
   registerAlerts(program, io, setStatus);

@@ -1,5 +1,6 @@
 import { describe } from '../core/amounts.js';
 import type { CallCeilings } from '../core/call-ceilings.js';
+import type { CallRefusal } from '../core/call-refusal.js';
 import type { CallReservation } from '../core/lifecycle/call-books.js';
 import type { SubjectStanding } from '../core/lifecycle/call-standings.js';
 import type { CallEnded, ReserveCallOutcome } from '../core/lifecycle/model-calls.js';
@@ -342,7 +343,9 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
     reserveCall: async (input) => {
       const { tenant, ...body } = requestBody(input);
       const answer = await call<{ call: CallReservation; retried: boolean }>('POST', tenantPath(tenant, '/calls'), body);
-      return 'refusal' in answer ? (answer as unknown as ReserveCallOutcome) : { ok: true, call: answer.call, retried: answer.retried };
+      // The plane's refusal carries no message (callRefusalMessage words it): answer exactly its value.
+      if ('refusal' in answer) return { ok: false, refusal: answer.refusal as unknown as CallRefusal } satisfies ReserveCallOutcome;
+      return { ok: true, call: answer.call, retried: answer.retried };
     },
     adjustCall: (input) => {
       const { tenant, callId, ...body } = requestBody(input);

@@ -1,8 +1,9 @@
 import { QuotaError, type QuotaErrorCode } from '../core/errors.js';
+import type { CallRefusal } from '../core/call-refusal.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
 
-/** The refusal codes a server can answer as values (core/refusal.ts). */
-const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
+/** The refusal codes a server can answer as values (core/refusal.ts, and a model call's, core/call-refusal.ts). */
+const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode | CallRefusal['code']>([
   'TooManyRuns',
   'SpentOut',
   'Unbounded',
@@ -10,6 +11,8 @@ const REFUSAL_CODES: ReadonlySet<string> = new Set<RefusalCode>([
   'RateLimited',
   'UncountableRate',
   'Withheld',
+  'CallLimited',
+  'CallNeverFits',
 ]);
 
 const QUOTA_ERROR_CODES: ReadonlySet<string> = new Set<QuotaErrorCode>([
@@ -33,7 +36,9 @@ export type DecodedProblem = { readonly kind: 'refused'; readonly refused: Refus
 /**
  * Decodes an error reply of the HTTP service into what the plane would have answered: a
  * refusal problem becomes the same `{ ok: false, refusal, message }` value (`message` is
- * the problem's `detail`, the refusal fields its extension members); any other problem becomes the
+ * the problem's `detail`, the refusal fields its extension members; a model call's refusal,
+ * `CallLimited` or `CallNeverFits`, decodes the same way, typed as a `Refusal` here and narrowed by
+ * the client's `reserveCall`); any other problem becomes the
  * `QuotaError` the plane would throw, with the problem's members (`field`, `requestId`, the HTTP
  * `status`) in `details`. HTTP-only codes map onto the plane's: 401 → `INVALID_ARGUMENT` on field
  * `key`, 413 → `INVALID_ARGUMENT` on `body` (with the server's `limit` in bytes in `details.limit`), 415 →

@@ -6,6 +6,7 @@ import { escapeHidden } from '../core/identifiers.js';
 import { unknownTenantDetails, unknownTenantMessage, unknownTenantOf } from '../core/known-tenant.js';
 import { spentOutClearing } from '../core/spent-out-clearing.js';
 import type { Refusal, RefusalCode, Refused } from '../core/refusal.js';
+import type { CallRefusal } from '../core/call-refusal.js';
 
 /*
  * The one error envelope of the HTTP service: RFC 9457 problem details
@@ -22,8 +23,8 @@ export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
  */
 export type HttpOnlyCode = 'UNAUTHENTICATED' | 'PAYLOAD_TOO_LARGE' | 'UNSUPPORTED_MEDIA_TYPE';
 
-/** Every `code` an error reply can carry: a refusal, a `QuotaError` code, or an HTTP-only code. */
-export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
+/** Every `code` an error reply can carry: a refusal (of a run, a dispatch or a model call), a `QuotaError` code, or an HTTP-only code. */
+export type ProblemCode = RefusalCode | CallRefusal['code'] | QuotaErrorCode | HttpOnlyCode;
 
 /**
  * The status of each code:
@@ -33,6 +34,8 @@ export type ProblemCode = RefusalCode | QuotaErrorCode | HttpOnlyCode;
  * - `Halted`: 423 (the operator's stop stands until lifted); `Withheld` too: a subject halt
  *   withdrew the authority the run acts on, and only a lift changes that;
  * - `Unbounded`, `UncountableRate`: 422 (the request is well formed but can never be counted as is);
+ * - model calls (core/call-refusal.ts): `CallLimited` 429 with `Retry-After` until `retryAtMs`,
+ *   `CallNeverFits` 422 (its worst case alone passes a ceiling);
  * - `INVALID_ARGUMENT`: 400, naming the field; `UNAUTHENTICATED`: 401; `NOT_FOUND`: 404, also for a
  *   tenant the key does not cover, so tenants cannot be discovered; `CONFLICT`: 409 (a settle retry
  *   with a different payload, a resume of a concluded run); `PAYLOAD_TOO_LARGE`: 413;
@@ -47,12 +50,14 @@ export function statusOf(code: ProblemCode): number {
     case 'TooManyRuns':
     case 'SpentOut':
     case 'RateLimited':
+    case 'CallLimited':
       return 429;
     case 'Halted':
     case 'Withheld':
       return 423;
     case 'Unbounded':
     case 'UncountableRate':
+    case 'CallNeverFits':
       return 422;
     case 'INVALID_ARGUMENT':
       return 400;
@@ -84,6 +89,8 @@ const TITLES: Readonly<Record<ProblemCode, string>> = {
   Withheld: 'Authority withdrawn by an operator',
   Unbounded: 'Run budget leaves a bounded unit open',
   UncountableRate: 'Rate ceiling cannot be counted',
+  CallLimited: 'Model-call ceiling reached',
+  CallNeverFits: 'Model call can never fit its ceiling',
   INVALID_ARGUMENT: 'Bad request',
   UNAUTHENTICATED: 'API key missing or not accepted',
   NOT_FOUND: 'Not found',
@@ -96,6 +103,11 @@ const TITLES: Readonly<Record<ProblemCode, string>> = {
   STORE_MISCONFIGURED: 'Internal error',
   INTERNAL: 'Internal error',
 };
+
+/** The problem `title` of a code: a short phrase, the same for every reply of that code. */
+export function problemTitle(code: ProblemCode): string {
+  return TITLES[code];
+}
 
 /** Every `code` an error reply can carry, in the order of {@link statusOf}'s table (documented as an enum in /openapi.json). */
 export const PROBLEM_CODES: readonly ProblemCode[] = Object.freeze(Object.keys(TITLES) as ProblemCode[]);
@@ -216,7 +228,8 @@ function retryMembers(refusal: Refusal): { retryAtMs?: number } {
   return clearing.when === 'period-end' ? { retryAtMs: clearing.atMs } : {};
 }
 
-function secondsUntil(atMs: number, nowMs: number): number {
+/** Seconds from `nowMs` until `atMs`, rounded up, never less than 1 (a `Retry-After` a caller cannot spin on). */
+export function secondsUntil(atMs: number, nowMs: number): number {
   return Math.max(1, Math.ceil((atMs - nowMs) / 1000));
 }
 
@@ -347,7 +360,8 @@ function tooLarge(context: ErrorContext): ProblemReply {
   );
 }
 
-// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input; of a
+// The facts of a QuotaError a caller can act on, as problem members: `field` of bad input (and of
+// a NOT_FOUND or CONFLICT that names one); of a
 // `STORE_UNAVAILABLE` whose decision may stand, `outcome: 'unknown'` and the `run` to retry under;
 // and of a `CONFLICT` what it is about (`fields` that differ from the admitted request, the run's
 // `runStatus` — its `details.status`, renamed so it cannot be taken for the HTTP status —
@@ -359,8 +373,11 @@ function errorMembers(error: QuotaError): Record<string, unknown> {
     if (d.outcome !== 'unknown') return {};
     return typeof d.run === 'string' ? { outcome: 'unknown', run: d.run } : { outcome: 'unknown' };
   }
+  // A NOT_FOUND or CONFLICT that names the field it is about (a model call's `callId`) keeps it.
+  const named = typeof d.field === 'string' ? { field: d.field } : {};
+  if (error.code === 'NOT_FOUND') return named;
   if (error.code !== 'CONFLICT') return {};
-  const members: Record<string, unknown> = {};
+  const members: Record<string, unknown> = { ...named };
   if (typeof d.run === 'string') members.run = d.run;
   if (Array.isArray(d.fields) && d.fields.every((f) => typeof f === 'string')) members.fields = d.fields;
   if (typeof d.status === 'string') members.runStatus = d.status;

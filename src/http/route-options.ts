@@ -17,6 +17,8 @@ export interface ProtectedRouteSpec {
   readonly body?: TSchema;
   readonly reply: TSchema;
   readonly replyStatus?: 200 | 201;
+  /** A second success status answered with the same reply schema (a create that answers 200 when retried). */
+  readonly alsoReplyStatus?: 200 | 201;
   /** The media types the body is accepted in, for the document; default `application/json` alone. */
   readonly consumes?: readonly string[];
 }
@@ -38,14 +40,14 @@ export const MERGE_PATCH_CONSUMES: readonly string[] = Object.freeze(['applicati
  * (`runner` or `operator`), so every route file says only what is its own.
  */
 export function protectedRoute(access: Exclude<RouteAccess, 'public'>, spec: ProtectedRouteSpec) {
-  const { reply, replyStatus = 200, ...request } = spec;
+  const { reply, replyStatus = 200, alsoReplyStatus, ...request } = spec;
   return {
     config: { access },
     schema: {
       ...request,
       tags: [access === 'runner' ? 'runner' : 'operator'],
       security: [{ bearer: [] }],
-      response: { [replyStatus]: reply, ...PROBLEM_REPLIES },
+      response: { [replyStatus]: reply, ...(alsoReplyStatus === undefined ? {} : { [alsoReplyStatus]: reply }), ...PROBLEM_REPLIES },
     },
   };
 }

@@ -26,6 +26,8 @@ describe('the code → status switch', () => {
       Withheld: 423,
       Unbounded: 422,
       UncountableRate: 422,
+      CallLimited: 429,
+      CallNeverFits: 422,
       INVALID_ARGUMENT: 400,
       UNAUTHENTICATED: 401,
       NOT_FOUND: 404,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
+import { MAX_CALL_LEASE_MS, MAX_CALL_SUBJECTS, MAX_CALL_WINDOW_SECONDS, MAX_CEILINGS_PER_SUBJECT } from '../../src/core/call-ceilings.js';
 import { DIGEST_PATTERN } from '../../src/core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../src/core/identifiers.js';
 import { MAX_INSTANT_MS } from '../../src/core/instant.js';
@@ -48,5 +49,18 @@ describe('the bounds of /openapi.json are the input rules\' constants', () => {
     const patterns = [...json.matchAll(/"pattern":("(?:[^"\\]|\\.)*")/g)].map((match) => JSON.parse(match[1]!) as string);
     expect(patterns).toContain(PERIOD_KEY_PATTERN);
     expect(patterns).toContain(DIGEST_PATTERN);
+  });
+
+  it('a model call and model-call ceilings: the lease, the window, ceilings per subject and named subjects are the core constants', () => {
+    const body = (path: string, method: 'post' | 'put') => document.paths[path]?.[method]?.requestBody?.content['application/json']?.schema as Schema;
+    const reserve = body('/v1/tenants/{tenant}/calls', 'post').properties as Record<string, Schema>;
+    expect([reserve.leaseMs?.minimum, reserve.leaseMs?.maximum]).toEqual([1000, MAX_CALL_LEASE_MS]);
+    expect(reserve.atMs?.maximum).toBe(MAX_INSTANT_MS);
+    const ceilings = (body('/v1/tenants/{tenant}/call-ceilings', 'put').properties as Record<string, Schema>).ceilings?.anyOf?.[0] as Schema;
+    const tenantList = ceilings.properties.tenant as Schema;
+    expect(tenantList.maxItems).toBe(MAX_CEILINGS_PER_SUBJECT);
+    expect(tenantList.items.properties.windowSeconds.maximum).toBe(MAX_CALL_WINDOW_SECONDS);
+    expect(ceilings.properties.models.maxProperties).toBe(MAX_CALL_SUBJECTS);
+    expect(ceilings.properties.leaseMs.maximum).toBe(MAX_CALL_LEASE_MS);
   });
 });

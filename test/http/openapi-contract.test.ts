@@ -202,6 +202,35 @@ describe('every route answers what /openapi.json documents', () => {
     await call('admit planner', 'POST', '/v1/runs', k.runAcme, { run: 'r3', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit TooManyRuns 429', 'POST', '/v1/runs', k.runAcme, { run: 'r4', agent, budget: { maxTokens: 1, maxCallTokens: 1 } });
     await call('admit SpentOut that never fits 422', 'POST', '/v1/runs', k.runAcme, { run: 'r5', budget: { maxTokens: 10_000_000, maxCallTokens: 1 } });
+    // Model-call ceilings and calls (docs/design/rules.md#m1–#m10), on a tenant of their own.
+    const tokens = { unit: 'tokens', limit: 1000, windowSeconds: 60 };
+    await call('call ceilings of an unknown tenant 404', 'PUT', '/v1/tenants/metered/call-ceilings', k.opAll, { ceilings: { tenant: [tokens] } });
+    await call('call ceilings set', 'PUT', '/v1/tenants/metered/call-ceilings?newTenant=true', k.opAll, {
+      ceilings: {
+        tenant: [tokens],
+        agents: { planner: [{ unit: 'requests', limit: 100, period: 'daily' }] },
+        models: { 'gpt-4o': [{ unit: 'tokens', limit: 5000, period: 'monthly' }] },
+        groups: { openai: { models: ['gpt-4o', 'gpt-4.1'], ceilings: [{ unit: 'requests', limit: 50, windowSeconds: 3600 }] } },
+        endUsers: { default: [{ unit: 'requests', limit: 10, windowSeconds: 60 }], overrides: { vip: [] } },
+        defaultMaxOutputTokens: 256,
+        leaseMs: 60_000,
+      },
+    });
+    await call('call ceilings read', 'GET', '/v1/tenants/metered/call-ceilings', k.opAll);
+    await call('call ceilings bad member 400', 'PUT', '/v1/tenants/metered/call-ceilings', k.opAll, { ceilings: { tenant: [{ unit: 'tokens', limit: 1 }] } });
+    await call('call reserve', 'POST', '/v1/tenants/metered/calls', k.opAll, { model: 'gpt-4o', agent: 'planner', endUser: 'u1', callId: 'mc1', inputTokens: 100, maxOutputTokens: 500 });
+    await call('call reserve retried', 'POST', '/v1/tenants/metered/calls', k.opAll, { model: 'gpt-4o', agent: 'planner', endUser: 'u1', callId: 'mc1', inputTokens: 100, maxOutputTokens: 500 });
+    await call('call reserve CallLimited 429', 'POST', '/v1/tenants/metered/calls', k.opAll, { model: 'gpt-4o', callId: 'mc2', inputTokens: 300, maxOutputTokens: 200 });
+    await call('call reserve CallNeverFits 422', 'POST', '/v1/tenants/metered/calls', k.opAll, { model: 'gpt-4o', callId: 'mc3', inputTokens: 5000 });
+    await call('calls open', 'GET', '/v1/tenants/metered/calls?limit=5', k.opAll);
+    await call('call read', 'GET', '/v1/tenants/metered/calls/mc1', k.opAll);
+    await call('call read unknown 404', 'GET', '/v1/tenants/metered/calls/nope', k.opAll);
+    await call('call standings', 'GET', '/v1/tenants/metered/call-standings?limit=10', k.opAll);
+    await call('call adjust', 'POST', '/v1/tenants/metered/calls/mc1/adjust', k.opAll, { usage: { inputTokens: 100, outputTokens: 20, minorUnits: 3 } });
+    await call('call release of a booked call 409', 'POST', '/v1/tenants/metered/calls/mc1/release', k.opAll, {});
+    await call('call reserve to release', 'POST', '/v1/tenants/metered/calls', k.opAll, { model: 'o3', callId: 'mc4', inputTokens: 10 });
+    await call('call release', 'POST', '/v1/tenants/metered/calls/mc4/release', k.opAll, {});
+    await call('call ceilings removed', 'PUT', '/v1/tenants/metered/call-ceilings', k.opAll, { ceilings: null });
     // Webhooks (docs/design/rules.md#h1–#h12), on a tenant of their own; a stub sends the delivery.
     await call('webhook add of an unknown tenant 404', 'POST', '/v1/webhooks', k.opAll, { tenant: 'hooked', url: 'http://127.0.0.1:9/hook' });
     await f.plane.setQuota('hooked', { maxConcurrentRuns: 5 }, { by: { actor: 'ops', basis: 'asserted' }, newTenant: true });

@@ -1,4 +1,8 @@
 import type { AlertsStatus, EventsInput, EventsPage } from '../../plane/event-types.js';
+import type { CallCeilings } from '../../core/call-ceilings.js';
+import type { CallReservation } from '../../core/lifecycle/call-books.js';
+import type { SubjectStanding } from '../../core/lifecycle/call-standings.js';
+import type { CallEnded } from '../../core/lifecycle/model-calls.js';
 import type { Halt } from '../../core/halt-scope.js';
 import type { Operator } from '../../core/operator.js';
 import type { TenantQuota, TenantQuotaInput } from '../../core/quota.js';
@@ -76,6 +80,16 @@ export interface OperatorTarget {
   sweep(input: { tenant?: string | undefined }): Promise<SweepResult>;
   /** Retention (docs/design/rules.md#r1); a dry run needs no operator, a prune is attributed to the bound one. */
   prune(input: Omit<PruneInput, 'by' | 'atMs'>): Promise<PruneResult>;
+  /** A tenant's model-call ceilings, or `null` when none are set (docs/design/rules.md#m1). */
+  getCallCeilings(tenant: string): Promise<CallCeilings | null>;
+  /** Replaces (`null`: removes) a tenant's model-call ceilings, audited as `calls.set`. */
+  setCallCeilings(tenant: string, ceilings: CallCeilings | null, options?: { newTenant?: boolean }): Promise<CallCeilings | null>;
+  /** Every subject with a model-call meter or ceilings, as it stands now (docs/design/rules.md#m10). */
+  callStandings(input: { tenant: string; limit: number }): Promise<SubjectStanding[]>;
+  /** A tenant's model calls in flight, earliest deadline first. */
+  openCalls(input: { tenant: string; limit: number }): Promise<CallReservation[]>;
+  /** Gives a stuck model call's reservation back; nothing is booked. */
+  releaseCall(input: { tenant: string; callId: string }): Promise<CallEnded>;
   /** Releases what the target holds open (the store connection; nothing for a server). */
   close(): Promise<void>;
 }
@@ -122,6 +136,15 @@ export function planeOperatorTarget(
     alerts: (tenant) => plane.alerts({ tenant }),
     sweep: (input) => plane.sweep(input),
     prune: (input) => plane.prune({ ...input, by: input.dryRun ? undefined : operator('prune') }),
+    getCallCeilings: (tenant) => plane.getCallCeilings(tenant),
+    setCallCeilings: (tenant, ceilings, options) => plane.setCallCeilings(tenant, ceilings, { by: operator('calls set'), newTenant: options?.newTenant }),
+    callStandings: (input) => plane.callStandings(input),
+    openCalls: (input) => plane.openCalls(input),
+    // The plane records no operator for a call's release; the act still needs one, as every act that writes does.
+    releaseCall: (input) => {
+      operator('calls release');
+      return plane.releaseCall(input);
+    },
     close: options.close,
   };
 }

@@ -1,6 +1,7 @@
 import type { RouteModule } from '../route-context.js';
 import { attentionRoutes } from './attention.js';
 import { auditRoutes } from './audit.js';
+import { callCeilingRoutes } from './call-ceilings.js';
 import { dispatchRoutes } from './dispatches.js';
 import { eventRoutes } from './events.js';
 import { haltRoutes } from './halts.js';
@@ -8,6 +9,7 @@ import { healthRoutes } from './health.js';
 import { keyIdentityRoutes } from './key.js';
 import { keyRoutes } from './keys.js';
 import { metricsRoutes } from './metrics.js';
+import { modelCallRoutes } from './model-calls.js';
 import { openApiRoutes } from './openapi.js';
 import { planeRoutes } from './plane.js';
 import { pruneRoutes } from './prune.js';
@@ -51,4 +53,6 @@ export const ROUTES: readonly RouteModule[] = [
   planeRoutes,
   pruneRoutes,
   webhookRoutes,
+  modelCallRoutes,
+  callCeilingRoutes,
 ];

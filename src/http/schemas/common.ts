@@ -2,6 +2,7 @@ import { Type, type ObjectOptions, type TProperties, type TSchema } from '@sincl
 
 import { MAX_ALERT_THRESHOLDS, MAX_THRESHOLD_PERCENT, type AlertThreshold as CoreAlertThreshold } from '../../core/alert-thresholds.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
+import { CALL_UNITS, MAX_CALL_WINDOW_SECONDS } from '../../core/call-ceilings.js';
 import { HALT_SCOPE_FORMS } from '../../core/halt-scope.js';
 import { MAX_IDENTIFIER_LENGTH } from '../../core/identifiers.js';
 import { TENANT_ACTS } from '../../core/known-tenant.js';
@@ -10,7 +11,7 @@ import { IDENTIFIER_KEYWORD } from '../validation.js';
 import { MAX_LIST_LIMIT } from '../../plane/operator-types.js';
 import { MAX_INSTANT_MS } from '../../core/instant.js';
 import { DIGEST_PATTERN } from '../../core/halt-scope.js';
-import { PERIOD_KEY_PATTERN } from '../../core/period.js';
+import { PERIOD_KEY_PATTERN, PERIODS } from '../../core/period.js';
 import { MAX_LEASE_MS } from '../../store/store-arguments.js';
 
 /*
@@ -88,6 +89,30 @@ export const RateCeiling = strictObject({
   count: described(Amount, 'most dispatches in any window'),
   windowSeconds: described(Amount, 'the window, in seconds; 1 to 2678400 (31 days) can be counted, any other is refused'),
 });
+
+/** What a model-call ceiling counts (core/call-ceilings.ts). */
+export const CallUnit = Type.Union(
+  CALL_UNITS.map((unit) => Type.Literal(unit)),
+  { description: 'tokens (input + output), requests (one per call), or minorUnits (money)' },
+);
+
+/** One model-call ceiling: `limit` units per sliding window of `windowSeconds`, or per billing `period`. */
+export const CallCeiling = strictObject(
+  {
+    unit: CallUnit,
+    limit: described(Amount, 'most units counted (booked plus held by calls in flight); 0 admits nothing'),
+    windowSeconds: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: MAX_CALL_WINDOW_SECONDS, description: `a sliding window of this many seconds, 1 to ${MAX_CALL_WINDOW_SECONDS}` }),
+    ),
+    period: Type.Optional(
+      Type.Union(
+        PERIODS.map((period) => Type.Literal(period)),
+        { description: 'a billing period, UTC' },
+      ),
+    ),
+  },
+  { description: 'exactly one of windowSeconds (a sliding window) or period (monthly or daily)' },
+);
 
 /**
  * One spend-alert threshold (core AlertThreshold; docs/design/rules.md#e2): a percentage of the
@@ -285,7 +310,7 @@ export const Problem = Type.Object(
     field: Type.Optional(
       Type.String({
         description:
-          'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open; NOT_FOUND: `tenant` for a tenant that does not exist',
+          'INVALID_ARGUMENT: the member that is wrong (`budget.maxTokens`, `chain[2]`, `limit`); Unbounded: the budget field left open; NOT_FOUND: `tenant` for a tenant that does not exist, `callId` for a model call that does not; CONFLICT: `callId` for a model call that already ended',
       }),
     ),
     // The members of each refusal (core/refusal.ts), spread into the envelope.
@@ -310,16 +335,36 @@ export const Problem = Type.Object(
     unit: Type.Optional(Type.Union([Type.Literal('tokens'), Type.Literal('minor units')], { description: 'SpentOut, Unbounded: the unit concerned' })),
     settled: Type.Optional(Type.Integer({ description: 'SpentOut: spend settled in the period' })),
     reserved: Type.Optional(Type.Integer({ description: 'SpentOut: spend held by running work' })),
-    requested: Type.Optional(Type.Integer({ description: 'SpentOut: the hold asked for' })),
+    requested: Type.Optional(Type.Integer({ description: "SpentOut: the hold asked for; CallLimited, CallNeverFits: the call's worst case in the ceiling's unit" })),
     scope: Type.Optional(Type.String({ description: 'Halted: the key of the narrowest halt covering the run; Withheld: the key of the halt that reached the running run' })),
     reason: Type.Optional(Type.String({ description: "Halted, Withheld: the operator's reason" })),
     by: Type.Optional(Operator),
     haltedAtMs: Type.Optional(Type.Integer({ description: 'Halted: when the halt was thrown, Unix ms' })),
-    subject: Type.Optional(Type.String({ description: 'Withheld by a subject halt: the principal it withdrew (absent when an agent, revision, tenant or plane halt reached the run)' })),
+    subject: Type.Optional(
+      Type.String({
+        description:
+          'Withheld by a subject halt: the principal it withdrew (absent when an agent, revision, tenant or plane halt reached the run); CallLimited, CallNeverFits: whose ceiling (tenant, agent:<name>, model:<id>, group:<name>, user:<id>)',
+      }),
+    ),
     grant: Type.Optional(Type.String({ description: 'RateLimited, UncountableRate: the tool grant' })),
-    ceiling: Type.Optional(RateCeiling),
+    ceiling: Type.Optional(
+      Type.Union([RateCeiling, CallCeiling], { description: 'RateLimited, UncountableRate: the rate ceiling; CallLimited, CallNeverFits: the model-call ceiling' }),
+    ),
     reached: Type.Optional(Type.Integer({ description: 'RateLimited: dispatches already in the window' })),
-    retryAtMs: Type.Optional(Type.Integer({ description: 'RateLimited: when one more dispatch fits; SpentOut: when its period ends, the only instant it can clear (absent when held spend may clear it sooner); Unix ms' })),
+    retryAtMs: Type.Optional(
+      Type.Integer({
+        description:
+          'RateLimited: when one more dispatch fits; SpentOut: when its period ends, the only instant it can clear (absent when held spend may clear it sooner); CallLimited: when to ask again (see retryAfter); Unix ms',
+      }),
+    ),
+    // The members of a model-call refusal (core/call-refusal.ts) not named above: subject, requested and ceiling are shared.
+    counted: Type.Optional(Type.Integer({ description: "CallLimited: what the ceiling's window or period already counts, booked" })),
+    held: Type.Optional(Type.Integer({ description: 'CallLimited: the worst cases of calls in flight under the ceiling' })),
+    retryAfter: Type.Optional(
+      Type.Union([Type.Literal('window'), Type.Literal('period'), Type.Literal('in-flight')], {
+        description: 'CallLimited: what retryAtMs rests on: booked usage leaving the window, the period resetting, or a call in flight ending',
+      }),
+    ),
     // The members of a CONFLICT and of a STORE_UNAVAILABLE whose outcome is unknown (errors.ts errorMembers).
     outcome: Type.Optional(
       Type.Literal('unknown', {
@@ -356,8 +401,8 @@ export const PROBLEM_REPLIES = {
   '4xx': {
     description:
       'A refusal or a fault of the request, as problem details: 400 INVALID_ARGUMENT, 401 UNAUTHENTICATED, 404 NOT_FOUND, ' +
-      '409 CONFLICT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 Unbounded, UncountableRate or a SpentOut that can never fit, ' +
-      '423 Halted or Withheld, 429 TooManyRuns, SpentOut or RateLimited; a SpentOut only the period\'s end clears is 429, or 403 when the service is started with --spent-out-status 403',
+      '409 CONFLICT, 413 PAYLOAD_TOO_LARGE, 415 UNSUPPORTED_MEDIA_TYPE, 422 Unbounded, UncountableRate, CallNeverFits or a SpentOut that can never fit, ' +
+      '423 Halted or Withheld, 429 TooManyRuns, SpentOut, RateLimited or CallLimited; a SpentOut only the period\'s end clears is 429, or 403 when the service is started with --spent-out-status 403',
     headers: {
       'retry-after': { type: 'integer', minimum: 1, description: 'seconds to wait before retrying; on a 429 where waiting can help' },
       'www-authenticate': { type: 'string', description: 'on a 401: Bearer realm="quotaplane"' },
