@@ -352,7 +352,8 @@ export function createClient(options: ClientOptions): QuotaplaneClient {
       return value<CallEnded>('POST', tenantPath(tenant, `/calls/${encodeURIComponent(requireIdentifier('callId', callId))}/adjust`), body);
     },
     releaseCall: (input) => {
-      const { tenant, callId, ...body } = requestBody(input);
+      // `by` is not sent: an operator key's release is recorded under the key's name by the server.
+      const { tenant, callId, by: _by, ...body } = requestBody(input);
       return value<CallEnded>('POST', tenantPath(tenant, `/calls/${encodeURIComponent(requireIdentifier('callId', callId))}/release`), body);
     },
     modelCall: async (input) => {

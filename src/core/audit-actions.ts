@@ -16,6 +16,7 @@
  * - `run.prune`, `rate.prune`: closed runs or old dispatch rows removed by retention.
  * - `tenant.delete`: the tenant deleted, every record of it but this chain removed.
  * - `calls.set`: a tenant's model-call ceilings replaced or removed.
+ * - `call.release`: an operator's release of a stuck model call.
  */
 export const AUDIT_ACTIONS = Object.freeze([
   'halt',
@@ -35,6 +36,7 @@ export const AUDIT_ACTIONS = Object.freeze([
   'rate.prune',
   'tenant.delete',
   'calls.set',
+  'call.release',
 ] as const);
 
 /** One of {@link AUDIT_ACTIONS}. */

@@ -4,7 +4,7 @@ import { requireAmount } from '../core/amounts.js';
 import { MAX_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from '../core/identifiers.js';
-import { parseOperator } from '../core/operator.js';
+import { parseOperator, type Operator } from '../core/operator.js';
 import type { AuditAction } from '../core/audit-actions.js';
 import type { CallReservation } from '../core/lifecycle/call-books.js';
 import type { SubjectStanding } from '../core/lifecycle/call-standings.js';
@@ -52,17 +52,22 @@ export interface AdjustCallInput {
   readonly atMs?: number;
 }
 
-/** A failed call to give back (`Plane.releaseCall`). */
+/**
+ * A failed call to give back (`Plane.releaseCall`). `by`: the operator freeing a stuck call; when
+ * given, the release is audited as `call.release` (a caller giving back its own failed call names
+ * nobody, and nothing is audited).
+ */
 export interface ReleaseCallInput {
   readonly tenant: string;
   readonly callId: string;
   readonly atMs?: number;
+  readonly by?: Operator;
 }
 
 const RESERVE_MEMBERS = new Set(['tenant', 'model', 'agent', 'endUser', 'callId', 'inputTokens', 'maxOutputTokens', 'maxMinorUnits', 'leaseMs', 'atMs']);
 const ADJUST_MEMBERS = new Set(['tenant', 'callId', 'usage', 'atMs']);
 const USAGE_MEMBERS = new Set(['inputTokens', 'outputTokens', 'minorUnits']);
-const RELEASE_MEMBERS = new Set(['tenant', 'callId', 'atMs']);
+const RELEASE_MEMBERS = new Set(['tenant', 'callId', 'atMs', 'by']);
 const LIST_MEMBERS = new Set(['tenant', 'atMs', 'limit']);
 const CHANGE_OPTIONS = new Set(['by', 'newTenant']);
 
@@ -110,13 +115,24 @@ export async function adjustCall(context: PlaneContext, input: AdjustCallInput):
   return storeCall('adjustCall', () => meters(context).adjustCall(tenant, { callId, usage, atMs }));
 }
 
-/** `Plane.releaseCall`: validates, then gives a failed call's reservation back. */
+/**
+ * `Plane.releaseCall`: validates, then gives a failed call's reservation back; an operator's
+ * release (`by`) is then audited as `call.release` with what was given back.
+ */
 export async function releaseCall(context: PlaneContext, input: ReleaseCallInput): Promise<CallEnded> {
   const request = requireRequest(input, RELEASE_MEMBERS);
   const tenant = requireTenant('tenant', request.tenant);
   const callId = requireIdentifier('callId', request.callId);
   const atMs = instantOf(context, request.atMs);
-  return storeCall('releaseCall', () => meters(context).releaseCall(tenant, { callId, atMs }));
+  const by = request.by === undefined ? undefined : parseOperator(request.by, 'by');
+  const ended = await storeCall('releaseCall', () => meters(context).releaseCall(tenant, { callId, atMs }));
+  if (by !== undefined && !ended.retried) {
+    const handle = tenantHandle(context.store, tenant);
+    await storeCall('appendAudit', () =>
+      handle.appendAudit({ atMs, by, action: 'call.release' satisfies AuditAction, subject: `call:${callId}`, detail: { reserved: ended.call.reserved, model: ended.call.model } }),
+    );
+  }
+  return ended;
 }
 
 /** `Plane.modelCall`: one call as stored, or `null` (ended calls are kept about a day). */

@@ -58,4 +58,21 @@ describe('plane model calls', () => {
       ['calls.set', T0, { old: null, new: CEILINGS }],
     ]);
   });
+
+  it('an operator\'s release of a stuck call is audited as call.release; a caller\'s own release and a retried one are not', async () => {
+    fixture = await memoryPlane();
+    const { plane, handle } = fixture;
+    await plane.setCallCeilings('acme', CEILINGS, { newTenant: true });
+    const own = await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'own', inputTokens: 1, maxOutputTokens: 1 });
+    const stuck = await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'stuck', inputTokens: 10, maxOutputTokens: 20 });
+    expect(own.ok && stuck.ok).toBe(true);
+    await plane.releaseCall({ tenant: 'acme', callId: 'own' });
+    await plane.releaseCall({ tenant: 'acme', callId: 'stuck', by: ALICE });
+    expect((await plane.releaseCall({ tenant: 'acme', callId: 'stuck', by: ALICE })).retried).toBe(true);
+    const rows = await handle('acme').auditLog({ limit: 10 });
+    expect(rows.map((row) => [row.action, row.subject, row.by, row.detail])).toEqual([
+      ['call.release', 'call:stuck', ALICE, { reserved: { tokens: 30, requests: 1, minorUnits: 0 }, model: 'm' }],
+      ['calls.set', 'call-ceilings', { actor: 'library', basis: 'asserted' }, { old: null, new: CEILINGS }],
+    ]);
+  });
 });

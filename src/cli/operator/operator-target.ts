@@ -140,11 +140,7 @@ export function planeOperatorTarget(
     setCallCeilings: (tenant, ceilings, options) => plane.setCallCeilings(tenant, ceilings, { by: operator('calls set'), newTenant: options?.newTenant }),
     callStandings: (input) => plane.callStandings(input),
     openCalls: (input) => plane.openCalls(input),
-    // The plane records no operator for a call's release; the act still needs one, as every act that writes does.
-    releaseCall: (input) => {
-      operator('calls release');
-      return plane.releaseCall(input);
-    },
+    releaseCall: (input) => plane.releaseCall({ ...input, by: operator('calls release') }),
     close: options.close,
   };
 }

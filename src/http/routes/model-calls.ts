@@ -1,7 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 
 import { QuotaError } from '../../core/errors.js';
-import { callerInstant } from '../auth.js';
+import { callerInstant, operatorOf, requestKey } from '../auth.js';
 import { callRefusalProblem } from '../call-refusal-problem.js';
 import { PROBLEM_CONTENT_TYPE } from '../errors.js';
 import type { RouteModule } from '../route-context.js';
@@ -80,7 +80,13 @@ export const modelCallRoutes: RouteModule = (app, context) => {
       reply: CallAnswer,
     }),
     async (request) =>
-      context.plane.releaseCall({ tenant: request.params.tenant, callId: request.params.callId, atMs: callerInstant(request, request.body.atMs) }),
+      // An operator key frees a stuck call (audited under its name); a runner gives back its own failed one.
+      context.plane.releaseCall({
+        tenant: request.params.tenant,
+        callId: request.params.callId,
+        atMs: callerInstant(request, request.body.atMs),
+        ...(requestKey(request).role === 'operator' ? { by: operatorOf(request) } : {}),
+      }),
   );
 
   app.get<{ Params: Static<typeof CallParams> }>(
