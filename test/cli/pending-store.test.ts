@@ -35,4 +35,20 @@ describe("serve's pending store", () => {
       await pending.close();
     }
   });
+
+  it('M3: hands the model-call books of the store it opened through, and fails closed before', async () => {
+    const pending = new PendingStore('sqlite');
+    await expect(pending.callMeters().callCeilings('acme')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    const store = await openStore('sqlite::memory:');
+    pending.open(store);
+    try {
+      const meters = pending.callMeters();
+      await meters.setCallCeilings('acme', { tenant: [{ unit: 'requests', limit: 1, windowSeconds: 60 }] }, 1);
+      expect((await meters.reserveCall('acme', { callId: 'a', model: 'm', inputTokens: 1, maxOutputTokens: 1, atMs: 2 })).ok).toBe(true);
+      expect((await meters.reserveCall('acme', { callId: 'b', model: 'm', inputTokens: 1, maxOutputTokens: 1, atMs: 3 })).ok).toBe(false);
+      expect((await store.callMeters!().call('acme', 'a'))?.status).toBe('open');
+    } finally {
+      await pending.close();
+    }
+  });
 });

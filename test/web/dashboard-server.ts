@@ -132,6 +132,18 @@ async function seed(plane: Plane, nowMs: number): Promise<void> {
     if (!counted.ok) throw new Error(`seed dispatch ${dispatch} refused: ${counted.message}`);
   }
 
+  // Model-call ceilings: one call booked 30,000 tokens a few seconds ago, one is in flight.
+  await plane.setCallCeilings('acme', {
+    tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }],
+    models: { 'gpt-4.1': [{ unit: 'requests', limit: 10, windowSeconds: 60 }] },
+    endUsers: { default: [{ unit: 'tokens', limit: 50_000, windowSeconds: 3600 }] },
+  });
+  const booked = await plane.reserveCall({ tenant: 'acme', model: 'gpt-4.1', endUser: 'u-7', callId: 'call-seed-1', inputTokens: 20_000, maxOutputTokens: 12_000, atMs: nowMs - 10_000 });
+  if (!booked.ok) throw new Error('seed model call refused');
+  await plane.adjustCall({ tenant: 'acme', callId: 'call-seed-1', usage: { inputTokens: 20_000, outputTokens: 10_000 }, atMs: nowMs - 9_000 });
+  const inFlight = await plane.reserveCall({ tenant: 'acme', model: 'gpt-4.1', endUser: 'u-7', callId: 'call-seed-2', inputTokens: 4_000, maxOutputTokens: 4_000, atMs: nowMs - 5_000 });
+  if (!inFlight.ok) throw new Error('seed model call refused');
+
   await plane.setQuota('globex', { period: 'daily', maxTokensPerPeriod: 200_000, maxMinorUnitsPerPeriod: 2_000_000 }, { newTenant: true });
   for (let i = 0; i < 3; i += 1) {
     await admitted({ tenant: 'globex', run: `run-g-${i}`, budget: { ...budget, maxTokens: 60_000 } });

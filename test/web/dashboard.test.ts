@@ -272,6 +272,13 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
       expect.stringMatching(/tool:\/\/payments\/refund\s+at most 5 per 600 s\s+3 of 5 dispatches/),
       expect.stringMatching(/tool:\/\/payments\/refund\s+at most 100 per 86,400 s\s+3 of 100 dispatches/),
     ]);
+    // The model-call ceilings: booked usage and the call in flight, per subject.
+    const calls = page.locator('section[aria-labelledby="model-calls"]');
+    await calls.getByRole('heading', { name: 'End user u-7' }).waitFor();
+    expect(await calls.getByRole('heading', { level: 3 }).allInnerTexts()).toEqual(['Whole tenant', 'Model gpt-4.1', 'End user u-7']);
+    expect(await calls.getByRole('group', { name: 'Whole tenant' }).innerText()).toMatch(/Tokens per 1 min \(sliding\)\s+30,000 tokens booked \+ 8,000 tokens in flight of 100,000 tokens/);
+    expect(await calls.getByRole('group', { name: 'Model gpt-4.1' }).innerText()).toMatch(/Requests per 1 min \(sliding\)\s+1 request booked \+ 1 request in flight of 10 requests/);
+    expect(await calls.getByRole('group', { name: 'End user u-7' }).innerText()).toMatch(/Tokens per 1 h \(sliding\)\s+30,000 tokens booked \+ 8,000 tokens in flight of 50,000 tokens/);
   });
 
   it('shows the validation message from the API when a quota edit is refused, and replaces nothing', async () => {

@@ -57,14 +57,14 @@ export function thresholdWords(state, show) {
  * `ceiling` undefined means no ceiling (unlimited); 0 allows nothing (docs/design/decisions.md
  * "Absent means unlimited, 0 means nothing"). `show` formats an amount with its unit.
  */
-export function Meter({ label, settled, held = 0, ceiling, show, heldWord = 'held', thresholds = DANGER_THRESHOLDS, alerts }) {
+export function Meter({ label, settled, held = 0, ceiling, show, settledWord = 'settled', heldWord = 'held', thresholds = DANGER_THRESHOLDS, alerts }) {
   const used = settled + held;
   const limited = ceiling !== undefined && ceiling !== null;
   const { level, ratio, crossed } = meterLevel({ settled, held, ceiling, alerts, thresholds });
   const scale = limited ? Math.max(ceiling, used, 1) : Math.max(used, 1);
   // With no ceiling there is nothing to fill: the bar stays striped and empty rather than look full.
   const pct = (n) => (limited ? `${Math.min(100, (n / scale) * 100).toFixed(2)}%` : '0%');
-  const words = held > 0 ? `${show(settled)} settled + ${show(held)} ${heldWord}` : show(settled);
+  const words = held > 0 ? `${show(settled)} ${settledWord} + ${show(held)} ${heldWord}` : show(settled);
   const percent = Number.isFinite(ratio) ? `${Math.floor(ratio * 100)}%` : 'over';
   return html`<div class=${`meter level-${level}${level === 'danger' ? ' at-ceiling' : ''}`}>
     <div class="meter-text">

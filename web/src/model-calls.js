@@ -50,6 +50,7 @@ export function ModelCallsSection({ standings, money }) {
           label=${`${entry.ceiling.unit === 'minorUnits' ? 'Money' : entry.ceiling.unit === 'tokens' ? 'Tokens' : 'Requests'} ${ceilingSpan(entry.ceiling)}`}
           settled=${entry.counted}
           held=${entry.held}
+          settledWord="booked"
           heldWord="in flight"
           ceiling=${entry.ceiling.limit}
           show=${showFor(entry.ceiling.unit, money)}

@@ -8,6 +8,7 @@ import type { PlaneCeiling } from '../../core/plane-ceiling.js';
 import type { Halt } from '../../core/halt-scope.js';
 import type { AuditEntry, PlaneUsage } from '../../store/types.js';
 import type { WebhookStore } from '../../store/port/webhooks.js';
+import type { CallMeterStore } from '../../store/port/model-calls.js';
 
 /**
  * A store `serve` listens in front of before the real one is open: every call
@@ -20,6 +21,7 @@ export class PendingStore implements QuotaStore {
   #store: QuotaStore | null = null;
   readonly #keys: ApiKeyStore;
   readonly #webhooks: WebhookStore;
+  readonly #callMeters: CallMeterStore;
 
   /** `backend` is what the URL names (`sqlite`, `postgres`), reported until the store is open. */
   constructor(backend: string) {
@@ -64,6 +66,24 @@ export class PendingStore implements QuotaStore {
       resend: async (...args) => hooks().resend(...args),
       oldestPendingAtMs: async () => hooks().oldestPendingAtMs(),
     };
+    const calls = (): CallMeterStore => {
+      const store = this.#ready();
+      const meters = store.callMeters?.();
+      if (meters === undefined) throw new QuotaError('INTERNAL', `the ${store.backend} store keeps no model-call books`);
+      return meters;
+    };
+    // Every method, forwarded to the real store's model-call books once it is open.
+    this.#callMeters = {
+      callCeilings: async (...args) => calls().callCeilings(...args),
+      setCallCeilings: async (...args) => calls().setCallCeilings(...args),
+      reserveCall: async (...args) => calls().reserveCall(...args),
+      adjustCall: async (...args) => calls().adjustCall(...args),
+      releaseCall: async (...args) => calls().releaseCall(...args),
+      call: async (...args) => calls().call(...args),
+      openCalls: async (...args) => calls().openCalls(...args),
+      callStandings: async (...args) => calls().callStandings(...args),
+      expireCalls: async (...args) => calls().expireCalls(...args),
+    };
   }
 
   /** The store, once open; from then on every call goes to it. */
@@ -102,6 +122,11 @@ export class PendingStore implements QuotaStore {
   /** The real store's webhooks (docs/design/rules.md#h1); before it opens, each call fails closed. */
   webhooks(): WebhookStore {
     return this.#webhooks;
+  }
+
+  /** The real store's model-call books (docs/design/rules.md#m1); before it opens, each call fails closed. */
+  callMeters(): CallMeterStore {
+    return this.#callMeters;
   }
 
   /** The real store's wakes of waiting admissions; before it opens, none (callers poll). */
