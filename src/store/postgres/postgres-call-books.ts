@@ -10,17 +10,12 @@ import type { TransactionClient } from './postgres-connection.js';
  * The PostgreSQL adapter of core's CallBooks. PostgreSQL answers asynchronously and core decides
  * synchronously, so a decision runs on facts loaded beforehand inside its transaction (under the
  * tenant's model-call lock, so they cannot change under it) and a buffer of its writes, as the
- * lifecycle books do (postgres-books-facts.ts): a read of a fact not loaded names it in `want` and
- * throws CallFactsMissing; the caller (postgres-model-calls.ts) loads it, drops the buffer and
- * decides again. Reads see the buffered writes, exactly as the statements would have left the rows.
+ * lifecycle books do (postgres-books-facts.ts). A read of a fact not loaded names it in `want`,
+ * marks the attempt `short` and answers a stand-in (no row), so one attempt names every fact it
+ * reaches rather than one; the caller (postgres-model-calls.ts) then drops whatever the attempt
+ * answered or threw and its buffered writes, loads what it wanted in one statement and decides
+ * again. Reads see the buffered writes, exactly as the statements would have left the rows.
  */
-
-/** Thrown by a read of a fact not loaded yet; `want` names it. */
-export class CallFactsMissing extends Error {
-  constructor() {
-    super('a fact of the model-call books is not loaded yet');
-  }
-}
 
 /** The facts a load asks for (the JSON document of `load` in postgres-call-queries.ts). */
 export interface CallWant {
@@ -80,6 +75,7 @@ export class PostgresCallBooks implements CallBooks {
   /** `null`: a reservation this attempt stored and then pruned. */
   #putCalls = new Map<string, CallReservation | null>();
   #closedPruned: number | null = null;
+  #short = false;
 
   constructor(tenant: string, want: CallWant) {
     this.tenant = tenant;
@@ -117,8 +113,14 @@ export class PostgresCallBooks implements CallBooks {
     this.want = emptyWant(tenant);
   }
 
+  /** True when the attempt read a fact not loaded: what it answered or threw does not count. */
+  get short(): boolean {
+    return this.#short;
+  }
+
   /** Drops the writes of an attempt that did not finish; the loaded facts stay. */
   reset(): void {
+    this.#short = false;
     this.#putMeters = new Map();
     this.#putUsage = new Map();
     this.#usagePruned = new Map();
@@ -157,13 +159,15 @@ export class PostgresCallBooks implements CallBooks {
     if (calls.length > 0) await tx.run(q.upsertCalls, [tenant, JSON.stringify(calls.map(callRow))]);
   }
 
-  #missing(): never {
-    throw new CallFactsMissing();
+  // A fact not loaded: the attempt is short, and reads on with `standIn`.
+  #missing<T>(standIn: T): T {
+    this.#short = true;
+    return standIn;
   }
 
   callCeilings(): CallCeilings | null {
-    if (this.#ceilings === undefined) this.#missing();
-    return this.#ceilings;
+    // Every load reads the ceilings.
+    return this.#ceilings ?? null;
   }
 
   meterSubjects(limit: number): string[] {
@@ -173,7 +177,7 @@ export class PostgresCallBooks implements CallBooks {
     const known = [...subjects].filter((subject) => this.#inMeterPrefix(subject)).sort(compareBytewise);
     if (!prefix.complete && known.length < limit) {
       this.want.allMeters = Math.max(limit, prefix.count * 2);
-      this.#missing();
+      this.#missing(null);
     }
     return known.slice(0, limit);
   }
@@ -185,7 +189,7 @@ export class PostgresCallBooks implements CallBooks {
     if (loaded !== undefined) return loaded;
     if (this.#inMeterPrefix(subject)) return null;
     this.want.meters.push(subject);
-    return this.#missing();
+    return this.#missing(null);
   }
 
   // Whether every meter of subjects up to this one was loaded (so one not loaded has none).
@@ -202,10 +206,10 @@ export class PostgresCallBooks implements CallBooks {
       const loaded = this.#atOrBefore.get(key);
       if (loaded === undefined) {
         this.want.atOrBefore.push({ subject, atMs });
-        this.#missing();
+        this.#missing(null);
       }
       // A stored row at or before the prune is gone, and then so is every stored row up to atMs.
-      if (loaded !== null && loaded.atMs > prunedThrough) best = loaded;
+      if (loaded !== undefined && loaded !== null && loaded.atMs > prunedThrough) best = loaded;
     }
     for (const [at, booked] of this.#putUsage.get(subject) ?? []) {
       if (at <= atMs && (best === null || at >= best.atMs)) best = { atMs: at, booked };
@@ -220,7 +224,7 @@ export class PostgresCallBooks implements CallBooks {
     const loaded = this.#reaching.get(key);
     if (loaded === undefined) {
       this.want.reaching.push({ subject, unit, amount, afterMs: after });
-      return this.#missing();
+      return this.#missing(null);
     }
     let first = loaded;
     const put = this.#putUsage.get(subject);
@@ -238,7 +242,7 @@ export class PostgresCallBooks implements CallBooks {
     const loaded = this.#calls.get(callId);
     if (loaded === undefined) {
       this.want.calls.push(callId);
-      return this.#missing();
+      return this.#missing(null);
     }
     if (loaded !== null && this.#closedPruned !== null && loaded.status !== 'open' && loaded.closedAtMs !== null && loaded.closedAtMs <= this.#closedPruned) return null;
     return loaded;
@@ -252,7 +256,7 @@ export class PostgresCallBooks implements CallBooks {
     const whole = this.#head !== null && !this.#head.full;
     if (answer.length <= exact && (answer.length === limit || whole || exact > due.length)) return answer;
     this.#wantHead(limit + 1);
-    return this.#missing();
+    return this.#missing(answer);
   }
 
   earliestDeadlineMs(): number | null {
@@ -260,7 +264,7 @@ export class PostgresCallBooks implements CallBooks {
     if (exact > 0) return open[0]!.deadlineMs;
     if (open.length === 0 && this.#head !== null && !this.#head.full) return null;
     this.#wantHead(1);
-    return this.#missing();
+    return this.#missing(open[0]?.deadlineMs ?? null);
   }
 
   // The open reservations as this attempt left them, by deadline; the first `exact` of them are

@@ -14,13 +14,13 @@ import {
 } from '../../core/lifecycle/model-calls.js';
 import { decodeCallCeilings, decodeReservation, type ReservationRow } from '../call-rows.js';
 import type { CallMeterStore } from '../port/model-calls.js';
-import { CallFactsMissing, emptyWant, PostgresCallBooks, type CallWant } from './postgres-call-books.js';
+import { emptyWant, PostgresCallBooks, type CallWant } from './postgres-call-books.js';
 import type { PostgresCallQueries } from './postgres-call-queries.js';
 import type { PostgresConnection } from './postgres-connection.js';
 
 /** Meters a decision loads up front, in subject order: all of a tenant's but the largest. */
 const METERS_UP_FRONT = 64;
-/** Loads one decision may need before it has every fact it reads (each at least doubles what it asks for). */
+/** Loads one decision may need before it has every fact it reads (each loads all that the last attempt reached). */
 const MAX_ATTEMPTS = 12;
 
 /**
@@ -90,17 +90,22 @@ export class PostgresCallMeterStore implements CallMeterStore {
     return this.#db.transaction(async (tx) => {
       await tx.rows(this.#q.lock, [tenant]);
       const books = new PostgresCallBooks(tenant, want);
-      for (let attempt = 1; ; attempt += 1) {
+      for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
         await books.load(tx, this.#q);
+        let result: T;
         try {
-          const result = decision(books);
-          if (writes) await books.flush(tx, this.#q);
-          return result;
+          result = decision(books);
         } catch (error) {
-          if (!(error instanceof CallFactsMissing) || attempt >= MAX_ATTEMPTS) throw error;
-          books.reset();
+          // A decision that read a stand-in may throw for it; only a whole attempt's error counts.
+          if (!books.short) throw error;
         }
+        if (!books.short) {
+          if (writes) await books.flush(tx, this.#q);
+          return result!;
+        }
+        books.reset();
       }
+      throw new Error(`the model-call books of tenant '${tenant}' still missed facts after ${MAX_ATTEMPTS} loads`);
     });
   }
 }
