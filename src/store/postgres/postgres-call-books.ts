@@ -128,7 +128,10 @@ export class PostgresCallBooks implements CallBooks {
     this.#closedPruned = null;
   }
 
-  /** Stores the buffered writes, deletions first (as the statements would have left the rows). */
+  /**
+   * Stores the buffered writes, deletions first (as the statements would have left the rows); the
+   * reservations last, with the `COMMIT` when the transaction can close so (`tx.closing`).
+   */
   async flush(tx: TransactionClient, q: PostgresCallQueries): Promise<void> {
     const tenant = this.tenant;
     if (this.#usagePruned.size > 0) await tx.run(q.pruneUsage, [tenant, [...this.#usagePruned.keys()], [...this.#usagePruned.values()]]);
@@ -156,7 +159,10 @@ export class PostgresCallBooks implements CallBooks {
     const gone = [...this.#putCalls].filter(([, call]) => call === null).map(([callId]) => callId);
     if (gone.length > 0) await tx.run(q.deleteCalls, [tenant, gone]);
     const calls = [...this.#putCalls.values()].filter((call): call is CallReservation => call !== null);
-    if (calls.length > 0) await tx.run(q.upsertCalls, [tenant, JSON.stringify(calls.map(callRow))]);
+    if (calls.length === 0) return;
+    const json = JSON.stringify({ tenant, rows: calls.map(callRow) });
+    if (tx.closing !== undefined) await tx.closing(q.upsertCalls, json);
+    else await tx.run(q.upsertCalls, [json]);
   }
 
   // A fact not loaded: the attempt is short, and reads on with `standIn`.

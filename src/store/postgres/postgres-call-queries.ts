@@ -25,9 +25,9 @@ export function postgresCallQueries(s: string) {
     /**
      * The tenant's model-call lock: every decision on its books, and its deletion, hold it until they
      * commit. Seed 5 and its own key prefix keep it apart from the admission (0), migration (2),
-     * audit and plane (3) and first-key (4) locks.
+     * audit and plane (3) and first-key (4) locks. `$1` once, so it can open a transaction (`tx.opening`).
      */
-    lock: `SELECT pg_advisory_xact_lock(hashtextextended('${s}.quota-calls:' || octet_length($1::text) || ':' || $1::text, 5))`,
+    lock: `SELECT pg_advisory_xact_lock(hashtextextended('${s}.quota-calls:' || octet_length(p.t) || ':' || p.t, 5)) FROM (SELECT $1::text AS t) p`,
 
     /**
      * The facts named by `$1` (see `CallWant` in postgres-call-books.ts): the tenant's ceilings, its
@@ -75,9 +75,12 @@ SELECT
     pruneClosed: `DELETE FROM ${s}.quota_call_reservations WHERE tenant = $1 AND status <> 'open' AND closed_at_ms <= $2`,
     /** Deletes the reservations of `$2` (call ids). */
     deleteCalls: `DELETE FROM ${s}.quota_call_reservations WHERE tenant = $1 AND call_id = ANY ($2::text[])`,
-    /** Stores reservations: `$2` a JSON array of rows named by their columns. */
+    /**
+     * Stores reservations: `$1` is `{ tenant, rows }`, the rows named by their columns (`$1` once, so
+     * it can close the transaction: `tx.closing`).
+     */
     upsertCalls: `INSERT INTO ${s}.quota_call_reservations (tenant, ${RESERVATION_COLUMNS})
-  SELECT $1, r.* FROM jsonb_to_recordset($2::jsonb) AS r(${RESERVATION_LIST.map((c) => `${c} ${RESERVATION_TYPES[c] ?? 'bigint'}`).join(', ')})
+  SELECT w.j->>'tenant', r.* FROM (SELECT $1::jsonb AS j) w, jsonb_to_recordset(w.j->'rows') AS r(${RESERVATION_LIST.map((c) => `${c} ${RESERVATION_TYPES[c] ?? 'bigint'}`).join(', ')})
   ON CONFLICT (tenant, call_id) DO UPDATE SET ${RESERVATION_LIST.filter((c) => c !== 'call_id').map((c) => `${c} = excluded.${c}`).join(', ')}`,
 
     // Plain reads and writes outside decisions.

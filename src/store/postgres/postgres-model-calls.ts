@@ -88,7 +88,8 @@ export class PostgresCallMeterStore implements CallMeterStore {
   // missed and decide again until it has every fact; then store its writes (when `writes`) and commit.
   async #decide<T>(tenant: string, want: CallWant, writes: boolean, decision: (books: PostgresCallBooks) => T): Promise<T> {
     return this.#db.transaction(async (tx) => {
-      await tx.rows(this.#q.lock, [tenant]);
+      // BEGIN and the lock in one round trip; the last write carries the COMMIT (PostgresCallBooks.flush).
+      await tx.opening!(this.#q.lock, tenant);
       const books = new PostgresCallBooks(tenant, want);
       for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt += 1) {
         await books.load(tx, this.#q);
@@ -106,6 +107,6 @@ export class PostgresCallMeterStore implements CallMeterStore {
         books.reset();
       }
       throw new Error(`the model-call books of tenant '${tenant}' still missed facts after ${MAX_ATTEMPTS} loads`);
-    });
+    }, { deferBegin: true });
   }
 }
