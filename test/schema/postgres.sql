@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane PostgreSQL store, in schema "quotaplane". Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks
+-- Applied migrations: 1 quotaplane, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks, 6 model_calls
 
 CREATE DOMAIN quotaplane.quota_amount AS bigint CONSTRAINT quota_amount_check CHECK (((VALUE >= 0) AND (VALUE <= '9007199254740991'::bigint)));
 CREATE DOMAIN quotaplane.quota_chain AS jsonb CONSTRAINT quota_chain_check CHECK (((VALUE IS NULL) OR quotaplane.quota_chain_ok(VALUE)));
@@ -45,6 +45,63 @@ CREATE TABLE quotaplane.quota_book_versions (
   tenant text COLLATE "C" NOT NULL,
   version bigint NOT NULL,
   CONSTRAINT quota_book_versions_pkey PRIMARY KEY (tenant)
+);
+
+CREATE TABLE quotaplane.quota_call_ceilings (
+  tenant text COLLATE "C" NOT NULL,
+  ceilings_json jsonb NOT NULL,
+  updated_at_ms bigint NOT NULL,
+  CONSTRAINT quota_call_ceilings_pkey PRIMARY KEY (tenant)
+);
+
+CREATE TABLE quotaplane.quota_call_meters (
+  tenant text COLLATE "C" NOT NULL,
+  subject text COLLATE "C" NOT NULL,
+  booked_tokens quotaplane.quota_amount NOT NULL,
+  booked_requests quotaplane.quota_amount NOT NULL,
+  booked_minor_units quotaplane.quota_amount NOT NULL,
+  held_tokens quotaplane.quota_amount NOT NULL,
+  held_requests quotaplane.quota_amount NOT NULL,
+  held_minor_units quotaplane.quota_amount NOT NULL,
+  latest_at_ms bigint,
+  base_tokens quotaplane.quota_amount NOT NULL,
+  base_requests quotaplane.quota_amount NOT NULL,
+  base_minor_units quotaplane.quota_amount NOT NULL,
+  pruned_through_ms bigint NOT NULL,
+  CONSTRAINT quota_call_meters_pkey PRIMARY KEY (tenant, subject)
+);
+
+CREATE TABLE quotaplane.quota_call_reservations (
+  tenant text COLLATE "C" NOT NULL,
+  call_id text COLLATE "C" NOT NULL,
+  model text COLLATE "C" NOT NULL,
+  agent text COLLATE "C",
+  end_user text COLLATE "C",
+  subjects_json jsonb NOT NULL,
+  reserved_tokens quotaplane.quota_amount NOT NULL,
+  reserved_requests quotaplane.quota_amount NOT NULL,
+  reserved_minor_units quotaplane.quota_amount NOT NULL,
+  max_output_tokens quotaplane.quota_amount NOT NULL,
+  at_ms bigint NOT NULL,
+  deadline_ms bigint NOT NULL,
+  status text COLLATE "C" NOT NULL,
+  booked_tokens quotaplane.quota_amount,
+  booked_requests quotaplane.quota_amount,
+  booked_minor_units quotaplane.quota_amount,
+  estimated boolean NOT NULL,
+  closed_at_ms bigint,
+  CONSTRAINT quota_call_reservations_pkey PRIMARY KEY (tenant, call_id),
+  CONSTRAINT quota_call_reservations_status_check CHECK ((status = ANY (ARRAY['open'::text, 'booked'::text, 'released'::text])))
+);
+
+CREATE TABLE quotaplane.quota_call_usage (
+  tenant text COLLATE "C" NOT NULL,
+  subject text COLLATE "C" NOT NULL,
+  at_ms bigint NOT NULL,
+  tokens quotaplane.quota_amount NOT NULL,
+  requests quotaplane.quota_amount NOT NULL,
+  minor_units quotaplane.quota_amount NOT NULL,
+  CONSTRAINT quota_call_usage_pkey PRIMARY KEY (tenant, subject, at_ms)
 );
 
 CREATE TABLE quotaplane.quota_events (
@@ -290,6 +347,12 @@ CREATE UNIQUE INDEX quota_agent_spent_pkey ON quotaplane.quota_agent_spent USING
 CREATE INDEX quota_audit_by_action ON quotaplane.quota_audit USING btree (tenant, action, seq);
 CREATE UNIQUE INDEX quota_audit_pkey ON quotaplane.quota_audit USING btree (tenant, seq);
 CREATE UNIQUE INDEX quota_book_versions_pkey ON quotaplane.quota_book_versions USING btree (tenant);
+CREATE UNIQUE INDEX quota_call_ceilings_pkey ON quotaplane.quota_call_ceilings USING btree (tenant);
+CREATE UNIQUE INDEX quota_call_meters_pkey ON quotaplane.quota_call_meters USING btree (tenant, subject);
+CREATE INDEX quota_call_reservations_closed ON quotaplane.quota_call_reservations USING btree (tenant, closed_at_ms) WHERE (status <> 'open'::text);
+CREATE INDEX quota_call_reservations_open ON quotaplane.quota_call_reservations USING btree (tenant, deadline_ms) WHERE (status = 'open'::text);
+CREATE UNIQUE INDEX quota_call_reservations_pkey ON quotaplane.quota_call_reservations USING btree (tenant, call_id);
+CREATE UNIQUE INDEX quota_call_usage_pkey ON quotaplane.quota_call_usage USING btree (tenant, subject, at_ms);
 CREATE UNIQUE INDEX quota_events_by_tenant ON quotaplane.quota_events USING btree (tenant, retired_by, event_key);
 CREATE UNIQUE INDEX quota_events_pkey ON quotaplane.quota_events USING btree (seq);
 CREATE UNIQUE INDEX quota_figures_pkey ON quotaplane.quota_figures USING btree (tenant);

@@ -1,5 +1,5 @@
 -- The schema of a new quotaplane SQLite store. Generated from a live database by test/schema/schema-snapshot.ts: refresh it with `npm run snapshot:schema`, never by hand.
--- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks
+-- Applied migrations: 1 quota_schema, 2 halts_reach_running, 3 api_key_expiry_and_use, 4 events, 5 webhooks, 6 model_calls
 
 -- table quota_agent_spent
 CREATE TABLE quota_agent_spent (
@@ -24,6 +24,65 @@ CREATE TABLE quota_audit (
   prev_hash    TEXT    NOT NULL,
   hash         TEXT    NOT NULL,
   PRIMARY KEY (tenant, seq)
+) STRICT, WITHOUT ROWID;
+
+-- table quota_call_ceilings
+CREATE TABLE quota_call_ceilings (
+  tenant         TEXT    NOT NULL PRIMARY KEY,
+  ceilings_json  TEXT    NOT NULL,
+  updated_at_ms  INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- table quota_call_meters
+CREATE TABLE quota_call_meters (
+  tenant               TEXT    NOT NULL,
+  subject              TEXT    NOT NULL,
+  booked_tokens        INTEGER NOT NULL,
+  booked_requests      INTEGER NOT NULL,
+  booked_minor_units   INTEGER NOT NULL,
+  held_tokens          INTEGER NOT NULL,
+  held_requests        INTEGER NOT NULL,
+  held_minor_units     INTEGER NOT NULL,
+  latest_at_ms         INTEGER,
+  base_tokens          INTEGER NOT NULL,
+  base_requests        INTEGER NOT NULL,
+  base_minor_units     INTEGER NOT NULL,
+  pruned_through_ms    INTEGER NOT NULL,
+  PRIMARY KEY (tenant, subject)
+) STRICT, WITHOUT ROWID;
+
+-- table quota_call_reservations
+CREATE TABLE quota_call_reservations (
+  tenant                TEXT    NOT NULL,
+  call_id               TEXT    NOT NULL,
+  model                 TEXT    NOT NULL,
+  agent                 TEXT,
+  end_user              TEXT,
+  subjects_json         TEXT    NOT NULL,
+  reserved_tokens       INTEGER NOT NULL,
+  reserved_requests     INTEGER NOT NULL,
+  reserved_minor_units  INTEGER NOT NULL,
+  max_output_tokens     INTEGER NOT NULL,
+  at_ms                 INTEGER NOT NULL,
+  deadline_ms           INTEGER NOT NULL,
+  status                TEXT    NOT NULL,
+  booked_tokens         INTEGER,
+  booked_requests       INTEGER,
+  booked_minor_units    INTEGER,
+  estimated             INTEGER NOT NULL,
+  closed_at_ms          INTEGER,
+  PRIMARY KEY (tenant, call_id)
+) STRICT, WITHOUT ROWID;
+
+-- table quota_call_usage
+CREATE TABLE quota_call_usage (
+  tenant       TEXT    NOT NULL,
+  subject      TEXT    NOT NULL,
+  at_ms        INTEGER NOT NULL,
+  tokens       INTEGER NOT NULL,
+  requests     INTEGER NOT NULL,
+  minor_units  INTEGER NOT NULL,
+  PRIMARY KEY (tenant, subject, at_ms)
 ) STRICT, WITHOUT ROWID;
 
 -- table quota_events
@@ -264,6 +323,12 @@ CREATE TABLE quotaplane_webhook_endpoints (
 
 -- index quota_audit_by_action
 CREATE INDEX quota_audit_by_action ON quota_audit (tenant, action, seq);
+
+-- index quota_call_reservations_closed
+CREATE INDEX quota_call_reservations_closed ON quota_call_reservations (tenant, closed_at_ms) WHERE status <> 'open';
+
+-- index quota_call_reservations_open
+CREATE INDEX quota_call_reservations_open ON quota_call_reservations (tenant, deadline_ms) WHERE status = 'open';
 
 -- index quota_events_by_tenant
 CREATE UNIQUE INDEX quota_events_by_tenant ON quota_events (tenant, retired_by, event_key);

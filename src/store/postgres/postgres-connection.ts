@@ -148,16 +148,18 @@ export class PostgresConnection {
         run: async (text: string, values: SqlValues) =>
           (await client.query({ text, values: values as unknown[] })).rowCount ?? 0,
       };
+      // A function, not a string: a replacement string would read `$'`, `$&`… of the value as patterns.
+      const literal = (text: string, value: string): string => text.replace('$1', () => client.escapeLiteral(value));
       if (!begun) {
         Object.assign(tx, {
           opening: async <Row extends pg.QueryResultRow>(text: string, value: string): Promise<Row[]> => {
             begun = true;
-            const results = await simple(`BEGIN; ${text.replace('$1', client.escapeLiteral(value))}`);
+            const results = await simple(`BEGIN; ${literal(text, value)}`);
             return (results.at(-1)?.rows ?? []) as Row[];
           },
           closing: async <Row extends pg.QueryResultRow>(text: string, value: string): Promise<Row[]> => {
             committing = true;
-            const results = await simple(`${text.replace('$1', client.escapeLiteral(value))}; COMMIT`);
+            const results = await simple(`${literal(text, value)}; COMMIT`);
             committed = true;
             return (results[0]?.rows ?? []) as Row[];
           },

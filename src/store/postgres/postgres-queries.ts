@@ -2,6 +2,7 @@ import { auditChainsSql, listTenantsSql, tenantRecordsSql } from '../known-tenan
 import { overranPassesSql } from '../overran-passes.js';
 import { deleteTenantRowsSql, deletionBlockersSql, retireTenantEventsSql, tenantKeysSql } from '../tenant-deletion-sql.js';
 import { booksQueries } from './postgres-books-io.js';
+import { postgresCallQueries } from './postgres-call-queries.js';
 import { postgresLeaseQueries } from './postgres-lease-queries.js';
 import { postgresRetentionQueries } from './postgres-retention-queries.js';
 import { waiterQueries } from './postgres-waiter-queries.js';
@@ -24,6 +25,8 @@ export function postgresQueries(s: string) {
     overranPasses: overranPassesSql(`${s}.`, '$1', '$2'),
     /** Retention: prune candidates, removal batches, tombstones. */
     retention: postgresRetentionQueries(s),
+    /** The model-call books (postgres-call-books.ts, postgres-model-calls.ts). */
+    calls: postgresCallQueries(s),
     /** A tenant's deletion (postgres-tenant-deletion.ts). */
     tenantDeletion: {
       blockers: deletionBlockersSql(`${s}.`, '$1', '$2'),

@@ -3,6 +3,8 @@ import type { ApiKeyStore } from '../api-keys.js';
 import type { MigrationReport } from '../migrations.js';
 import { PostgresApiKeyStore } from './postgres-api-keys.js';
 import { PostgresWebhookStore } from './postgres-webhooks.js';
+import { PostgresCallMeterStore } from './postgres-model-calls.js';
+import type { CallMeterStore } from '../port/model-calls.js';
 import type { WebhookStore } from '../port/webhooks.js';
 import type { QuotaStore, TenantStore } from '../store.js';
 import { MAX_AMOUNT } from '../../core/amounts.js';
@@ -74,6 +76,7 @@ export class PostgresQuotaStore implements QuotaStore {
   readonly #q: PostgresQueries;
   readonly #apiKeys: PostgresApiKeyStore;
   readonly #webhooks: PostgresWebhookStore;
+  readonly #callMeters: PostgresCallMeterStore;
   readonly #batch: PostgresBatcher;
   readonly #wakes: PostgresWaiterWakes;
 
@@ -94,6 +97,7 @@ export class PostgresQuotaStore implements QuotaStore {
     this.migration = migration;
     this.#apiKeys = new PostgresApiKeyStore(db, s, schema);
     this.#webhooks = new PostgresWebhookStore(db, s);
+    this.#callMeters = new PostgresCallMeterStore(db, queries.calls);
     this.#wakes = new PostgresWaiterWakes(url, s);
   }
 
@@ -128,6 +132,12 @@ export class PostgresQuotaStore implements QuotaStore {
   webhooks(): WebhookStore {
     if (this.#db.isClosed) throw closedStoreError();
     return this.#webhooks;
+  }
+
+  /** The model-call books (docs/design/rules.md#m1), on this store's pool. Throws `STORE_UNAVAILABLE` once closed. */
+  callMeters(): CallMeterStore {
+    if (this.#db.isClosed) throw closedStoreError();
+    return this.#callMeters;
   }
 
   /**

@@ -17,7 +17,7 @@ interface BlockerRow {
 }
 
 /**
- * store.ts `deleteTenant`, one transaction under the tenant's lock (which raises its books'
+ * store.ts `deleteTenant`, one transaction under the tenant's lock and its model-call lock (the first raises its books'
  * version, so an instance deciding on rows it kept reads them again and finds them gone):
  * `NOT_FOUND` when the tenant does not exist (docs/design/rules.md#l95-7: a deletion that raced
  * another past the caller's check finds nothing to delete), core's refusal when anything still
@@ -27,6 +27,8 @@ interface BlockerRow {
 export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant: string, request: DeleteTenantRequest): Promise<DeleteTenantOutcome> {
   return db.transaction(async (tx) => {
     await tx.rows(q.lockTenant, [tenant]);
+    // Its model-call decisions too, so none stores rows of the tenant after they are gone.
+    await tx.rows(q.calls.lock, [tenant]);
     const [records] = await tx.rows<Record<string, unknown>>(q.tenantRecords, [tenant]);
     if (!knownTenantOf(records)) throw unknownTenantError(tenant, [], 'delete');
     const [row] = await tx.rows<BlockerRow>(q.tenantDeletion.blockers, [tenant, request.atMs]);

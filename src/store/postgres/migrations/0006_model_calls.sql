@@ -1,5 +1,5 @@
 -- Version 6 of the PostgreSQL schema: model-call ceilings, reservations and their meters
--- (docs/design/rules.md#m1–#m12).
+-- (docs/design/rules.md#m1–#m12). Amounts are quota_amount (0 … 2^53 − 1, see 0001_quotaplane.sql).
 -- A tenant's configured model-call ceilings, as JSON (core/call-ceilings.ts).
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_ceilings (
   tenant         TEXT COLLATE "C"    NOT NULL PRIMARY KEY,
@@ -14,16 +14,16 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_ceilings (
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_meters (
   tenant               TEXT COLLATE "C"    NOT NULL,
   subject              TEXT COLLATE "C"    NOT NULL,
-  booked_tokens        BIGINT NOT NULL,
-  booked_requests      BIGINT NOT NULL,
-  booked_minor_units   BIGINT NOT NULL,
-  held_tokens          BIGINT NOT NULL,
-  held_requests        BIGINT NOT NULL,
-  held_minor_units     BIGINT NOT NULL,
+  booked_tokens        :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  booked_requests      :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  booked_minor_units   :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  held_tokens          :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  held_requests        :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  held_minor_units     :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
   latest_at_ms         BIGINT,
-  base_tokens          BIGINT NOT NULL,
-  base_requests        BIGINT NOT NULL,
-  base_minor_units     BIGINT NOT NULL,
+  base_tokens          :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  base_requests        :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  base_minor_units     :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
   pruned_through_ms    BIGINT NOT NULL,
   PRIMARY KEY (tenant, subject)
 );
@@ -34,9 +34,9 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_usage (
   tenant       TEXT COLLATE "C"    NOT NULL,
   subject      TEXT COLLATE "C"    NOT NULL,
   at_ms        BIGINT NOT NULL,
-  tokens       BIGINT NOT NULL,
-  requests     BIGINT NOT NULL,
-  minor_units  BIGINT NOT NULL,
+  tokens       :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  requests     :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  minor_units  :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
   PRIMARY KEY (tenant, subject, at_ms)
 );
 
@@ -49,16 +49,16 @@ CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_reservations (
   agent                 TEXT COLLATE "C",
   end_user              TEXT COLLATE "C",
   subjects_json         JSONB    NOT NULL,
-  reserved_tokens       BIGINT NOT NULL,
-  reserved_requests     BIGINT NOT NULL,
-  reserved_minor_units  BIGINT NOT NULL,
-  max_output_tokens     BIGINT NOT NULL,
+  reserved_tokens       :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  reserved_requests     :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  reserved_minor_units  :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
+  max_output_tokens     :QUOTAPLANE_SCHEMA.quota_amount NOT NULL,
   at_ms                 BIGINT NOT NULL,
   deadline_ms           BIGINT NOT NULL,
-  status                TEXT COLLATE "C"    NOT NULL,
-  booked_tokens         BIGINT,
-  booked_requests       BIGINT,
-  booked_minor_units    BIGINT,
+  status                TEXT COLLATE "C"    NOT NULL CHECK (status IN ('open', 'booked', 'released')),
+  booked_tokens         :QUOTAPLANE_SCHEMA.quota_amount,
+  booked_requests       :QUOTAPLANE_SCHEMA.quota_amount,
+  booked_minor_units    :QUOTAPLANE_SCHEMA.quota_amount,
   estimated             BOOLEAN NOT NULL,
   closed_at_ms          BIGINT,
   PRIMARY KEY (tenant, call_id)
