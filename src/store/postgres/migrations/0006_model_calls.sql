@@ -1,5 +1,5 @@
 -- Version 6 of the PostgreSQL schema: model-call ceilings, reservations and their meters
--- (docs/design/rules.md#m1–#m12). Amounts are quota_amount (0 … 2^53 − 1, see 0001_quotaplane.sql).
+-- (docs/design/rules.md#m1–#m13). Amounts are quota_amount (0 … 2^53 − 1, see 0001_quotaplane.sql).
 -- A tenant's configured model-call ceilings, as JSON (core/call-ceilings.ts).
 CREATE TABLE :QUOTAPLANE_SCHEMA.quota_call_ceilings (
   tenant         TEXT COLLATE "C"    NOT NULL PRIMARY KEY,

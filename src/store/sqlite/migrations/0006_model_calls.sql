@@ -1,5 +1,5 @@
 -- Version 6 of the SQLite schema: model-call ceilings, reservations and their meters
--- (docs/design/rules.md#m1–#m12).
+-- (docs/design/rules.md#m1–#m13). Amounts are checked non-negative, as in 0001_quota_schema.sql.
 -- A tenant's configured model-call ceilings, as JSON (core/call-ceilings.ts).
 CREATE TABLE quota_call_ceilings (
   tenant         TEXT    NOT NULL PRIMARY KEY,
@@ -14,16 +14,16 @@ CREATE TABLE quota_call_ceilings (
 CREATE TABLE quota_call_meters (
   tenant               TEXT    NOT NULL,
   subject              TEXT    NOT NULL,
-  booked_tokens        INTEGER NOT NULL,
-  booked_requests      INTEGER NOT NULL,
-  booked_minor_units   INTEGER NOT NULL,
-  held_tokens          INTEGER NOT NULL,
-  held_requests        INTEGER NOT NULL,
-  held_minor_units     INTEGER NOT NULL,
+  booked_tokens        INTEGER NOT NULL CHECK (booked_tokens >= 0),
+  booked_requests      INTEGER NOT NULL CHECK (booked_requests >= 0),
+  booked_minor_units   INTEGER NOT NULL CHECK (booked_minor_units >= 0),
+  held_tokens          INTEGER NOT NULL CHECK (held_tokens >= 0),
+  held_requests        INTEGER NOT NULL CHECK (held_requests >= 0),
+  held_minor_units     INTEGER NOT NULL CHECK (held_minor_units >= 0),
   latest_at_ms         INTEGER,
-  base_tokens          INTEGER NOT NULL,
-  base_requests        INTEGER NOT NULL,
-  base_minor_units     INTEGER NOT NULL,
+  base_tokens          INTEGER NOT NULL CHECK (base_tokens >= 0),
+  base_requests        INTEGER NOT NULL CHECK (base_requests >= 0),
+  base_minor_units     INTEGER NOT NULL CHECK (base_minor_units >= 0),
   pruned_through_ms    INTEGER NOT NULL,
   PRIMARY KEY (tenant, subject)
 ) STRICT, WITHOUT ROWID;
@@ -34,9 +34,9 @@ CREATE TABLE quota_call_usage (
   tenant       TEXT    NOT NULL,
   subject      TEXT    NOT NULL,
   at_ms        INTEGER NOT NULL,
-  tokens       INTEGER NOT NULL,
-  requests     INTEGER NOT NULL,
-  minor_units  INTEGER NOT NULL,
+  tokens       INTEGER NOT NULL CHECK (tokens >= 0),
+  requests     INTEGER NOT NULL CHECK (requests >= 0),
+  minor_units  INTEGER NOT NULL CHECK (minor_units >= 0),
   PRIMARY KEY (tenant, subject, at_ms)
 ) STRICT, WITHOUT ROWID;
 
@@ -49,16 +49,16 @@ CREATE TABLE quota_call_reservations (
   agent                 TEXT,
   end_user              TEXT,
   subjects_json         TEXT    NOT NULL,
-  reserved_tokens       INTEGER NOT NULL,
-  reserved_requests     INTEGER NOT NULL,
-  reserved_minor_units  INTEGER NOT NULL,
-  max_output_tokens     INTEGER NOT NULL,
+  reserved_tokens       INTEGER NOT NULL CHECK (reserved_tokens >= 0),
+  reserved_requests     INTEGER NOT NULL CHECK (reserved_requests >= 0),
+  reserved_minor_units  INTEGER NOT NULL CHECK (reserved_minor_units >= 0),
+  max_output_tokens     INTEGER NOT NULL CHECK (max_output_tokens >= 0),
   at_ms                 INTEGER NOT NULL,
   deadline_ms           INTEGER NOT NULL,
-  status                TEXT    NOT NULL,
-  booked_tokens         INTEGER,
-  booked_requests       INTEGER,
-  booked_minor_units    INTEGER,
+  status                TEXT    NOT NULL CHECK (status IN ('open', 'booked', 'released')),
+  booked_tokens         INTEGER CHECK (booked_tokens >= 0),
+  booked_requests       INTEGER CHECK (booked_requests >= 0),
+  booked_minor_units    INTEGER CHECK (booked_minor_units >= 0),
   estimated             INTEGER NOT NULL,
   closed_at_ms          INTEGER,
   PRIMARY KEY (tenant, call_id)
