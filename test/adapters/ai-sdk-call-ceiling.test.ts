@@ -1,17 +1,16 @@
 import { APICallError, generateText, streamText, wrapLanguageModel } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { callCeilingMiddleware, estimateInputTokens, ModelCallLimitedError, quotaMiddleware } from '../../src/adapters/ai-sdk/index.js';
 import { withRun } from '../../src/adapters/with-run.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { MODEL_ID, PRICES, priceOf, text, usage } from './ai-sdk-scenarios.js';
 import { ceilings, CLOCK, gate, openCalls, tenantMeter } from './call-ceiling-fixtures.js';
-import { planeTarget, standardQuota, T0, type Target } from './run-fixtures.js';
+import { clientTarget, planeTarget, standardQuota, T0, type Target } from './run-fixtures.js';
 
 // The AI SDK middleware against model-call ceilings, on the in-process plane (SQLite in memory)
-// with the AI SDK's own mock model. The HTTP service has no model-call routes yet, so nothing here
-// runs through the client.
+// and through the HTTP client, with the AI SDK's own mock model.
 
 type StreamPart = Awaited<ReturnType<MockLanguageModelV3['doStream']>>['stream'] extends ReadableStream<infer P> ? P : never;
 
@@ -19,8 +18,14 @@ const targets: Target[] = [];
 afterEach(async () => {
   for (const target of targets.splice(0)) await target.close();
 });
+// Each case runs on the in-process plane and through the HTTP client (a runner key of acme).
+const TARGETS = [
+  { name: 'in process', open: planeTarget },
+  { name: 'over HTTP', open: clientTarget },
+];
+let openTarget: () => Promise<Target> = planeTarget;
 async function plane(): Promise<Plane> {
-  const target = await planeTarget();
+  const target = await openTarget();
   targets.push(target);
   return target.plane;
 }
@@ -44,7 +49,10 @@ const PROMPT = 'hello there';
 /** The input tokens the tests' counter answers (one test uses the default estimate instead). */
 const ESTIMATE = 20;
 
-describe('callCeilingMiddleware (AI SDK)', () => {
+describe.each(TARGETS)('callCeilingMiddleware (AI SDK), $name', ({ open }) => {
+  beforeAll(() => {
+    openTarget = open;
+  });
   it('books a generate call as reported, tokens and cost, and caps a call that declares no output limit at its reservation', async () => {
     const p = await plane();
     await ceilings(p, { tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }], defaultMaxOutputTokens: 256 });

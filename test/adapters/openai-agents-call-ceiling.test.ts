@@ -1,16 +1,15 @@
 import { Agent, Runner, type Model, type ModelRequest } from '@openai/agents';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 
 import { estimateInputTokens, meterModel, meterModelCalls, ModelCallLimitedError } from '../../src/adapters/openai-agents/index.js';
 import { withRun } from '../../src/adapters/with-run.js';
 import type { Plane } from '../../src/plane/plane.js';
 import { ceilings, CLOCK, gate, openCalls, tenantMeter } from './call-ceiling-fixtures.js';
 import { BUDGET, FakeModel, message, MODEL_NAME, PRICES, priceOf, usage } from './openai-agents-scenarios.js';
-import { planeTarget, standardQuota, T0, type Target } from './run-fixtures.js';
+import { clientTarget, planeTarget, standardQuota, T0, type Target } from './run-fixtures.js';
 
 // The Agents SDK model wrapper against model-call ceilings, on the in-process plane (SQLite in
-// memory) with a fake Model. The HTTP service has no model-call routes yet, so nothing here runs
-// through the client.
+// memory) and through the HTTP client, with a fake Model.
 
 const runner = new Runner({ tracingDisabled: true });
 const ESTIMATE = 20;
@@ -19,8 +18,14 @@ const targets: Target[] = [];
 afterEach(async () => {
   for (const target of targets.splice(0)) await target.close();
 });
+// Each case runs on the in-process plane and through the HTTP client (a runner key of acme).
+const TARGETS = [
+  { name: 'in process', open: planeTarget },
+  { name: 'over HTTP', open: clientTarget },
+];
+let openTarget: () => Promise<Target> = planeTarget;
 async function plane(): Promise<Plane> {
-  const target = await planeTarget();
+  const target = await openTarget();
   targets.push(target);
   return target.plane;
 }
@@ -36,7 +41,10 @@ function agent(model: Model, maxTokens?: number): Agent {
 const worstCost = (tokens: number) => Math.ceil((tokens * 15_000_000) / 1_000_000);
 const NOTHING = { tokens: 0, requests: 0, minorUnits: 0 };
 
-describe('meterModelCalls (Agents SDK)', () => {
+describe.each(TARGETS)('meterModelCalls (Agents SDK), $name', ({ open }) => {
+  beforeAll(() => {
+    openTarget = open;
+  });
   it('books a turn as reported, and caps a request that declares no maxTokens at its reservation', async () => {
     const p = await plane();
     await ceilings(p, { tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }] });

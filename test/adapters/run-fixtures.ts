@@ -26,7 +26,7 @@ export async function planeTarget(): Promise<Target> {
 
 /**
  * The HTTP client of `buildApp` (the existing service fixture, through app.inject): the run's
- * verbs go through a runner key of acme, as an agent's would; quotas, halts and the books through
+ * verbs and the model calls go through a runner key of acme, as an agent's would; quotas, halts and the books through
  * an operator key of every tenant.
  */
 export async function clientTarget(): Promise<Target> {
@@ -41,6 +41,9 @@ export async function clientTarget(): Promise<Target> {
     heartbeat: runner.heartbeat,
     dispatch: runner.dispatch,
     settle: runner.settle,
+    reserveCall: runner.reserveCall,
+    adjustCall: runner.adjustCall,
+    releaseCall: runner.releaseCall,
   };
   return { plane, close: () => fixture.close() };
 }
