@@ -1,5 +1,5 @@
 import { describe, isAmount, MAX_AMOUNT } from '../core/amounts.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../core/call-ceilings.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS } from '../core/call-ceilings.js';
 import type { Clock } from '../core/clock.js';
 import { invalidArgument } from '../core/errors.js';
 import { requireIdentifier, requireTenant } from '../core/identifiers.js';
@@ -79,13 +79,21 @@ export function parseCallCeilingOptions(options: CallCeilingOptions): CallCeilin
     if (!isAmount(value) || value < 1) throw invalidArgument(field, `must be a whole number ≥ 1, got ${describe(value)}`);
     return value;
   };
+  // The plane's own bounds on a call's lease (src/plane/model-calls.ts), checked once here.
+  const lease = (value: unknown): number | undefined => {
+    if (value === undefined) return undefined;
+    if (!isAmount(value) || value < MIN_CALL_LEASE_MS || value > MAX_CALL_LEASE_MS) {
+      throw invalidArgument('leaseMs', `must be a whole number of milliseconds from ${MIN_CALL_LEASE_MS} to ${MAX_CALL_LEASE_MS}, got ${describe(value)}`);
+    }
+    return value;
+  };
   return {
     plane: options.plane,
     tenant: requireTenant('tenant', options.tenant),
     agent: options.agent === undefined ? undefined : requireIdentifier('agent', options.agent),
     endUser: options.endUser === undefined ? undefined : requireIdentifier('endUser', options.endUser),
     prices: parsePriceTable(options.prices),
-    leaseMs: positive('leaseMs', options.leaseMs),
+    leaseMs: lease(options.leaseMs),
     defaultMaxOutputTokens: positive('defaultMaxOutputTokens', options.defaultMaxOutputTokens),
     clock: options.clock ?? WALL_CLOCK,
     onBookingError: options.onBookingError ?? ((error: unknown) => process.emitWarning(`quotaplane could not book a model call: ${String(error)}`)),
