@@ -69,6 +69,19 @@ describe('model-call ceilings as configured (docs/design/rules.md#m1)', () => {
   });
 });
 
+describe('names that are also Object members', () => {
+  it('M1: keeps an override for an end user named __proto__ (and a model named constructor), through JSON and back', () => {
+    const ceiling = { unit: 'requests', limit: 1, windowSeconds: 60 };
+    const json = `{"endUsers":{"overrides":{"__proto__":[${JSON.stringify(ceiling)}]}},"models":{"constructor":[${JSON.stringify(ceiling)}]}}`;
+    const parsed = parseCallCeilings(JSON.parse(json));
+    expect(Object.hasOwn(parsed.endUsers?.overrides ?? {}, '__proto__')).toBe(true);
+    expect(subjectCeilings(parsed, 'user:__proto__')).toEqual([ceiling]);
+    expect(subjectCeilings(parsed, 'model:constructor')).toEqual([ceiling]);
+    const again = parseCallCeilings(JSON.parse(JSON.stringify(parsed)));
+    expect(subjectCeilings(again, 'user:__proto__')).toEqual([ceiling]);
+  });
+});
+
 describe('the meter (docs/design/rules.md#m2)', () => {
   it('M12: a booking is recorded no earlier than the meter\'s newest', () => {
     const meter = { ...emptyCallMeter(0), latestAtMs: 5000 };

@@ -166,7 +166,8 @@ function parseNamed<T>(path: string, value: unknown, parse: (path: string, value
   for (const name of names) {
     const entry = `${path}[${JSON.stringify(name)}]`;
     requireName(entry, name);
-    out[name] = parse(entry, object[name]);
+    // Defined, not assigned: `out["__proto__"] = …` would set the prototype and drop the entry.
+    Object.defineProperty(out, name, { value: parse(entry, object[name]), enumerable: true, writable: true, configurable: true });
   }
   return Object.freeze(out);
 }
