@@ -28,8 +28,27 @@ export const CALL_OVERHEAD_TOKENS = 3;
  */
 export const FILE_PART_TOKENS = 2_000;
 
-// The `type` of the parts both SDKs send a file, image or audio as.
-const FILE_TYPES = new Set(['file', 'image', 'audio', 'input_image', 'input_file', 'input_audio', 'image_url']);
+// The `type` of the parts both SDKs send a file, image or audio as: in a message (`file`, `image`,
+// `audio`, the Responses API's `input_*` and `image_url`), in a tool's result (the AI SDK's
+// `media` and its `file-*` and `image-*` parts) and a computer-use screenshot (the Agents SDK's
+// `computer_screenshot`). Each is counted whole, by data, URL or id alike.
+const FILE_TYPES = new Set([
+  'file',
+  'image',
+  'audio',
+  'input_image',
+  'input_file',
+  'input_audio',
+  'image_url',
+  'media',
+  'file-data',
+  'file-url',
+  'file-id',
+  'image-data',
+  'image-url',
+  'image-file-id',
+  'computer_screenshot',
+]);
 
 /**
  * The estimated input tokens of a call whose prompt is `messages`, plus `extras` sent with it (the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 
-import { estimateInputTokens } from '../../src/adapters/input-tokens.js';
+import { estimateInputTokens, FILE_PART_TOKENS } from '../../src/adapters/input-tokens.js';
 
 // The conservative input estimate must not fall below what a real tokeniser counts, or a call's
 // reservation is not its worst case and concurrent calls pass the ceiling between them
@@ -27,5 +27,28 @@ describe('estimateInputTokens outside English (docs/design/rules.md#m5)', () => 
 
   it('still counts ASCII text at 3 characters a token', () => {
     expect(estimateInputTokens(user('a'.repeat(300)))).toBe(3 + 4 + Math.ceil((300 + 'role'.length + 'user'.length + 'content'.length + 'type'.length + 'text'.length + 'text'.length) / 3));
+  });
+});
+
+describe('estimateInputTokens of images in tool results', () => {
+  // A 300 kB screenshot, as base64: counted as text it would be about 130 000 tokens, where the
+  // providers bill an image at under about 1 600.
+  const screenshot = 'iVBORw0KGgo'.padEnd(400_000, 'A');
+
+  it("M5: counts an AI SDK tool result's image-data, file-data or media part as one file, not its base64", () => {
+    for (const part of [
+      { type: 'image-data', data: screenshot, mediaType: 'image/png' },
+      { type: 'file-data', data: screenshot, mediaType: 'application/pdf' },
+      { type: 'media', data: screenshot, mediaType: 'image/png' },
+    ]) {
+      const prompt = [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'screenshot', output: { type: 'content', value: [part] } }] }];
+      expect(estimateInputTokens(prompt)).toBeLessThan(FILE_PART_TOKENS + 100);
+      expect(estimateInputTokens(prompt)).toBeGreaterThanOrEqual(FILE_PART_TOKENS);
+    }
+  });
+
+  it("M5: counts an Agents SDK computer-use screenshot as one file, not its base64", () => {
+    const item = { type: 'computer_call_result', callId: 'c1', output: { type: 'computer_screenshot', data: `data:image/png;base64,${screenshot}` } };
+    expect(estimateInputTokens([item])).toBeLessThan(FILE_PART_TOKENS + 100);
   });
 });
