@@ -51,6 +51,7 @@ export const BACKEND_FILES = {
 export const UNIT_FILES: readonly string[] = [
   'src/**/*.test.ts',
   'test/*.test.ts',
+  'test/break/**/*.test.ts',
   'test/docs/**/*.test.ts',
   'test/plane/**/*.test.ts',
   'test/schema/**/*.test.ts',

@@ -1,7 +1,7 @@
 import { describe, isAmount, MAX_AMOUNT } from '../core/amounts.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../core/call-ceilings.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS } from '../core/call-ceilings.js';
 import type { Clock } from '../core/clock.js';
-import { invalidArgument } from '../core/errors.js';
+import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { requireIdentifier, requireTenant } from '../core/identifiers.js';
 import type { CallEnded, ReserveCallOutcome } from '../core/lifecycle/model-calls.js';
 import type { AdjustCallInput, ReleaseCallInput, ReserveCallInput } from '../plane/model-calls.js';
@@ -79,13 +79,21 @@ export function parseCallCeilingOptions(options: CallCeilingOptions): CallCeilin
     if (!isAmount(value) || value < 1) throw invalidArgument(field, `must be a whole number ≥ 1, got ${describe(value)}`);
     return value;
   };
+  // The plane's own bounds on a call's lease (src/plane/model-calls.ts), checked once here.
+  const lease = (value: unknown): number | undefined => {
+    if (value === undefined) return undefined;
+    if (!isAmount(value) || value < MIN_CALL_LEASE_MS || value > MAX_CALL_LEASE_MS) {
+      throw invalidArgument('leaseMs', `must be a whole number of milliseconds from ${MIN_CALL_LEASE_MS} to ${MAX_CALL_LEASE_MS}, got ${describe(value)}`);
+    }
+    return value;
+  };
   return {
     plane: options.plane,
     tenant: requireTenant('tenant', options.tenant),
     agent: options.agent === undefined ? undefined : requireIdentifier('agent', options.agent),
     endUser: options.endUser === undefined ? undefined : requireIdentifier('endUser', options.endUser),
     prices: parsePriceTable(options.prices),
-    leaseMs: positive('leaseMs', options.leaseMs),
+    leaseMs: lease(options.leaseMs),
     defaultMaxOutputTokens: positive('defaultMaxOutputTokens', options.defaultMaxOutputTokens),
     clock: options.clock ?? WALL_CLOCK,
     onBookingError: options.onBookingError ?? ((error: unknown) => process.emitWarning(`quotaplane could not book a model call: ${String(error)}`)),
@@ -123,7 +131,7 @@ export async function reserveCeilingCall(
   if (!isAmount(inputTokens)) throw invalidArgument('countInputTokens', `must answer a non-negative whole number of tokens, got ${describe(inputTokens)}`);
   const price: ModelPrice | undefined = Object.hasOwn(ceiling.prices, model) ? ceiling.prices[model] : undefined;
   const declared = requestedMaxOutputTokens ?? ceiling.defaultMaxOutputTokens ?? (price === undefined ? undefined : DEFAULT_MAX_OUTPUT_TOKENS);
-  const answer = await ceiling.plane.reserveCall({
+  const answer = await reserveOrExplain(ceiling, model, price, {
     tenant: ceiling.tenant,
     model,
     ...(ceiling.agent === undefined ? {} : { agent: ceiling.agent }),
@@ -160,6 +168,25 @@ export async function reserveCeilingCall(
       ),
     release: () => end(() => ceiling.plane.releaseCall({ tenant: ceiling.tenant, callId })),
   };
+}
+
+/**
+ * `plane.reserveCall`, with the plane's `INVALID_ARGUMENT` for a missing `maxMinorUnits` said in the
+ * adapter's own terms: the caller has no `maxMinorUnits` to give, but `prices` lacks the model.
+ */
+async function reserveOrExplain(ceiling: CallCeiling, model: string, price: ModelPrice | undefined, input: ReserveCallInput): Promise<ReserveCallOutcome> {
+  try {
+    return await ceiling.plane.reserveCall(input);
+  } catch (error) {
+    if (price === undefined && isQuotaError(error) && error.code === 'INVALID_ARGUMENT' && error.details.field === 'maxMinorUnits') {
+      throw new QuotaError(
+        'INVALID_ARGUMENT',
+        `prices: has no price for model '${model}', but ${error.message.replace(/^maxMinorUnits: /, '')}; give prices[${JSON.stringify(model)}] (minor units per million tokens) so each call reserves its worst-case cost`,
+        { details: { field: 'prices', model }, cause: error },
+      );
+    }
+    throw error;
+  }
 }
 
 /** `tokens` at the model's dearest rate, in whole minor units rounded up, capped at `MAX_AMOUNT`. */

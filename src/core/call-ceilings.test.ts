@@ -55,10 +55,30 @@ describe('model-call ceilings as configured (docs/design/rules.md#m1)', () => {
     expect(describeCallCeiling({ unit: 'minorUnits', limit: 5, period: 'monthly' })).toBe('at most 5 minorUnits per UTC month');
     const ceiling = { unit: 'tokens' as const, limit: 100, windowSeconds: 60 };
     expect(callRefusalMessage({ code: 'CallNeverFits', tenant: 'acme', subject: 'model:m', ceiling, requested: 4196 })).toContain('can never fit: it may use 4196 tokens');
+    const requests = { unit: 'requests' as const, limit: 0, period: 'monthly' as const };
+    const zero = callRefusalMessage({ code: 'CallNeverFits', tenant: 'acme', subject: 'tenant', ceiling: requests, requested: 1 });
+    expect(zero).toContain("it may use 1 request, more than the ceiling of tenant 'acme' (at most 0 requests per UTC month)");
+    expect(zero).toContain('no call fits until the ceiling is raised');
+    expect(zero).not.toContain('output cap');
+    const money = { unit: 'minorUnits' as const, limit: 10, windowSeconds: 60 };
+    expect(callRefusalMessage({ code: 'CallNeverFits', tenant: 'acme', subject: 'user:u', ceiling: money, requested: 20 })).toContain('maxMinorUnits');
     const limited = { code: 'CallLimited' as const, tenant: 'acme', subject: 'tenant', ceiling, counted: 90, held: 5, requested: 10, retryAtMs: Date.UTC(2026, 0, 1) };
     expect(callRefusalMessage({ ...limited, retryAfter: 'window' })).toContain('retry at 2026-01-01T00:00:00.000Z');
     expect(callRefusalMessage({ ...limited, retryAfter: 'in-flight' })).toContain('calls in flight hold 5');
     expect(callRefusalMessage({ ...limited, retryAfter: 'period' })).toContain('the period resets at');
+  });
+});
+
+describe('names that are also Object members', () => {
+  it('M1: keeps an override for an end user named __proto__ (and a model named constructor), through JSON and back', () => {
+    const ceiling = { unit: 'requests', limit: 1, windowSeconds: 60 };
+    const json = `{"endUsers":{"overrides":{"__proto__":[${JSON.stringify(ceiling)}]}},"models":{"constructor":[${JSON.stringify(ceiling)}]}}`;
+    const parsed = parseCallCeilings(JSON.parse(json));
+    expect(Object.hasOwn(parsed.endUsers?.overrides ?? {}, '__proto__')).toBe(true);
+    expect(subjectCeilings(parsed, 'user:__proto__')).toEqual([ceiling]);
+    expect(subjectCeilings(parsed, 'model:constructor')).toEqual([ceiling]);
+    const again = parseCallCeilings(JSON.parse(JSON.stringify(parsed)));
+    expect(subjectCeilings(again, 'user:__proto__')).toEqual([ceiling]);
   });
 });
 

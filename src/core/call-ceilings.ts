@@ -28,6 +28,9 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 /** How long a model call may stay in flight before its reservation is booked as an estimate: 15 minutes. */
 export const DEFAULT_CALL_LEASE_MS = 15 * 60_000;
 
+/** The shortest lease a model call may be given: one second. */
+export const MIN_CALL_LEASE_MS = 1000;
+
 /** The longest a model call's reservation may be held: one day. */
 export const MAX_CALL_LEASE_MS = 86_400_000;
 
@@ -114,7 +117,7 @@ export function parseCallCeilings(value: unknown, field = 'ceilings'): CallCeili
   if (object.defaultMaxOutputTokens !== undefined) {
     out.defaultMaxOutputTokens = requireWhole(`${field}.defaultMaxOutputTokens`, object.defaultMaxOutputTokens, 1, Number.MAX_SAFE_INTEGER);
   }
-  if (object.leaseMs !== undefined) out.leaseMs = requireWhole(`${field}.leaseMs`, object.leaseMs, 1000, MAX_CALL_LEASE_MS);
+  if (object.leaseMs !== undefined) out.leaseMs = requireWhole(`${field}.leaseMs`, object.leaseMs, MIN_CALL_LEASE_MS, MAX_CALL_LEASE_MS);
   return Object.freeze(out) as CallCeilings;
 }
 
@@ -163,7 +166,8 @@ function parseNamed<T>(path: string, value: unknown, parse: (path: string, value
   for (const name of names) {
     const entry = `${path}[${JSON.stringify(name)}]`;
     requireName(entry, name);
-    out[name] = parse(entry, object[name]);
+    // Defined, not assigned: `out["__proto__"] = …` would set the prototype and drop the entry.
+    Object.defineProperty(out, name, { value: parse(entry, object[name]), enumerable: true, writable: true, configurable: true });
   }
   return Object.freeze(out);
 }

@@ -1,4 +1,4 @@
-import { describeCallCeiling, type CallCeiling } from './call-ceilings.js';
+import { describeCallCeiling, type CallCeiling, type CallUnit } from './call-ceilings.js';
 
 /**
  * A model call refused because a ceiling covering it is full now (docs/design/rules.md#m3): HTTP 429.
@@ -41,9 +41,9 @@ export type CallRefusal = CallLimitedRefusal | CallNeverFitsRefusal;
 /** The sentence a caller reads for `refusal`: which ceiling, the figures, and what to do. */
 export function callRefusalMessage(refusal: CallRefusal): string {
   const ceiling = describeCallCeiling(refusal.ceiling);
-  const whose = `${refusal.subject} of tenant '${refusal.tenant}'`;
+  const whose = refusal.subject === 'tenant' ? `tenant '${refusal.tenant}'` : `${refusal.subject} of tenant '${refusal.tenant}'`;
   if (refusal.code === 'CallNeverFits') {
-    return `model call can never fit: it may use ${refusal.requested} ${refusal.ceiling.unit}, more than the ceiling of ${whose} (${ceiling}) allows at all; declare a smaller output cap or raise the ceiling`;
+    return `model call can never fit: it may use ${amountOf(refusal.requested, refusal.ceiling.unit)}, more than the ceiling of ${whose} (${ceiling}) allows at all; ${NEVER_FITS_ADVICE[refusal.ceiling.unit]}`;
   }
   const when = new Date(refusal.retryAtMs).toISOString();
   const why =
@@ -53,4 +53,15 @@ export function callRefusalMessage(refusal: CallRefusal): string {
         ? `the period resets at ${when}`
         : `retry at ${when}, when enough of the window's usage has left it`;
   return `model call refused: the ceiling of ${whose} (${ceiling}) counts ${refusal.counted} booked and ${refusal.held} in flight, and this call may use ${refusal.requested}; ${why}`;
+}
+
+// What a caller can change so that a call fits at all: each call counts one request whatever it asks for.
+const NEVER_FITS_ADVICE: Readonly<Record<CallUnit, string>> = Object.freeze({
+  tokens: "declare a smaller output cap (maxOutputTokens, or the tenant's defaultMaxOutputTokens), send a shorter prompt, or raise the ceiling",
+  requests: 'every call counts one request, so no call fits until the ceiling is raised',
+  minorUnits: 'declare a smaller worst-case cost (maxMinorUnits, by a smaller output cap), or raise the ceiling',
+});
+
+function amountOf(amount: number, unit: CallUnit): string {
+  return amount === 1 && unit === 'requests' ? '1 request' : `${amount} ${unit}`;
 }

@@ -1,7 +1,7 @@
 import { monotonicFactory } from 'ulid';
 
 import { requireAmount } from '../core/amounts.js';
-import { MAX_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
+import { MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
@@ -90,7 +90,7 @@ export async function reserveCall(context: PlaneContext, input: ReserveCallInput
   const tenant = requireTenant('tenant', request.tenant);
   const atMs = instantOf(context, request.atMs);
   const maxOutputTokens = request.maxOutputTokens === undefined ? undefined : requireBetween('maxOutputTokens', request.maxOutputTokens, 1, Number.MAX_SAFE_INTEGER);
-  const leaseMs = request.leaseMs === undefined ? undefined : requireBetween('leaseMs', request.leaseMs, 1000, MAX_CALL_LEASE_MS);
+  const leaseMs = request.leaseMs === undefined ? undefined : requireBetween('leaseMs', request.leaseMs, MIN_CALL_LEASE_MS, MAX_CALL_LEASE_MS);
   const call = {
     callId: request.callId === undefined ? `call_${nextUlid(Math.max(atMs, 1))}` : requireIdentifier('callId', request.callId),
     model: requireIdentifier('model', request.model),

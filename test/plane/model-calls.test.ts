@@ -75,4 +75,29 @@ describe('plane model calls', () => {
       ['calls.set', 'call-ceilings', { actor: 'library', basis: 'asserted' }, { old: null, new: CEILINGS }],
     ]);
   });
+
+  it('M7: a call that never reported is booked at its deadline, so an idle tenant is not refused for an old lost call', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 1000, windowSeconds: 60 }], leaseMs: 60_000 }, { newTenant: true });
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'lost', inputTokens: 100, maxOutputTokens: 800 })).ok).toBe(true);
+    // The caller crashed. An hour later the lost call's 900 tokens left the window long ago.
+    clock.advance(3_600_000);
+    const next = await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'next', inputTokens: 100, maxOutputTokens: 100 });
+    expect(next.ok).toBe(true);
+    expect(await plane.modelCall({ tenant: 'acme', callId: 'lost' })).toMatchObject({ status: 'booked', estimated: true, closedAtMs: T0 + 60_000 });
+    const [tenant] = await plane.callStandings({ tenant: 'acme' });
+    expect(tenant?.ceilings[0]).toMatchObject({ counted: 0, held: 200 });
+  });
+
+  it('M7: a call lost at the end of a month counts in that month, not in the month of the next call', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    const lastOfJanuary = Date.UTC(2026, 0, 31, 23, 50);
+    clock.advance(lastOfJanuary - T0);
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'minorUnits', limit: 1000, period: 'monthly' }], leaseMs: 300_000 }, { newTenant: true });
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'lost', inputTokens: 1, maxOutputTokens: 1, maxMinorUnits: 900 })).ok).toBe(true);
+    clock.advance(2 * 86_400_000);
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'next', inputTokens: 1, maxOutputTokens: 1, maxMinorUnits: 500 })).ok).toBe(true);
+  });
 });

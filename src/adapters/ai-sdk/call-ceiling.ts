@@ -15,8 +15,8 @@ type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : n
  * your own count of a call's input tokens (the AI SDK's `LanguageModelV3Prompt`; a non-negative
  * whole number, or a promise of one). Without it the input is estimated conservatively by
  * `estimateInputTokens` (src/adapters/input-tokens.ts): 3 per call, plus 4 per message and its
- * text at 3 characters a token, rounded up, plus the tool definitions' JSON the same way, and 2 000
- * per file part.
+ * text at 3 ASCII characters a token, rounded up (1 to 4 per other character, by its UTF-8
+ * length), plus the tool definitions' JSON the same way, and 2 000 per file part.
  */
 export interface CallCeilingMiddlewareOptions extends CallCeilingOptions {
   readonly countInputTokens?: ((prompt: Prompt) => number | Promise<number>) | undefined;

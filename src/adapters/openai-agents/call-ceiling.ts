@@ -14,8 +14,9 @@ type StreamEvent = ReturnType<Model['getStreamedResponse']> extends AsyncIterabl
  * a request's input tokens (the Agents SDK's `ModelRequest`; a non-negative whole number, or a
  * promise of one). Without it the input is estimated conservatively by `estimateInputTokens`
  * (src/adapters/input-tokens.ts): 3 per call, plus 4 per input item (and for the system
- * instructions) and its text at 3 characters a token, rounded up, plus the tools', handoffs' and
- * output type's JSON the same way, and 2 000 per image or file.
+ * instructions) and its text at 3 ASCII characters a token, rounded up (1 to 4 per other
+ * character), plus the tools', handoffs' and output type's JSON the same way, and 2 000 per image
+ * or file.
  */
 export interface MeterModelCallsOptions extends CallCeilingOptions {
   readonly modelName: string;

@@ -189,10 +189,13 @@ export function decideReleaseCall(books: CallBooks, request: { readonly callId: 
 /**
  * Books up to `limit` open calls whose deadline has passed by `atMs` at their worst case, marked as
  * an estimate (docs/design/rules.md#m7), earliest deadline first. Answers how many it booked.
+ * Each is booked at its deadline, the instant it ended (#m2; recorded no earlier than its meters'
+ * newest, #m12), not at `atMs`: a call lost an hour ago must not fill the window of the next call,
+ * nor a call lost in January count in the February of the tenant's next call.
  */
 export function expireDueCalls(books: CallBooks, atMs: number, limit = DUE_CALLS_PER_DECISION): number {
   const due = books.dueReservations(atMs, limit);
-  for (const call of due) bookCall(books, call, call.reserved, true, atMs);
+  for (const call of due) bookCall(books, call, call.reserved, true, Math.min(call.deadlineMs, atMs));
   return due.length;
 }
 

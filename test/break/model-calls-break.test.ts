@@ -1,0 +1,173 @@
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { parseCallCeilingOptions, reserveCeilingCall } from '../../src/adapters/call-ceiling.js';
+import { MODEL_ID, PRICES } from '../adapters/ai-sdk-scenarios.js';
+import { ceilings } from '../adapters/call-ceiling-fixtures.js';
+import { planeTarget } from '../adapters/run-fixtures.js';
+import { ALICE, failure, type MemoryPlane, memoryPlane, T0 } from '../plane/plane-fixtures.js';
+
+// Defects found by trying to break the model-call ceilings (docs/design/rules.md#m1–#m13) on the
+// library over SQLite. Each fix would change what a rule says, so each is left failing
+// (`it.fails`) for the lead to decide: the comment above each says what a user meets and the fix
+// proposed. When a defect is fixed, its `it.fails` becomes `it` and moves beside the rule's tests.
+
+let fixture: MemoryPlane | undefined;
+afterEach(async () => {
+  await fixture?.close();
+  fixture = undefined;
+});
+
+const MINUTE_MS = 60_000;
+/** 2026-02-01T00:00:00Z: when the January period of T0 ends. */
+const FEBRUARY = Date.UTC(2026, 1, 1);
+
+describe('model-call ceilings: defects left failing', () => {
+  // M3: the 'in-flight' retryAtMs looks only at the calls in flight. Here the month already counts
+  // 60 of 100 and this call alone would bring it to 130: no room comes before February whatever
+  // the calls in flight do, but the caller is told to retry at the open call's deadline (15
+  // minutes), and is then refused again until February. Proposed: when the calls in flight leave
+  // no room, retryAtMs is the later of the earliest deadline and the instant `counted + requested`
+  // fits (when the window's usage leaves, or the period's end).
+  it.fails('M3: a period ceiling full without its calls in flight is not retried at their deadline', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 100, period: 'monthly' }] }, { newTenant: true });
+    await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'a', inputTokens: 10, maxOutputTokens: 50 });
+    await plane.adjustCall({ tenant: 'acme', callId: 'a', usage: { inputTokens: 10, outputTokens: 50 } });
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'b', inputTokens: 0, maxOutputTokens: 40 })).ok).toBe(true);
+    const refused = await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'c', inputTokens: 0, maxOutputTokens: 70 });
+    expect(refused.ok).toBe(false);
+    if (refused.ok || refused.refusal.code !== 'CallLimited') return;
+    expect(refused.refusal.retryAtMs).toBe(FEBRUARY);
+  });
+
+  // M3: the 'in-flight' retryAtMs is the earliest deadline of any open call of the tenant, even one
+  // that holds nothing on the full ceiling. Model y's only request in flight runs 15 minutes, but a
+  // call to model x with a 1 s lease makes the refusal say "retry at T0 + 1 s", when y is still full.
+  // Proposed: the earliest deadline among the open calls counting on the refusing ceiling's subject
+  // (a store read by subject: `dueReservations` has the same shape).
+  it.fails("M3: retryAtMs 'in-flight' is the deadline of a call holding the full ceiling, not of any call", async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', { models: { y: [{ unit: 'requests', limit: 1, windowSeconds: 60 }] } }, { newTenant: true });
+    await plane.reserveCall({ tenant: 'acme', model: 'x', callId: 'x1', inputTokens: 1, maxOutputTokens: 1, leaseMs: 1000 });
+    await plane.reserveCall({ tenant: 'acme', model: 'y', callId: 'y1', inputTokens: 1, maxOutputTokens: 1 });
+    const refused = await plane.reserveCall({ tenant: 'acme', model: 'y', callId: 'y2', inputTokens: 1, maxOutputTokens: 1 });
+    expect(refused.ok).toBe(false);
+    if (refused.ok || refused.refusal.code !== 'CallLimited') return;
+    expect(refused.refusal.retryAtMs).toBe(T0 + 15 * MINUTE_MS);
+  });
+
+  // M9 (and M1): a call counts on `group:<name>` only for the groups listing its model when it is
+  // reserved, so a group added (or a model added to a group) finds none of the usage its models
+  // booked before, unlike every other subject. Five requests of g1 in the last minute, then a group
+  // over g1 limited to 5 a minute: the sixth is admitted. Proposed: judge a group ceiling on the sum
+  // of its models' meters (every call counts on exactly one `model:<id>`, so the sum is exact and
+  // one read per model), and drop the group meters; or say in M9 that a group starts from zero.
+  it.fails('M9: a group added for a model finds the usage that model booked before it', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', {}, { newTenant: true });
+    for (let i = 0; i < 5; i += 1) {
+      await plane.reserveCall({ tenant: 'acme', model: 'g1', callId: `a${i}`, inputTokens: 1, maxOutputTokens: 1 });
+      await plane.adjustCall({ tenant: 'acme', callId: `a${i}`, usage: { inputTokens: 1, outputTokens: 1 } });
+    }
+    await plane.setCallCeilings('acme', { groups: { frontier: { models: ['g1', 'g2'], ceilings: [{ unit: 'requests', limit: 5, windowSeconds: 60 }] } } });
+    const sixth = await plane.reserveCall({ tenant: 'acme', model: 'g1', callId: 'z', inputTokens: 1, maxOutputTokens: 1 });
+    expect(sixth.ok).toBe(false);
+  });
+
+  // M2 with amounts near 2^53: running totals saturate at 2^53 − 1, so after one report that takes a
+  // meter there (the plane accepts any safe integer as usage), every later booking adds nothing to
+  // the total and every window of that meter counts 0 for good: the tenant's ceilings stop holding.
+  // Proposed: refuse (INVALID_ARGUMENT naming the usage member) a report or a reservation that would
+  // take any of the call's meters past 2^53 − 1, instead of saturating.
+  it.fails('M2: a usage report near 2^53 does not switch the tenant\'s windows off', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 1000, windowSeconds: 60 }] }, { newTenant: true });
+    await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'huge', inputTokens: 1, maxOutputTokens: 1 });
+    await plane
+      .adjustCall({ tenant: 'acme', callId: 'huge', usage: { inputTokens: Number.MAX_SAFE_INTEGER, outputTokens: 0 } })
+      .catch(() => plane.releaseCall({ tenant: 'acme', callId: 'huge' }));
+    clock.advance(MINUTE_MS + 1000);
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'b0', inputTokens: 500, maxOutputTokens: 500 })).ok).toBe(true);
+    await plane.adjustCall({ tenant: 'acme', callId: 'b0', usage: { inputTokens: 500, outputTokens: 500 } });
+    clock.advance(1);
+    // The window now holds b0's 1000 tokens: another 1000 must wait.
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'b1', inputTokens: 500, maxOutputTokens: 500 })).ok).toBe(false);
+  });
+
+  // The docs (docs/concepts/model-calls.md "Ceilings") say a limit of 0 admits nothing, but a money
+  // ceiling of 0 admits any call that declares `maxMinorUnits: 0`, and its adjust then books what
+  // it really cost past the 0. Proposed: M4 refuses CallNeverFits under a limit of 0 whatever the
+  // worst case (or the docs say a 0 money limit admits calls declared free).
+  it.fails('M4: a minor-unit ceiling of 0 admits no call, not even one declared free', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', { endUsers: { overrides: { mallory: [{ unit: 'minorUnits', limit: 0, period: 'monthly' }] } } }, { newTenant: true });
+    const call = await plane.reserveCall({ tenant: 'acme', model: 'm', endUser: 'mallory', inputTokens: 10, maxOutputTokens: 10, maxMinorUnits: 0 });
+    expect(call.ok).toBe(false);
+  });
+
+  // L95 with model calls: the model-call tables make no tenant known, so a tenant that only meters
+  // model calls (no quota, no ceilings) is listed nowhere and `deleteTenant` refuses it NOT_FOUND:
+  // its meters, among them `user:<id>` of each end user, can never be deleted. Proposed: the
+  // meters and reservations are records that make a tenant known (store/known-tenants.ts
+  // RECORD_TABLES), or reserveCall refuses a tenant that does not exist, as L95.1 does for a release.
+  it.fails('L95: a tenant known only by its model calls can be deleted, end users included', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.reserveCall({ tenant: 'acme', model: 'm', endUser: 'alice@example.com', callId: 'a', inputTokens: 1, maxOutputTokens: 1 });
+    await plane.adjustCall({ tenant: 'acme', callId: 'a', usage: { inputTokens: 1, outputTokens: 1 } });
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'the customer asked' });
+    expect(await plane.callStandings({ tenant: 'acme' })).toEqual([expect.objectContaining({ subject: 'tenant' })]);
+  });
+
+  // L95.4 with model calls: deleting a tenant is not refused while a model call is in flight. Its
+  // reservation goes with the meters, so a tenant made again under the same name admits a new call
+  // beside the one still running (two requests under a ceiling of one), and the running call's
+  // report is NOT_FOUND. Proposed: L95.4 also refuses CONFLICT while a model call is open, naming
+  // the count and that releasing it (or its lease) ends it.
+  it.fails('L95.4: a tenant with a model call in flight is not deleted', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'requests', limit: 1, windowSeconds: 60 }] }, { newTenant: true });
+    await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'a', inputTokens: 1, maxOutputTokens: 1 });
+    expect((await failure(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'x' }))).code).toBe('CONFLICT');
+  });
+
+  // M6: a reservation retried under the same callId is answered with the first reservation
+  // whatever it asks for. A caller that reuses an id for a different call (an id per conversation,
+  // a constant) gets two model calls on one reservation: the second's tokens are never held nor
+  // booked, and nothing says so. Proposed: a retry answers the same reservation only when it names
+  // the same model, agent, end user, inputTokens, maxOutputTokens and maxMinorUnits; otherwise
+  // CONFLICT naming callId, as an adjust retried with other usage already is.
+  it.fails('M6: a reservation under an open callId asking for something else is a conflict, not the first call again', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.reserveCall({ tenant: 'acme', model: 'small', callId: 'conversation-1', inputTokens: 10, maxOutputTokens: 10 });
+    const other = plane.reserveCall({ tenant: 'acme', model: 'large', callId: 'conversation-1', inputTokens: 50_000, maxOutputTokens: 4096 });
+    expect((await failure(other)).code).toBe('CONFLICT');
+  });
+});
+
+describe('model-call adapters: defects left failing', () => {
+  // The adapters reserve a priced call that declares no output cap at defaultMaxOutputTokens of
+  // their options (4096), never the tenant's: with the tenant's defaultMaxOutputTokens at 256 and a
+  // ceiling of 3 000 tokens a minute, every such call of a priced model is CallNeverFits (4 113
+  // tokens), while the same call unpriced fits, and the refusal tells the caller to lower the
+  // tenant's defaultMaxOutputTokens, which changes nothing. Proposed: let reserveCall take the
+  // model's dearest rate instead of maxMinorUnits, so the plane prices the cap it chooses.
+  it.fails("M5: a priced call that declares no output cap is reserved at the tenant's defaultMaxOutputTokens", async () => {
+    const target = await planeTarget();
+    try {
+      await ceilings(target.plane, { tenant: [{ unit: 'tokens', limit: 3000, windowSeconds: 60 }], defaultMaxOutputTokens: 256 });
+      const ceiling = parseCallCeilingOptions({ plane: target.plane, tenant: 'acme', prices: PRICES });
+      const call = await reserveCeilingCall(ceiling, MODEL_ID, 17, undefined);
+      expect(call.maxOutputTokens).toBe(256);
+    } finally {
+      await target.close();
+    }
+  });
+});
