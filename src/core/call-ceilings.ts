@@ -25,6 +25,13 @@ export const MAX_CALL_SUBJECTS = 1000;
 /** Output tokens a call that declares no output cap is reserved for, unless the tenant sets another (docs/design/rules.md#m5). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
 
+/**
+ * The most one model call may reserve or book in any unit: 10^12 tokens (or minor units). Running
+ * totals add every call up for the meter's life and must stay below 2^53, so a report of an
+ * impossible size is refused rather than saturating the meter (docs/design/rules.md#m5).
+ */
+export const MAX_CALL_AMOUNT = 1_000_000_000_000;
+
 /** How long a model call may stay in flight before its reservation is booked as an estimate: 15 minutes. */
 export const DEFAULT_CALL_LEASE_MS = 15 * 60_000;
 

@@ -1,7 +1,7 @@
 import { monotonicFactory } from 'ulid';
 
 import { requireAmount } from '../core/amounts.js';
-import { MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
+import { MAX_CALL_AMOUNT, MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from '../core/identifiers.js';
 import { parseOperator, type Operator } from '../core/operator.js';
@@ -23,7 +23,7 @@ import { pooledRandom } from './pooled-random.js';
  * A model call to reserve (`Plane.reserveCall`, docs/design/rules.md#m3–#m6):
  * - `tenant`; `model` (required), `agent` and `endUser` (optional): who the call is for;
  * - `callId`: the caller's id, so a retry answers the same reservation; made (`call_<ULID>`) when absent;
- * - `inputTokens`: the prompt's tokens, counted or estimated (≥ 0);
+ * - `inputTokens`: the prompt's tokens, counted or estimated (0 … 10^12, `MAX_CALL_AMOUNT`, as every amount of a call);
  * - `maxOutputTokens`: the output cap the call will ask the model for (≥ 1); absent, the tenant's
  *   `defaultMaxOutputTokens` (4096 unless set) is reserved, and answered so the call can ask for it;
  * - `maxMinorUnits`: its worst-case cost, required when a minor-unit ceiling covers it;
@@ -89,16 +89,16 @@ export async function reserveCall(context: PlaneContext, input: ReserveCallInput
   const request = requireRequest(input, RESERVE_MEMBERS);
   const tenant = requireTenant('tenant', request.tenant);
   const atMs = instantOf(context, request.atMs);
-  const maxOutputTokens = request.maxOutputTokens === undefined ? undefined : requireBetween('maxOutputTokens', request.maxOutputTokens, 1, Number.MAX_SAFE_INTEGER);
+  const maxOutputTokens = request.maxOutputTokens === undefined ? undefined : requireBetween('maxOutputTokens', request.maxOutputTokens, 1, MAX_CALL_AMOUNT);
   const leaseMs = request.leaseMs === undefined ? undefined : requireBetween('leaseMs', request.leaseMs, MIN_CALL_LEASE_MS, MAX_CALL_LEASE_MS);
   const call = {
     callId: request.callId === undefined ? `call_${nextUlid(Math.max(atMs, 1))}` : requireIdentifier('callId', request.callId),
     model: requireIdentifier('model', request.model),
     agent: request.agent === undefined ? undefined : requireIdentifier('agent', request.agent),
     endUser: request.endUser === undefined ? undefined : requireIdentifier('endUser', request.endUser),
-    inputTokens: requireAmount('inputTokens', request.inputTokens),
+    inputTokens: requireBetween('inputTokens', request.inputTokens, 0, MAX_CALL_AMOUNT),
     maxOutputTokens,
-    maxMinorUnits: request.maxMinorUnits === undefined ? undefined : requireAmount('maxMinorUnits', request.maxMinorUnits),
+    maxMinorUnits: request.maxMinorUnits === undefined ? undefined : requireBetween('maxMinorUnits', request.maxMinorUnits, 0, MAX_CALL_AMOUNT),
     leaseMs,
     atMs,
   };
@@ -196,9 +196,9 @@ export async function setCallCeilings(context: PlaneContext, tenant: unknown, ce
 function parseUsage(value: unknown): CallUsage {
   const usage = requireRequest(value, USAGE_MEMBERS);
   return {
-    inputTokens: requireAmount('usage.inputTokens', usage.inputTokens),
-    outputTokens: requireAmount('usage.outputTokens', usage.outputTokens),
-    minorUnits: usage.minorUnits === undefined ? undefined : requireAmount('usage.minorUnits', usage.minorUnits),
+    inputTokens: requireBetween('usage.inputTokens', usage.inputTokens, 0, MAX_CALL_AMOUNT),
+    outputTokens: requireBetween('usage.outputTokens', usage.outputTokens, 0, MAX_CALL_AMOUNT),
+    minorUnits: usage.minorUnits === undefined ? undefined : requireBetween('usage.minorUnits', usage.minorUnits, 0, MAX_CALL_AMOUNT),
   };
 }
 

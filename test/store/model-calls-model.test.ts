@@ -105,9 +105,20 @@ describe('model-call decisions against a model that counts every booking', () =>
               const retries = full.map(({ subject, ceiling }) => {
                 const windowMs = (ceiling as { windowSeconds: number }).windowSeconds * 1000;
                 const held = model.held(subject, ceiling.unit);
-                if (held + reserved[ceiling.unit] > ceiling.limit) return Math.min(...[...model.open.values()].map((call) => call.deadlineMs));
-                const candidates = (model.bookings.get(subject) ?? []).map((b) => b.atMs + windowMs).filter((t) => t > atMs).sort((a, b) => a - b);
-                return candidates.find((t) => model.counted(subject, ceiling.unit, windowMs, t) + held + reserved[ceiling.unit] <= ceiling.limit);
+                const requested = reserved[ceiling.unit];
+                // The first instant booked usage alone leaves room for `extra` more.
+                const byTime = (extra: number) =>
+                  (model.bookings.get(subject) ?? [])
+                    .map((b) => b.atMs + windowMs)
+                    .filter((t) => t > atMs)
+                    .sort((a, b) => a - b)
+                    .find((t) => model.counted(subject, ceiling.unit, windowMs, t) + extra <= ceiling.limit);
+                if (held + requested > ceiling.limit) {
+                  const deadline = Math.min(...[...model.open.values()].filter((call) => call.subjects.includes(subject)).map((call) => call.deadlineMs));
+                  const counted = model.counted(subject, ceiling.unit, windowMs, atMs);
+                  return counted + requested > ceiling.limit ? Math.max(deadline, byTime(requested) ?? Number.NaN) : deadline;
+                }
+                return byTime(held + requested);
               });
               expect(refusal.retryAtMs).toBe(Math.max(...retries.map((t) => t ?? Number.NaN)));
             } else if (openIds.length > 0) {

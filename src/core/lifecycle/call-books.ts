@@ -52,8 +52,8 @@ export interface CallBooks {
   reservation(callId: string): CallReservation | null;
   /** Open reservations whose deadline is at or before `atMs`, earliest deadline first, at most `limit`. */
   dueReservations(atMs: number, limit: number): CallReservation[];
-  /** The earliest deadline of an open reservation, or `null` when none is open. */
-  earliestDeadlineMs(): number | null;
+  /** The earliest deadline of an open reservation counting on `subject`, or `null` when none is open there. */
+  earliestDeadlineMs(subject: string): number | null;
   putMeter(subject: string, meter: CallMeter): void;
   /** Stores the usage row of `subject` at `atMs` (replacing one already there) with its running total. */
   putUsage(subject: string, atMs: number, booked: CallAmounts): void;

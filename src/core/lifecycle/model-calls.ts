@@ -1,4 +1,4 @@
-import { saturatingAdd } from '../amounts.js';
+import { requireSumFits, saturatingAdd } from '../amounts.js';
 import { DEFAULT_CALL_LEASE_MS, DEFAULT_MAX_OUTPUT_TOKENS, isWindowCeiling, NO_CALL_CEILINGS, type CallCeilings } from '../call-ceilings.js';
 import { callSubjects, coveringCeilings, TENANT_SUBJECT, type CallParties, type CoveringCeiling } from '../call-coverage.js';
 import {
@@ -85,14 +85,22 @@ export const DUE_CALLS_PER_DECISION = 8;
 export function decideReserveCall(books: CallBooks, request: ReserveCallRequest): ReserveCallOutcome {
   expireDueCalls(books, request.atMs);
   const existing = books.reservation(request.callId);
-  if (existing !== null) {
-    if (existing.status === 'open') return { ok: true, call: existing, retried: true };
+  if (existing !== null && existing.status !== 'open') {
     throw new QuotaError('CONFLICT', `callId: call '${request.callId}' of tenant '${books.tenant}' already ended (${existing.status}); a new call needs a new callId`, {
       details: { field: 'callId', status: existing.status },
     });
   }
   const config = books.callCeilings() ?? NO_CALL_CEILINGS;
-  const maxOutputTokens = request.maxOutputTokens ?? config.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  const maxOutputTokens = request.maxOutputTokens ?? existing?.maxOutputTokens ?? config.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+  const reserved: CallAmounts = { tokens: saturatingAdd(request.inputTokens, maxOutputTokens), requests: 1, minorUnits: request.maxMinorUnits ?? 0 };
+  if (existing !== null) {
+    if (isSameCall(existing, request, reserved)) return { ok: true, call: existing, retried: true };
+    throw new QuotaError(
+      'CONFLICT',
+      `callId: call '${request.callId}' of tenant '${books.tenant}' is in flight as another call (${existing.model}, ${existing.reserved.tokens} tokens reserved); a new call needs a new callId`,
+      { details: { field: 'callId', status: existing.status } },
+    );
+  }
   const subjects = callSubjects(config, request);
   const covering = coveringCeilings(config, subjects);
   if (request.maxMinorUnits === undefined) {
@@ -101,10 +109,9 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
       throw invalidArgument('maxMinorUnits', `a minor-unit ceiling of ${money.subject} covers this call, so the call must declare its worst-case cost in minor units`);
     }
   }
-  const reserved: CallAmounts = { tokens: saturatingAdd(request.inputTokens, maxOutputTokens), requests: 1, minorUnits: request.maxMinorUnits ?? 0 };
 
   for (const { subject, ceiling } of covering) {
-    if (reserved[ceiling.unit] > ceiling.limit) {
+    if (ceiling.limit === 0 || reserved[ceiling.unit] > ceiling.limit) {
       return { ok: false, refusal: { code: 'CallNeverFits', tenant: books.tenant, subject, ceiling, requested: reserved[ceiling.unit] } };
     }
   }
@@ -140,6 +147,7 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
   };
   for (const subject of subjects) {
     const meter = meters.get(subject)!;
+    requireAmountsFit('inputTokens', `what ${subject} holds`, meter.held, reserved);
     books.putMeter(subject, { ...meter, held: addCallAmounts(meter.held, reserved) });
   }
   books.putReservation(call);
@@ -166,6 +174,10 @@ export function decideAdjustCall(books: CallBooks, request: AdjustCallRequest): 
     return { call, retried: true };
   }
   if (call.status !== 'open') throw endedConflict(books.tenant, call, 'adjusted');
+  for (const subject of call.subjects) {
+    const meter = books.meter(subject);
+    if (meter !== null) requireAmountsFit('usage', `what ${subject} has booked`, meter.booked, amounts);
+  }
   return { call: bookCall(books, call, amounts, estimated, request.atMs), retried: false };
 }
 
@@ -238,15 +250,51 @@ function judgeCeiling(books: CallBooks, meter: CallMeter, entry: CoveringCeiling
   const requested = reserved[unit];
   if (counted + held + requested <= ceiling.limit) return null;
   const base = { code: 'CallLimited' as const, tenant: books.tenant, subject, ceiling, counted, held, requested };
+  // The calls in flight on this subject leave no room on their own: one of them must end first. If
+  // what is booked leaves none either, the later of the two is the earliest instant worth asking.
+  const byTime = counted + requested > ceiling.limit ? roomByTimeMs(books, entry, through, counted, requested, atMs) : null;
   if (held + requested > ceiling.limit) {
-    return { ...base, retryAtMs: Math.max(atMs, books.earliestDeadlineMs() ?? atMs), retryAfter: 'in-flight' };
+    const deadlineMs = Math.max(atMs, books.earliestDeadlineMs(subject) ?? atMs);
+    return byTime !== null && byTime.retryAtMs > deadlineMs ? { ...base, ...byTime } : { ...base, retryAtMs: deadlineMs, retryAfter: 'in-flight' };
   }
-  if (!isWindowCeiling(ceiling)) return { ...base, retryAtMs: periodEndMs(periodKey(ceiling.period, atMs)), retryAfter: 'period' };
+  return { ...base, ...roomByTimeMs(books, entry, through, counted + held, requested, atMs) };
+}
+
+// When `counted + requested` fits again as time alone passes: once the booked usage that must go
+// has left the window (`window`), or when the period ends (`period`).
+function roomByTimeMs(
+  books: CallBooks,
+  entry: CoveringCeiling,
+  through: CallAmounts,
+  counted: number,
+  requested: number,
+  atMs: number,
+): { retryAtMs: number; retryAfter: 'window' | 'period' } {
+  const { subject, ceiling } = entry;
+  if (!isWindowCeiling(ceiling)) return { retryAtMs: periodEndMs(periodKey(ceiling.period, atMs)), retryAfter: 'period' };
   // Room comes once the running total as of the window's start reaches this much.
-  const target = through[unit] + (counted + held + requested - ceiling.limit);
-  const leavingAtMs = books.firstReaching(subject, unit, target, startMs);
+  const target = through[ceiling.unit] + (counted + requested - ceiling.limit);
+  const leavingAtMs = books.firstReaching(subject, ceiling.unit, target, countStartMs(entry, atMs));
   const windowMs = ceiling.windowSeconds * 1000;
-  return { ...base, retryAtMs: leavingAtMs === null ? atMs + windowMs : leavingAtMs + windowMs, retryAfter: 'window' };
+  return { retryAtMs: leavingAtMs === null ? atMs + windowMs : leavingAtMs + windowMs, retryAfter: 'window' };
+}
+
+// Whether a reservation retried under an open call's id is that call: the same parties and worst case.
+function isSameCall(call: CallReservation, request: ReserveCallRequest, reserved: CallAmounts): boolean {
+  return (
+    call.model === request.model &&
+    call.agent === (request.agent ?? null) &&
+    call.endUser === (request.endUser ?? null) &&
+    sameAmounts(call.reserved, reserved)
+  );
+}
+
+// Refuses an amount that would carry a running total past 2^53 − 1: saturating there would stop
+// every window of the meter from counting (docs/design/rules.md#m2).
+function requireAmountsFit(field: string, what: string, total: CallAmounts, adding: CallAmounts): void {
+  requireSumFits(field, `${what} in tokens`, total.tokens, adding.tokens);
+  requireSumFits(field, `${what} in requests`, total.requests, adding.requests);
+  requireSumFits(field, `${what} in minor units`, total.minorUnits, adding.minorUnits);
 }
 
 function bookCall(books: CallBooks, call: CallReservation, amounts: CallAmounts, estimated: boolean, atMs: number): CallReservation {

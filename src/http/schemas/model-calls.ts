@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
 
-import { MAX_CALL_LEASE_MS, MAX_CALL_SUBJECTS, MAX_CEILINGS_PER_SUBJECT } from '../../core/call-ceilings.js';
+import { MAX_CALL_AMOUNT, MAX_CALL_LEASE_MS, MAX_CALL_SUBJECTS, MAX_CEILINGS_PER_SUBJECT } from '../../core/call-ceilings.js';
 import { Amount, CallCeiling, described, Identifier, InstantMs, strictObject } from './common.js';
 
 export { CallCeiling } from './common.js';
@@ -94,17 +94,20 @@ export const SubjectStanding = strictObject({
   ),
 });
 
+/** One amount of a model call: 0 … 10^12 (`MAX_CALL_AMOUNT`). */
+const CallAmount = Type.Integer({ minimum: 0, maximum: MAX_CALL_AMOUNT });
+
 /** `POST /v1/tenants/{tenant}/calls`. */
 export const ReserveCallBody = strictObject({
   model: described(Identifier, 'the model id the call is for'),
   agent: Type.Optional(described(Identifier, 'the agent making the call')),
   endUser: Type.Optional(described(Identifier, 'the end user the call serves')),
   callId: Type.Optional(described(Identifier, 'your id for the call, so a retry answers the same reservation; default call_<ULID>')),
-  inputTokens: described(Amount, "the prompt's tokens, counted or estimated"),
+  inputTokens: described(CallAmount, "the prompt's tokens, counted or estimated"),
   maxOutputTokens: Type.Optional(
-    Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: "the output cap the call asks for; default the tenant's defaultMaxOutputTokens" }),
+    Type.Integer({ minimum: 1, maximum: MAX_CALL_AMOUNT, description: "the output cap the call asks for; default the tenant's defaultMaxOutputTokens" }),
   ),
-  maxMinorUnits: Type.Optional(described(Amount, 'the worst-case cost; required when a minorUnits ceiling covers the call')),
+  maxMinorUnits: Type.Optional(described(CallAmount, 'the worst-case cost; required when a minorUnits ceiling covers the call')),
   leaseMs: Type.Optional(
     Type.Integer({ minimum: 1000, maximum: MAX_CALL_LEASE_MS, description: "how long the call may stay in flight, ms; default the tenant's leaseMs, else 900000" }),
   ),
@@ -116,9 +119,9 @@ export const AdjustCallBody = strictObject({
   usage: Type.Optional(
     strictObject(
       {
-        inputTokens: described(Amount, 'input tokens the model reported'),
-        outputTokens: described(Amount, 'output tokens the model reported'),
-        minorUnits: Type.Optional(described(Amount, 'its cost, when known')),
+        inputTokens: described(CallAmount, 'input tokens the model reported'),
+        outputTokens: described(CallAmount, 'output tokens the model reported'),
+        minorUnits: Type.Optional(described(CallAmount, 'its cost, when known')),
       },
       { description: 'what the call used; absent, its worst case is booked as an estimate' },
     ),

@@ -265,12 +265,14 @@ export class PostgresCallBooks implements CallBooks {
     return this.#missing(answer);
   }
 
-  earliestDeadlineMs(): number | null {
+  earliestDeadlineMs(subject: string): number | null {
     const { open, exact } = this.#openCalls();
-    if (exact > 0) return open[0]!.deadlineMs;
-    if (open.length === 0 && this.#head !== null && !this.#head.full) return null;
-    this.#wantHead(1);
-    return this.#missing(open[0]?.deadlineMs ?? null);
+    const first = open.findIndex((call) => call.subjects.includes(subject));
+    const deadlineMs = first < 0 ? null : open[first]!.deadlineMs;
+    // Exact when it is among the calls surely first, or every open call is loaded.
+    if ((first >= 0 && first < exact) || (this.#head !== null && !this.#head.full)) return deadlineMs;
+    this.#wantHead(open.length + 1);
+    return this.#missing(deadlineMs);
   }
 
   // The open reservations as this attempt left them, by deadline; the first `exact` of them are

@@ -39,7 +39,9 @@ const SELECT_DUE = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
   WHERE tenant = @tenant AND status = 'open' AND deadline_ms <= @atMs ORDER BY deadline_ms, call_id LIMIT @limit`;
 const SELECT_OPEN = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
   WHERE tenant = @tenant AND status = 'open' ORDER BY deadline_ms, call_id LIMIT @limit`;
-const EARLIEST_DEADLINE = "SELECT min(deadline_ms) AS at_ms FROM quota_call_reservations WHERE tenant = @tenant AND status = 'open'";
+// The open calls of a tenant are few (each is one in flight), so this reads them by the open index.
+const EARLIEST_DEADLINE = `SELECT min(deadline_ms) AS at_ms FROM quota_call_reservations
+  WHERE tenant = @tenant AND status = 'open' AND EXISTS (SELECT 1 FROM json_each(subjects_json) WHERE value = @subject)`;
 const UPSERT_RESERVATION = `INSERT OR REPLACE INTO quota_call_reservations (tenant, ${RESERVATION_COLUMNS}) VALUES (@tenant, @callId,
   @model, @agent, @endUser, @subjects, @reservedTokens, @reservedRequests, @reservedMinorUnits, @maxOutputTokens, @atMs,
   @deadlineMs, @status, @bookedTokens, @bookedRequests, @bookedMinorUnits, @estimated, @closedAtMs)`;
@@ -97,8 +99,8 @@ export class SqliteCallBooks implements CallBooks {
     return this.#conn.all<ReservationRow>(SELECT_OPEN, { tenant: this.tenant, limit }).map((row) => decodeReservation(this.tenant, row));
   }
 
-  earliestDeadlineMs(): number | null {
-    return this.#conn.get<{ at_ms: number | null }>(EARLIEST_DEADLINE, { tenant: this.tenant })?.at_ms ?? null;
+  earliestDeadlineMs(subject: string): number | null {
+    return this.#conn.get<{ at_ms: number | null }>(EARLIEST_DEADLINE, { tenant: this.tenant, subject })?.at_ms ?? null;
   }
 
   putMeter(subject: string, meter: CallMeter): void {

@@ -84,11 +84,13 @@ export const modelCallWindows: ConformanceGroup = {
     },
     {
       id: 'M6',
-      title: 'retries answer the same call; a call that ended otherwise is a conflict; an unknown call is not found',
+      title: 'retries answer the same call; another call under an open call\'s id, or one that ended otherwise, is a conflict; an unknown call is not found',
       async run(context) {
         const store = meters(context.store);
-        const again = await store.reserveCall('acme', request('c3', T0 + 11 * SECOND, { inputTokens: 999 }));
-        assert.ok(again.ok && again.retried && again.call.reserved.tokens === 200, 'an open call answers its first reservation');
+        const again = await store.reserveCall('acme', request('c3', T0 + 11 * SECOND));
+        assert.ok(again.ok && again.retried && again.call.atMs === T0 + 3, 'an open call retried the same way answers its first reservation');
+        await rejectsWith(store.reserveCall('acme', request('c3', T0 + 11 * SECOND, { inputTokens: 999 })), 'CONFLICT', 'another call under an open call\'s id');
+        await rejectsWith(store.reserveCall('acme', request('c3', T0 + 11 * SECOND, { model: 'other' })), 'CONFLICT', 'another model under an open call\'s id');
         const adjustAgain = await store.adjustCall('acme', { callId: 'c1', usage: { inputTokens: 100, outputTokens: 20 }, atMs: T0 + 11 * SECOND });
         assert.equal(adjustAgain.retried, true);
         await rejectsWith(store.adjustCall('acme', { callId: 'c1', usage: { inputTokens: 1, outputTokens: 1 }, atMs: T0 + 11 * SECOND }), 'CONFLICT', 'other usage');
