@@ -22,9 +22,11 @@ import { QuotaError } from './errors.js';
  * - `audit`: its audit chain (a lifted halt, a prune, a key created or revoked…), unless the
  *   chain's newest row is the tenant's deletion (`tenant.delete`, rules.md#l95-6): a deleted
  *   tenant keeps its chain but exists again only once something of it is written;
- * - `key`: an API key of that one tenant, revoked or not (not a key of every tenant, `*`).
+ * - `key`: an API key of that one tenant, revoked or not (not a key of every tenant, `*`);
+ * - `call`: a model-call meter (every reserved model call has one, its `user:<id>` meters among
+ *   them: end users' ids) or configured model-call ceilings (rules.md#m1).
  */
-export const TENANT_RECORDS = Object.freeze(['quota', 'run', 'slot', 'waiter', 'spend', 'halt', 'audit', 'key'] as const);
+export const TENANT_RECORDS = Object.freeze(['quota', 'run', 'slot', 'waiter', 'spend', 'halt', 'audit', 'key', 'call'] as const);
 
 /** One kind of record of {@link TENANT_RECORDS}. */
 export type TenantRecord = (typeof TENANT_RECORDS)[number];

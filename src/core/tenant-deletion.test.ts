@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { QuotaError } from './errors.js';
 import { tenantDeletionAudit, tenantDeletionRefusal, type TenantDeletionBlockers } from './tenant-deletion.js';
 
-const NONE: TenantDeletionBlockers = { running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0 };
+const NONE: TenantDeletionBlockers = { running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, openCalls: 0 };
 
 describe('L95.4: what stands in the way of deleting a tenant', () => {
   it('nothing: no refusal', () => {
@@ -17,6 +17,7 @@ describe('L95.4: what stands in the way of deleting a tenant', () => {
     ['unsettled passes', { unsettledPasses: 1 }, /1 pass\(es\) whose spend is not booked/],
     ['waiting admissions', { waiting: 4 }, /4 admission\(s\) waiting/],
     ['refusals not yet collected', { uncollected: 2 }, /2 admission\(s\) granted or refused in the queue whose caller has not come back for the answer yet/],
+    ['model calls in flight', { openCalls: 3 }, /3 model call\(s\) in flight: release them \(quotaplane calls open acme lists them, quotaplane calls release acme <callId> frees one\), or wait for their deadline/],
   ] as const)('%s: CONFLICT naming the count and what ends it, the counts in details', (_name, counts, message) => {
     const blockers = { ...NONE, ...counts };
     const refusal = tenantDeletionRefusal('acme', blockers);

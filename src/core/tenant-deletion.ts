@@ -6,8 +6,8 @@ import type { Operator } from './operator.js';
  * Deleting a tenant (docs/design/rules.md#l95-4–#l95-7): a customer who left is removed with every
  * record of it but its audit chain, which stays as the record of what was done, ending in the
  * deletion's own row. Nothing that still acts or still holds spend may be cut off by it: a run
- * whose process is alive, a slot, a hold, a pass whose spend is not booked, or a caller waiting
- * for a slot. Those end first, by the commands named.
+ * whose process is alive, a slot, a hold, a pass whose spend is not booked, a caller waiting
+ * for a slot, or a model call in flight. Those end first, by the commands named.
  */
 
 /** The audit action of a tenant's deletion, the last row of its chain until the tenant is used again. */
@@ -24,7 +24,11 @@ export const TENANT_DELETE_ACTION = 'tenant.delete';
  * - `uncollected`: admissions the queue decided (granted, or refused for a halt or spend) whose
  *   caller has not yet come back for the answer, while their lease runs: deleted under it, the
  *   caller's next look would find no place and be admitted afresh, into a tenant with no quota and
- *   no halt (a grant whose run is still running is counted as running too).
+ *   no halt (a grant whose run is still running is counted as running too);
+ * - `openCalls`: model calls in flight (rules.md#m1), open and before their deadline: deleted under
+ *   them, the tenant made again under the same name would admit new calls beside the running ones
+ *   (their reservations gone), and their reports would find nothing. Past its deadline an open call
+ *   is over (rules.md#m7: it is booked at its worst case, and a later report is a conflict).
  */
 export interface TenantDeletionBlockers {
   readonly running: number;
@@ -33,6 +37,7 @@ export interface TenantDeletionBlockers {
   readonly unsettledPasses: number;
   readonly waiting: number;
   readonly uncollected: number;
+  readonly openCalls: number;
 }
 
 /**
@@ -49,6 +54,11 @@ export function tenantDeletionRefusal(tenant: string, blockers: TenantDeletionBl
   if (blockers.waiting > 0) reasons.push(`${blockers.waiting} admission(s) waiting for a slot: halt the tenant so they are refused`);
   if (blockers.uncollected > 0) {
     reasons.push(`${blockers.uncollected} admission(s) granted or refused in the queue whose caller has not come back for the answer yet: wait for their callers to collect it, or for their leases to lapse`);
+  }
+  if (blockers.openCalls > 0) {
+    reasons.push(
+      `${blockers.openCalls} model call(s) in flight: release them (quotaplane calls open ${tenant} lists them, quotaplane calls release ${tenant} <callId> frees one), or wait for their deadline`,
+    );
   }
   if (reasons.length === 0) return null;
   return new QuotaError('CONFLICT', `tenant '${tenant}' cannot be deleted yet: ${reasons.join('; ')}`, {

@@ -5,19 +5,27 @@ import type { QuotaStore } from './store.js';
 
 /*
  * Where each kind of record that makes a tenant known (core/known-tenant.ts, rules.md#l95) is
- * kept: one table per kind, under the same name on both backends. Both adapters build their
- * listing of tenants and their `hasTenant` from this one map, so what `status` lists and what an
- * operator's write accepts cannot drift apart, nor the two backends.
+ * kept: one or more tables per kind, under the same names on both backends. Both adapters build
+ * their listing of tenants and their `hasTenant` from this one map, so what `status` lists and what
+ * an operator's write accepts cannot drift apart, nor the two backends.
  */
-const RECORD_TABLES: Readonly<Record<Exclude<TenantRecord, 'audit'>, { readonly table: string; readonly where?: string }>> = {
-  quota: { table: 'quota_tenants' },
-  run: { table: 'quota_runs' },
-  slot: { table: 'quota_running' },
-  waiter: { table: 'quota_waiters' },
-  spend: { table: 'quota_spent' },
-  halt: { table: 'quota_halted' },
+interface RecordTable {
+  readonly table: string;
+  readonly where?: string;
+}
+
+const RECORD_TABLES: Readonly<Record<Exclude<TenantRecord, 'audit'>, readonly RecordTable[]>> = {
+  quota: [{ table: 'quota_tenants' }],
+  run: [{ table: 'quota_runs' }],
+  slot: [{ table: 'quota_running' }],
+  waiter: [{ table: 'quota_waiters' }],
+  spend: [{ table: 'quota_spent' }],
+  halt: [{ table: 'quota_halted' }],
   // A key of every tenant belongs to no tenant.
-  key: { table: 'quotaplane_api_keys', where: `tenant <> '${EVERY_TENANT}'` },
+  key: [{ table: 'quotaplane_api_keys', where: `tenant <> '${EVERY_TENANT}'` }],
+  // Every reserved model call has a meter of each of its subjects (its reservation never outlives
+  // them), so the meters and the configured ceilings are the tenant's model-call records.
+  call: [{ table: 'quota_call_meters' }, { table: 'quota_call_ceilings' }],
 };
 
 // An audit chain makes its tenant known unless its newest row is the tenant's deletion
@@ -52,25 +60,24 @@ export function auditChainsSql(prefix: string): string {
  * of every table of {@link RECORD_TABLES}, and of the audit chains not ended by a deletion.
  */
 export function listTenantsSql(prefix: string): string {
-  const selects = TENANT_RECORDS.map((record) => {
-    if (record === 'audit') return auditListSql(prefix);
-    const { table, where } = RECORD_TABLES[record];
-    return `SELECT tenant FROM ${prefix}${table}${where === undefined ? '' : ` WHERE ${where}`}`;
+  const selects = TENANT_RECORDS.flatMap((record) => {
+    if (record === 'audit') return [auditListSql(prefix)];
+    return RECORD_TABLES[record].map(({ table, where }) => `SELECT tenant FROM ${prefix}${table}${where === undefined ? '' : ` WHERE ${where}`}`);
   });
   return `${selects.join('\n  UNION ')}\n  ORDER BY tenant`;
 }
 
 /**
  * One row with a column per kind of record (named as the kind), true (or 1) when the store holds at
- * least one of the tenant's: each an indexed `EXISTS` on the tenant given by the `tenant`
- * placeholder (`@tenant` on SQLite, `$1` on PostgreSQL); for `audit`, a chain whose newest row is
- * not the tenant's deletion.
+ * least one of the tenant's: an indexed `EXISTS` per table of the kind (or-ed when it has several)
+ * on the tenant given by the `tenant` placeholder (`@tenant` on SQLite, `$1` on PostgreSQL); for
+ * `audit`, a chain whose newest row is not the tenant's deletion.
  */
 export function tenantRecordsSql(prefix: string, tenant: string): string {
   const columns = TENANT_RECORDS.map((record) => {
     if (record === 'audit') return `${auditExistsSql(prefix, tenant)} AS "audit"`;
-    const { table, where } = RECORD_TABLES[record];
-    return `EXISTS (SELECT 1 FROM ${prefix}${table} WHERE tenant = ${tenant}${where === undefined ? '' : ` AND ${where}`}) AS "${record}"`;
+    const exists = RECORD_TABLES[record].map(({ table, where }) => `EXISTS (SELECT 1 FROM ${prefix}${table} WHERE tenant = ${tenant}${where === undefined ? '' : ` AND ${where}`})`);
+    return `${exists.length === 1 ? exists[0] : `(${exists.join(' OR ')})`} AS "${record}"`;
   });
   return `SELECT ${columns.join(',\n  ')}`;
 }

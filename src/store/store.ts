@@ -63,8 +63,8 @@ export interface QuotaStore extends PlaneCeilingStore, PlaneHaltStore, EventLogS
   tenant(tenant: string): TenantStore;
   /**
    * The known tenants, in byte order: those the store holds a record of, of any kind of
-   * `TENANT_RECORDS` (a quota, a run, a slot, a waiter, spend, a halt, an audit row or an API key;
-   * rules.md#l95).
+   * `TENANT_RECORDS` (a quota, a run, a slot, a waiter, spend, a halt, an audit row, an API key, or
+   * a model-call meter or ceilings; rules.md#l95).
    */
   tenants(): Promise<string[]>;
   /**

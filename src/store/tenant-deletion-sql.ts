@@ -48,8 +48,9 @@ export const TENANT_KEPT_TABLES: readonly string[] = Object.freeze(['quota_audit
 
 /**
  * One row of the counts of `TenantDeletionBlockers` (core/tenant-deletion.ts), as columns
- * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`, `uncollected` (the deletion's
- * instant given by the `atMs` placeholder: a decided waiter counts while its lease runs).
+ * `running`, `slots`, `holds`, `unsettled_passes`, `waiting`, `uncollected`, `open_calls` (the
+ * deletion's instant given by the `atMs` placeholder: a decided waiter counts while its lease runs,
+ * an open model call until its deadline, docs/design/rules.md#m7).
  */
 export function deletionBlockersSql(prefix: string, tenant: string, atMs: string): string {
   return `SELECT
@@ -59,7 +60,8 @@ export function deletionBlockersSql(prefix: string, tenant: string, atMs: string
   (SELECT count(*) FROM ${prefix}quota_passes p WHERE p.tenant = ${tenant} AND p.settled_at_ms IS NULL
      AND NOT EXISTS (SELECT 1 FROM ${prefix}quota_runs r WHERE r.tenant = p.tenant AND r.run_id = p.run_id AND r.status IN ('running', 'released'))) AS unsettled_passes,
   (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state = 'waiting') AS waiting,
-  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state IN ('granted', 'refused') AND lease_expires_at_ms > ${atMs}) AS uncollected`;
+  (SELECT count(*) FROM ${prefix}quota_waiters WHERE tenant = ${tenant} AND state IN ('granted', 'refused') AND lease_expires_at_ms > ${atMs}) AS uncollected,
+  (SELECT count(*) FROM ${prefix}quota_call_reservations WHERE tenant = ${tenant} AND status = 'open' AND deadline_ms > ${atMs}) AS open_calls`;
 }
 
 /** The ids of the tenant's own API keys, which its deletion removes, in byte order. */

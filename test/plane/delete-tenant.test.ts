@@ -53,6 +53,45 @@ describe('plane.deleteTenant', () => {
     expect(again.message).toMatch(/tenant 'acme' does not exist: it has no quota and no history, so there is nothing to delete/);
   });
 
+  it("L95: a tenant known only by its model calls is listed, and deleted with its meters, its end users' included", async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.reserveCall({ tenant: 'acme', model: 'm', endUser: 'alice@example.com', callId: 'a', inputTokens: 1, maxOutputTokens: 1 });
+    await plane.adjustCall({ tenant: 'acme', callId: 'a', usage: { inputTokens: 1, outputTokens: 1 } });
+    expect(await plane.tenants()).toEqual(['acme']);
+    expect((await plane.callStandings({ tenant: 'acme' })).map((standing) => standing.subject)).toContain('user:alice@example.com');
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'the customer asked' });
+    expect(await plane.tenants()).toEqual([]);
+    expect(await plane.callStandings({ tenant: 'acme' })).toEqual([expect.objectContaining({ subject: 'tenant' })]);
+  });
+
+  it('L95.4: a tenant with a model call in flight is not deleted, the refusal naming it and what ends it; released, it is', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'requests', limit: 1, windowSeconds: 60 }] }, { newTenant: true });
+    await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'a', inputTokens: 1, maxOutputTokens: 1 });
+    const refused = await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'x' }));
+    expect(refused.code).toBe('CONFLICT');
+    expect(refused.message).toBe(
+      "tenant 'acme' cannot be deleted yet: 1 model call(s) in flight: release them (quotaplane calls open acme lists them, quotaplane calls release acme <callId> frees one), or wait for their deadline",
+    );
+    expect(refused.details).toMatchObject({ tenant: 'acme', openCalls: 1 });
+    expect((await plane.openCalls({ tenant: 'acme' })).map((call) => call.callId)).toEqual(['a']);
+    await plane.releaseCall({ tenant: 'acme', callId: 'a' });
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'x' });
+    expect(await plane.tenants()).toEqual([]);
+  });
+
+  it('L95.4: a model call past its deadline no longer stands in the way', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'a', inputTokens: 1, maxOutputTokens: 1, leaseMs: 1000 });
+    expect((await refusal(plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'x' }))).code).toBe('CONFLICT');
+    clock.advance(1000);
+    await plane.deleteTenant({ tenant: 'acme', by: ALICE, reason: 'x' });
+    expect(await plane.tenants()).toEqual([]);
+  });
+
   it('L95.7: of two deletions of one tenant at once, one deletes and the other finds nothing to delete, appending no second row', async () => {
     fixture = await memoryPlane();
     const { plane } = fixture;

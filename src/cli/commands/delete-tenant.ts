@@ -18,13 +18,14 @@ export function registerDeleteTenant(program: Command, io: CliIo, setExitStatus:
   operatorCommand(program, 'delete-tenant', io, 'writes')
     .summary('delete a tenant but its audit chain (refused while anything of it still runs or holds spend)')
     .description(
-      'Delete a tenant: its quota, runs, passes, spend, receipts, halts, dispatches, waiters and its own\n' +
-        'API keys (which stop authenticating) are removed in one transaction, and its audit chain is kept,\n' +
-        'ending in a tenant.delete row with the reason. Refused while it has a running run, a slot, a\n' +
-        'hold, a pass whose spend is not booked, a waiting admission, or one the queue granted or refused\n' +
-        'whose caller has not yet collected it: each is named with what ends it\n' +
-        '(runs, reservations and attention --tenant T list them). There is no undo: --confirm must repeat the\n' +
-        "tenant's name. Through a server, only an operator key of every tenant may delete.",
+      'Delete a tenant: its quota, runs, passes, spend, receipts, halts, dispatches, waiters, model-call\n' +
+        'ceilings, meters and calls, and its own API keys (which stop authenticating) are removed in one\n' +
+        'transaction, and its audit chain is kept, ending in a tenant.delete row with the reason. Refused\n' +
+        'while it has a running run, a slot, a hold, a pass whose spend is not booked, a waiting admission,\n' +
+        'one the queue granted or refused whose caller has not yet collected it, or a model call in flight:\n' +
+        'each is named with what ends it (runs, reservations and attention --tenant T, and calls open T,\n' +
+        "list them). There is no undo: --confirm must repeat the tenant's name. Through a server, only an\n" +
+        'operator key of every tenant may delete.',
     )
     .argument('<tenant>', 'the tenant to delete', tenantName)
     .requiredOption('--reason <text>', 'why the tenant is deleted (kept in its audit chain)')

@@ -69,7 +69,7 @@ export const tenantRoutes: RouteModule = (app, context) => {
       operationId: 'deleteTenant',
       summary:
         'Delete a tenant: every record of it but its audit chain, its own API keys included, in one transaction ' +
-        '(409 while it has running runs, slots, holds, unsettled passes or waiting admissions)',
+        '(409 while it has running runs, slots, holds, unsettled passes, waiting admissions or model calls in flight)',
       params: TenantParams,
       body: DeleteBody,
       reply: DeleteReply,

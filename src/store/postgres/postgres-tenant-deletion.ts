@@ -14,6 +14,7 @@ interface BlockerRow {
   readonly unsettled_passes: string;
   readonly waiting: string;
   readonly uncollected: string;
+  readonly open_calls: string;
 }
 
 /**
@@ -41,6 +42,7 @@ export function deleteTenant(db: PostgresConnection, q: PostgresQueries, tenant:
       unsettledPasses: count(row?.unsettled_passes),
       waiting: count(row?.waiting),
       uncollected: count(row?.uncollected),
+      openCalls: count(row?.open_calls),
     });
     if (refusal !== null) throw refusal;
     const [quotaRow] = await tx.rows<{ quota_json: unknown }>(q.selectQuota, [tenant]);

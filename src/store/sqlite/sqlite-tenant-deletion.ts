@@ -22,6 +22,7 @@ interface BlockerRow {
   readonly unsettled_passes: number;
   readonly waiting: number;
   readonly uncollected: number;
+  readonly open_calls: number;
 }
 
 /**
@@ -42,6 +43,7 @@ export function deleteTenantInTransaction(conn: SqliteConnection, tenant: string
     unsettledPasses: row?.unsettled_passes ?? 0,
     waiting: row?.waiting ?? 0,
     uncollected: row?.uncollected ?? 0,
+    openCalls: row?.open_calls ?? 0,
   });
   if (refusal !== null) throw refusal;
   const quotaRow = conn.get<{ quota_json: string }>(SELECT_QUOTA, params);

@@ -3,19 +3,32 @@ import assert from 'node:assert/strict';
 import { isQuotaError } from '../../core/errors.js';
 import { compareBytewise } from '../../store/byte-order.js';
 import { storeHasTenant } from '../../store/known-tenants.js';
-import type { DeleteTenantOutcome, TenantStore } from '../../store/store.js';
+import type { CallMeterStore, DeleteTenantOutcome, QuotaStore, TenantStore } from '../../store/store.js';
 import { assertOk } from './assertions.js';
 import { admission, auditEntry, configure, JAN_MS, LEASE_MS, OPS_ALICE, runId, tokens } from './fixtures.js';
 import type { ConformanceGroup } from './types.js';
 
 // A tenant's deletion (store.ts `deleteTenant`; docs/design/rules.md#l95-4–#l95-6). A store
-// without the optional capability skips these steps: the plane refuses its deletions.
+// without the optional capability skips these steps: the plane refuses its deletions; one without
+// model-call books (`callMeters`) skips the steps of model calls.
 
 const LEAVING = 'leaving';
 const BUDGET = { maxTokens: 100, maxCallTokens: 10 };
 const QUOTA = { period: 'monthly', maxConcurrentRuns: 1, maxTokensPerPeriod: 10_000 } as const;
 const GRANT = 'tool://payments/refund';
 const REQUEST = { atMs: JAN_MS + 10 * LEASE_MS, by: OPS_ALICE, reason: 'customer left' } as const;
+const CALL_LEASE_MS = 60_000;
+
+// The store's model-call books, or `undefined` when it keeps none.
+function callBooks(store: QuotaStore): CallMeterStore | undefined {
+  return store.callMeters?.();
+}
+
+// Reserves model call `callId` of `tenant` at `atMs`, for `CALL_LEASE_MS`, and asserts it is admitted.
+async function reserveCall(books: CallMeterStore, tenant: string, callId: string, atMs: number, endUser?: string): Promise<void> {
+  const outcome = await books.reserveCall(tenant, { callId, model: 'gpt-test', ...(endUser === undefined ? {} : { endUser }), inputTokens: 10, maxOutputTokens: 10, leaseMs: CALL_LEASE_MS, atMs });
+  assert.ok(outcome.ok, `reserve ${tenant}/${callId}: expected an admission, got ${JSON.stringify(outcome)}`);
+}
 
 async function deletion(handle: TenantStore): Promise<DeleteTenantOutcome | 'unsupported'> {
   if (handle.deleteTenant === undefined) return 'unsupported';
@@ -28,7 +41,7 @@ async function refusedWith(handle: TenantStore, expected: Readonly<Record<string
     await deletion(handle);
   } catch (error) {
     assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
-    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, ...expected }, `${what}: the counts`);
+    assert.deepEqual(error.details, { tenant: handle.tenant, running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, openCalls: 0, ...expected }, `${what}: the counts`);
     return;
   }
   assert.fail(`${what}: the deletion was not refused`);
@@ -188,6 +201,74 @@ export const tenantDeletion: ConformanceGroup = {
         assert.equal(await storeHasTenant(store, LEAVING), false, 'deleted again');
         await handle.appendAudit(auditEntry('note', 'tenant', JAN_MS + 22 * LEASE_MS));
         assert.equal(await storeHasTenant(store, LEAVING), true, 'a row appended after the deletion makes it known');
+      },
+    },
+    {
+      id: 'L95',
+      title: 'model-call meters or ceilings make a tenant known: listed by tenants(), hasTenant agrees; deleted with them, end users\' meters included',
+      async run(context) {
+        const { store } = context;
+        const books = callBooks(store);
+        const metered = store.tenant('calls-metered');
+        if (books === undefined || metered.deleteTenant === undefined) return;
+        const at = JAN_MS + 30 * LEASE_MS;
+        assert.equal(await storeHasTenant(store, 'calls-metered'), false, 'before any call, the tenant does not exist');
+        await reserveCall(books, 'calls-metered', 'a', at, 'alice@example.com');
+        await books.adjustCall('calls-metered', { callId: 'a', usage: { inputTokens: 1, outputTokens: 1 }, atMs: at + 1 });
+        await books.setCallCeilings('calls-configured', { tenant: [{ unit: 'tokens', limit: 100, windowSeconds: 60 }] }, at);
+        for (const tenant of ['calls-metered', 'calls-configured']) {
+          assert.equal(await storeHasTenant(store, tenant), true, `${tenant}: hasTenant`);
+          assert.ok((await store.tenants()).includes(tenant), `${tenant}: listed by tenants()`);
+        }
+        const subjects = (await books.callStandings('calls-metered', at + 2, 10)).map((standing) => standing.subject);
+        assert.ok(subjects.includes('user:alice@example.com'), `the end user has a meter, got ${JSON.stringify(subjects)}`);
+
+        await metered.deleteTenant({ ...REQUEST, atMs: at + 3 });
+        assert.equal(await storeHasTenant(store, 'calls-metered'), false, 'deleted, it does not exist');
+        assert.ok(!(await store.tenants()).includes('calls-metered'), 'nor is it listed');
+        assert.equal(await books.call('calls-metered', 'a'), null, 'its call is gone');
+        const left = (await books.callStandings('calls-metered', at + 4, 10)).filter((standing) => standing.subject !== 'tenant');
+        assert.deepEqual(left, [], "no meter is left, the end user's included");
+        // The ceilings alone make their tenant known until they are removed with no other record left.
+        await books.setCallCeilings('calls-configured', null, at + 5);
+        assert.equal(await storeHasTenant(store, 'calls-configured'), false, 'ceilings removed, nothing of it is left');
+      },
+    },
+    {
+      id: 'L95.4',
+      title: 'a deletion is refused CONFLICT while a model call is in flight, naming it; released, or past its deadline, it no longer stands in the way',
+      async run(context) {
+        const { store } = context;
+        const books = callBooks(store);
+        const handle = store.tenant('calls-open');
+        if (books === undefined || handle.deleteTenant === undefined) return;
+        const at = JAN_MS + 40 * LEASE_MS;
+        await books.setCallCeilings('calls-open', { tenant: [{ unit: 'requests', limit: 2, windowSeconds: 60 }] }, at);
+        await reserveCall(books, 'calls-open', 'a', at + 1);
+        await reserveCall(books, 'calls-open', 'b', at + 2);
+        const refuse = async (atMs: number, openCalls: number, what: string): Promise<void> => {
+          await assert.rejects(
+            handle.deleteTenant!({ ...REQUEST, atMs }),
+            (error: unknown) => {
+              assert.ok(isQuotaError(error, 'CONFLICT'), `${what}: expected CONFLICT, got ${String(error)}`);
+              assert.deepEqual(error.details, { tenant: 'calls-open', running: 0, slots: 0, holds: 0, unsettledPasses: 0, waiting: 0, uncollected: 0, openCalls }, `${what}: the counts`);
+              assert.match(error.message, /model call\(s\) in flight: release them \(quotaplane calls open calls-open lists them/, `${what}: the message`);
+              return true;
+            },
+            what,
+          );
+        };
+        await refuse(at + 3, 2, 'two calls in flight');
+        assert.notEqual(await books.call('calls-open', 'a'), null, 'a refused deletion removes no call');
+        assert.deepEqual(await books.callCeilings('calls-open'), { tenant: [{ unit: 'requests', limit: 2, windowSeconds: 60 }] }, 'nor the ceilings');
+        await books.releaseCall('calls-open', { callId: 'a', atMs: at + 4 });
+        await refuse(at + 5, 1, 'one call in flight');
+        // At its deadline the call is over (docs/design/rules.md#m7), booked or not yet.
+        await refuse(at + 2 + CALL_LEASE_MS - 1, 1, 'just before its deadline');
+        const outcome = await handle.deleteTenant({ ...REQUEST, atMs: at + 2 + CALL_LEASE_MS });
+        assert.equal(outcome.audit.action, 'tenant.delete', 'deleted at its deadline');
+        assert.equal(await storeHasTenant(store, 'calls-open'), false, 'and gone');
+        assert.deepEqual(await books.openCalls('calls-open', 10), [], 'with its calls');
       },
     },
   ],
