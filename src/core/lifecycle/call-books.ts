@@ -45,6 +45,8 @@ export interface CallBooks {
   meterSubjects(limit: number): string[];
   /** A subject's meter, or `null` when nothing was ever reserved on it. */
   meter(subject: string): CallMeter | null;
+  /** The meters of `subjects`, in their order (each as {@link meter} answers it): one read for a call's meters. */
+  meters(subjects: readonly string[]): (CallMeter | null)[];
   /** The running total of the newest usage row recorded at or before `atMs`, or `null` when none is stored. */
   bookedAtOrBefore(subject: string, atMs: number): CallAmounts | null;
   /** The recorded instant of the oldest usage row after `afterMs` whose running total in `unit` is at least `amount`, or `null`. */

@@ -117,7 +117,7 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
   }
 
   const meters = new Map<string, CallMeter>();
-  for (const subject of subjects) meters.set(subject, books.meter(subject) ?? emptyCallMeter(callPruneFloorMs(request.atMs)));
+  books.meters(subjects).forEach((meter, i) => meters.set(subjects[i]!, meter ?? emptyCallMeter(callPruneFloorMs(request.atMs))));
   let refusal: CallLimitedRefusal | null = null;
   let latest: CallLimitedRefusal | null = null;
   for (const entry of covering) {
@@ -174,11 +174,11 @@ export function decideAdjustCall(books: CallBooks, request: AdjustCallRequest): 
     return { call, retried: true };
   }
   if (call.status !== 'open') throw endedConflict(books.tenant, call, 'adjusted');
-  for (const subject of call.subjects) {
-    const meter = books.meter(subject);
-    if (meter !== null) requireAmountsFit('usage', `what ${subject} has booked`, meter.booked, amounts);
-  }
-  return { call: bookCall(books, call, amounts, estimated, request.atMs), retried: false };
+  const meters = books.meters(call.subjects);
+  meters.forEach((meter, i) => {
+    if (meter !== null) requireAmountsFit('usage', `what ${call.subjects[i]} has booked`, meter.booked, amounts);
+  });
+  return { call: bookCall(books, call, amounts, estimated, request.atMs, meters), retried: false };
 }
 
 /**
@@ -189,10 +189,10 @@ export function decideReleaseCall(books: CallBooks, request: { readonly callId: 
   const call = requireCall(books, request.callId);
   if (call.status === 'released') return { call, retried: true };
   if (call.status !== 'open') throw endedConflict(books.tenant, call, 'released');
-  for (const subject of call.subjects) {
-    const meter = books.meter(subject) ?? emptyCallMeter(callPruneFloorMs(request.atMs));
-    books.putMeter(subject, { ...meter, held: subtractCallAmounts(meter.held, call.reserved) });
-  }
+  books.meters(call.subjects).forEach((stored, i) => {
+    const meter = stored ?? emptyCallMeter(callPruneFloorMs(request.atMs));
+    books.putMeter(call.subjects[i]!, { ...meter, held: subtractCallAmounts(meter.held, call.reserved) });
+  });
   const released: CallReservation = { ...call, status: 'released', closedAtMs: request.atMs };
   books.putReservation(released);
   return { call: released, retried: false };
@@ -297,9 +297,17 @@ function requireAmountsFit(field: string, what: string, total: CallAmounts, addi
   requireSumFits(field, `${what} in minor units`, total.minorUnits, adding.minorUnits);
 }
 
-function bookCall(books: CallBooks, call: CallReservation, amounts: CallAmounts, estimated: boolean, atMs: number): CallReservation {
-  for (const subject of call.subjects) {
-    let meter = books.meter(subject) ?? emptyCallMeter(callPruneFloorMs(atMs));
+// `stored`: the call's meters as just read, in subject order (read here when not given).
+function bookCall(
+  books: CallBooks,
+  call: CallReservation,
+  amounts: CallAmounts,
+  estimated: boolean,
+  atMs: number,
+  stored: readonly (CallMeter | null)[] = books.meters(call.subjects),
+): CallReservation {
+  for (const [i, subject] of call.subjects.entries()) {
+    let meter = stored[i] ?? emptyCallMeter(callPruneFloorMs(atMs));
     if (isCallPruneDue(meter, atMs)) meter = pruneMeter(books, subject, meter, atMs);
     const recordedAtMs = recordedCallInstantMs(atMs, meter);
     const booked = addCallAmounts(meter.booked, amounts);

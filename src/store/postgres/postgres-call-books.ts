@@ -198,6 +198,10 @@ export class PostgresCallBooks implements CallBooks {
     return this.#missing(null);
   }
 
+  meters(subjects: readonly string[]): (CallMeter | null)[] {
+    return subjects.map((subject) => this.meter(subject));
+  }
+
   // Whether every meter of subjects up to this one was loaded (so one not loaded has none).
   #inMeterPrefix(subject: string): boolean {
     const prefix = this.#meterPrefix;

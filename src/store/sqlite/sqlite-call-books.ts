@@ -19,9 +19,11 @@ import type { SqliteConnection } from './sqlite-connection.js';
 const SELECT_CEILINGS = 'SELECT ceilings_json FROM quota_call_ceilings WHERE tenant = @tenant';
 const SELECT_SUBJECTS = 'SELECT subject FROM quota_call_meters WHERE tenant = @tenant ORDER BY subject LIMIT @limit';
 const SELECT_METER = `SELECT ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = @tenant AND subject = @subject`;
-const UPSERT_METER = `INSERT OR REPLACE INTO quota_call_meters (tenant, subject, ${METER_COLUMNS}) VALUES (@tenant, @subject,
-  @bookedTokens, @bookedRequests, @bookedMinorUnits, @heldTokens, @heldRequests, @heldMinorUnits, @latestAtMs,
-  @baseTokens, @baseRequests, @baseMinorUnits, @prunedThroughMs)`;
+const SELECT_METERS = `SELECT subject, ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = @tenant AND subject IN (SELECT value FROM json_each(@subjects))`;
+// The named parameters of a meter row (meterParams), in column order after the tenant.
+const METER_PARAMS = ['subject', 'bookedTokens', 'bookedRequests', 'bookedMinorUnits', 'heldTokens', 'heldRequests', 'heldMinorUnits', 'latestAtMs', 'baseTokens', 'baseRequests', 'baseMinorUnits', 'prunedThroughMs'] as const;
+const upsertMeters = (rows: number) =>
+  `INSERT OR REPLACE INTO quota_call_meters (tenant, subject, ${METER_COLUMNS}) VALUES ${Array.from({ length: rows }, () => `(?, ${METER_PARAMS.map(() => '?').join(', ')})`).join(', ')}`;
 const SELECT_USAGE_AT_OR_BEFORE = `SELECT tokens, requests, minor_units FROM quota_call_usage
   WHERE tenant = @tenant AND subject = @subject AND at_ms <= @atMs ORDER BY at_ms DESC LIMIT 1`;
 const UPSERT_USAGE = `INSERT OR REPLACE INTO quota_call_usage (tenant, subject, at_ms, tokens, requests, minor_units)
@@ -37,6 +39,8 @@ const FIRST_REACHING = Object.fromEntries(
 const SELECT_RESERVATION = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations WHERE tenant = @tenant AND call_id = @callId`;
 const SELECT_DUE = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
   WHERE tenant = @tenant AND status = 'open' AND deadline_ms <= @atMs ORDER BY deadline_ms, call_id LIMIT @limit`;
+// Whether any call is due: nearly always none, and one row read is cheaper than a list.
+const ANY_DUE = "SELECT 1 AS due FROM quota_call_reservations WHERE tenant = @tenant AND status = 'open' AND deadline_ms <= @atMs LIMIT 1";
 const SELECT_OPEN = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
   WHERE tenant = @tenant AND status = 'open' ORDER BY deadline_ms, call_id LIMIT @limit`;
 // The open calls of a tenant are few (each is one in flight), so this reads them by the open index.
@@ -53,6 +57,8 @@ const UPSERT_RESERVATION = `INSERT OR REPLACE INTO quota_call_reservations (tena
 export class SqliteCallBooks implements CallBooks {
   readonly tenant: string;
   readonly #conn: SqliteConnection;
+  // Meters written by the decision, stored by {@link flush} in one statement; reads see them first.
+  readonly #meters = new Map<string, CallMeter>();
 
   constructor(conn: SqliteConnection, tenant: string) {
     this.#conn = conn;
@@ -71,8 +77,21 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   meter(subject: string): CallMeter | null {
+    const written = this.#meters.get(subject);
+    if (written !== undefined) return written;
     const row = this.#conn.get<MeterRow>(SELECT_METER, { tenant: this.tenant, subject });
     return row === undefined ? null : decodeMeter(this.tenant, row);
+  }
+
+  meters(subjects: readonly string[]): (CallMeter | null)[] {
+    const unread = subjects.filter((subject) => !this.#meters.has(subject));
+    const read = new Map<string, CallMeter>();
+    if (unread.length > 0) {
+      for (const row of this.#conn.all<MeterRow & { subject: string }>(SELECT_METERS, { tenant: this.tenant, subjects: JSON.stringify(unread) })) {
+        read.set(row.subject, decodeMeter(this.tenant, row));
+      }
+    }
+    return subjects.map((subject) => this.#meters.get(subject) ?? read.get(subject) ?? null);
   }
 
   bookedAtOrBefore(subject: string, atMs: number): CallAmounts | null {
@@ -91,6 +110,7 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   dueReservations(atMs: number, limit: number): CallReservation[] {
+    if (this.#conn.get(ANY_DUE, { tenant: this.tenant, atMs }) === undefined) return [];
     return this.#conn.all<ReservationRow>(SELECT_DUE, { tenant: this.tenant, atMs, limit }).map((row) => decodeReservation(this.tenant, row));
   }
 
@@ -104,7 +124,19 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   putMeter(subject: string, meter: CallMeter): void {
-    this.#conn.run(UPSERT_METER, meterParams(this.tenant, subject, meter));
+    this.#meters.set(subject, meter);
+  }
+
+  /** Stores the meters the decision wrote, in one statement; call once the decision answered. */
+  flush(): void {
+    if (this.#meters.size === 0) return;
+    const values: (string | number | null)[] = [];
+    for (const [subject, meter] of this.#meters) {
+      const params = meterParams(this.tenant, subject, meter);
+      values.push(this.tenant, ...METER_PARAMS.map((name) => params[name] ?? null));
+    }
+    this.#conn.runPositional(upsertMeters(this.#meters.size), values);
+    this.#meters.clear();
   }
 
   putUsage(subject: string, atMs: number, booked: CallAmounts): void {

@@ -234,6 +234,11 @@ export class SqliteConnection {
     return this.#prepare(sql).run(params).changes;
   }
 
+  /** {@link run} with positional (`?`) parameters, for a statement of many rows. Call inside a {@link write} body. */
+  runPositional(sql: string, params: readonly (string | number | bigint | null)[]): number {
+    return this.#prepare(sql).run(...params).changes;
+  }
+
   /**
    * What `load` answers for `key`, kept between write transactions (otherwise an admission reads
    * the tenant's quota, its halts, the plane-wide ceiling and its waiting queue each time, and

@@ -43,15 +43,15 @@ export class SqliteCallMeterStore implements CallMeterStore {
   }
 
   async reserveCall(tenant: string, request: ReserveCallRequest): Promise<ReserveCallOutcome> {
-    return this.#conn.write(() => decideReserveCall(new SqliteCallBooks(this.#conn, tenant), request));
+    return this.#conn.write(() => decided(new SqliteCallBooks(this.#conn, tenant), (books) => decideReserveCall(books, request)));
   }
 
   async adjustCall(tenant: string, request: AdjustCallRequest): Promise<CallEnded> {
-    return this.#conn.write(() => decideAdjustCall(new SqliteCallBooks(this.#conn, tenant), request));
+    return this.#conn.write(() => decided(new SqliteCallBooks(this.#conn, tenant), (books) => decideAdjustCall(books, request)));
   }
 
   async releaseCall(tenant: string, request: { readonly callId: string; readonly atMs: number }): Promise<CallEnded> {
-    return this.#conn.write(() => decideReleaseCall(new SqliteCallBooks(this.#conn, tenant), request));
+    return this.#conn.write(() => decided(new SqliteCallBooks(this.#conn, tenant), (books) => decideReleaseCall(books, request)));
   }
 
   async call(tenant: string, callId: string): Promise<CallReservation | null> {
@@ -67,6 +67,13 @@ export class SqliteCallMeterStore implements CallMeterStore {
   }
 
   async expireCalls(tenant: string, atMs: number, limit: number): Promise<number> {
-    return this.#conn.write(() => expireDueCalls(new SqliteCallBooks(this.#conn, tenant), atMs, limit));
+    return this.#conn.write(() => decided(new SqliteCallBooks(this.#conn, tenant), (books) => expireDueCalls(books, atMs, limit)));
   }
+}
+
+// Runs a decision on the books, then stores the meters it wrote (a decision that throws stores none).
+function decided<T>(books: SqliteCallBooks, decide: (books: SqliteCallBooks) => T): T {
+  const answer = decide(books);
+  books.flush();
+  return answer;
 }
