@@ -299,6 +299,7 @@ function unitOf(name: string): string | undefined {
   if (/AtMs$|^atMs$/.test(name)) return 'Unix ms';
   if (/Ms$/.test(name) || name === 'wait') return 'ms';
   if (/Seconds$/.test(name)) return 's';
+  if (name === 'minorUnitsPerMillionTokens') return 'minor units per million tokens';
   if (/MinorUnits/.test(name) || name === 'minorUnits') return 'minor units';
   if (/Tokens/.test(name) || name === 'tokens') return 'tokens';
   if (/Bytes$/.test(name)) return 'bytes';

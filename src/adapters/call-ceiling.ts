@@ -1,5 +1,5 @@
-import { describe, isAmount, MAX_AMOUNT } from '../core/amounts.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS, MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS } from '../core/call-ceilings.js';
+import { describe, isAmount } from '../core/amounts.js';
+import { MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS } from '../core/call-ceilings.js';
 import type { Clock } from '../core/clock.js';
 import { invalidArgument, isQuotaError, QuotaError } from '../core/errors.js';
 import { requireIdentifier, requireTenant } from '../core/identifiers.js';
@@ -28,13 +28,12 @@ export interface CallCeilingPlane {
  * - `tenant` (required), `agent`, `endUser`: whom every call is for (the ceilings that cover it);
  * - `prices`: the price of each model by id, in minor units per million tokens (see `ModelPrice`).
  *   A priced call reserves its worst-case cost (every token it may use at the model's dearest
- *   rate, rounded up) and books its reported cost; an unpriced one declares no cost, which the
- *   plane refuses with `INVALID_ARGUMENT` naming `maxMinorUnits` when a minor-unit ceiling covers it;
+ *   rate, rounded up, priced by the plane: `minorUnitsPerMillionTokens`) and books its reported
+ *   cost; an unpriced one declares no cost, which the plane refuses with `INVALID_ARGUMENT` naming
+ *   `maxMinorUnits` when a minor-unit ceiling covers it. A call that declares no output cap, priced
+ *   or not, is reserved at the tenant's `defaultMaxOutputTokens` and capped at it;
  * - `leaseMs`: how long a call may stay in flight before the plane books its worst case as an
  *   estimate (1 000 … 86 400 000); default the tenant's, else 15 minutes;
- * - `defaultMaxOutputTokens`: the output cap a **priced** call that declares none is reserved and
- *   capped at (its worst-case cost needs one); default 4 096, the plane's own default. An unpriced
- *   call that declares none is reserved at the tenant's `defaultMaxOutputTokens` and capped at it;
  * - `clock`: where `retryAfterMs` of a refusal is measured from; default the wall clock;
  * - `onBookingError(error)`: called when booking or releasing a call fails after the model was
  *   called (the model's answer, or its own error, still comes out; the reservation is then booked
@@ -47,7 +46,6 @@ export interface CallCeilingOptions {
   readonly endUser?: string | undefined;
   readonly prices?: PriceTable | undefined;
   readonly leaseMs?: number | undefined;
-  readonly defaultMaxOutputTokens?: number | undefined;
   readonly clock?: Clock | undefined;
   readonly onBookingError?: ((error: unknown) => void) | undefined;
 }
@@ -60,7 +58,6 @@ export interface CallCeiling {
   readonly endUser: string | undefined;
   readonly prices: PriceTable;
   readonly leaseMs: number | undefined;
-  readonly defaultMaxOutputTokens: number | undefined;
   readonly clock: Clock;
   readonly onBookingError: (error: unknown) => void;
 }
@@ -74,11 +71,6 @@ export function parseCallCeilingOptions(options: CallCeilingOptions): CallCeilin
   if (typeof plane?.reserveCall !== 'function' || typeof plane.adjustCall !== 'function' || typeof plane.releaseCall !== 'function') {
     throw invalidArgument('plane', 'must have reserveCall, adjustCall and releaseCall (createPlane or createClient)');
   }
-  const positive = (field: string, value: unknown): number | undefined => {
-    if (value === undefined) return undefined;
-    if (!isAmount(value) || value < 1) throw invalidArgument(field, `must be a whole number ≥ 1, got ${describe(value)}`);
-    return value;
-  };
   // The plane's own bounds on a call's lease (src/plane/model-calls.ts), checked once here.
   const lease = (value: unknown): number | undefined => {
     if (value === undefined) return undefined;
@@ -94,7 +86,6 @@ export function parseCallCeilingOptions(options: CallCeilingOptions): CallCeilin
     endUser: options.endUser === undefined ? undefined : requireIdentifier('endUser', options.endUser),
     prices: parsePriceTable(options.prices),
     leaseMs: lease(options.leaseMs),
-    defaultMaxOutputTokens: positive('defaultMaxOutputTokens', options.defaultMaxOutputTokens),
     clock: options.clock ?? WALL_CLOCK,
     onBookingError: options.onBookingError ?? ((error: unknown) => process.emitWarning(`quotaplane could not book a model call: ${String(error)}`)),
   };
@@ -118,7 +109,9 @@ export interface CeilingCall {
 
 /**
  * Reserves a call of `model` with `inputTokens` (counted or estimated, a non-negative safe integer)
- * and the cap it asks for (`requestedMaxOutputTokens`; absent, see `defaultMaxOutputTokens`).
+ * and the cap it asks for (`requestedMaxOutputTokens`; absent, the plane reserves the tenant's
+ * `defaultMaxOutputTokens` and answers it as `maxOutputTokens`). A priced model sends its dearest
+ * rate, never a precomputed cost, so the plane prices whichever cap it reserves (docs/design/rules.md#m5).
  * A refusal throws {@link ModelCallLimitedError} (the model must not be called); a fault of the
  * plane (`INVALID_ARGUMENT`, an unreachable service) is thrown as it is.
  */
@@ -130,15 +123,14 @@ export async function reserveCeilingCall(
 ): Promise<CeilingCall> {
   if (!isAmount(inputTokens)) throw invalidArgument('countInputTokens', `must answer a non-negative whole number of tokens, got ${describe(inputTokens)}`);
   const price: ModelPrice | undefined = Object.hasOwn(ceiling.prices, model) ? ceiling.prices[model] : undefined;
-  const declared = requestedMaxOutputTokens ?? ceiling.defaultMaxOutputTokens ?? (price === undefined ? undefined : DEFAULT_MAX_OUTPUT_TOKENS);
   const answer = await reserveOrExplain(ceiling, model, price, {
     tenant: ceiling.tenant,
     model,
     ...(ceiling.agent === undefined ? {} : { agent: ceiling.agent }),
     ...(ceiling.endUser === undefined ? {} : { endUser: ceiling.endUser }),
     inputTokens,
-    ...(declared === undefined ? {} : { maxOutputTokens: declared }),
-    ...(price === undefined || declared === undefined ? {} : { maxMinorUnits: worstCost(price, inputTokens + declared) }),
+    ...(requestedMaxOutputTokens === undefined ? {} : { maxOutputTokens: requestedMaxOutputTokens }),
+    ...(price === undefined ? {} : { minorUnitsPerMillionTokens: dearestPerMillion(price) }),
     ...(ceiling.leaseMs === undefined ? {} : { leaseMs: ceiling.leaseMs }),
   });
   if (!answer.ok) throw new ModelCallLimitedError(model, answer.refusal, ceiling.clock.nowMs());
@@ -187,10 +179,4 @@ async function reserveOrExplain(ceiling: CallCeiling, model: string, price: Mode
     }
     throw error;
   }
-}
-
-/** `tokens` at the model's dearest rate, in whole minor units rounded up, capped at `MAX_AMOUNT`. */
-function worstCost(price: ModelPrice, tokens: number): number {
-  const cost = (BigInt(tokens) * BigInt(dearestPerMillion(price)) + 999_999n) / 1_000_000n;
-  return cost > BigInt(MAX_AMOUNT) ? MAX_AMOUNT : Number(cost);
 }

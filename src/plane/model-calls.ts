@@ -1,6 +1,6 @@
 import { monotonicFactory } from 'ulid';
 
-import { requireAmount } from '../core/amounts.js';
+import { MAX_AMOUNT, requireAmount } from '../core/amounts.js';
 import { MAX_CALL_AMOUNT, MAX_CALL_LEASE_MS, MIN_CALL_LEASE_MS, parseCallCeilings, type CallCeilings } from '../core/call-ceilings.js';
 import { invalidArgument, QuotaError } from '../core/errors.js';
 import { requireCustomerTenant, requireIdentifier, requireTenant } from '../core/identifiers.js';
@@ -26,7 +26,11 @@ import { pooledRandom } from './pooled-random.js';
  * - `inputTokens`: the prompt's tokens, counted or estimated (0 … 10^12, `MAX_CALL_AMOUNT`, as every amount of a call);
  * - `maxOutputTokens`: the output cap the call will ask the model for (≥ 1); absent, the tenant's
  *   `defaultMaxOutputTokens` (4096 unless set) is reserved, and answered so the call can ask for it;
- * - `maxMinorUnits`: its worst-case cost, required when a minor-unit ceiling covers it;
+ * - `maxMinorUnits`: its worst-case cost (0 … 10^12); or
+ * - `minorUnitsPerMillionTokens`: the dearest rate of its model, minor units per million tokens (a
+ *   safe integer ≥ 0): the plane prices the worst-case tokens at it, after choosing the output cap
+ *   (docs/design/rules.md#m5). One of the two is required when a minor-unit ceiling covers the
+ *   call (#m11); both is `INVALID_ARGUMENT`;
  * - `leaseMs`: how long it may stay in flight (1000 … 86 400 000) before its worst case is booked
  *   as an estimate; else the tenant's `leaseMs`, else 15 minutes;
  * - `atMs`: the instant to decide at, else the plane's clock.
@@ -40,6 +44,7 @@ export interface ReserveCallInput {
   readonly inputTokens: number;
   readonly maxOutputTokens?: number;
   readonly maxMinorUnits?: number;
+  readonly minorUnitsPerMillionTokens?: number;
   readonly leaseMs?: number;
   readonly atMs?: number;
 }
@@ -64,7 +69,7 @@ export interface ReleaseCallInput {
   readonly by?: Operator;
 }
 
-const RESERVE_MEMBERS = new Set(['tenant', 'model', 'agent', 'endUser', 'callId', 'inputTokens', 'maxOutputTokens', 'maxMinorUnits', 'leaseMs', 'atMs']);
+const RESERVE_MEMBERS = new Set(['tenant', 'model', 'agent', 'endUser', 'callId', 'inputTokens', 'maxOutputTokens', 'maxMinorUnits', 'minorUnitsPerMillionTokens', 'leaseMs', 'atMs']);
 const ADJUST_MEMBERS = new Set(['tenant', 'callId', 'usage', 'atMs']);
 const USAGE_MEMBERS = new Set(['inputTokens', 'outputTokens', 'minorUnits']);
 const RELEASE_MEMBERS = new Set(['tenant', 'callId', 'atMs', 'by']);
@@ -99,6 +104,8 @@ export async function reserveCall(context: PlaneContext, input: ReserveCallInput
     inputTokens: requireBetween('inputTokens', request.inputTokens, 0, MAX_CALL_AMOUNT),
     maxOutputTokens,
     maxMinorUnits: request.maxMinorUnits === undefined ? undefined : requireBetween('maxMinorUnits', request.maxMinorUnits, 0, MAX_CALL_AMOUNT),
+    minorUnitsPerMillionTokens:
+      request.minorUnitsPerMillionTokens === undefined ? undefined : requireBetween('minorUnitsPerMillionTokens', request.minorUnitsPerMillionTokens, 0, MAX_AMOUNT),
     leaseMs,
     atMs,
   };

@@ -61,12 +61,12 @@ describe.each(TARGETS)('callCeilingMiddleware (AI SDK), $name', ({ open }) => {
     // Unpriced: the tenant's default cap (256) is reserved and asked for.
     const unpriced = new MockLanguageModelV3({ modelId: 'unpriced', doGenerate: async () => text('hi', usage(10, 5)) });
     await generateText({ model: wrap(unpriced, p), prompt: PROMPT });
-    // Priced with no cap: its worst-case cost needs one, 4096 unless told.
+    // Priced with no cap: the tenant's default cap too, priced by the plane at the dearest rate (M5).
     const priced = new MockLanguageModelV3({ modelId: MODEL_ID, doGenerate: async () => text('hi', usage(10, 5)) });
     await generateText({ model: wrap(priced, p), prompt: PROMPT });
     expect(model.doGenerateCalls[0]?.maxOutputTokens).toBe(500);
     expect(unpriced.doGenerateCalls[0]?.maxOutputTokens).toBe(256);
-    expect(priced.doGenerateCalls[0]?.maxOutputTokens).toBe(4096);
+    expect(priced.doGenerateCalls[0]?.maxOutputTokens).toBe(256);
     expect(await openCalls(p)).toEqual([]);
     expect(await tenantMeter(p)).toEqual({
       booked: { tokens: 150 + 15 + 15, requests: 3, minorUnits: priceOf(120, 30) + priceOf(10, 5) },

@@ -47,10 +47,11 @@ describe.each(TARGETS)('meterModelCalls (Agents SDK), $name', ({ open }) => {
   });
   it('books a turn as reported, and caps a request that declares no maxTokens at its reservation', async () => {
     const p = await plane();
-    await ceilings(p, { tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }] });
+    await ceilings(p, { tenant: [{ unit: 'tokens', limit: 100_000, windowSeconds: 60 }], defaultMaxOutputTokens: 64 });
     const fake = new FakeModel([() => message('one', usage(120, 30)), () => message('two', usage(10, 5))]);
     await runner.run(agent(wrap(fake, p), 500), 'first');
-    await runner.run(agent(wrap(fake, p, { defaultMaxOutputTokens: 64 })), 'second');
+    // Priced and with no maxTokens: the tenant's defaultMaxOutputTokens, priced by the plane (M5).
+    await runner.run(agent(wrap(fake, p)), 'second');
     expect(fake.requests.map((request) => request.modelSettings.maxTokens)).toEqual([500, 64]);
     expect(await openCalls(p)).toEqual([]);
     expect(await tenantMeter(p)).toEqual({ booked: { tokens: 165, requests: 2, minorUnits: priceOf(120, 30) + priceOf(10, 5) }, held: NOTHING });

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { parseCallCeilingOptions, reserveCeilingCall } from '../../src/adapters/call-ceiling.js';
 import { MODEL_ID, PRICES } from '../adapters/ai-sdk-scenarios.js';
-import { ceilings } from '../adapters/call-ceiling-fixtures.js';
+import { ceilings, tenantMeter } from '../adapters/call-ceiling-fixtures.js';
 import { planeTarget } from '../adapters/run-fixtures.js';
 import { failure, type MemoryPlane, memoryPlane, T0 } from '../plane/plane-fixtures.js';
 
@@ -125,19 +125,26 @@ describe('model-call ceilings: defects left failing', () => {
 });
 
 describe('model-call adapters: defects left failing', () => {
-  // The adapters reserve a priced call that declares no output cap at defaultMaxOutputTokens of
-  // their options (4096), never the tenant's: with the tenant's defaultMaxOutputTokens at 256 and a
-  // ceiling of 3 000 tokens a minute, every such call of a priced model is CallNeverFits (4 113
-  // tokens), while the same call unpriced fits, and the refusal tells the caller to lower the
-  // tenant's defaultMaxOutputTokens, which changes nothing. Proposed: let reserveCall take the
-  // model's dearest rate instead of maxMinorUnits, so the plane prices the cap it chooses.
-  it.fails("M5: a priced call that declares no output cap is reserved at the tenant's defaultMaxOutputTokens", async () => {
+  // M5: the adapters reserved a priced call that declares no output cap at defaultMaxOutputTokens of
+  // their own options (4096), never the tenant's: with the tenant's defaultMaxOutputTokens at 256
+  // and a ceiling of 3 000 tokens a minute, every such call of a priced model was CallNeverFits
+  // (4 113 tokens), while the same call unpriced fit. Fixed: the adapters send the model's dearest
+  // rate (minorUnitsPerMillionTokens) and the plane prices the cap it chooses.
+  it("M5: a priced call that declares no output cap is reserved at the tenant's defaultMaxOutputTokens", async () => {
     const target = await planeTarget();
     try {
-      await ceilings(target.plane, { tenant: [{ unit: 'tokens', limit: 3000, windowSeconds: 60 }], defaultMaxOutputTokens: 256 });
+      await ceilings(target.plane, {
+        tenant: [
+          { unit: 'tokens', limit: 3000, windowSeconds: 60 },
+          { unit: 'minorUnits', limit: 10_000, windowSeconds: 60 },
+        ],
+        defaultMaxOutputTokens: 256,
+      });
       const ceiling = parseCallCeilingOptions({ plane: target.plane, tenant: 'acme', prices: PRICES });
       const call = await reserveCeilingCall(ceiling, MODEL_ID, 17, undefined);
       expect(call.maxOutputTokens).toBe(256);
+      // 273 tokens at the dearest rate (15 000 000 per million), rounded up.
+      expect((await tenantMeter(target.plane)).held).toEqual({ tokens: 273, requests: 1, minorUnits: Math.ceil((273 * 15_000_000) / 1_000_000) });
     } finally {
       await target.close();
     }

@@ -136,5 +136,11 @@ describe('model calls over HTTP', () => {
     // A minor-unit ceiling needs the call's worst-case cost.
     await put({ tenant: [{ unit: 'minorUnits', limit: 100, period: 'monthly' }] });
     expect(expectProblem(await reserve({ inputTokens: 1 }), 400, 'INVALID_ARGUMENT').field).toBe('maxMinorUnits');
+    expect(expectProblem(await reserve({ inputTokens: 1, minorUnitsPerMillionTokens: -1 }), 400, 'INVALID_ARGUMENT').field).toBe('minorUnitsPerMillionTokens');
+    expect(expectProblem(await reserve({ inputTokens: 1, minorUnitsPerMillionTokens: 5, maxMinorUnits: 5 }), 400, 'INVALID_ARGUMENT').field).toBe('minorUnitsPerMillionTokens');
+    // …or its rate: 1 input token + the default cap of 4096, at 10 000 per million, rounded up.
+    const priced = await reserve({ inputTokens: 1, minorUnitsPerMillionTokens: 10_000 });
+    expect(priced.statusCode).toBe(201);
+    expect(priced.json().call.reserved).toEqual({ tokens: 4097, requests: 1, minorUnits: 41 });
   });
 });

@@ -24,6 +24,9 @@ describe('plane model calls', () => {
     expect(await fieldOf(plane.reserveCall({ ...base, maxOutputTokens: 0 }))).toBe('maxOutputTokens');
     expect(await fieldOf(plane.reserveCall({ ...base, leaseMs: 999 }))).toBe('leaseMs');
     expect(await fieldOf(plane.reserveCall({ ...base, maxMinorUnits: 1.5 }))).toBe('maxMinorUnits');
+    expect(await fieldOf(plane.reserveCall({ ...base, minorUnitsPerMillionTokens: -1 }))).toBe('minorUnitsPerMillionTokens');
+    expect(await fieldOf(plane.reserveCall({ ...base, minorUnitsPerMillionTokens: Number.MAX_SAFE_INTEGER + 1 }))).toBe('minorUnitsPerMillionTokens');
+    expect(await fieldOf(plane.reserveCall({ ...base, minorUnitsPerMillionTokens: 3, maxMinorUnits: 3 }))).toBe('minorUnitsPerMillionTokens');
     expect(await fieldOf(plane.reserveCall({ ...base, endUser: 'a\u202eb' }))).toBe('endUser');
     expect(await fieldOf(plane.reserveCall({ ...base, maxOutput: 5 } as never))).toBe('maxOutput');
     expect(await fieldOf(plane.adjustCall({ tenant: 'acme', callId: 'c', usage: { inputTokens: 1, output: 2 } as never }))).toBe('output');

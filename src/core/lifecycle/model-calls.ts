@@ -1,5 +1,6 @@
 import { requireSumFits, saturatingAdd } from '../amounts.js';
 import { DEFAULT_CALL_LEASE_MS, DEFAULT_MAX_OUTPUT_TOKENS, isWindowCeiling, NO_CALL_CEILINGS, type CallCeilings } from '../call-ceilings.js';
+import { worstCaseMinorUnits } from '../call-cost.js';
 import { callSubjects, coveringCeilings, TENANT_SUBJECT, type CallParties, type CoveringCeiling } from '../call-coverage.js';
 import {
   addCallAmounts,
@@ -28,7 +29,10 @@ import type { CallBooks, CallReservation } from './call-books.js';
  * - `model`, `agent`, `endUser`: who the call is for ({@link CallParties});
  * - `inputTokens`: the prompt's tokens (counted or estimated by the caller);
  * - `maxOutputTokens`: the call's declared output cap, else the tenant's `defaultMaxOutputTokens`;
- * - `maxMinorUnits`: the call's worst-case cost, required when a minor-unit ceiling covers it;
+ * - `maxMinorUnits`: the call's worst-case cost; or
+ * - `minorUnitsPerMillionTokens`: the dearest rate the call's model charges, per million tokens of
+ *   any kind: the worst-case cost is then its worst-case tokens at that rate, rounded up, once the
+ *   output cap is chosen. One of the two is required when a minor-unit ceiling covers the call;
  * - `leaseMs`: how long it may stay in flight, else the tenant's `leaseMs`, else 15 minutes.
  */
 export interface ReserveCallRequest extends CallParties {
@@ -36,6 +40,7 @@ export interface ReserveCallRequest extends CallParties {
   readonly inputTokens: number;
   readonly maxOutputTokens?: number | undefined;
   readonly maxMinorUnits?: number | undefined;
+  readonly minorUnitsPerMillionTokens?: number | undefined;
   readonly leaseMs?: number | undefined;
   readonly atMs: number;
 }
@@ -73,8 +78,10 @@ export const DUE_CALLS_PER_DECISION = 8;
  * 1. books up to {@link DUE_CALLS_PER_DECISION} open calls past their deadline as estimates (#m7);
  * 2. a `callId` already reserved and open answers that reservation again, unchecked (`retried`);
  *    one that already ended throws `CONFLICT` (#m6);
- * 3. the worst case is `inputTokens + maxOutputTokens` tokens, 1 request and `maxMinorUnits`;
- *    a minor-unit ceiling covering the call with no `maxMinorUnits` throws `INVALID_ARGUMENT`;
+ * 3. the worst case is `inputTokens + maxOutputTokens` tokens, 1 request and `maxMinorUnits`, or
+ *    those tokens at `minorUnitsPerMillionTokens` (rounded up, at most `MAX_CALL_AMOUNT`); a
+ *    minor-unit ceiling covering the call with neither throws `INVALID_ARGUMENT` naming
+ *    `maxMinorUnits` (#m11), and both throw it naming `minorUnitsPerMillionTokens`;
  * 4. a ceiling whose limit is less than the worst case refuses `CallNeverFits`, the first in
  *    coverage order (#m4);
  * 5. a ceiling whose booked usage in its window or period, plus the calls in flight, plus the worst
@@ -83,6 +90,10 @@ export const DUE_CALLS_PER_DECISION = 8;
  * 6. otherwise the worst case is held on every meter the call counts on, and the call is open.
  */
 export function decideReserveCall(books: CallBooks, request: ReserveCallRequest): ReserveCallOutcome {
+  const rate = request.minorUnitsPerMillionTokens;
+  if (rate !== undefined && request.maxMinorUnits !== undefined) {
+    throw invalidArgument('minorUnitsPerMillionTokens', 'give either maxMinorUnits (the worst-case cost) or minorUnitsPerMillionTokens (the rate it is priced at), not both');
+  }
   expireDueCalls(books, request.atMs);
   const existing = books.reservation(request.callId);
   if (existing !== null && existing.status !== 'open') {
@@ -92,7 +103,10 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
   }
   const config = books.callCeilings() ?? NO_CALL_CEILINGS;
   const maxOutputTokens = request.maxOutputTokens ?? existing?.maxOutputTokens ?? config.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
-  const reserved: CallAmounts = { tokens: saturatingAdd(request.inputTokens, maxOutputTokens), requests: 1, minorUnits: request.maxMinorUnits ?? 0 };
+  const tokens = saturatingAdd(request.inputTokens, maxOutputTokens);
+  // Priced by its rate, the call's worst-case cost follows the output cap just chosen (#m5).
+  const maxMinorUnits = request.maxMinorUnits ?? (rate === undefined ? undefined : worstCaseMinorUnits(tokens, rate));
+  const reserved: CallAmounts = { tokens, requests: 1, minorUnits: maxMinorUnits ?? 0 };
   if (existing !== null) {
     if (isSameCall(existing, request, reserved)) return { ok: true, call: existing, retried: true };
     throw new QuotaError(
@@ -103,10 +117,13 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
   }
   const subjects = callSubjects(config, request);
   const covering = coveringCeilings(config, subjects);
-  if (request.maxMinorUnits === undefined) {
+  if (maxMinorUnits === undefined) {
     const money = covering.find((entry) => entry.ceiling.unit === 'minorUnits');
     if (money !== undefined) {
-      throw invalidArgument('maxMinorUnits', `a minor-unit ceiling of ${money.subject} covers this call, so the call must declare its worst-case cost in minor units`);
+      throw invalidArgument(
+        'maxMinorUnits',
+        `a minor-unit ceiling of ${money.subject} covers this call, so the call must declare its worst-case cost in minor units (maxMinorUnits) or the rate it is priced at (minorUnitsPerMillionTokens)`,
+      );
     }
   }
 

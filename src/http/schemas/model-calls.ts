@@ -107,7 +107,12 @@ export const ReserveCallBody = strictObject({
   maxOutputTokens: Type.Optional(
     Type.Integer({ minimum: 1, maximum: MAX_CALL_AMOUNT, description: "the output cap the call asks for; default the tenant's defaultMaxOutputTokens" }),
   ),
-  maxMinorUnits: Type.Optional(described(CallAmount, 'the worst-case cost; required when a minorUnits ceiling covers the call')),
+  maxMinorUnits: Type.Optional(
+    described(CallAmount, 'the worst-case cost; this or minorUnitsPerMillionTokens (not both) is required when a minorUnits ceiling covers the call'),
+  ),
+  minorUnitsPerMillionTokens: Type.Optional(
+    described(Amount, "the model's dearest rate: the worst-case tokens are priced at it, rounded up, once the output cap is chosen; instead of maxMinorUnits"),
+  ),
   leaseMs: Type.Optional(
     Type.Integer({ minimum: 1000, maximum: MAX_CALL_LEASE_MS, description: "how long the call may stay in flight, ms; default the tenant's leaseMs, else 900000" }),
   ),

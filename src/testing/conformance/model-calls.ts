@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 
-import type { CallCeilings } from '../../core/call-ceilings.js';
+import { MAX_CALL_AMOUNT, type CallCeilings } from '../../core/call-ceilings.js';
 import { isQuotaError } from '../../core/errors.js';
 import type { ReserveCallOutcome, ReserveCallRequest } from '../../core/lifecycle/model-calls.js';
 import type { CallMeterStore, QuotaStore } from '../../store/store.js';
@@ -145,7 +145,7 @@ export const modelCallWindows: ConformanceGroup = {
   ],
 };
 
-/** M1, M4, M9, M11: what covers a call, what can never fit, editing ceilings, money ceilings. */
+/** M1, M4, M9, M11, M11.1: what covers a call, what can never fit, editing ceilings, money ceilings. */
 export const modelCallCoverage: ConformanceGroup = {
   title: 'every ceiling covering a model call counts it: tenant, agent, model, group, end user',
   steps: [
@@ -219,6 +219,42 @@ export const modelCallCoverage: ConformanceGroup = {
         const noCost = await store.adjustCall('gamma', { callId: 'p2', usage: { inputTokens: 1, outputTokens: 1 }, atMs: T0 + 4 });
         assert.equal(noCost.call.estimated, true, 'usage with no cost books the worst-case cost, marked as an estimate');
         assert.equal(noCost.call.booked?.minorUnits, 300);
+      },
+    },
+    {
+      id: 'M11.1',
+      title: 'a call priced by its rate reserves the output cap the plane chose at that rate, rounded up; both a cost and a rate is refused',
+      async run(context) {
+        const store = await setUp(context, 'priced', {
+          tenant: [
+            { unit: 'tokens', limit: 3000, windowSeconds: 60 },
+            { unit: 'minorUnits', limit: 10_000, windowSeconds: 3600 },
+          ],
+          defaultMaxOutputTokens: 256,
+        });
+        const rated = { callId: 'r1', model: 'm', inputTokens: 17, minorUnitsPerMillionTokens: 15_000_000, atMs: T0 };
+        await assert.rejects(
+          store.reserveCall('priced', { ...rated, maxMinorUnits: 10 }),
+          (error: unknown) => isQuotaError(error, 'INVALID_ARGUMENT') && error.details.field === 'minorUnitsPerMillionTokens',
+          'both maxMinorUnits and minorUnitsPerMillionTokens',
+        );
+        const first = await store.reserveCall('priced', rated);
+        assertAdmitted(first, 'r1');
+        if (!first.ok) return;
+        assert.equal(first.call.maxOutputTokens, 256, "the tenant's defaultMaxOutputTokens, since the call declared no cap");
+        assert.deepEqual(first.call.reserved, { tokens: 273, requests: 1, minorUnits: 4095 }, '273 tokens at 15 000 000 per million');
+        const again = await store.reserveCall('priced', { ...rated, atMs: T0 + 1 });
+        assert.ok(again.ok && again.retried, 'a retry with the same rate is the same call (M6)');
+        const tiny = await store.reserveCall('priced', { callId: 'r2', model: 'm', inputTokens: 0, maxOutputTokens: 1000, minorUnitsPerMillionTokens: 3, atMs: T0 + 2 });
+        assert.ok(tiny.ok && tiny.call.reserved.minorUnits === 1, 'a fraction of a minor unit is reserved as one');
+        const free = await store.reserveCall('priced', { callId: 'r3', model: 'm', inputTokens: 0, maxOutputTokens: 10, minorUnitsPerMillionTokens: 0, atMs: T0 + 3 });
+        assert.ok(free.ok && free.call.reserved.minorUnits === 0, 'a rate of 0 declares a cost of 0');
+        const dear = await store.reserveCall('priced', { ...rated, callId: 'r4', minorUnitsPerMillionTokens: 40_000_000, atMs: T0 + 4 });
+        assert.ok(!dear.ok && dear.refusal.code === 'CallNeverFits' && dear.refusal.requested === 10_920, 'the chosen cap priced past the money limit');
+        const capped = await store.reserveCall('priced', { ...rated, callId: 'r5', minorUnitsPerMillionTokens: Number.MAX_SAFE_INTEGER, atMs: T0 + 5 });
+        assert.ok(!capped.ok && capped.refusal.code === 'CallNeverFits' && capped.refusal.requested === MAX_CALL_AMOUNT, 'the cost is capped at MAX_CALL_AMOUNT');
+        const ended = await store.adjustCall('priced', { callId: 'r1', usage: { inputTokens: 17, outputTokens: 100 }, atMs: T0 + 6 });
+        assert.ok(ended.call.estimated && ended.call.booked?.minorUnits === 4095, 'usage with no cost books the priced worst case, as an estimate');
       },
     },
   ],
