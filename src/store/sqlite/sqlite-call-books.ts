@@ -19,15 +19,16 @@ import type { SqliteConnection } from './sqlite-connection.js';
 const SELECT_CEILINGS = 'SELECT ceilings_json FROM quota_call_ceilings WHERE tenant = @tenant';
 const SELECT_SUBJECTS = 'SELECT subject FROM quota_call_meters WHERE tenant = @tenant ORDER BY subject LIMIT @limit';
 const SELECT_METER = `SELECT ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = @tenant AND subject = @subject`;
-const SELECT_METERS = `SELECT subject, ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = @tenant AND subject IN (SELECT value FROM json_each(@subjects))`;
+const selectMeters = (count: number) =>
+  `SELECT subject, ${METER_COLUMNS} FROM quota_call_meters WHERE tenant = ? AND subject IN (${Array.from({ length: count }, () => '?').join(', ')})`;
 // The named parameters of a meter row (meterParams), in column order after the tenant.
 const METER_PARAMS = ['subject', 'bookedTokens', 'bookedRequests', 'bookedMinorUnits', 'heldTokens', 'heldRequests', 'heldMinorUnits', 'latestAtMs', 'baseTokens', 'baseRequests', 'baseMinorUnits', 'prunedThroughMs'] as const;
 const upsertMeters = (rows: number) =>
   `INSERT OR REPLACE INTO quota_call_meters (tenant, subject, ${METER_COLUMNS}) VALUES ${Array.from({ length: rows }, () => `(?, ${METER_PARAMS.map(() => '?').join(', ')})`).join(', ')}`;
-const SELECT_USAGE_AT_OR_BEFORE = `SELECT tokens, requests, minor_units FROM quota_call_usage
+const SELECT_USAGE_AT_OR_BEFORE = `SELECT at_ms, tokens, requests, minor_units FROM quota_call_usage
   WHERE tenant = @tenant AND subject = @subject AND at_ms <= @atMs ORDER BY at_ms DESC LIMIT 1`;
-const UPSERT_USAGE = `INSERT OR REPLACE INTO quota_call_usage (tenant, subject, at_ms, tokens, requests, minor_units)
-  VALUES (@tenant, @subject, @atMs, @tokens, @requests, @minorUnits)`;
+const upsertUsage = (rows: number) =>
+  `INSERT OR REPLACE INTO quota_call_usage (tenant, subject, at_ms, tokens, requests, minor_units) VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?)').join(', ')}`;
 const PRUNE_USAGE = 'DELETE FROM quota_call_usage WHERE tenant = @tenant AND subject = @subject AND at_ms <= @throughMs';
 const PRUNE_CLOSED = "DELETE FROM quota_call_reservations WHERE tenant = @tenant AND status <> 'open' AND closed_at_ms <= @throughMs";
 const FIRST_REACHING = Object.fromEntries(
@@ -57,8 +58,10 @@ const UPSERT_RESERVATION = `INSERT OR REPLACE INTO quota_call_reservations (tena
 export class SqliteCallBooks implements CallBooks {
   readonly tenant: string;
   readonly #conn: SqliteConnection;
-  // Meters written by the decision, stored by {@link flush} in one statement; reads see them first.
+  // Meters and usage rows written by the decision, stored by {@link flush} in one statement each;
+  // reads see them first. A subject's new usage rows are newer than every stored one (M12).
   readonly #meters = new Map<string, CallMeter>();
+  readonly #usage = new Map<string, Map<number, CallAmounts>>();
 
   constructor(conn: SqliteConnection, tenant: string) {
     this.#conn = conn;
@@ -87,7 +90,7 @@ export class SqliteCallBooks implements CallBooks {
     const unread = subjects.filter((subject) => !this.#meters.has(subject));
     const read = new Map<string, CallMeter>();
     if (unread.length > 0) {
-      for (const row of this.#conn.all<MeterRow & { subject: string }>(SELECT_METERS, { tenant: this.tenant, subjects: JSON.stringify(unread) })) {
+      for (const row of this.#conn.allPositional<MeterRow & { subject: string }>(selectMeters(unread.length), [this.tenant, ...unread])) {
         read.set(row.subject, decodeMeter(this.tenant, row));
       }
     }
@@ -95,13 +98,19 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   bookedAtOrBefore(subject: string, atMs: number): CallAmounts | null {
-    const row = this.#conn.get<{ tokens: unknown; requests: unknown; minor_units: unknown }>(SELECT_USAGE_AT_OR_BEFORE, { tenant: this.tenant, subject, atMs });
+    let newest: { atMs: number; booked: CallAmounts } | null = null;
+    for (const [at, booked] of this.#usage.get(subject) ?? []) if (at <= atMs && (newest === null || at > newest.atMs)) newest = { atMs: at, booked };
+    if (newest !== null) return newest.booked;
+    const row = this.#conn.get<{ at_ms: number; tokens: unknown; requests: unknown; minor_units: unknown }>(SELECT_USAGE_AT_OR_BEFORE, { tenant: this.tenant, subject, atMs });
     return row === undefined ? null : decodeUsageTotals(this.tenant, row);
   }
 
   firstReaching(subject: string, unit: CallUnit, amount: number, afterMs: number): number | null {
     const row = this.#conn.get<{ at_ms: number }>(FIRST_REACHING[unit], { tenant: this.tenant, subject, afterMs, amount });
-    return row === undefined ? null : row.at_ms;
+    if (row !== undefined) return row.at_ms;
+    let first: number | null = null;
+    for (const [at, booked] of this.#usage.get(subject) ?? []) if (at > afterMs && booked[unit] >= amount && (first === null || at < first)) first = at;
+    return first;
   }
 
   reservation(callId: string): CallReservation | null {
@@ -127,8 +136,14 @@ export class SqliteCallBooks implements CallBooks {
     this.#meters.set(subject, meter);
   }
 
-  /** Stores the meters the decision wrote, in one statement; call once the decision answered. */
+  /** Stores the usage rows and meters the decision wrote, one statement each; call once the decision answered. */
   flush(): void {
+    const usage: (string | number)[] = [];
+    for (const [subject, rows] of this.#usage) {
+      for (const [atMs, booked] of rows) usage.push(this.tenant, subject, atMs, booked.tokens, booked.requests, booked.minorUnits);
+    }
+    if (usage.length > 0) this.#conn.runPositional(upsertUsage(usage.length / 6), usage);
+    this.#usage.clear();
     if (this.#meters.size === 0) return;
     const values: (string | number | null)[] = [];
     for (const [subject, meter] of this.#meters) {
@@ -140,11 +155,15 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   putUsage(subject: string, atMs: number, booked: CallAmounts): void {
-    this.#conn.run(UPSERT_USAGE, { tenant: this.tenant, subject, atMs, tokens: booked.tokens, requests: booked.requests, minorUnits: booked.minorUnits });
+    let rows = this.#usage.get(subject);
+    if (rows === undefined) this.#usage.set(subject, (rows = new Map()));
+    rows.set(atMs, booked);
   }
 
   pruneUsage(subject: string, throughMs: number): void {
     this.#conn.run(PRUNE_USAGE, { tenant: this.tenant, subject, throughMs });
+    const rows = this.#usage.get(subject);
+    for (const at of [...(rows?.keys() ?? [])]) if (at <= throughMs) rows!.delete(at);
   }
 
   pruneClosedReservations(throughMs: number): void {

@@ -229,6 +229,11 @@ export class SqliteConnection {
     return this.#prepare(sql).all(params) as Row[];
   }
 
+  /** {@link all} with positional (`?`) parameters, for a list of keys. Call inside a {@link write} or {@link read} body. */
+  allPositional<Row>(sql: string, params: readonly (string | number | bigint | null)[]): Row[] {
+    return this.#prepare(sql).all(...params) as Row[];
+  }
+
   /** Runs a write statement and answers how many rows it changed. Call inside a {@link write} body. */
   run(sql: string, params: SqlParams): number {
     return this.#prepare(sql).run(params).changes;
