@@ -14,7 +14,7 @@ import {
   type MeterRow,
   type ReservationRow,
 } from '../call-rows.js';
-import type { SqliteConnection } from './sqlite-connection.js';
+import type { SqliteConnection, SqlParams } from './sqlite-connection.js';
 
 const SELECT_CEILINGS = 'SELECT ceilings_json FROM quota_call_ceilings WHERE tenant = @tenant';
 const SELECT_SUBJECTS = 'SELECT subject FROM quota_call_meters WHERE tenant = @tenant ORDER BY subject LIMIT @limit';
@@ -47,6 +47,9 @@ const SELECT_OPEN = `SELECT ${RESERVATION_COLUMNS} FROM quota_call_reservations
 // The open calls of a tenant are few (each is one in flight), so this reads them by the open index.
 const EARLIEST_DEADLINE = `SELECT min(deadline_ms) AS at_ms FROM quota_call_reservations
   WHERE tenant = @tenant AND status = 'open' AND EXISTS (SELECT 1 FROM json_each(subjects_json) WHERE value = @subject)`;
+// A call that ends changes only these; an UPDATE leaves the row's other columns as they are.
+const END_RESERVATION = `UPDATE quota_call_reservations SET status = @status, booked_tokens = @bookedTokens, booked_requests = @bookedRequests,
+  booked_minor_units = @bookedMinorUnits, estimated = @estimated, closed_at_ms = @closedAtMs WHERE tenant = @tenant AND call_id = @callId`;
 const UPSERT_RESERVATION = `INSERT OR REPLACE INTO quota_call_reservations (tenant, ${RESERVATION_COLUMNS}) VALUES (@tenant, @callId,
   @model, @agent, @endUser, @subjects, @reservedTokens, @reservedRequests, @reservedMinorUnits, @maxOutputTokens, @atMs,
   @deadlineMs, @status, @bookedTokens, @bookedRequests, @bookedMinorUnits, @estimated, @closedAtMs)`;
@@ -171,6 +174,13 @@ export class SqliteCallBooks implements CallBooks {
   }
 
   putReservation(reservation: CallReservation): void {
-    this.#conn.run(UPSERT_RESERVATION, reservationParams(this.tenant, reservation));
+    const params = reservationParams(this.tenant, reservation);
+    if (reservation.status === 'open') {
+      this.#conn.run(UPSERT_RESERVATION, params);
+      return;
+    }
+    // An ended call was reserved by an earlier decision: its row is there.
+    const { tenant, callId, status, bookedTokens, bookedRequests, bookedMinorUnits, estimated, closedAtMs } = params;
+    this.#conn.run(END_RESERVATION, { tenant, callId, status, bookedTokens, bookedRequests, bookedMinorUnits, estimated, closedAtMs } as SqlParams);
   }
 }
