@@ -53,7 +53,7 @@ describe('the quotaplane CLI in pipes and with typos', () => {
     await seed([{ tenant: 'acme', run: 'run-1' }]);
     const result = await runCli(['audit', '--action', 'quota.sett', '--store', url]);
     expect(result.status).toBe(2);
-    expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, plane\.set, plane\.update, plane\.halt, plane\.lift, run\.release, run\.settle, key\.create, key\.revoke, key\.rotate, run\.prune, rate\.prune, tenant\.delete\./);
+    expect(result.stderr).toMatch(/--action.*quota\.sett.*Allowed choices are halt, lift, quota\.set, quota\.update, plane\.set, plane\.update, plane\.halt, plane\.lift, run\.release, run\.settle, key\.create, key\.revoke, key\.rotate, run\.prune, rate\.prune, tenant\.delete, calls\.set, call\.release\./);
   });
 
   it('a number past the largest safe integer names the range, and comma-separated --status says to use spaces', async () => {

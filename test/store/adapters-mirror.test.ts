@@ -26,6 +26,7 @@ const ONE_SIDED: Readonly<Record<string, string>> = {
   'postgres/postgres-lifecycle-context.ts': "what each composite is handed (pool, statements, batcher); SQLite's take the connection",
   'postgres/postgres-pool.ts': 'the pg pool and its int8 parsing; SQLite has one synchronous connection',
   'postgres/postgres-schema-name.ts': 'the configured schema, validated and quoted; a SQLite file has no schema name',
+  'postgres/postgres-call-queries.ts': "the model-call books' load and writes as statements over JSONB; SQLite's call books run one statement per fact",
   'postgres/postgres-wakes.ts': 'LISTEN/NOTIFY across instances; SQLite wakes in process (store/waiter-wakes.ts) and polls',
 };
 

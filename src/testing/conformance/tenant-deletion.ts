@@ -204,7 +204,7 @@ export const tenantDeletion: ConformanceGroup = {
       },
     },
     {
-      id: 'L95',
+      id: 'L95.8',
       title: 'model-call meters or ceilings make a tenant known: listed by tenants(), hasTenant agrees; deleted with them, end users\' meters included',
       async run(context) {
         const { store } = context;
@@ -235,7 +235,7 @@ export const tenantDeletion: ConformanceGroup = {
       },
     },
     {
-      id: 'L95.4',
+      id: 'L95.9',
       title: 'a deletion is refused CONFLICT while a model call is in flight, naming it; released, or past its deadline, it no longer stands in the way',
       async run(context) {
         const { store } = context;
