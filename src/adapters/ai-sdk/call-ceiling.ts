@@ -2,12 +2,12 @@ import type { LanguageModelMiddleware } from 'ai';
 
 import { parseCallCeilingOptions, reserveCeilingCall, type CallCeilingOptions, type CeilingCall } from '../call-ceiling.js';
 import { estimateInputTokens } from '../input-tokens.js';
+import { endingStream } from './ending-stream.js';
 import { tokenCountsOf } from './usage.js';
 
 type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 type Prompt = CallOptions['prompt'];
 type StreamResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>;
-type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : never;
 
 /**
  * Options of {@link callCeilingMiddleware}: the shared {@link CallCeilingOptions} (`plane`,
@@ -87,41 +87,7 @@ export function callCeilingMiddleware(options: CallCeilingMiddlewareOptions): La
         await call.release();
         throw error;
       }
-      return { ...result, stream: ceilingStream(result.stream, call) };
+      return { ...result, stream: endingStream(result.stream, (counts) => call.finish(counts)) };
     },
   };
-}
-
-/**
- * Passes `source` through unchanged and ends the call once, before the consumer sees the stream
- * end: closed, errored or cancelled, with the last finish part's usage, or with none (the worst
- * case, as an estimate) when no finish part reported.
- */
-function ceilingStream(source: ReadableStream<StreamPart>, call: CeilingCall): ReadableStream<StreamPart> {
-  const reader = source.getReader();
-  let lastUsage: unknown;
-  const end = () => call.finish(lastUsage === undefined ? undefined : tokenCountsOf(lastUsage));
-  return new ReadableStream<StreamPart>({
-    async pull(controller) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        await end();
-        controller.error(error);
-        return;
-      }
-      if (next.done) {
-        await end();
-        controller.close();
-        return;
-      }
-      if (next.value.type === 'finish') lastUsage = next.value.usage;
-      controller.enqueue(next.value);
-    },
-    async cancel(reason) {
-      await end();
-      await reader.cancel(reason);
-    },
-  });
 }

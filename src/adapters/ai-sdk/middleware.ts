@@ -3,11 +3,11 @@ import type { LanguageModelMiddleware } from 'ai';
 import type { ActiveRun, RecordedSpend } from '../active-run.js';
 import { openModelCall, type OpenedModelCall } from '../model-call.js';
 import { parsePriceTable, type PriceTable } from '../model-price.js';
+import { endingStream } from './ending-stream.js';
 import { tokenCountsOf } from './usage.js';
 
 type CallOptions = Parameters<NonNullable<LanguageModelMiddleware['transformParams']>>[0]['params'];
 type StreamResult = Awaited<ReturnType<NonNullable<LanguageModelMiddleware['wrapStream']>>>;
-type StreamPart = StreamResult['stream'] extends ReadableStream<infer P> ? P : never;
 
 /** Options of {@link quotaMiddleware}: `prices`, the price of each model by its `modelId` (see `ModelPrice`). */
 export interface QuotaMiddlewareOptions {
@@ -82,41 +82,7 @@ export function quotaMiddleware(run: ActiveRun, options: QuotaMiddlewareOptions 
         remember(params.prompt, call.fail());
         throw error;
       }
-      return { ...result, stream: meteredStream(result.stream, call) };
+      return { ...result, stream: endingStream(result.stream, (counts) => call.finish(counts)) };
     },
   };
-}
-
-/**
- * Passes `source` through unchanged and books the call once when it ends: closed, errored or
- * cancelled, from the last usage frame seen (cumulative frames count once), or at the per-call
- * bound when none was seen.
- */
-function meteredStream(source: ReadableStream<StreamPart>, call: OpenedModelCall): ReadableStream<StreamPart> {
-  const reader = source.getReader();
-  let lastUsage: unknown;
-  const end = () => call.finish(lastUsage === undefined ? undefined : tokenCountsOf(lastUsage));
-  return new ReadableStream<StreamPart>({
-    async pull(controller) {
-      let next: Awaited<ReturnType<typeof reader.read>>;
-      try {
-        next = await reader.read();
-      } catch (error) {
-        end();
-        controller.error(error);
-        return;
-      }
-      if (next.done) {
-        end();
-        controller.close();
-        return;
-      }
-      if (next.value.type === 'finish') lastUsage = next.value.usage;
-      controller.enqueue(next.value);
-    },
-    async cancel(reason) {
-      end();
-      await reader.cancel(reason);
-    },
-  });
 }

@@ -76,13 +76,14 @@ export const DUE_CALLS_PER_DECISION = 8;
 /**
  * Reserves a model call's worst case (docs/design/rules.md#m3–#m6). In order:
  * 1. books up to {@link DUE_CALLS_PER_DECISION} open calls past their deadline as estimates (#m7);
- * 2. a `callId` already reserved and open answers that reservation again, unchecked (`retried`);
- *    one that already ended throws `CONFLICT` (#m6);
+ * 2. a `callId` already reserved and open, asked for the same model, agent, end user and worst
+ *    case, answers that reservation again, unjudged (`retried`); asked for anything else, or
+ *    already ended, it throws `CONFLICT` (#m6);
  * 3. the worst case is `inputTokens + maxOutputTokens` tokens, 1 request and `maxMinorUnits`, or
  *    those tokens at `minorUnitsPerMillionTokens` (rounded up, at most `MAX_CALL_AMOUNT`); a
  *    minor-unit ceiling covering the call with neither throws `INVALID_ARGUMENT` naming
  *    `maxMinorUnits` (#m11), and both throw it naming `minorUnitsPerMillionTokens`;
- * 4. a ceiling whose limit is less than the worst case refuses `CallNeverFits`, the first in
+ * 4. a ceiling whose limit is 0 or less than the worst case refuses `CallNeverFits`, the first in
  *    coverage order (#m4);
  * 5. a ceiling whose booked usage in its window or period, plus the calls in flight, plus the worst
  *    case passes its limit refuses `CallLimited`: the first such ceiling, with the latest
