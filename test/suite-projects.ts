@@ -82,6 +82,7 @@ export const MUTATION_FILES: readonly string[] = [
   'test/plane/**/*.test.ts',
   'test/sqlite/**/*.test.ts',
   'test/conformance-sqlite.test.ts',
+  'test/break/**/*.test.ts',
 ];
 
 /** Left out of the mutation set: files that fork or spawn OS processes, and the slow races. */

@@ -48,6 +48,15 @@ describe('model-call ceilings as configured (docs/design/rules.md#m1)', () => {
     expect(fieldOf(() => parseCallCeilings({ leaseMs: 999 }))).toBe('ceilings.leaseMs');
     expect(fieldOf(() => parseCallCeilings({ tenant: Array.from({ length: 9 }, () => ({ unit: 'tokens', limit: 1, windowSeconds: 1 })) }))).toBe('ceilings.tenant');
     expect(fieldOf(() => parseCallCeilings([]))).toBe('ceilings');
+    expect(fieldOf(() => parseCallCeilings(null))).toBe('ceilings');
+    expect(fieldOf(() => parseCallCeilings({ agents: [] }))).toBe('ceilings.agents');
+    expect(fieldOf(() => parseCallCeilings({ groups: { g: null } }))).toBe('ceilings.groups["g"]');
+  });
+
+  it('M1: takes exactly 8 ceilings on a subject, and a group with no ceilings has none', () => {
+    const eight = Array.from({ length: 8 }, (_, i) => ({ unit: 'tokens', limit: i, windowSeconds: 1 + i }));
+    expect(parseCallCeilings({ tenant: eight }).tenant).toHaveLength(8);
+    expect(parseCallCeilings({ groups: { g: { models: ['m'] } } }).groups).toEqual({ g: { models: ['m'], ceilings: [] } });
   });
 
   it('says a ceiling and a refusal in words', () => {

@@ -103,4 +103,52 @@ describe('plane model calls', () => {
     clock.advance(2 * 86_400_000);
     expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'next', inputTokens: 1, maxOutputTokens: 1, maxMinorUnits: 500 })).ok).toBe(true);
   });
+
+  it('M1, M10: an agent\'s ceilings cover its own calls, a group only the models it lists; the standings list the tenant, then subjects in byte order', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    await plane.setCallCeilings(
+      'acme',
+      {
+        agents: { writer: [{ unit: 'requests', limit: 1, windowSeconds: 60 }] },
+        groups: { big: { models: ['m-big'], ceilings: [{ unit: 'requests', limit: 5, windowSeconds: 60 }] } },
+        endUsers: { default: [{ unit: 'requests', limit: 5, windowSeconds: 60 }] },
+      },
+      { newTenant: true },
+    );
+    const reserve = (callId: string, extra: { agent?: string; model?: string; endUser?: string }) =>
+      plane.reserveCall({ tenant: 'acme', callId, model: 'm-small', inputTokens: 1, maxOutputTokens: 1, ...extra });
+    expect((await reserve('a1', { agent: 'writer', endUser: 'zoe' })).ok).toBe(true);
+    const second = await reserve('a2', { agent: 'writer' });
+    expect(second.ok ? null : [second.refusal.code, second.refusal.subject]).toEqual(['CallLimited', 'agent:writer']);
+    expect((await reserve('a3', { agent: 'reader', endUser: 'amy' })).ok).toBe(true);
+    expect((await reserve('a4', { model: 'm-big' })).ok).toBe(true);
+    const standings = await plane.callStandings({ tenant: 'acme' });
+    expect(standings.map((standing) => [standing.subject, standing.held.requests])).toEqual([
+      ['tenant', 3],
+      ['agent:reader', 1],
+      ['agent:writer', 1],
+      ['group:big', 1],
+      ['model:m-big', 1],
+      ['model:m-small', 2],
+      ['user:amy', 1],
+      ['user:zoe', 1],
+    ]);
+  });
+
+  it('M8: a booking at the first instant of a period counts in that period, one a millisecond before it does not', async () => {
+    fixture = await memoryPlane();
+    const { plane } = fixture;
+    const dayMs = Date.UTC(2026, 0, 20);
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 10, period: 'daily' }] }, { newTenant: true });
+    for (const [callId, atMs] of [
+      ['before', dayMs - 1],
+      ['first', dayMs],
+    ] as const) {
+      expect((await plane.reserveCall({ tenant: 'acme', callId, model: 'm', inputTokens: 1, maxOutputTokens: 1, atMs })).ok).toBe(true);
+      await plane.adjustCall({ tenant: 'acme', callId, usage: { inputTokens: 1, outputTokens: 2 }, atMs });
+    }
+    const [tenant] = await plane.callStandings({ tenant: 'acme', atMs: dayMs + 1000 });
+    expect(tenant?.ceilings[0]).toMatchObject({ counted: 3, held: 0, remaining: 7 });
+  });
 });
