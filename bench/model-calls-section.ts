@@ -87,10 +87,9 @@ async function fullWindow(context: BenchContext): Promise<BenchRow[]> {
       await Promise.all(
         Array.from({ length: Math.min(chunk, fill - done) }, async (_, index) => {
           const atMs = startMs + Math.floor(((done + index) * 2_900_000) / fill);
-          const callId = `fill-${done + index}`;
-          const reserved = await plane.reserveCall({ tenant: 'full', model: 'bench-model', endUser: 'u', callId, inputTokens: 5, maxOutputTokens: 5, atMs });
+          const reserved = await plane.reserveCall({ tenant: 'full', model: 'bench-model', endUser: 'u', inputTokens: 5, maxOutputTokens: 5, atMs });
           if (!reserved.ok) throw new Error('the fill was refused');
-          await plane.adjustCall({ tenant: 'full', callId, usage: { inputTokens: 5, outputTokens: 5 }, atMs });
+          await plane.adjustCall({ tenant: 'full', callId: reserved.call.callId, usage: { inputTokens: 5, outputTokens: 5 }, atMs });
         }),
       );
     }
@@ -113,15 +112,13 @@ async function fullWindow(context: BenchContext): Promise<BenchRow[]> {
   }
 }
 
-let nextCall = 0;
-
-// One model call: reserve its worst case (200 prompt tokens and an output cap of 500), then book 350.
+// One model call: reserve its worst case (200 prompt tokens and an output cap of 500), then book
+// 350. The plane names the call (`call_<ULID>`), as it does for a caller that gives no id.
 async function reserveAndAdjust(plane: Plane, tenant: string): Promise<number> {
   const started = performance.now();
-  const callId = `c-${(nextCall += 1)}`;
-  const reserved = await plane.reserveCall({ tenant, model: 'bench-model', endUser: 'u', callId, inputTokens: 200, maxOutputTokens: 500 });
+  const reserved = await plane.reserveCall({ tenant, model: 'bench-model', endUser: 'u', inputTokens: 200, maxOutputTokens: 500 });
   if (!reserved.ok) throw new Error(`the bench call was refused: ${reserved.refusal.code}`);
-  await plane.adjustCall({ tenant, callId, usage: { inputTokens: 200, outputTokens: 150 } });
+  await plane.adjustCall({ tenant, callId: reserved.call.callId, usage: { inputTokens: 200, outputTokens: 150 } });
   return performance.now() - started;
 }
 
