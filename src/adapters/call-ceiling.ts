@@ -64,9 +64,20 @@ export interface CallCeiling {
 
 const WALL_CLOCK: Clock = { nowMs: () => Date.now() };
 
-/** Validates {@link CallCeilingOptions}; throws `INVALID_ARGUMENT` naming the bad member. */
-export function parseCallCeilingOptions(options: CallCeilingOptions): CallCeiling {
+/** The options every model-call wrapper takes ({@link CallCeilingOptions}). */
+const CALL_CEILING_OPTIONS = ['plane', 'tenant', 'agent', 'endUser', 'prices', 'leaseMs', 'clock', 'onBookingError'];
+
+/**
+ * Validates {@link CallCeilingOptions} and a wrapper's `ownOptions` (the names of its own members);
+ * throws `INVALID_ARGUMENT` naming the bad member, or a member that is no option.
+ */
+export function parseCallCeilingOptions(options: CallCeilingOptions, ownOptions: readonly string[] = []): CallCeiling {
   if (typeof options !== 'object' || options === null) throw invalidArgument('options', `must be { plane, tenant, … }, got ${describe(options)}`);
+  // A misspelt or retired option (`endUserId`, `defaultMaxOutputTokens`) would otherwise change nothing, silently.
+  const known = [...CALL_CEILING_OPTIONS, ...ownOptions];
+  for (const [name, value] of Object.entries(options)) {
+    if (value !== undefined && !known.includes(name)) throw invalidArgument(name, `is not an option; the options are ${known.join(', ')}`);
+  }
   const plane = options.plane as Partial<CallCeilingPlane> | undefined;
   if (typeof plane?.reserveCall !== 'function' || typeof plane.adjustCall !== 'function' || typeof plane.releaseCall !== 'function') {
     throw invalidArgument('plane', 'must have reserveCall, adjustCall and releaseCall (createPlane or createClient)');

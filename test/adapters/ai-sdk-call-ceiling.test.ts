@@ -148,6 +148,11 @@ describe.each(TARGETS)('callCeilingMiddleware (AI SDK), $name', ({ open }) => {
     expect((await tenantMeter(p)).booked.tokens).toBe(3 * (ESTIMATE + 500));
   });
 
+  it('refuses an option it does not know, naming it, when made', async () => {
+    const p = await plane();
+    expect(() => callCeilingMiddleware({ plane: p, tenant: 'acme', defaultMaxOutputTokens: 256 } as never)).toThrow(/defaultMaxOutputTokens: is not an option/);
+  });
+
   it('refuses a call whose worst case can never fit at once, without calling the model', async () => {
     const p = await plane();
     await ceilings(p, { tenant: [{ unit: 'tokens', limit: 100, windowSeconds: 60 }] });

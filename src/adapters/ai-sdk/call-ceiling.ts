@@ -47,7 +47,7 @@ export interface CallCeilingMiddlewareOptions extends CallCeilingOptions {
  * Throws `INVALID_ARGUMENT` naming a bad option; the plane's faults come out of the call as they are.
  */
 export function callCeilingMiddleware(options: CallCeilingMiddlewareOptions): LanguageModelMiddleware {
-  const ceiling = parseCallCeilingOptions(options);
+  const ceiling = parseCallCeilingOptions(options, ['countInputTokens']);
   const count = options.countInputTokens;
   // The call each transformed params object reserved (wrapLanguageModel hands the same object on).
   const reserved = new WeakMap<object, CeilingCall>();

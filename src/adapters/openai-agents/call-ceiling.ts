@@ -45,7 +45,7 @@ export interface MeterModelCallsOptions extends CallCeilingOptions {
  * of the call as they are.
  */
 export function meterModelCalls(model: Model, options: MeterModelCallsOptions): Model {
-  const ceiling = parseCallCeilingOptions(options);
+  const ceiling = parseCallCeilingOptions(options, ['modelName', 'countInputTokens']);
   const modelName = requireIdentifier('modelName', options.modelName);
   const count = options.countInputTokens;
 
