@@ -155,6 +155,7 @@ export async function openCalls(context: PlaneContext, input: { readonly tenant:
   const request = requireRequest(input, LIST_MEMBERS);
   const tenant = requireTenant('tenant', request.tenant);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
+  await bookLapsedCalls(context, tenant, instantOf(context, undefined));
   return storeCall('openCalls', () => meters(context).openCalls(tenant, limit));
 }
 
@@ -168,6 +169,7 @@ export async function callStandings(context: PlaneContext, input: { readonly ten
   const tenant = requireTenant('tenant', request.tenant);
   const atMs = instantOf(context, request.atMs);
   const limit = parseLimit(request.limit, DEFAULT_LIST_LIMIT);
+  await bookLapsedCalls(context, tenant, atMs);
   return storeCall('callStandings', () => meters(context).callStandings(tenant, atMs, limit));
 }
 
@@ -198,6 +200,16 @@ export async function setCallCeilings(context: PlaneContext, tenant: unknown, ce
     handle.appendAudit({ atMs, by, action: 'calls.set' satisfies AuditAction, subject: 'call-ceilings', detail: { old: previous, new: next } }),
   );
   return next;
+}
+
+/** Most lapsed calls a listing books first (docs/design/rules.md#m7); the rest go with later decisions. */
+const LAPSED_CALLS_PER_LISTING = 100;
+
+// A listing first books the tenant's calls past their deadline (M7), so a tenant with no new
+// reservation does not show a lost call as still in flight; a store that cannot write then fails
+// the listing closed rather than show it.
+async function bookLapsedCalls(context: PlaneContext, tenant: string, atMs: number): Promise<void> {
+  await storeCall('expireCalls', () => meters(context).expireCalls(tenant, atMs, LAPSED_CALLS_PER_LISTING));
 }
 
 function parseUsage(value: unknown): CallUsage {

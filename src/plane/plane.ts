@@ -618,7 +618,10 @@ export interface Plane {
   releaseCall(input: ReleaseCallInput): Promise<CallEnded>;
   /** One model call as stored (ended calls are kept about a day), or `null`. */
   modelCall(input: { readonly tenant: string; readonly callId: string }): Promise<CallReservation | null>;
-  /** A tenant's model calls in flight, earliest deadline first (`limit` 1 … 1000, default 100). */
+  /**
+   * A tenant's model calls in flight, earliest deadline first (`limit` 1 … 1000, default 100),
+   * after booking those past their deadline (docs/design/rules.md#m7).
+   */
   openCalls(input: { readonly tenant: string; readonly limit?: number }): Promise<CallReservation[]>;
   /** A tenant's model-call ceilings, or `null` when none are set (docs/design/rules.md#m1). */
   getCallCeilings(tenant: string): Promise<CallCeilings | null>;
@@ -630,7 +633,8 @@ export interface Plane {
   setCallCeilings(tenant: string, ceilings: CallCeilings | null, options?: { readonly by?: Operator; readonly newTenant?: boolean }): Promise<CallCeilings | null>;
   /**
    * Every subject of a tenant with a meter or ceilings, what each ceiling's window or period counts
-   * at `atMs`, what calls in flight hold and the room left (docs/design/rules.md#m10).
+   * at `atMs`, what calls in flight hold and the room left (docs/design/rules.md#m10), after
+   * booking the calls past their deadline (#m7).
    */
   callStandings(input: { readonly tenant: string; readonly atMs?: number; readonly limit?: number }): Promise<SubjectStanding[]>;
   /** Every tenant the store has rows of, in byte order. */

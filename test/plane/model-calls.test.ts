@@ -151,4 +151,16 @@ describe('plane model calls', () => {
     const [tenant] = await plane.callStandings({ tenant: 'acme', atMs: dayMs + 1000 });
     expect(tenant?.ceilings[0]).toMatchObject({ counted: 3, held: 0, remaining: 7 });
   });
+
+  it('M7: the standings and the open calls book a call past its deadline first, so a lost call does not stay in flight', async () => {
+    fixture = await memoryPlane();
+    const { plane, clock } = fixture;
+    await plane.setCallCeilings('acme', { tenant: [{ unit: 'tokens', limit: 1000, windowSeconds: 3600 }], leaseMs: 60_000 }, { newTenant: true });
+    expect((await plane.reserveCall({ tenant: 'acme', model: 'm', callId: 'lost', inputTokens: 100, maxOutputTokens: 100 })).ok).toBe(true);
+    clock.advance(60_000);
+    expect(await plane.openCalls({ tenant: 'acme' })).toEqual([]);
+    const [tenant] = await plane.callStandings({ tenant: 'acme' });
+    expect(tenant?.ceilings[0]).toMatchObject({ counted: 200, held: 0 });
+    expect(await plane.modelCall({ tenant: 'acme', callId: 'lost' })).toMatchObject({ status: 'booked', estimated: true, closedAtMs: T0 + 60_000 });
+  });
 });
