@@ -7,7 +7,7 @@ import { openStore } from '../src/store/open-store.js';
 import type { QuotaStore, TenantStore } from '../src/store/store.js';
 import { startEmbeddedServer, type EmbeddedServer } from '../test/postgres/embedded-server.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
-import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { type CallerCall, concurrentInterleavedLoops, concurrentRow, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
 
 const DAY_MS = 86_400_000;
 const T0 = Date.UTC(2027, 0, 1);
@@ -75,8 +75,8 @@ async function measure(context: BenchContext, store: QuotaStore, label: string):
     const p50 = (result: ConcurrentResult) => quantileMs(result.latenciesMs, 0.5);
     const ratio = p50(crossed) / p50(calm);
     rows.push(
-      row(`${label}, ${callers} caller(s): settle crossing 80 % (one event)`, crossed, `${ratio.toFixed(2)}× the p50 of a settle crossing nothing`),
-      row(`${label}, ${callers} caller(s): settle crossing nothing`, calm, 'beside it, interleaved'),
+      concurrentRow('alerts', `${label}, ${callers} caller(s): settle crossing 80 % (one event)`, crossed, null, 'settle', `${ratio.toFixed(2)}× the p50 of a settle crossing nothing`),
+      concurrentRow('alerts', `${label}, ${callers} caller(s): settle crossing nothing`, calm, null, 'settle', 'beside it, interleaved'),
     );
   }
   if (store.eventsAfter !== undefined) {
@@ -84,17 +84,4 @@ async function measure(context: BenchContext, store: QuotaStore, label: string):
     context.log(`alerts: ${label}: ${written.length} events written`);
   }
   return rows;
-}
-
-function row(name: string, result: ConcurrentResult, note: string): BenchRow {
-  return {
-    section: 'alerts',
-    name,
-    operations: result.operations,
-    seconds: result.seconds,
-    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
-    commitsPerOperation: null,
-    latency: { of: 'settle', p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
-    note,
-  };
 }

@@ -1,6 +1,7 @@
 import { performance } from 'node:perf_hooks';
 
-import type { SliceMeter } from './bench-types.js';
+import type { BenchRow, SliceMeter } from './bench-types.js';
+import { perDecision } from './per-decision.js';
 import { type Counters, metered } from './slice-counters.js';
 
 /**
@@ -76,4 +77,25 @@ export function quantileMs(latenciesMs: readonly number[], fraction: number): nu
   const sorted = [...latenciesMs].sort((a, b) => a - b);
   const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1));
   return Math.round((sorted[rank] as number) * 100) / 100;
+}
+
+/**
+ * The row of one contender of {@link concurrentInterleavedLoops}: its operations, rate, latency
+ * quantiles of `of` (ms), and its costs per decision when a meter measured them (`commits`
+ * decisions an operation; `null` when the section does not count them). Every section that times
+ * contenders with it builds its rows here.
+ */
+export function concurrentRow(section: string, name: string, result: ConcurrentResult, commits: number | null, of: string, note: string): BenchRow {
+  return {
+    section,
+    name,
+    operations: result.operations,
+    seconds: result.seconds,
+    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
+    commitsPerOperation: commits,
+    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
+    // Only a metered contender has counters; one measured without a meter shows no cost columns.
+    perDecision: commits === null || Object.keys(result.counters).length === 0 ? undefined : perDecision(result.counters, result.operations, commits),
+    note,
+  };
 }

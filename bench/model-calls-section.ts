@@ -7,8 +7,7 @@ import type { CallCeilings } from '../src/core/call-ceilings.js';
 import { createPlane, type Plane } from '../src/index.js';
 import { openStore } from '../src/store/open-store.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
-import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
-import { perDecision } from './per-decision.js';
+import { type CallerCall, concurrentInterleavedLoops, concurrentRow, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
 import { sqliteMeter } from './sqlite-meter.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
@@ -62,8 +61,8 @@ async function durable(context: BenchContext): Promise<BenchRow[]> {
       const [cycles, consumes] = (await concurrentInterleavedLoops([cycle, consume], callers, context.loopMs, 5, 20, meter)) as [ConcurrentResult, ConcurrentResult];
       const ratio = cycles.operations / cycles.seconds / (consumes.operations / consumes.seconds);
       rows.push(
-        row(`quotaplane reserveCall + adjustCall, ${callers} caller(s)`, cycles, 2, 'reserve + adjust', `${ratio.toFixed(2)}× rlf consumes/s; 3 meters a call, group commit, WAL, synchronous=FULL`),
-        row(`rate-limiter-flexible consume(), ${callers} caller(s)`, consumes, 1, 'consume', 'RateLimiterSQLite, same pragmas'),
+        concurrentRow('model-calls', `quotaplane reserveCall + adjustCall, ${callers} caller(s)`, cycles, 2, 'reserve + adjust', `${ratio.toFixed(2)}× rlf consumes/s; 3 meters a call, group commit, WAL, synchronous=FULL`),
+        concurrentRow('model-calls', `rate-limiter-flexible consume(), ${callers} caller(s)`, consumes, 1, 'consume', 'RateLimiterSQLite, same pragmas'),
       );
     } finally {
       peer.db.close();
@@ -104,8 +103,8 @@ async function fullWindow(context: BenchContext): Promise<BenchRow[]> {
     )) as [ConcurrentResult, ConcurrentResult];
     const ratio = quantileMs(full.latenciesMs, 0.5) / quantileMs(empty.latenciesMs, 0.5);
     return [
-      row('quotaplane reserveCall + adjustCall, empty window', empty, 2, 'reserve + adjust', 'in memory, 1 caller'),
-      row(`quotaplane reserveCall + adjustCall, ${(fill * 10).toLocaleString('en-US')} tokens in the window`, full, 2, 'reserve + adjust', `${ratio.toFixed(2)}× the empty window's p50; in memory, 1 caller`),
+      concurrentRow('model-calls', 'quotaplane reserveCall + adjustCall, empty window', empty, 2, 'reserve + adjust', 'in memory, 1 caller'),
+      concurrentRow('model-calls', `quotaplane reserveCall + adjustCall, ${(fill * 10).toLocaleString('en-US')} tokens in the window`, full, 2, 'reserve + adjust', `${ratio.toFixed(2)}× the empty window's p50; in memory, 1 caller`),
     ];
   } finally {
     await store.close();
@@ -120,18 +119,4 @@ async function reserveAndAdjust(plane: Plane, tenant: string): Promise<number> {
   if (!reserved.ok) throw new Error(`the bench call was refused: ${reserved.refusal.code}`);
   await plane.adjustCall({ tenant, callId: reserved.call.callId, usage: { inputTokens: 200, outputTokens: 150 } });
   return performance.now() - started;
-}
-
-function row(name: string, result: ConcurrentResult, commits: number, of: string, note: string): BenchRow {
-  return {
-    section: 'model-calls',
-    name,
-    operations: result.operations,
-    seconds: result.seconds,
-    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
-    commitsPerOperation: commits,
-    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
-    perDecision: result.counters === undefined ? undefined : perDecision(result.counters, result.operations, commits),
-    note,
-  };
 }

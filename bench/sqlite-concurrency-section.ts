@@ -6,8 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { createPlane } from '../src/plane/create-plane.js';
 import { openStore } from '../src/store/open-store.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
-import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
-import { perDecision } from './per-decision.js';
+import { type CallerCall, concurrentInterleavedLoops, concurrentRow, type ConcurrentResult } from './concurrent-loop.js';
 import { sqliteMeter } from './sqlite-meter.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
@@ -59,8 +58,8 @@ export const sqliteConcurrencySection: BenchSection = {
         ];
         const ratio = consumes.operations > 0 ? cycles.operations / cycles.seconds / (consumes.operations / consumes.seconds) : 0;
         rows.push(
-          row(`quotaplane admit + settle (cycle), ${callers} caller(s)`, cycles, 2, 'admit', `${ratio.toFixed(2)}× rlf consumes/s; group commit, WAL, synchronous=FULL`),
-          row(`rate-limiter-flexible consume(), ${callers} caller(s)`, consumes, 1, 'consume', 'RateLimiterSQLite, same pragmas'),
+          concurrentRow('sqlite-concurrency', `quotaplane admit + settle (cycle), ${callers} caller(s)`, cycles, 2, 'admit', `${ratio.toFixed(2)}× rlf consumes/s; group commit, WAL, synchronous=FULL`),
+          concurrentRow('sqlite-concurrency', `rate-limiter-flexible consume(), ${callers} caller(s)`, consumes, 1, 'consume', 'RateLimiterSQLite, same pragmas'),
         );
       } finally {
         peer.db.close();
@@ -71,17 +70,3 @@ export const sqliteConcurrencySection: BenchSection = {
     return rows;
   },
 };
-
-function row(name: string, result: ConcurrentResult, commits: number, of: string, note: string): BenchRow {
-  return {
-    section: 'sqlite-concurrency',
-    name,
-    operations: result.operations,
-    seconds: result.seconds,
-    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
-    commitsPerOperation: commits,
-    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
-    perDecision: perDecision(result.counters, result.operations, commits),
-    note,
-  };
-}

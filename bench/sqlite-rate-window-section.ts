@@ -3,7 +3,7 @@ import { performance } from 'node:perf_hooks';
 import { openStore } from '../src/store/open-store.js';
 import type { TenantStore } from '../src/store/store.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
-import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { type CallerCall, concurrentInterleavedLoops, concurrentRow, type ConcurrentResult } from './concurrent-loop.js';
 import { openRateLimiterPeer } from './sqlite-peer.js';
 
 /** Dispatches already in the window when the measured dispatches run. */
@@ -54,8 +54,8 @@ export const sqliteRateWindowSection: BenchSection = {
         const [dispatches, consumes] = (await concurrentInterleavedLoops([dispatch, consume], 1, context.loopMs, 5, 50)) as [ConcurrentResult, ConcurrentResult];
         const ratio = dispatches.operations / dispatches.seconds / (consumes.operations / consumes.seconds);
         rows.push(
-          row(`quotaplane dispatch, ${fill.toLocaleString('en-US')} in the window`, dispatches, 'dispatch', `${ratio.toFixed(2)}× rlf consumes/s; in memory, 1 caller`),
-          row(`rate-limiter-flexible consume(), beside it`, consumes, 'consume', 'RateLimiterSQLite in memory'),
+          concurrentRow('sqlite-rate-window', `quotaplane dispatch, ${fill.toLocaleString('en-US')} in the window`, dispatches, 1, 'dispatch', `${ratio.toFixed(2)}× rlf consumes/s; in memory, 1 caller`),
+          concurrentRow('sqlite-rate-window', `rate-limiter-flexible consume(), beside it`, consumes, 1, 'consume', 'RateLimiterSQLite in memory'),
         );
       }
     } finally {
@@ -78,17 +78,4 @@ async function fillGrant(acme: TenantStore, grant: string, count: number, nextKe
       ),
     );
   }
-}
-
-function row(name: string, result: ConcurrentResult, of: string, note: string): BenchRow {
-  return {
-    section: 'sqlite-rate-window',
-    name,
-    operations: result.operations,
-    seconds: result.seconds,
-    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
-    commitsPerOperation: 1,
-    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
-    note,
-  };
 }

@@ -10,7 +10,7 @@ import { request } from 'undici';
 
 import { createClient } from '../src/client/create-client.js';
 import type { BenchContext, BenchRow, BenchSection } from './bench-types.js';
-import { type CallerCall, concurrentInterleavedLoops, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
+import { type CallerCall, concurrentInterleavedLoops, concurrentRow, type ConcurrentResult, quantileMs } from './concurrent-loop.js';
 
 const CHILD = fileURLToPath(new URL('./serve-child.ts', import.meta.url));
 const TENANT = 'bench-serve';
@@ -70,9 +70,9 @@ export const sqliteServiceSection: BenchSection = {
       ];
       const requestRate = (2 * cycles.operations) / cycles.seconds / (pings.operations / pings.seconds);
       rows.push(
-        row(`HTTP admit + settle (cycle), ${CLIENTS} clients`, cycles, 2, 'admit', `${(requestRate * 100).toFixed(0)} % of the trivial route's request rate (2 requests a cycle); ${ratio(cycles, consumes)}× rlf consumes/s`),
-        row(`trivial Fastify route, ${CLIENTS} clients`, pings, null, 'GET', 'GET /ping answering {ok:true}'),
-        row(`rlf consume() route, ${CLIENTS} clients`, consumes, 1, 'POST', 'Fastify route around RateLimiterSQLite, same pragmas'),
+        concurrentRow('sqlite-service', `HTTP admit + settle (cycle), ${CLIENTS} clients`, cycles, 2, 'admit', `${(requestRate * 100).toFixed(0)} % of the trivial route's request rate (2 requests a cycle); ${ratio(cycles, consumes)}× rlf consumes/s`),
+        concurrentRow('sqlite-service', `trivial Fastify route, ${CLIENTS} clients`, pings, null, 'GET', 'GET /ping answering {ok:true}'),
+        concurrentRow('sqlite-service', `rlf consume() route, ${CLIENTS} clients`, consumes, 1, 'POST', 'Fastify route around RateLimiterSQLite, same pragmas'),
       );
 
       context.log('sqlite-service: /healthz while another process holds the write lock');
@@ -220,17 +220,4 @@ async function newClientUnderLoad(who: string, port: number, write: CallerCall):
 
 function ratio(a: ConcurrentResult, b: ConcurrentResult): string {
   return (a.operations / a.seconds / (b.operations / b.seconds)).toFixed(2);
-}
-
-function row(name: string, result: ConcurrentResult, commits: number | null, of: string, note: string): BenchRow {
-  return {
-    section: 'sqlite-service',
-    name,
-    operations: result.operations,
-    seconds: result.seconds,
-    perSecond: result.seconds > 0 ? Math.round(result.operations / result.seconds) : 0,
-    commitsPerOperation: commits,
-    latency: { of, p50Ms: quantileMs(result.latenciesMs, 0.5), p99Ms: quantileMs(result.latenciesMs, 0.99) },
-    note,
-  };
 }

@@ -102,7 +102,7 @@ export function decideReserveCall(books: CallBooks, request: ReserveCallRequest)
       details: { field: 'callId', status: existing.status },
     });
   }
-  const config = books.callCeilings() ?? NO_CALL_CEILINGS;
+  const config = storedCallCeilings(books);
   const maxOutputTokens = request.maxOutputTokens ?? existing?.maxOutputTokens ?? config.defaultMaxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
   const tokens = saturatingAdd(request.inputTokens, maxOutputTokens);
   // Priced by its rate, the call's worst-case cost follows the output cap just chosen (#m5).
