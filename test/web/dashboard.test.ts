@@ -275,6 +275,7 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     // The model-call ceilings: booked usage and the call in flight, per subject.
     const calls = page.locator('section[aria-labelledby="model-calls"]');
     await calls.getByRole('heading', { name: 'End user u-7' }).waitFor();
+    await calls.screenshot({ path: join(SHOTS, 'model-calls.png') });
     expect(await calls.getByRole('heading', { level: 3 }).allInnerTexts()).toEqual(['Whole tenant', 'Model gpt-4.1', 'End user u-7']);
     expect(await calls.getByRole('group', { name: 'Whole tenant' }).innerText()).toMatch(/Tokens per 1 min \(sliding\)\s+30,000 tokens booked \+ 8,000 tokens in flight of 100,000 tokens/);
     expect(await calls.getByRole('group', { name: 'Model gpt-4.1' }).innerText()).toMatch(/Requests per 1 min \(sliding\)\s+1 request booked \+ 1 request in flight of 10 requests/);
@@ -407,6 +408,11 @@ describe('operator dashboard in Chromium', { timeout: TEST_TIMEOUT_MS }, () => {
     expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(390);
     await page.screenshot({ path: join(SHOTS, 'tenant-narrow.png'), fullPage: true });
     await page.locator('section[aria-labelledby="runs"]').screenshot({ path: join(SHOTS, 'tenant-narrow-runs.png') });
+    // The model-call bars, once read, fit the window too.
+    const calls = page.locator('section[aria-labelledby="model-calls"]');
+    await calls.getByRole('heading', { name: 'End user u-7' }).waitFor();
+    expect(await page.evaluate<string[]>(STICKING_OUT)).toEqual([]);
+    await calls.screenshot({ path: join(SHOTS, 'model-calls-narrow.png') });
   });
 
   it('reaches every control by keyboard, each with a name and a visible focus', async () => {
